@@ -1,0 +1,46 @@
+# Every target installs what it needs into .venv first (Python 3.11+ required).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
+
+.PHONY: install demo test lint format bench soak synth events clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+install: $(STAMP)
+
+demo: install  ## replay the sample events through the real handler on in-process moto
+	$(BIN)/hotkeys replay events/*.json events/*.json.gz
+
+test: install  ## the whole suite: unit, property, integration (moto), infra (synthesized template)
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy functions/detector hotkeys infra app.py
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: install  ## speed and cost figures for docs/benchmarks.md
+	$(BIN)/python -m bench.run
+
+synth: install  ## cdk.out/ offline, cdk-nag checked
+	CDK_OUTDIR=cdk.out $(BIN)/python app.py
+
+events: install  ## regenerate the generated sample events (deterministic)
+	$(BIN)/python -m events.build
+
+clean:
+	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache .hypothesis

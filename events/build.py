@@ -1,0 +1,101 @@
+"""Builds the sample events (deterministic: same code, same bytes). Run with ``make events``.
+
+The generated samples come from ``hotkeys generate``'s engine with fixed seeds;
+the small hand-made ones show one behaviour each.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hotkeys.events import sequence_number, stream_record
+from hotkeys.generate import HotKey, Workload, generate, shard_event
+from hotkeys.io import write_event_file
+
+HERE = Path(__file__).resolve().parent
+START = 1_796_083_200  # 2026-12-01T00:00:00Z
+
+GENERATED = {
+    # Ordinary traffic: Zipf popularity, nobody near a limit.
+    "mixed-traffic.json": Workload(table="orders", keys=500, rate=5, duration=120, item_bytes=400, seed=11),
+    # A ticket sale: event#42 jumps to 900 WCU/s 25 s into a window, for 20 s.
+    "hot-key-burst.json.gz": Workload(
+        table="tickets",
+        keys=2000,
+        rate=5,
+        duration=120,
+        item_bytes=800,
+        seed=12,
+        hot=(HotKey("event#42", 900, 25, 20),),
+    ),
+    # A celebrity profile takes ~15% of a modest table's writes: far from the partition limit.
+    "share-small-table.json.gz": Workload(
+        table="profiles",
+        keys=1000,
+        zipf=0.6,
+        rate=20,
+        duration=120,
+        item_bytes=5000,
+        item_spread=0,
+        seed=13,
+        hot=(HotKey("celebrity#1", 16, 0, 120),),
+    ),
+    # Sessions expiring by TTL, mixed with application deletes and updates.
+    "ttl-expirations.json": Workload(
+        table="sessions", keys=200, rate=2, duration=60, item_bytes=300, ttl_fraction=0.3, seed=14
+    ),
+}
+
+
+def poison_record_event() -> dict[str, Any]:
+    """Five good writes and one whose NewImage holds an attribute of no DynamoDB type."""
+    records = []
+    for position in range(6):
+        image = {"pk": f"order#{position % 2}", "total": position * 10, "note": "ok"}
+        record = stream_record(
+            table="orders",
+            event_name="MODIFY",
+            keys={"pk": image["pk"]},
+            sequence=sequence_number(0, position),
+            event_time=START + position,
+            new_image=image,
+            old_image=image,
+        )
+        if position == 3:
+            record["dynamodb"]["NewImage"]["note"] = {"Q": "not a DynamoDB type"}
+        records.append(record)
+    return {"Records": records}
+
+
+def composite_key_event() -> dict[str, Any]:
+    """A table keyed by (tenant, sk): the detector counts per tenant, its partition key."""
+    records = []
+    for position in range(40):
+        tenant = "tenant#acme" if position % 4 else f"tenant#{position}"
+        keys = {"tenant": tenant, "sk": f"event#{position:04d}"}
+        image = {**keys, "kind": "click", "payload": "p" * 1500}
+        records.append(
+            stream_record(
+                table="tenant-events",
+                event_name="INSERT",
+                keys=keys,
+                sequence=sequence_number(0, position),
+                event_time=START + position,
+                new_image=image,
+            )
+        )
+    return {"Records": records}
+
+
+def main() -> None:
+    for name, workload in GENERATED.items():
+        shards = generate(workload)
+        write_event_file(HERE / name, shard_event(0, shards[0]))
+    write_event_file(HERE / "poison-record.json", poison_record_event())
+    write_event_file(HERE / "composite-key.json", composite_key_event())
+    print("sample events written to", HERE)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""A raw DynamoDB stream record (Lambda event format) → the few facts the detector needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from detector.sizing import SizingError, image_size, write_units
+
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+_EVENT_NAMES = frozenset(("INSERT", "MODIFY", "REMOVE"))
+
+
+class MalformedRecord(ValueError):
+    """A record that can never be processed: it becomes a batch item failure (then the DLQ)."""
+
+
+class Kind(Enum):
+    WRITE = "write"
+    TTL_DELETE = "ttl_delete"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    table: str
+    key: str
+    event_time: int
+    sequence: int
+    wcu: int
+    kind: Kind
+
+
+# (table name, key attribute names in the record) -> partition key attribute.
+PartitionKeyResolver = Callable[[str, list[str]], str]
+
+_table_names: dict[str, str] = {}
+
+
+def table_from_arn(arn: Any) -> str:
+    """``arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL`` → NAME."""
+    name = _table_names.get(arn)
+    if name is not None:
+        return name
+    if not isinstance(arn, str):
+        raise MalformedRecord("eventSourceARN is missing")
+    parts = arn.split(":", 5)
+    resource = parts[5].split("/") if len(parts) == 6 else []
+    if len(resource) < 2 or resource[0] != "table" or not resource[1] or parts[2] != "dynamodb":
+        raise MalformedRecord(f"eventSourceARN is not a DynamoDB stream ARN: {arn!r:.120}")
+    _table_names[arn] = resource[1]
+    return resource[1]
+
+
+def is_ttl_delete(record: dict[str, Any]) -> bool:
+    identity = record.get("userIdentity")
+    return (
+        isinstance(identity, dict)
+        and identity.get("type") == "Service"
+        and identity.get("principalId") == TTL_PRINCIPAL
+    )
+
+
+def key_text(value: Any) -> str:
+    """A key attribute value (S, N or B) as text: strings and numbers as-is, binary as base64."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((kind, raw),) = value.items()
+        if kind in ("S", "N", "B") and isinstance(raw, str):
+            return raw
+    raise MalformedRecord(f"partition key must be an S, N or B value, got {value!r:.80}")
+
+
+def sequence_of(record: Any) -> str:
+    """The record's SequenceNumber (the batch item identifier), validated."""
+    stream = record.get("dynamodb") if isinstance(record, dict) else None
+    sequence = stream.get("SequenceNumber") if isinstance(stream, dict) else None
+    if not isinstance(sequence, str) or not sequence.isdigit():
+        raise MalformedRecord("record has no numeric dynamodb.SequenceNumber")
+    return sequence
+
+
+def parse_change(record: Any, resolve_key: PartitionKeyResolver) -> Change:
+    """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
+    if not isinstance(record, dict):
+        raise MalformedRecord("record is not a map")
+    stream = record.get("dynamodb")
+    if not isinstance(stream, dict):
+        raise MalformedRecord("record has no dynamodb section")
+    event_name = record.get("eventName")
+    if event_name not in _EVENT_NAMES:
+        raise MalformedRecord(f"unknown eventName {event_name!r:.40}")
+    table = table_from_arn(record.get("eventSourceARN"))
+    keys = stream.get("Keys")
+    if not isinstance(keys, dict) or not keys:
+        raise MalformedRecord("record has no dynamodb.Keys")
+    key_attribute = resolve_key(table, list(keys))
+    if key_attribute not in keys:
+        raise MalformedRecord(f"partition key attribute {key_attribute!r} is not in the record's Keys")
+    created = stream.get("ApproximateCreationDateTime")
+    if isinstance(created, bool) or not isinstance(created, int | float):
+        raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
+    sequence = sequence_of(record)
+    kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
+    return Change(
+        table=table,
+        key=key_text(keys[key_attribute]),
+        event_time=int(created),
+        sequence=int(sequence),
+        wcu=_write_units(stream, keys) if kind is Kind.WRITE else 0,
+        kind=kind,
+    )
+
+
+def _write_units(stream: dict[str, Any], keys: dict[str, Any]) -> int:
+    """Put/Update cost the larger of the old and new item; Delete the deleted item."""
+    old = stream.get("OldImage")
+    new = stream.get("NewImage")
+    try:
+        if old is None and new is None:
+            # KEYS_ONLY or NEW_IMAGE-less views: the keys are all we can see.
+            return write_units(image_size(keys))
+        old_size = image_size(old) if old is not None else 0
+        new_size = image_size(new) if new is not None else 0
+    except SizingError as error:
+        raise MalformedRecord(f"unparsable image: {error}") from None
+    return write_units(max(old_size, new_size))

@@ -1,0 +1,122 @@
+"""DynamoDB item size and write units, by AWS's documented capacity rules.
+
+Sizes are computed from the stream's DynamoDB-JSON images (``{"name": {"S": "v"}}``)
+without deserializing them: deserialization costs twice as much as the walk
+and the detector only needs byte counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+KIB = 1024
+_NAME_CACHE_LIMIT = 4096
+_name_sizes: dict[str, int] = {}
+
+
+class SizingError(ValueError):
+    """An attribute value is not valid DynamoDB JSON."""
+
+
+def utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _name_size(name: str) -> int:
+    # Attribute names repeat across records; caching them halves the walk.
+    size = _name_sizes.get(name)
+    if size is None:
+        size = utf8_len(name)
+        if len(_name_sizes) < _NAME_CACHE_LIMIT:
+            _name_sizes[name] = size
+    return size
+
+
+def number_size(text: str) -> int:
+    """About one byte per two significant digits, plus one (zeros at both ends trimmed)."""
+    if not isinstance(text, str) or not text:
+        raise SizingError(f"number must be a non-empty string, got {text!r}")
+    digits = text[1:] if text[0] in "+-" else text
+    exponent_at = digits.find("e")
+    if exponent_at < 0:
+        exponent_at = digits.find("E")
+    if exponent_at >= 0:
+        digits = digits[:exponent_at]
+    significant = digits.replace(".", "").strip("0")
+    if not significant:
+        if not digits or digits.strip("0.") != "":
+            raise SizingError(f"not a number: {text!r}")
+        return 2  # zero
+    if not significant.isdigit():
+        raise SizingError(f"not a number: {text!r}")
+    return (len(significant) + 1) // 2 + 1
+
+
+def binary_size(b64: str) -> int:
+    """Raw byte length of a base64 string (the stream's encoding of B values)."""
+    if not isinstance(b64, str):
+        raise SizingError(f"binary must be a base64 string, got {type(b64).__name__}")
+    length = len(b64)
+    if length % 4:
+        raise SizingError("binary value is not valid base64 (length not a multiple of 4)")
+    padding = 2 if b64.endswith("==") else 1 if b64.endswith("=") else 0
+    return length * 3 // 4 - padding
+
+
+def value_size(value: Any) -> int:
+    """Size of one attribute value in DynamoDB JSON (``{"S": "x"}``)."""
+    try:
+        ((kind, raw),) = value.items()
+    except (AttributeError, ValueError):
+        raise SizingError(f"attribute value must be a one-entry map, got {value!r:.80}") from None
+    if kind == "S":
+        if not isinstance(raw, str):
+            raise SizingError("S value must be a string")
+        return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+    if kind == "N":
+        return number_size(raw)
+    if kind == "M":
+        if not isinstance(raw, dict):
+            raise SizingError("M value must be a map")
+        return 3 + image_size(raw) + len(raw)
+    if kind == "L":
+        if not isinstance(raw, list):
+            raise SizingError("L value must be a list")
+        return 3 + sum(value_size(element) for element in raw) + len(raw)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "B":
+        return binary_size(raw)
+    if kind == "SS":
+        return _set_size(raw, utf8_len, str)
+    if kind == "NS":
+        return _set_size(raw, number_size, str)
+    if kind == "BS":
+        return _set_size(raw, binary_size, str)
+    raise SizingError(f"unknown attribute type {kind!r}")
+
+
+def _set_size(raw: Any, element_size: Any, element_type: type) -> int:
+    if not isinstance(raw, list) or not raw:
+        raise SizingError("a set must be a non-empty list")
+    total = 0
+    for element in raw:
+        if not isinstance(element, element_type):
+            raise SizingError("set element has the wrong type")
+        total += element_size(element)
+    return total
+
+
+def image_size(image: Any) -> int:
+    """Item size in bytes: attribute-name bytes plus value bytes, over all attributes."""
+    if not isinstance(image, dict):
+        raise SizingError("an image must be a map of attributes")
+    total = 0
+    for name, value in image.items():
+        total += _name_size(name) + value_size(value)
+    return total
+
+
+def write_units(size_bytes: int) -> int:
+    """Standard write units for one write of an item of this size (1 per KB, rounded up, at least 1)."""
+    return max(1, -(-size_bytes // KIB))

@@ -1,0 +1,26 @@
+"""Builds the pipeline's ports from settings: the one place that knows the concrete adapters."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from detector.adapters.aws import client, resource
+from detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+from detector.adapters.stats_store import DynamoStatsStore
+from detector.config import Settings
+from detector.pipeline import Ports
+
+
+@cache
+def build_ports(settings: Settings) -> Ports:
+    stats = DynamoStatsStore(resource("dynamodb").Table(settings.stats_table_name))
+    return Ports(
+        stats=stats,
+        resolve_key=PartitionKeyResolver(
+            settings.partition_key_attribute, describe_table_with(client("dynamodb"))
+        ),
+    )
+
+
+def reset_ports() -> None:
+    build_ports.cache_clear()

@@ -1,0 +1,282 @@
+"""The ``hotkeys`` command line.
+
+User mistakes (a missing file, a wrong table name, no credentials, an endpoint
+that does not answer) end with a one-line message and exit status 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from rich.console import Console
+from rich.table import Table
+
+from detector.windows import parse_iso_utc
+
+EXAMPLES_TOP = """examples:
+  hotkeys top --stats-table hotkeys-stats
+  hotkeys top --stats-table hotkeys-stats --table orders --last 5 --limit 20
+  hotkeys top --stats-table hotkeys-stats --since 2026-11-30T10:00:00Z --json
+"""
+EXAMPLES_REPLAY = """examples:
+  hotkeys replay events/*.json
+  hotkeys replay captured.json --json
+  hotkeys replay events/hot-key-burst.json --endpoint-url http://127.0.0.1:5000
+"""
+
+
+EXAMPLES_GENERATE = """examples:
+  hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
+  hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
+  hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
+"""
+
+
+class UserError(Exception):
+    """A mistake the user can fix; shown as one line."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hotkeys", description="Find the DynamoDB partition keys about to throttle."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    top = commands.add_parser(
+        "top",
+        help="hottest keys per window, from the stats table",
+        epilog=EXAMPLES_TOP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument(
+        "--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)"
+    )
+    top.add_argument("--table", help="only this source table")
+    when = top.add_mutually_exclusive_group()
+    when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
+    when.add_argument("--last", type=int, help="the last N windows (default 1)")
+    top.add_argument("--limit", type=int, default=10, help="at most K rows (default 10)")
+    top.add_argument(
+        "--partition-limit", type=int, default=1000, help="WCU/s one partition serves (default 1000)"
+    )
+    _add_common(top)
+
+    replay = commands.add_parser(
+        "replay",
+        help="run the real handler over event files, locally",
+        epilog=EXAMPLES_REPLAY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument(
+        "event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON"
+    )
+    replay.add_argument("--limit", type=int, default=5, help="keys shown per window (default 5)")
+    _add_common(replay)
+
+    gen = commands.add_parser(
+        "generate",
+        help="write a synthetic stream workload as event files",
+        epilog=EXAMPLES_GENERATE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gen.add_argument(
+        "--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1"
+    )
+    gen.add_argument("--table", default="orders", help="source table name (default orders)")
+    gen.add_argument("--keys", type=int, default=10_000, help="distinct partition keys (default 10000)")
+    gen.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of key popularity (default 1.1)")
+    gen.add_argument("--rate", type=float, default=100, help="background records per second (default 100)")
+    gen.add_argument("--duration", type=int, default=120, help="seconds of traffic (default 120)")
+    gen.add_argument("--item-bytes", type=int, default=1000, help="median item size in bytes (default 1000)")
+    gen.add_argument(
+        "--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)"
+    )
+    gen.add_argument(
+        "--ttl-fraction", type=float, default=0.0, help="share of records that are TTL deletions"
+    )
+    gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
+    gen.add_argument("--shards", type=int, default=1, help="stream shards (keys map to shards by hash)")
+    gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
+    gen.add_argument("--start", default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)")
+    gen.add_argument("--json", action="store_true", help="print what was written as JSON")
+    return parser
+
+
+def _add_common(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--json", action="store_true", help="machine-readable output")
+    command.add_argument("--endpoint-url", help="an AWS-compatible endpoint (moto server, LocalStack)")
+    command.add_argument("--region", help="AWS region (default: your AWS configuration)")
+
+
+@contextlib.contextmanager
+def aws_target(endpoint_url: str | None, region: str | None) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION")}
+    if endpoint_url:
+        os.environ["AWS_ENDPOINT_URL"] = endpoint_url
+    if region:
+        os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = region
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def cmd_top(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.top import top_rows, window_figures, windows_in_range
+
+    if args.limit < 1 or (args.last is not None and args.last < 1):
+        raise UserError("--limit and --last must be at least 1")
+    since = _parse_since(args.since)
+    with aws_target(args.endpoint_url, args.region):
+        table = boto3.resource("dynamodb").Table(args.stats_table)
+        store = DynamoStatsStore(table)
+        windows = windows_in_range(
+            store,
+            since=since,
+            last=args.last if since is None else None,
+            until=int(time.time()) + 86_400,
+            table=args.table,
+        )
+        rows = top_rows(window_figures(store, windows), args.limit)
+    if args.json:
+        print(json.dumps([row.to_json() for row in rows], indent=2))
+        return 0
+    if not rows:
+        console.print("No figures yet for that selection.")
+        return 0
+    render_top(console, [row.to_json() for row in rows], args.partition_limit, title="Hottest partition keys")
+    return 0
+
+
+def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
+    grid = Table(title=title)
+    for column, justify in (
+        ("window (UTC)", "left"),
+        ("table", "left"),
+        ("key", "left"),
+        ("WCU/s", "right"),
+        ("% of partition", "right"),
+        ("share", "right"),
+        ("writes", "right"),
+        ("WCU", "right"),
+        ("± WCU", "right"),
+    ):
+        grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        percent = 100 * row["wcu_per_second"] / partition_limit
+        grid.add_row(
+            row["window_start"],
+            row["table"],
+            row["key"],
+            f"{row['wcu_per_second']:.1f}",
+            f"{percent:.0f}%",
+            f"{100 * row['share']:.1f}%",
+            str(row["writes"]),
+            str(row["wcu"]),
+            str(row["error_bound"]),
+        )
+    console.print(grid)
+
+
+def _parse_since(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_iso_utc(text)
+    except ValueError:
+        raise UserError(
+            f"--since must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
+        ) from None
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.replay_view import replay_and_show
+
+    return replay_and_show(args, console)
+
+
+def cmd_generate(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.generate import GenerateError, HotKey, Workload, generate, shard_event
+    from hotkeys.io import write_event_file
+
+    try:
+        workload = Workload(
+            table=args.table,
+            keys=args.keys,
+            zipf=args.zipf,
+            rate=args.rate,
+            duration=args.duration,
+            item_bytes=args.item_bytes,
+            item_spread=args.item_spread,
+            ttl_fraction=args.ttl_fraction,
+            shards=args.shards,
+            seed=args.seed,
+            start=_parse_since(args.start) or 0,
+            hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
+        )
+        shards = generate(workload)
+    except GenerateError as error:
+        raise UserError(str(error)) from None
+    written = []
+    for index, records in shards.items():
+        path = args.out if workload.shards == 1 else _shard_path(args.out, index)
+        write_event_file(path, shard_event(index, records))
+        written.append({"path": path, "records": len(records)})
+    if args.json:
+        print(json.dumps(written))
+    else:
+        for item in written:
+            console.print(f"wrote {item['records']} records to {item['path']}")
+    return 0
+
+
+def _shard_path(path: str, index: int) -> str:
+    for suffix in (".json.gz", ".json"):
+        if path.endswith(suffix):
+            return f"{path[: -len(suffix)]}-shard-{index}{suffix}"
+    return f"{path}-shard-{index}"
+
+
+COMMANDS = {"top": cmd_top, "replay": cmd_replay, "generate": cmd_generate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    errors = Console(stderr=True)
+    try:
+        return COMMANDS[args.command](args, console)
+    except UserError as error:
+        errors.print(f"hotkeys: {error}", markup=False, highlight=False)
+    except (NoCredentialsError, NoRegionError) as error:
+        errors.print(f"hotkeys: AWS is not configured ({error}); set credentials and --region", markup=False)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        message = error.response.get("Error", {}).get("Message", str(error))
+        errors.print(f"hotkeys: AWS refused the request: {code}: {message}", markup=False, highlight=False)
+    except BotoCoreError as error:
+        errors.print(f"hotkeys: cannot reach AWS: {error}", markup=False, highlight=False)
+    except KeyboardInterrupt:
+        errors.print("hotkeys: interrupted", markup=False)
+        return 130
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""Runs a replay on the chosen backend and shows what the detector would have said."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+from rich.console import Console
+
+from hotkeys.replay import ReplayError, ReplayReport, create_resources, run_replay
+from hotkeys.top import top_rows, window_figures, windows_in_range
+
+
+@contextlib.contextmanager
+def backend(endpoint_url: str | None) -> Iterator[None]:
+    if endpoint_url:
+        yield
+        return
+    from moto import mock_aws
+
+    with mock_aws():
+        yield
+
+
+def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
+    from detector.adapters.stats_store import DynamoStatsStore
+
+    store = DynamoStatsStore(boto3.resource("dynamodb").Table(report.resources.stats_table))
+    windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
+    figures = window_figures(store, windows)
+    top: list[dict[str, Any]] = []
+    for window in figures:
+        top.extend(row.to_json() for row in top_rows([window], per_window))
+    return {
+        "records": report.records,
+        "shards": report.shards,
+        "invocations": report.invocations,
+        "top": top,
+        "windows": [
+            {
+                "table": w.table,
+                "window_start": w.window_start,
+                "writes": w.writes,
+                "wcu": w.wcu,
+                "ttl_deletes": w.ttl_deletes,
+                "error_bound": w.error_bound,
+            }
+            for w in figures
+        ],
+        "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
+    }
+
+
+def replay_and_show(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli import UserError, aws_target, render_top
+
+    with aws_target(args.endpoint_url, args.region or "us-east-1"), backend(args.endpoint_url):
+        try:
+            report = run_replay(args.event_files, create_resources())
+        except ReplayError as error:
+            raise UserError(str(error)) from None
+        result = collect(report, args.limit)
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    console.print(
+        f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
+        f"in {result['invocations']} invocations."
+    )
+    render_top(console, result["top"], 1000, title="Top keys per window")
+    if result["dead_letters"]:
+        console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
+        for letter in result["dead_letters"]:
+            console.print(
+                f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
+                f"{letter['endSequenceNumber']} ({letter['batchSize']} records)"
+            )
+    else:
+        console.print("Nothing was sent to the DLQ.")
+    return 0

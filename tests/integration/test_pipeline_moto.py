@@ -1,0 +1,131 @@
+"""The pipeline against moto: what it stores, and how it treats bad and repeated input."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+
+from detector.adapters.key_schema import PartitionKeyResolver
+from detector.adapters.stats_store import DynamoStatsStore
+from detector.config import Settings
+from detector.pipeline import BatchError, Ports, StreamBatch, process_batch
+from hotkeys.top import top_rows, window_figures, windows_in_range
+from tests.support import ttl_record, wcu_of, write_record
+
+T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows
+
+
+def ports_for(settings: Settings) -> Ports:
+    table = boto3.resource("dynamodb").Table(settings.stats_table_name)
+    return Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, lambda name: {}))
+
+
+def tumbling(
+    records: list, state: dict | None = None, final: bool = False, shard: str = "shardId-1"
+) -> StreamBatch:
+    return StreamBatch(
+        records=records, shard_id=shard, window=(T0, T0 + 60), state=state or {}, is_final=final
+    )
+
+
+def read_top(settings: Settings) -> list:
+    store = DynamoStatsStore(boto3.resource("dynamodb").Table(settings.stats_table_name))
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10_000, table=None)
+    return top_rows(window_figures(store, windows), limit=100)
+
+
+def test_counts_write_units_per_key_and_skips_ttl_deletes(settings: Settings) -> None:
+    # Given a batch with a hot key, a cold key and a TTL deletion
+    records = [write_record("hot", i, T0 + i % 30, payload_bytes=2000) for i in range(10)]
+    records += [write_record("cold", 10, T0 + 5), ttl_record("gone", 11, T0 + 6)]
+    # When the final invocation of the window processes it
+    outcome = process_batch(tumbling(records, final=True), settings, ports_for(settings))
+    # Then nothing failed and the stats hold the exact figures
+    assert outcome.failures == []
+    assert outcome.ttl_deletes == 1
+    rows = {row.key: row for row in read_top(settings)}
+    assert rows["hot"].wcu == 10 * wcu_of(2000, "hot")
+    assert rows["hot"].writes == 10
+    assert rows["cold"].wcu == 1
+    assert "gone" not in rows
+    total = 10 * wcu_of(2000, "hot") + 1
+    assert rows["hot"].share == pytest.approx(10 * wcu_of(2000, "hot") / total, abs=1e-6)
+    assert rows["hot"].wcu_per_second == pytest.approx(rows["hot"].wcu / 60, abs=1e-3)
+    assert rows["hot"].error_bound == 0
+
+
+def test_malformed_records_fail_alone_and_the_rest_count_once(settings: Settings) -> None:
+    # Given a batch where one record has no Keys and one an unknown eventName
+    good = [write_record("a", i, T0 + 1) for i in (0, 1, 3, 4, 5)]
+    no_keys = write_record("b", 2, T0 + 1)
+    del no_keys["dynamodb"]["Keys"]
+    unknown = write_record("c", 6, T0 + 1)
+    unknown["eventName"] = "UPSERT"
+    records = [*good[:2], no_keys, *good[2:], unknown]
+    # When processed, then redelivered from the first failure (as Lambda does)
+    first = process_batch(tumbling(records), settings, ports_for(settings))
+    assert first.failures == [no_keys["dynamodb"]["SequenceNumber"], unknown["dynamodb"]["SequenceNumber"]]
+    retry = process_batch(tumbling(records[2:], state=first.state, final=True), settings, ports_for(settings))
+    # Then the bad records fail again, and each good record is counted exactly once
+    assert retry.failures == first.failures
+    assert retry.duplicates == 3
+    assert {row.key: row.writes for row in read_top(settings)} == {"a": 5}
+
+
+def test_a_record_without_sequence_number_fails_the_whole_batch(settings: Settings) -> None:
+    broken = write_record("a", 1, T0)
+    del broken["dynamodb"]["SequenceNumber"]
+    with pytest.raises(BatchError):
+        process_batch(tumbling([broken]), settings, ports_for(settings))
+
+
+def test_redelivered_final_invocation_rewrites_the_same_snapshot(settings: Settings) -> None:
+    records = [write_record(f"k{i % 3}", i, T0 + i) for i in range(30)]
+    batch = tumbling(records, final=True)
+    process_batch(batch, settings, ports_for(settings))
+    before = read_top(settings)
+    process_batch(batch, settings, ports_for(settings))  # the response was lost; Lambda retries
+    assert read_top(settings) == before
+
+
+def test_without_tumbling_windows_each_batch_is_flushed(settings: Settings) -> None:
+    records = [write_record("k", i, T0 + i) for i in range(3)]
+    outcome = process_batch(StreamBatch(records=records), settings, ports_for(settings))
+    assert outcome.state is None
+    assert "state" not in outcome.response()
+    assert [row.writes for row in read_top(settings)] == [3]
+
+
+def test_tables_are_kept_apart(settings: Settings) -> None:
+    records = [write_record("k", 1, T0, table="orders"), write_record("k", 2, T0, table="users")]
+    process_batch(tumbling(records, final=True), settings, ports_for(settings))
+    assert sorted(row.table for row in read_top(settings)) == ["orders", "users"]
+
+
+def test_composite_key_uses_describe_table_hash_key(settings: Settings) -> None:
+    record = write_record("ignored", 1, T0)
+    record["dynamodb"]["Keys"] = {"sk": {"S": "2026"}, "tenant": {"S": "acme"}}
+    calls = []
+
+    def describe(name: str) -> dict:
+        calls.append(name)
+        return {
+            "Table": {
+                "KeySchema": [
+                    {"AttributeName": "tenant", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ]
+            }
+        }
+
+    table = boto3.resource("dynamodb").Table(settings.stats_table_name)
+    ports = Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, describe))
+    process_batch(
+        tumbling(
+            [record, {**record, "dynamodb": {**record["dynamodb"], "SequenceNumber": "9" * 21}}], final=True
+        ),
+        settings,
+        ports,
+    )
+    assert [row.key for row in read_top(settings)] == ["acme"]
+    assert calls == ["orders"]  # cached for the container's life

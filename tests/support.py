@@ -1,0 +1,55 @@
+"""Record builders for tests: real Lambda-format DynamoDB stream records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hotkeys.events import sequence_number, stream_record
+
+TABLE = "orders"
+
+
+def payload_for(size_bytes: int) -> str:
+    """A string that brings an item ({pk, payload}) to about ``size_bytes``."""
+    return "x" * max(0, size_bytes)
+
+
+def write_record(
+    key: str,
+    position: int,
+    event_time: int,
+    *,
+    table: str = TABLE,
+    payload_bytes: int = 100,
+    event_name: str = "MODIFY",
+    shard: int = 0,
+) -> dict[str, Any]:
+    image = {"pk": key, "payload": payload_for(payload_bytes)}
+    return stream_record(
+        table=table,
+        event_name=event_name,
+        keys={"pk": key},
+        sequence=sequence_number(shard, position),
+        event_time=event_time,
+        new_image=None if event_name == "REMOVE" else image,
+        old_image=None if event_name == "INSERT" else image,
+    )
+
+
+def ttl_record(
+    key: str, position: int, event_time: int, *, table: str = TABLE, shard: int = 0
+) -> dict[str, Any]:
+    return stream_record(
+        table=table,
+        event_name="REMOVE",
+        keys={"pk": key},
+        sequence=sequence_number(shard, position),
+        event_time=event_time,
+        old_image={"pk": key, "expireAt": event_time - 3600, "payload": "old"},
+        ttl_delete=True,
+    )
+
+
+def wcu_of(payload_bytes: int, key: str) -> int:
+    size = len("pk") + len(key) + len("payload") + payload_bytes
+    return max(1, -(-size // 1024))
