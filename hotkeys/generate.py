@@ -161,9 +161,12 @@ def _record(
     new = _item(key, rng, size, when)
     if kind == "INSERT":
         return stream_record(event_name="INSERT", new_image=new, **common)
-    old = _item(key, rng, size, when - 1)
     if kind == "REMOVE":
-        return stream_record(event_name="REMOVE", old_image=old, **common)
+        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1), **common)
+    # An update changes a few attributes: status, version, timestamp, and sometimes the note.
+    old = dict(new, status="NEW", updatedAt=when - rng.randint(1, 3600), version=new["version"] - 1)
+    if rng.random() < 0.3:
+        old["note"] = "n" * max(0, len(new["note"]) - rng.randint(-200, 200))
     return stream_record(event_name="MODIFY", new_image=new, old_image=old, **common)
 
 

@@ -52,7 +52,7 @@ class AlertDesk(Protocol):
 @dataclass
 class Ports:
     stats: StatsStore
-    resolve_key: Callable[[str, list[str]], str]
+    resolve_key: Callable[[str, dict[str, Any]], str]
     archiver: Archiver | None = None
     alerts: AlertDesk | None = None
 
@@ -153,9 +153,9 @@ def _fold(
             _log_malformed(record, None, error)
             raise BatchError(f"a record has no usable SequenceNumber: {error}") from error
         sequence = int(sequence_text)
-        duplicate = state.already_applied(sequence)
+        duplicate = sequence <= state.high_water
         try:
-            change = parse_change(record, resolve_key)
+            change = parse_change(record, resolve_key, sequence_text)
         except MalformedRecord as error:
             _log_malformed(record, sequence_text, error)
             outcome.failures.append(sequence_text)

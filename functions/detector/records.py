@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from detector.sizing import SizingError, image_size, write_units
+from detector.sizing import SizingError, image_size, larger_image_size, write_units
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 _EVENT_NAMES = frozenset(("INSERT", "MODIFY", "REMOVE"))
@@ -22,7 +22,7 @@ class Kind(Enum):
     TTL_DELETE = "ttl_delete"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Change:
     table: str
     key: str
@@ -32,8 +32,8 @@ class Change:
     kind: Kind
 
 
-# (table name, key attribute names in the record) -> partition key attribute.
-PartitionKeyResolver = Callable[[str, list[str]], str]
+# (table name, the record's Keys map) -> partition key attribute.
+PartitionKeyResolver = Callable[[str, dict[str, Any]], str]
 
 _table_names: dict[str, str] = {}
 
@@ -80,7 +80,7 @@ def sequence_of(record: Any) -> str:
     return sequence
 
 
-def parse_change(record: Any, resolve_key: PartitionKeyResolver) -> Change:
+def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str | None = None) -> Change:
     """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
     if not isinstance(record, dict):
         raise MalformedRecord("record is not a map")
@@ -94,13 +94,14 @@ def parse_change(record: Any, resolve_key: PartitionKeyResolver) -> Change:
     keys = stream.get("Keys")
     if not isinstance(keys, dict) or not keys:
         raise MalformedRecord("record has no dynamodb.Keys")
-    key_attribute = resolve_key(table, list(keys))
+    key_attribute = resolve_key(table, keys)
     if key_attribute not in keys:
         raise MalformedRecord(f"partition key attribute {key_attribute!r} is not in the record's Keys")
     created = stream.get("ApproximateCreationDateTime")
     if isinstance(created, bool) or not isinstance(created, int | float):
         raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
-    sequence = sequence_of(record)
+    if sequence is None:
+        sequence = sequence_of(record)
     kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
     return Change(
         table=table,
@@ -120,8 +121,6 @@ def _write_units(stream: dict[str, Any], keys: dict[str, Any]) -> int:
         if old is None and new is None:
             # KEYS_ONLY or NEW_IMAGE-less views: the keys are all we can see.
             return write_units(image_size(keys))
-        old_size = image_size(old) if old is not None else 0
-        new_size = image_size(new) if new is not None else 0
+        return write_units(larger_image_size(old, new))
     except SizingError as error:
         raise MalformedRecord(f"unparsable image: {error}") from None
-    return write_units(max(old_size, new_size))

@@ -73,7 +73,7 @@ def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: 
         window_seconds=window_seconds,
         shard_id=shard_id,
         first_sequence=segment.first_sequence,
-        last_sequence=segment.last_sequence,
+        last_sequence=str(segment.last_sequence),
         writes=segment.writes,
         wcu=segment.wcu,
         ttl_deletes=segment.ttl_deletes,

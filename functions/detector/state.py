@@ -14,7 +14,6 @@ from typing import Any
 
 from detector import summary
 from detector.records import Change, Kind
-from detector.windows import window_start
 
 STATE_VERSION = 1
 
@@ -33,14 +32,14 @@ class Segment:
     ttl_deletes: int = 0
     first_event: int = 0
     last_event: int = 0
-    last_sequence: str = ""
+    last_sequence: int = -1
     flushed_at_event: int = -1
     catalogued: bool = False
     dirty: bool = True
 
     def apply(self, change: Change, capacity: int) -> None:
         self.last_event = max(self.last_event, change.event_time)
-        self.last_sequence = str(change.sequence)
+        self.last_sequence = change.sequence
         self.dirty = True
         if change.kind is Kind.TTL_DELETE:
             self.ttl_deletes += 1
@@ -61,7 +60,7 @@ class Segment:
             "x": self.ttl_deletes,
             "e0": self.first_event,
             "e1": self.last_event,
-            "q": self.last_sequence,
+            "q": str(self.last_sequence),
             "f": self.flushed_at_event,
             "c": self.catalogued,
             "d": self.dirty,
@@ -80,7 +79,7 @@ class Segment:
             ttl_deletes=int(data["x"]),
             first_event=int(data["e0"]),
             last_event=int(data["e1"]),
-            last_sequence=data["q"],
+            last_sequence=int(data["q"]),
             flushed_at_event=int(data["f"]),
             catalogued=bool(data["c"]),
             dirty=bool(data["d"]),
@@ -102,7 +101,8 @@ class ShardState:
         return sequence <= self.high_water
 
     def apply(self, change: Change, window_seconds: int, capacity: int) -> Segment:
-        start = window_start(change.event_time, window_seconds)
+        event_time = change.event_time
+        start = event_time - event_time % window_seconds
         segment = self.segments.get((change.table, start))
         if segment is None:
             segment = Segment(

@@ -20,13 +20,13 @@ class PartitionKeyResolver:
         self._describe_table = describe_table
         self._hash_keys: dict[str, str] = {}
 
-    def __call__(self, table: str, key_names: list[str]) -> str:
+    def __call__(self, table: str, keys: dict[str, Any]) -> str:
         if self._configured:
             return self._configured
-        if len(key_names) == 1:
-            return key_names[0]
-        if len(key_names) != 2:
-            raise MalformedRecord(f"record Keys must hold one or two attributes, got {len(key_names)}")
+        if len(keys) == 1:
+            return next(iter(keys))
+        if len(keys) != 2:
+            raise MalformedRecord(f"record Keys must hold one or two attributes, got {len(keys)}")
         hash_key = self._hash_keys.get(table)
         if hash_key is None:
             hash_key = self._lookup(table)
