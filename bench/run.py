@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import json
 import os
@@ -32,8 +33,9 @@ WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
 
 def zipf_records(rate: float, duration: int, seed: int = 1) -> list[dict[str, Any]]:
-    workload = Workload(table="orders", keys=100_000, zipf=1.1, rate=rate, duration=duration, item_bytes=1000,
-                        seed=seed)
+    workload = Workload(
+        table="orders", keys=100_000, zipf=1.1, rate=rate, duration=duration, item_bytes=1000, seed=seed
+    )
     return generate(workload)[0]
 
 
@@ -45,7 +47,7 @@ def _timed(action: Callable[[], Any]) -> float:
 
 def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int) -> dict[str, float]:
     """Median per-record microseconds and same-run ratios."""
-    import detector.app as app
+    from detector import app
     from detector.adapters.key_schema import PartitionKeyResolver
     from detector.pipeline import Ports
 
@@ -61,7 +63,9 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
     def run_handler(events: list[dict[str, Any]]) -> None:
         state: dict[str, Any] = {}
         for event in events:
-            event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
+            event.update(
+                {"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False}
+            )
             response = app.handler(event, Context())
             # The runtime serializes the returned state and parses it for the next call: our cost too.
             state = json.loads(json.dumps(response["state"]))
@@ -88,8 +92,12 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
             samples["floor"].append(_timed(lambda: run_floor(events)))
     n = len(records)
     result = {f"{name}_us": statistics.median(values) / n * 1e6 for name, values in samples.items()}
-    result["handler_to_loads"] = statistics.median(h / l for h, l in zip(samples["handler"], samples["loads"]))
-    result["naive_to_handler"] = statistics.median(v / h for v, h in zip(samples["naive"], samples["handler"]))
+    result["handler_to_loads"] = statistics.median(
+        h / l for h, l in zip(samples["handler"], samples["loads"])
+    )
+    result["naive_to_handler"] = statistics.median(
+        v / h for v, h in zip(samples["naive"], samples["handler"])
+    )
     result["floor_to_loads"] = statistics.median(f / l for f, l in zip(samples["floor"], samples["loads"]))
     result["bytes_per_record"] = sum(len(t) for t in texts) / n
     return result
@@ -140,9 +148,12 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
         ports = build_ports(settings)
         resource("dynamodb").meta.client.meta.events.register("provide-client-params.dynamodb.PutItem", count)
         esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=60 if tumbling else 0)
-        ShardConsumer(lambda event: process_batch(parse_event(event), settings, ports).response(),
-                      "shardId-1", esm).consume(records)
-        resource("dynamodb").meta.client.meta.events.unregister("provide-client-params.dynamodb.PutItem", count)
+        ShardConsumer(
+            lambda event: process_batch(parse_event(event), settings, ports).response(), "shardId-1", esm
+        ).consume(records)
+        resource("dynamodb").meta.client.meta.events.unregister(
+            "provide-client-params.dynamodb.PutItem", count
+        )
         reset_ports()
     source_wcu = sum(_record_wcu(record) for record in records)
     n = len(records)
@@ -165,11 +176,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller workloads (a smoke run)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-latest.json"))
     args = parser.parse_args(argv)
-    os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_REGION": "us-east-1",
-                       "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-                       "POWERTOOLS_TRACE_DISABLED": "true"})
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }
+    )
     duration = 20 if args.quick else 120
-    print(f"generating a Zipf(1.1) workload over 100,000 keys: 1,000 records/s for {duration} s ...", flush=True)
+    print(
+        f"generating a Zipf(1.1) workload over 100,000 keys: 1,000 records/s for {duration} s ...", flush=True
+    )
     records = zipf_records(rate=1000, duration=duration)
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -178,7 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         "records": len(records),
     }
     print("timing per-record cost (batch 1000) ...", flush=True)
-    results["cost"] = per_record_cost(records[: 20_000 if args.quick else 50_000], 1000, 3 if args.quick else 5)
+    results["cost"] = per_record_cost(
+        records[: 20_000 if args.quick else 50_000], 1000, 3 if args.quick else 5
+    )
     print(json.dumps(results["cost"], indent=1), flush=True)
     results["writes"] = {}
     for batch_size in (100, 1000, 10_000):

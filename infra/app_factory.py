@@ -1,0 +1,57 @@
+"""Builds the CDK app (used by app.py and by the infra tests, which synthesize it once)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+
+from infra.options import options_from_context, source_from_context
+from infra.stack import HotKeyDetectorStack
+
+STACK_NAME = "HotKeyDetector"
+
+
+def build_app(
+    context: Mapping[str, Any] | None = None, outdir: str | None = None
+) -> tuple[cdk.App, HotKeyDetectorStack]:
+    app = cdk.App(context=dict(context) if context is not None else None, outdir=outdir)
+    values = {key: app.node.try_get_context(key) for key in _CONTEXT_KEYS}
+    stack = HotKeyDetectorStack(
+        app,
+        str(app.node.try_get_context("stackName") or STACK_NAME),
+        source=source_from_context(values),
+        options=options_from_context(values),
+        env=cdk.Environment(
+            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+        ),
+        description="DynamoDB hot-key detector: stream consumer, stats, alerts and TTL archive",
+    )
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(), ServerlessChecks())
+    return app, stack
+
+
+_CONTEXT_KEYS = (
+    "tableName",
+    "tableNames",
+    "tableStreamArn",
+    "tableStreamArns",
+    "enableStream",
+    "windowSeconds",
+    "partitionWcuLimit",
+    "alertThreshold",
+    "shareThreshold",
+    "shareMinWcu",
+    "alertReminderSeconds",
+    "statsRetentionDays",
+    "archiveTransitionDays",
+    "archiveExpirationDays",
+    "alertEmails",
+    "slackWorkspaceId",
+    "slackChannelId",
+    "keyDisplay",
+    "powertoolsLayerArn",
+)

@@ -1,0 +1,189 @@
+"""HotKeyDetector: the reusable construct. Drop it into any CDK app with the tables to watch."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from infra.alert_topic import AlertTopic
+from infra.archive_bucket import ArchiveBucket
+from infra.dead_letter_queue import DeadLetterQueue
+from infra.detector_function import DetectorFunction
+from infra.monitoring import Monitoring
+from infra.nag import acknowledge
+from infra.options import DetectorOptions
+from infra.settings import EVENT_SOURCE
+from infra.slack import SlackChannel
+from infra.stats_table import StatsTable
+
+
+@dataclass(frozen=True)
+class WatchedTable:
+    """A source table with its stream (``table.table_stream_arn`` must be set)."""
+
+    name: str
+    table: dynamodb.ITable
+    ttl_attribute: str | None = None
+
+
+class HotKeyDetector(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        tables: Sequence[WatchedTable],
+        options: DetectorOptions | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        options = options or DetectorOptions()
+        options.validate()
+        if not tables:
+            raise ValueError("HotKeyDetector needs at least one table to watch")
+        self.stats = StatsTable(self, "Stats")
+        self.alerts = AlertTopic(self, "Alerts")
+        self.archive = ArchiveBucket(
+            self,
+            "Archive",
+            prefix=options.archive_prefix,
+            transition_days=options.archive_transition_days,
+            expiration_days=options.archive_expiration_days,
+        )
+        self.dead_letters = DeadLetterQueue(self, "DeadLetters")
+        self.consumer = DetectorFunction(
+            self,
+            "Consumer",
+            environment=self._environment(options, tables),
+            log_retention_days=options.log_retention_days,
+            powertools_layer_arn=options.powertools_layer_arn,
+        )
+        self._grant(tables)
+        for index, watched in enumerate(tables):
+            self.consumer.function.add_event_source(self._event_source(watched, options, index))
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            function=self.consumer.function,
+            dead_letter_queue=self.dead_letters.queue,
+            topic=self.alerts.topic,
+        )
+        if options.alert_emails:
+            # Undeliverable alert e-mails land here instead of vanishing.
+            undelivered = DeadLetterQueue(self, "UndeliveredAlerts").queue
+            for address in options.alert_emails:
+                self.alerts.topic.add_subscription(
+                    subscriptions.EmailSubscription(address, dead_letter_queue=undelivered)
+                )
+        if options.slack_workspace_id and options.slack_channel_id:
+            SlackChannel(
+                self,
+                "Slack",
+                workspace_id=options.slack_workspace_id,
+                channel_id=options.slack_channel_id,
+                topic=self.alerts.topic,
+            )
+
+    @staticmethod
+    def _environment(options: DetectorOptions, tables: Sequence[WatchedTable]) -> dict[str, str]:
+        env = {
+            "WINDOW_SECONDS": str(options.window_seconds),
+            "PARTITION_WCU_LIMIT": str(options.partition_wcu_limit),
+            "ALERT_THRESHOLD": str(options.alert_threshold),
+            "ALERT_REMINDER_SECONDS": str(options.alert_reminder_seconds),
+            "SHARE_THRESHOLD": str(options.share_threshold),
+            "SHARE_MIN_WCU": str(options.share_min_wcu),
+            "STATS_RETENTION_DAYS": str(options.stats_retention_days),
+            "ARCHIVE_PREFIX": options.archive_prefix,
+            "KEY_DISPLAY": options.key_display,
+            **options.extra_environment,
+        }
+        ttl_attributes = {t.ttl_attribute for t in tables}
+        if len(ttl_attributes) == 1 and None not in ttl_attributes:
+            env["TTL_ATTRIBUTE"] = str(next(iter(ttl_attributes)))
+        return env
+
+    def _grant(self, tables: Sequence[WatchedTable]) -> None:
+        function = self.consumer.function
+        function.add_environment("STATS_TABLE_NAME", self.stats.table.table_name)
+        function.add_environment("ALERT_TOPIC_ARN", self.alerts.topic.topic_arn)
+        function.add_environment("ARCHIVE_BUCKET_NAME", self.archive.bucket.bucket_name)
+        role = self.consumer.role
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="StatsTable",
+                actions=[
+                    "dynamodb:PutItem",
+                    "dynamodb:UpdateItem",
+                    "dynamodb:DeleteItem",
+                    "dynamodb:GetItem",
+                    "dynamodb:Query",
+                ],
+                resources=[self.stats.table.table_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="PublishAlerts", actions=["sns:Publish"], resources=[self.alerts.topic.topic_arn]
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="EncryptAlerts",
+                actions=["kms:GenerateDataKey", "kms:Decrypt"],
+                resources=[self.alerts.key.key_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ArchiveTtlItems",
+                actions=["s3:PutObject"],
+                resources=[self.archive.bucket.arn_for_objects(f"{self.archive.prefix}*")],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="DescribeSourceTables",
+                actions=["dynamodb:DescribeTable", "dynamodb:DescribeTimeToLive"],
+                resources=[t.table.table_arn for t in tables],
+            )
+        )
+        bucket_id = Stack.of(self).get_logical_id(self.archive.bucket.node.default_child)  # type: ignore[arg-type]
+        acknowledge(
+            role,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/{self.archive.prefix}*]",
+            "s3:PutObject only, under the archive prefix: object ARNs need the trailing wildcard.",
+        )
+        acknowledge(
+            role,
+            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            "Only actions AWS defines on '*' alone: xray:PutTraceSegments/PutTelemetryRecords (active "
+            "tracing) and dynamodb:ListStreams (the DynamoDB event source mapping).",
+        )
+
+    def _event_source(
+        self, watched: WatchedTable, options: DetectorOptions, index: int
+    ) -> lambda_.IEventSource:
+        settings = EVENT_SOURCE
+        return sources.DynamoEventSource(
+            watched.table,
+            starting_position=lambda_.StartingPosition[settings.starting_position],
+            batch_size=settings.batch_size,
+            max_batching_window=Duration.seconds(settings.max_batching_window_seconds),
+            bisect_batch_on_error=settings.bisect_batch_on_error,
+            retry_attempts=settings.retry_attempts,
+            max_record_age=Duration.hours(settings.max_record_age_hours),
+            parallelization_factor=settings.parallelization_factor,
+            report_batch_item_failures=settings.report_batch_item_failures,
+            # The tumbling window gives each invocation its shard id and carried state: the basis
+            # of exactly-once counting (docs/decisions.md).
+            tumbling_window=Duration.seconds(options.window_seconds),
+            on_failure=sources.SqsDlq(self.dead_letters.queue),
+        )

@@ -1,0 +1,111 @@
+"""The consumer Lambda: Python 3.13 on arm64, Powertools from the managed layer, least-privilege role."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from infra.nag import acknowledge
+from infra.settings import FUNCTION_ASSET_DIR, HANDLER, POWERTOOLS_VERSION
+
+ROOT = Path(__file__).resolve().parent.parent
+POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
+
+
+class DetectorFunction(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: dict[str, str],
+        log_retention_days: int,
+        powertools_layer_arn: str | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=_retention(log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description="Hot-key detector stream consumer",
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[self.log_group.log_group_arn],
+            )
+        )
+        # The layer ARN is resolved at deploy time from AWS's public parameter for the exact
+        # Powertools release the tests run against (POWERTOOLS_VERSION; see docs/decisions.md).
+        layer_arn = powertools_layer_arn or ssm.StringParameter.value_for_string_parameter(
+            self, POWERTOOLS_PARAMETER
+        )
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            runtime=lambda_.Runtime.PYTHON_3_13,
+            architecture=lambda_.Architecture.ARM_64,
+            handler=HANDLER,
+            code=lambda_.Code.from_asset(
+                str(ROOT / FUNCTION_ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc", "*.egg-info"]
+            ),
+            layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
+            # 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into ~50 MB of Python
+            # objects and the summary is bounded (≤ 400 keys per window), so memory is mostly CPU
+            # share here; 512 MB keeps a full batch well under a second (docs/benchmarks.md).
+            memory_size=512,
+            # 60 s: well above a batch's work (< 1 s) plus the SDK's bounded retries (3 attempts,
+            # 2 s connect / 5 s read timeouts), well below the mapping's retry cadence.
+            timeout=Duration.seconds(60),
+            role=self.role,
+            log_group=self.log_group,
+            logging_format=lambda_.LoggingFormat.JSON,
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={
+                "POWERTOOLS_SERVICE_NAME": "hotkey-detector",
+                "POWERTOOLS_METRICS_NAMESPACE": "HotKeyDetector",
+                "POWERTOOLS_LOG_LEVEL": "INFO",
+                **environment,
+            },
+            description="Counts write units per partition key from DynamoDB streams and alerts on hot keys",
+        )
+        for finding in ("AwsSolutions::AwsSolutions-L1", "Serverless::Serverless-LambdaLatestVersion"):
+            acknowledge(
+                self.function,
+                finding,
+                "Python 3.13 is pinned on purpose: it is the runtime the tests and the pinned Powertools "
+                "layer (python3.13 parameter path) are verified against.",
+            )
+        acknowledge(
+            self.function,
+            "Serverless::Serverless-LambdaDLQ",
+            "Invoked only by a stream event source mapping, whose on-failure destination is the SQS DLQ.",
+        )
+
+
+_RETENTIONS = [
+    (1, logs.RetentionDays.ONE_DAY),
+    (7, logs.RetentionDays.ONE_WEEK),
+    (14, logs.RetentionDays.TWO_WEEKS),
+    (30, logs.RetentionDays.ONE_MONTH),
+    (90, logs.RetentionDays.THREE_MONTHS),
+    (180, logs.RetentionDays.SIX_MONTHS),
+    (365, logs.RetentionDays.ONE_YEAR),
+]
+
+
+def _retention(days: int) -> logs.RetentionDays:
+    """The shortest CloudWatch retention that keeps logs at least ``days`` days."""
+    return next((value for limit, value in _RETENTIONS if limit >= days), logs.RetentionDays.TWO_YEARS)

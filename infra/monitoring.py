@@ -1,0 +1,108 @@
+"""Alarms on the consumer's health, sent to the alert topic, and a dashboard of the detector."""
+
+from __future__ import annotations
+
+from aws_cdk import Aws, Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from detector.observability import NAMESPACE, SERVICE
+from infra.settings import ITERATOR_AGE_ALARM_MS
+
+DETECTOR_METRICS = (
+    "RecordsCounted",
+    "KeysOverOnePercent",
+    "SummarySize",
+    "StatsWrites",
+    "AlertsPublished",
+    "ItemsArchived",
+    "MalformedRecords",
+)
+
+
+class Monitoring(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        function: lambda_.IFunction,
+        dead_letter_queue: sqs.IQueue,
+        topic: sns.ITopic,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        minute = Duration.minutes(1)
+        self.alarms = {
+            # Records expire from the stream after 24 h; 15 min of lag is the time to act.
+            "IteratorAge": function.metric("IteratorAge", statistic="Maximum", period=minute).create_alarm(
+                self,
+                "IteratorAgeAlarm",
+                threshold=ITERATOR_AGE_ALARM_MS,
+                evaluation_periods=5,
+                datapoints_to_alarm=3,
+                alarm_description="The detector lags its stream by more than 15 minutes",
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            ),
+            "DeadLetters": dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=minute, statistic="Maximum"
+            ).create_alarm(
+                self,
+                "DeadLetterAlarm",
+                threshold=1,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="Stream batches were given up on: redrive within 24 h (hotkeys redrive)",
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            ),
+            "Errors": function.metric_errors(period=Duration.minutes(5), statistic="Sum").create_alarm(
+                self,
+                "ErrorsAlarm",
+                threshold=3,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="The detector function is failing (batches are being retried)",
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            ),
+            "Throttles": function.metric_throttles(period=Duration.minutes(5), statistic="Sum").create_alarm(
+                self,
+                "ThrottlesAlarm",
+                threshold=1,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="The detector function is throttled",
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            ),
+        }
+        for alarm in self.alarms.values():
+            alarm.add_alarm_action(actions.SnsAction(topic))
+            alarm.add_ok_action(actions.SnsAction(topic))
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
+        self.dashboard.add_widgets(
+            *[cloudwatch.AlarmWidget(title=name, alarm=alarm, width=6) for name, alarm in self.alarms.items()]
+        )
+        self.dashboard.add_widgets(
+            *[
+                cloudwatch.GraphWidget(
+                    title=name,
+                    width=6,
+                    left=[
+                        cloudwatch.Metric(
+                            namespace=NAMESPACE,
+                            metric_name=name,
+                            dimensions_map={"service": SERVICE},
+                            statistic="Maximum" if name == "SummarySize" else "Sum",
+                            period=minute,
+                        )
+                    ],
+                )
+                for name in DETECTOR_METRICS
+            ]
+        )
+        self.dashboard_url = (
+            f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
+            f"#dashboards:name={self.dashboard.dashboard_name}"
+        )

@@ -1,0 +1,138 @@
+"""What a user can choose about the detector: construct props and `cdk -c` context, in one typed place."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.settings import (
+    DEFAULT_ARCHIVE_PREFIX,
+    DEFAULT_ARCHIVE_TRANSITION_DAYS,
+    DEFAULT_STATS_RETENTION_DAYS,
+    DEFAULT_WINDOW_SECONDS,
+)
+
+
+class ContextError(ValueError):
+    """A `-c key=value` option is invalid; the message names it."""
+
+
+@dataclass(frozen=True)
+class DetectorOptions:
+    window_seconds: int = DEFAULT_WINDOW_SECONDS
+    partition_wcu_limit: int = 1000
+    alert_threshold: float = 0.8
+    share_threshold: float = 0.10
+    share_min_wcu: int = 6000
+    alert_reminder_seconds: int = 900
+    stats_retention_days: int = DEFAULT_STATS_RETENTION_DAYS
+    archive_prefix: str = DEFAULT_ARCHIVE_PREFIX
+    archive_transition_days: int = DEFAULT_ARCHIVE_TRANSITION_DAYS
+    archive_expiration_days: int | None = None
+    alert_emails: tuple[str, ...] = ()
+    slack_workspace_id: str | None = None
+    slack_channel_id: str | None = None
+    key_display: str = "raw"
+    powertools_layer_arn: str | None = None
+    log_retention_days: int = 30
+    extra_environment: Mapping[str, str] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        if not 1 <= self.window_seconds <= 900:
+            raise ContextError("windowSeconds must be between 1 and 900 (Lambda's tumbling window limit)")
+        if not 0 < self.alert_threshold <= 1:
+            raise ContextError("alertThreshold must be in (0, 1]")
+        if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
+            raise ContextError("slackWorkspaceId and slackChannelId go together")
+        if self.key_display not in ("raw", "hash"):
+            raise ContextError("keyDisplay must be raw or hash")
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """Which table(s) to watch, from the CDK context."""
+
+    mode: str  # "demo" | "existing" | "enable"
+    table_names: tuple[str, ...] = ()
+    stream_arns: tuple[str, ...] = ()
+
+
+def _get(context: Mapping[str, Any], name: str) -> Any:
+    value = context.get(name)
+    return None if value in (None, "") else value
+
+
+def _int(context: Mapping[str, Any], name: str, default: int) -> int:
+    value = _get(context, name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise ContextError(f"-c {name} must be a whole number, got {value!r}") from None
+
+
+def _float(context: Mapping[str, Any], name: str, default: float) -> float:
+    value = _get(context, name)
+    if value is None:
+        return default
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ContextError(f"-c {name} must be a number, got {value!r}") from None
+
+
+def _list(context: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = _get(context, name)
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else str(value).split(",")
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def _flag(context: Mapping[str, Any], name: str) -> bool:
+    value = _get(context, name)
+    return str(value).lower() in ("true", "1", "yes") if value is not None else False
+
+
+def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
+    names = _list(context, "tableNames") or _list(context, "tableName")
+    arns = _list(context, "tableStreamArns") or _list(context, "tableStreamArn")
+    if not names:
+        if arns or _flag(context, "enableStream"):
+            raise ContextError("-c tableStreamArn / enableStream need -c tableName (or tableNames)")
+        return SourceSpec(mode="demo")
+    if arns:
+        if len(arns) != len(names):
+            raise ContextError("give one stream ARN per table name (-c tableStreamArns=arn1,arn2)")
+        for name, arn in zip(names, arns, strict=True):
+            if f":table/{name}/stream/" not in arn:
+                raise ContextError(f"stream ARN {arn!r} does not belong to table {name!r}")
+        return SourceSpec(mode="existing", table_names=names, stream_arns=arns)
+    # Several tables, or an explicit request: read (and if needed enable) each stream at deploy time.
+    if len(names) > 1 or _flag(context, "enableStream"):
+        return SourceSpec(mode="enable", table_names=names)
+    raise ContextError("-c tableName needs -c tableStreamArn=... (stream already on) or -c enableStream=true")
+
+
+def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
+    expiration = _get(context, "archiveExpirationDays")
+    options = DetectorOptions(
+        window_seconds=_int(context, "windowSeconds", DEFAULT_WINDOW_SECONDS),
+        partition_wcu_limit=_int(context, "partitionWcuLimit", 1000),
+        alert_threshold=_float(context, "alertThreshold", 0.8),
+        share_threshold=_float(context, "shareThreshold", 0.10),
+        share_min_wcu=_int(context, "shareMinWcu", 6000),
+        alert_reminder_seconds=_int(context, "alertReminderSeconds", 900),
+        stats_retention_days=_int(context, "statsRetentionDays", DEFAULT_STATS_RETENTION_DAYS),
+        archive_transition_days=_int(context, "archiveTransitionDays", DEFAULT_ARCHIVE_TRANSITION_DAYS),
+        archive_expiration_days=_int(context, "archiveExpirationDays", 0) if expiration is not None else None,
+        alert_emails=_list(context, "alertEmails"),
+        slack_workspace_id=_get(context, "slackWorkspaceId"),
+        slack_channel_id=_get(context, "slackChannelId"),
+        key_display=str(_get(context, "keyDisplay") or "raw"),
+        powertools_layer_arn=_get(context, "powertoolsLayerArn"),
+    )
+    options.validate()
+    return options

@@ -1,0 +1,53 @@
+"""HotKeyDetectorStack: composes the source table(s) and the detector from the CDK context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from infra.demo_table import DemoTable
+from infra.detector import HotKeyDetector, WatchedTable
+from infra.options import DetectorOptions, SourceSpec
+from infra.stream_enabler import StreamEnabler
+
+
+class HotKeyDetectorStack(Stack):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        source: SourceSpec,
+        options: DetectorOptions,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        tables = self._watched_tables(source)
+        detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
+        CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
+        CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
+        CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
+        CfnOutput(self, "DeadLetterQueueUrl", value=detector.dead_letters.queue.queue_url)
+        CfnOutput(self, "DashboardUrl", value=detector.monitoring.dashboard_url)
+        for watched in tables:
+            if isinstance(watched.table, dynamodb.TableV2):
+                CfnOutput(self, "DemoTableName", value=watched.table.table_name)
+
+    def _watched_tables(self, source: SourceSpec) -> list[WatchedTable]:
+        if source.mode == "demo":
+            demo = DemoTable(self, "DemoTable")
+            return [WatchedTable(name="demo", table=demo.table, ttl_attribute=demo.ttl_attribute)]
+        watched = []
+        for index, name in enumerate(source.table_names):
+            if source.mode == "existing":
+                stream_arn = source.stream_arns[index]
+            else:
+                stream_arn = StreamEnabler(self, f"Stream{index}", table_name=name).stream_arn
+            table = dynamodb.Table.from_table_attributes(
+                self, f"Source{index}", table_name=name, table_stream_arn=stream_arn
+            )
+            watched.append(WatchedTable(name=name, table=table))
+        return watched

@@ -1,0 +1,27 @@
+"""The detector's stats table: window snapshots, the window catalog, alert incidents."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+
+class StatsTable(Construct):
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        # On-demand: the detector's writes are bursty (a flush per shard every few seconds)
+        # and tiny next to the source table's; provisioned capacity would sit idle.
+        self.table = dynamodb.TableV2(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing=dynamodb.Billing.on_demand(),
+            time_to_live_attribute="expires_at",
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryptionV2.aws_managed_key(),
+            removal_policy=RemovalPolicy.DESTROY,
+        )

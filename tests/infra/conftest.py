@@ -1,0 +1,72 @@
+"""Synthesizes the CDK app once per test session per source-table mode (jsii start-up is slow)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+
+EXISTING_STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
+
+MODES: dict[str, dict[str, Any]] = {
+    "demo": {},
+    "existing": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM},
+    "enable": {"tableName": "orders", "enableStream": "true"},
+    "multi": {
+        "tableNames": "orders,users",
+        "slackWorkspaceId": "T0123",
+        "slackChannelId": "C0456",
+        "alertEmails": "oncall@example.com",
+    },
+}
+
+
+@dataclass
+class Synthesized:
+    template: dict[str, Any]
+    report: dict[str, Any]
+    template_path: Path
+
+    def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.template["Resources"].items() if v["Type"] == kind}
+
+    def only(self, kind: str) -> dict[str, Any]:
+        found = list(self.resources(kind).values())
+        assert len(found) == 1, f"expected one {kind}, found {len(found)}"
+        return found[0]["Properties"]
+
+    def logical_id(self, kind: str, contains: str = "") -> str:
+        ids = [k for k in self.resources(kind) if contains in k]
+        assert len(ids) == 1, (kind, contains, ids)
+        return ids[0]
+
+
+@pytest.fixture(scope="session")
+def synthesized() -> dict[str, Synthesized]:
+    from infra.app_factory import STACK_NAME, build_app
+
+    results = {}
+    for mode, context in MODES.items():
+        outdir = tempfile.mkdtemp(prefix=f"cdk-{mode}-")
+        app, _stack = build_app(context, outdir=outdir)
+        app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag finding
+        path = Path(outdir) / f"{STACK_NAME}.template.json"
+        results[mode] = Synthesized(
+            template=json.loads(path.read_text()),
+            report=json.loads((Path(outdir) / "validation-report.json").read_text()),
+            template_path=path,
+        )
+    return results
+
+
+@pytest.fixture(scope="session")
+def demo(synthesized: dict[str, Synthesized]) -> Synthesized:
+    return synthesized["demo"]

@@ -1,0 +1,269 @@
+"""Properties of the synthesized template: what `cdk deploy` would create, in every source-table mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION
+from tests.infra.conftest import EXISTING_STREAM, MODES, Synthesized
+
+pytestmark = pytest.mark.infra
+ALLOWED_ON_STAR = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
+
+
+def _statements(synth: Synthesized) -> list[dict[str, Any]]:
+    statements = []
+    for policy in synth.resources("AWS::IAM::Policy").values():
+        statements.extend(policy["Properties"]["PolicyDocument"]["Statement"])
+    return statements
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    action = statement["Action"]
+    return {action} if isinstance(action, str) else set(action)
+
+
+def _consumer_statements(synth: Synthesized) -> list[dict[str, Any]]:
+    policy_id = synth.logical_id("AWS::IAM::Policy", "DetectorConsumerRole")
+    return synth.template["Resources"][policy_id]["Properties"]["PolicyDocument"]["Statement"]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_cdk_nag_is_clean_and_every_acknowledgment_has_a_reason(synthesized: dict, mode: str) -> None:
+    report = synthesized[mode].report
+    for plugin in report["pluginReports"]:
+        assert plugin["conclusion"] == "success", plugin["pluginName"]
+        assert plugin["violations"] == []
+        for suppressed in plugin.get("suppressedViolations", []):
+            assert len(suppressed.get("reason", "")) > 20, suppressed["ruleName"]
+    assert {p["pluginName"] for p in report["pluginReports"]} >= {"AwsSolutions", "Serverless"}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_event_source_mappings_follow_the_shared_settings(synthesized: dict, mode: str) -> None:
+    synth = synthesized[mode]
+    dlq = synth.logical_id("AWS::SQS::Queue", "DetectorDeadLetters")
+    mappings = synth.resources("AWS::Lambda::EventSourceMapping").values()
+    assert mappings
+    for mapping in mappings:
+        props = mapping["Properties"]
+        assert props["StartingPosition"] == "TRIM_HORIZON"
+        assert props["BisectBatchOnFunctionError"] is True
+        assert props["MaximumRetryAttempts"] == EVENT_SOURCE.retry_attempts
+        assert 0 < props["MaximumRetryAttempts"] <= 10
+        # Well below the stream's 24 h retention, so redrive can still re-read what was given up.
+        assert props["MaximumRecordAgeInSeconds"] == EVENT_SOURCE.max_record_age_hours * 3600 <= 12 * 3600
+        assert props["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [dlq, "Arn"]}
+        assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert props["ParallelizationFactor"] == 1
+        assert props["BatchSize"] == EVENT_SOURCE.batch_size
+        assert props["MaximumBatchingWindowInSeconds"] == EVENT_SOURCE.max_batching_window_seconds
+        assert props["TumblingWindowInSeconds"] == EVENT_SOURCE.tumbling_window_seconds
+
+
+def test_demo_table_streams_new_and_old_images_with_ttl_pitr_and_throttle_insights(demo: Synthesized) -> None:
+    table_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")
+    props = demo.template["Resources"][table_id]["Properties"]
+    assert props["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expireAt", "Enabled": True}
+    replica = props["Replicas"][0]
+    assert replica["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert replica["ContributorInsightsSpecification"] == {"Enabled": True, "Mode": "THROTTLED_KEYS"}
+    mapping = demo.only("AWS::Lambda::EventSourceMapping")
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [table_id, "StreamArn"]}
+
+
+def test_stats_table_is_on_demand_encrypted_with_ttl_and_pitr(demo: Synthesized) -> None:
+    props = demo.template["Resources"][demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")]["Properties"]
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert props["SSESpecification"]["SSEEnabled"] is True
+    assert props["Replicas"][0]["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+
+
+def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> None:
+    props = demo.only("AWS::Lambda::Function")
+    assert props["Runtime"] == "python3.13"
+    assert props["Architectures"] == ["arm64"]
+    assert props["Handler"] == "detector.app.handler"
+    assert props["TracingConfig"] == {"Mode": "Active"}
+    assert props["LoggingConfig"]["LogFormat"] == "JSON"
+    assert props["MemorySize"] == 512 and props["Timeout"] == 60
+    env = props["Environment"]["Variables"]
+    assert env["STATS_TABLE_NAME"] == {"Ref": demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")}
+    assert env["ALERT_TOPIC_ARN"] == {"Ref": demo.logical_id("AWS::SNS::Topic")}
+    assert env["WINDOW_SECONDS"] == str(EVENT_SOURCE.tumbling_window_seconds)
+    assert env["TTL_ATTRIBUTE"] == "expireAt"
+    # The Powertools layer comes from AWS's public parameter for the exact release tested here.
+    (layer,) = props["Layers"]
+    parameter = demo.template["Parameters"][layer["Ref"]]
+    assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
+    assert parameter["Default"] == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
+    assert version("aws-lambda-powertools") == POWERTOOLS_VERSION
+    logs = demo.only("AWS::Logs::LogGroup")
+    assert logs["RetentionInDays"] == 30
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_every_iam_statement_is_scoped_to_arns(synthesized: dict, mode: str) -> None:
+    for statement in _statements(synthesized[mode]):
+        resources = (
+            statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        )
+        if "*" in resources:
+            assert _actions(statement) <= ALLOWED_ON_STAR, statement
+        for action in _actions(statement):
+            assert "*" not in action or action == "kms:GenerateDataKey*", statement
+
+
+def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(demo: Synthesized) -> None:
+    by_sid = {s.get("Sid"): s for s in _consumer_statements(demo)}
+    stats_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")
+    assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
+    assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
+    assert by_sid["PublishAlerts"]["Resource"] == {"Ref": demo.logical_id("AWS::SNS::Topic")}
+    bucket = demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")
+    assert by_sid["ArchiveTtlItems"]["Resource"] == {
+        "Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/ttl-archive/*"]]
+    }
+    demo_table = demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")
+    stream_reads = [s for s in _consumer_statements(demo) if "dynamodb:GetRecords" in _actions(s)]
+    assert stream_reads and all(
+        s["Resource"] == {"Fn::GetAtt": [demo_table, "StreamArn"]} for s in stream_reads
+    )
+
+
+def test_existing_table_mode_reads_the_given_stream_only(synthesized: dict) -> None:
+    synth = synthesized["existing"]
+    assert not [k for k in synth.resources("AWS::DynamoDB::GlobalTable") if "DemoTable" in k]
+    mapping = synth.only("AWS::Lambda::EventSourceMapping")
+    assert mapping["EventSourceArn"] == EXISTING_STREAM
+    stream_reads = [s for s in _consumer_statements(synth) if "dynamodb:GetRecords" in _actions(s)]
+    assert all(s["Resource"] == EXISTING_STREAM for s in stream_reads)
+
+
+def test_enable_stream_mode_turns_the_stream_on_and_never_off(synthesized: dict) -> None:
+    synth = synthesized["enable"]
+    customs = synth.resources("Custom::AWS")
+    create_calls = [json.dumps(c["Properties"].get("Create", "")) for c in customs.values()]
+    assert any(
+        "updateTable" in call and "NEW_AND_OLD_IMAGES" in call and "ValidationException" in call
+        for call in create_calls
+    )
+    assert all("Delete" not in c["Properties"] for c in customs.values())
+    mapping = synth.only("AWS::Lambda::EventSourceMapping")
+    describe_id = next(k for k, c in customs.items() if "describeTable" in json.dumps(c["Properties"]))
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [describe_id, "Table.LatestStreamArn"]}
+
+
+def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dict) -> None:
+    synth = synthesized["multi"]
+    arns = [
+        m["Properties"]["EventSourceArn"] for m in synth.resources("AWS::Lambda::EventSourceMapping").values()
+    ]
+    assert len(arns) == 2 and len(synth.resources("AWS::Lambda::Function")) == 2  # consumer + CR provider
+    chatbot = synth.only("AWS::Chatbot::SlackChannelConfiguration")
+    assert chatbot["SlackWorkspaceId"] == "T0123" and chatbot["SlackChannelId"] == "C0456"
+    assert chatbot["SnsTopicArns"] == [{"Ref": synth.logical_id("AWS::SNS::Topic")}]
+    assert json.dumps(chatbot["GuardrailPolicies"]).count("ReadOnlyAccess") == 1
+    assert "AdministratorAccess" not in json.dumps(chatbot)
+    email = next(
+        s["Properties"]
+        for s in synth.resources("AWS::SNS::Subscription").values()
+        if s["Properties"]["Protocol"] == "email"
+    )
+    assert email["Endpoint"] == "oncall@example.com" and "RedrivePolicy" in email
+
+
+def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
+    topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
+    alarms = {
+        a["Properties"]["MetricName"]: a["Properties"]
+        for a in demo.resources("AWS::CloudWatch::Alarm").values()
+    }
+    assert set(alarms) == {"IteratorAge", "ApproximateNumberOfMessagesVisible", "Errors", "Throttles"}
+    assert alarms["IteratorAge"]["Threshold"] == ITERATOR_AGE_ALARM_MS < 24 * 3600 * 1000
+    assert alarms["IteratorAge"]["Statistic"] == "Maximum"
+    assert alarms["ApproximateNumberOfMessagesVisible"]["Threshold"] == 1
+    assert (
+        alarms["ApproximateNumberOfMessagesVisible"]["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    )
+    assert alarms["Throttles"]["Threshold"] == 1
+    for alarm in alarms.values():
+        assert topic in alarm["AlarmActions"]
+    dashboard = json.dumps(demo.only("AWS::CloudWatch::Dashboard"))
+    for metric in ("RecordsCounted", "KeysOverOnePercent", "SummarySize", "StatsWrites", "IteratorAge"):
+        assert metric in dashboard
+
+
+def test_topic_and_queues_are_encrypted_and_tls_only(demo: Synthesized) -> None:
+    topic = demo.only("AWS::SNS::Topic")
+    assert topic["KmsMasterKeyId"] == {"Fn::GetAtt": [demo.logical_id("AWS::KMS::Key"), "Arn"]}
+    key = demo.only("AWS::KMS::Key")
+    assert key["EnableKeyRotation"] is True
+    assert "cloudwatch.amazonaws.com" in json.dumps(key["KeyPolicy"])
+    for queue in demo.resources("AWS::SQS::Queue").values():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True
+    for kind in ("AWS::SNS::TopicPolicy", "AWS::SQS::QueuePolicy", "AWS::S3::BucketPolicy"):
+        for policy in demo.resources(kind).values():
+            text = json.dumps(policy["Properties"])
+            assert '"aws:SecureTransport": "false"' in text and '"Effect": "Deny"' in text, kind
+
+
+def test_archive_bucket_is_private_logged_tiered_and_queryable(demo: Synthesized) -> None:
+    bucket = demo.template["Resources"][demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"]
+    assert bucket["LoggingConfiguration"]["DestinationBucketName"] == {
+        "Ref": demo.logical_id("AWS::S3::Bucket", "AccessLogs")
+    }
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["Prefix"] == "ttl-archive/"
+    assert rule["Transitions"][0]["TransitionInDays"] == 30
+    table = demo.only("AWS::Glue::Table")["TableInput"]
+    assert table["Parameters"]["projection.enabled"] == "true"
+    assert [k["Name"] for k in table["PartitionKeys"]] == ["table", "dt", "hour"]
+    assert "table=${table}/dt=${dt}/hour=${hour}/" in json.dumps(
+        table["Parameters"]["storage.location.template"]
+    )
+
+
+def test_outputs(demo: Synthesized) -> None:
+    assert set(demo.template["Outputs"]) >= {
+        "StatsTableName",
+        "AlertTopicArn",
+        "ArchiveBucketName",
+        "DeadLetterQueueUrl",
+        "DashboardUrl",
+    }
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_cfn_lint_finds_no_errors(synthesized: dict, mode: str) -> None:
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "cfn-lint"),
+            "--format",
+            "parseable",
+            "--ignore-checks",
+            "W",
+            "--",
+            str(synthesized[mode].template_path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
