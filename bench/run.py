@@ -81,24 +81,30 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
             for record in event["Records"]:
                 counts[record["dynamodb"]["Keys"]["pk"]["S"]] += 1
 
+    def parse_all() -> list[dict[str, Any]]:
+        return [json.loads(text) for text in texts]
+
+    runners: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
+        "handler": run_handler,
+        "naive": run_naive,
+        "floor": run_floor,
+    }
     samples: dict[str, list[float]] = {"loads": [], "handler": [], "naive": [], "floor": []}
     with contextlib.redirect_stdout(io.StringIO()):
         for _ in range(repeats):
-            samples["loads"].append(_timed(lambda: [json.loads(text) for text in texts]))
-            events = [json.loads(text) for text in texts]
-            samples["handler"].append(_timed(lambda: run_handler(events)))
-            events = [json.loads(text) for text in texts]
-            samples["naive"].append(_timed(lambda: run_naive(events)))
-            samples["floor"].append(_timed(lambda: run_floor(events)))
+            samples["loads"].append(_timed(parse_all))
+            for name, runner in runners.items():
+                events = parse_all()
+                samples[name].append(_timed(functools.partial(runner, events)))
     n = len(records)
+
+    def ratio(top: str, bottom: str) -> float:
+        return statistics.median(a / b for a, b in zip(samples[top], samples[bottom], strict=True))
+
     result = {f"{name}_us": statistics.median(values) / n * 1e6 for name, values in samples.items()}
-    result["handler_to_loads"] = statistics.median(
-        h / l for h, l in zip(samples["handler"], samples["loads"])
-    )
-    result["naive_to_handler"] = statistics.median(
-        v / h for v, h in zip(samples["naive"], samples["handler"])
-    )
-    result["floor_to_loads"] = statistics.median(f / l for f, l in zip(samples["floor"], samples["loads"]))
+    result["handler_to_loads"] = ratio("handler", "loads")
+    result["naive_to_handler"] = ratio("naive", "handler")
+    result["floor_to_loads"] = ratio("floor", "loads")
     result["bytes_per_record"] = sum(len(t) for t in texts) / n
     return result
 
