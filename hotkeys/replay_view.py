@@ -51,8 +51,28 @@ def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
             }
             for w in figures
         ],
+        "alerts": drain_alerts(report.resources.alert_queue_url),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
     }
+
+
+def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
+    """The alerts the topic delivered to the replay's SQS subscriber (SNS envelope → subject + document)."""
+    if not queue_url:
+        return []
+    sqs = boto3.client("sqs")
+    alerts = []
+    while True:
+        batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
+        messages = batch.get("Messages", [])
+        if not messages:
+            break
+        for message in messages:
+            envelope = json.loads(message["Body"])
+            alerts.append({"subject": envelope.get("Subject"), **json.loads(envelope["Message"])})
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    alerts.sort(key=lambda a: (a["window_start"], a["table"], a["key"], a["status"]))
+    return alerts
 
 
 def replay_and_show(args: argparse.Namespace, console: Console) -> int:
@@ -72,6 +92,19 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         f"in {result['invocations']} invocations."
     )
     render_top(console, result["top"], 1000, title="Top keys per window")
+    if result["alerts"]:
+        console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
+        for alert in result["alerts"]:
+            console.print(f"  {alert['subject']}", markup=False, highlight=False)
+            if alert["status"] != "resolved":
+                console.print(
+                    f"      window {alert['window_start']}, {alert['wcu']:,} WCU, share {100 * alert['share']:.1f}%"
+                    f", suggested shards: {alert['suggested_shards']}",
+                    markup=False,
+                    highlight=False,
+                )
+    else:
+        console.print("No alerts were published.")
     if result["dead_letters"]:
         console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
         for letter in result["dead_letters"]:

@@ -124,7 +124,11 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, state, ports.archiver, outcome)
     if ports.alerts is not None:
-        outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()), final)
+        # Resolution needs whole windows: only a tumbling window's final invocation has one.
+        window_complete = batch.is_final and batch.tumbling
+        outcome.alerts_published = ports.alerts.review(
+            shard_id, state, list(touched.values()), window_complete
+        )
     _flush(shard_id, state, settings, ports.stats, outcome, final)
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None

@@ -5,20 +5,29 @@ from __future__ import annotations
 from functools import cache
 
 from detector.adapters.aws import client, resource
+from detector.adapters.incident_store import DynamoIncidentStore
 from detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+from detector.adapters.publisher import SnsPublisher
 from detector.adapters.stats_store import DynamoStatsStore
+from detector.alerts.desk import AlertDesk
 from detector.config import Settings
 from detector.pipeline import Ports
 
 
 @cache
 def build_ports(settings: Settings) -> Ports:
-    stats = DynamoStatsStore(resource("dynamodb").Table(settings.stats_table_name))
+    table = resource("dynamodb").Table(settings.stats_table_name)
+    stats = DynamoStatsStore(table)
+    alerts = None
+    if settings.alert_topic_arn:  # no topic, no alerting
+        publisher = SnsPublisher(client("sns"), settings.alert_topic_arn)
+        alerts = AlertDesk(settings, DynamoIncidentStore(table), publisher, stats)
     return Ports(
         stats=stats,
         resolve_key=PartitionKeyResolver(
             settings.partition_key_attribute, describe_table_with(client("dynamodb"))
         ),
+        alerts=alerts,
     )
 
 

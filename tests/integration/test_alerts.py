@@ -1,0 +1,285 @@
+"""Alerts through SNS, as subscribers receive them: one firing per incident, spaced reminders, one resolved."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from typing import Any
+
+import boto3
+import pytest
+
+from detector.config import Settings
+from detector.pipeline import parse_event, process_batch
+from detector.wiring import build_ports
+from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.events import sequence_number, stream_record
+from hotkeys.top import top_rows, window_figures, windows_in_range
+from infra.settings import EventSourceSettings
+
+T0 = 1_796_083_200
+DOCUMENT_FIELDS = {
+    "table",
+    "key",
+    "window_start",
+    "window_seconds",
+    "wcu",
+    "wcu_per_second",
+    "partition_limit_wcu",
+    "percent_of_limit",
+    "share",
+    "reason",
+    "status",
+    "suggested_shards",
+}
+
+
+@pytest.fixture
+def topic(aws: None) -> dict[str, str]:
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic_arn = sns.create_topic(Name="hot-keys")["TopicArn"]
+    queue_url = sqs.create_queue(QueueName="alert-copies")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    return {"arn": topic_arn, "queue": queue_url}
+
+
+def traffic(
+    spec: list[tuple[str, float, int, int]], shard: int = 0, table: str = "tickets"
+) -> list[dict[str, Any]]:
+    """(key, wcu per second, start second, duration) → 1-WCU MODIFY records in time order."""
+    events = []
+    for key, rate, start, duration in spec:
+        count = int(rate * duration)
+        events.extend((T0 + start + i / rate, key) for i in range(count))
+    events.sort()
+    records = []
+    for position, (when, key) in enumerate(events):
+        image = {"pk": key, "v": position}
+        records.append(
+            stream_record(
+                table=table,
+                event_name="MODIFY",
+                keys={"pk": key},
+                sequence=sequence_number(shard, position),
+                event_time=int(when),
+                new_image=image,
+                old_image=image,
+            )
+        )
+    return records
+
+
+def consume(
+    settings: Settings, shards: list[list[dict[str, Any]]], chaos: Chaos | None = None, batch_size: int = 500
+) -> None:
+    ports = build_ports(settings)
+    esm = EventSourceSettings(
+        batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20
+    )
+    for index, records in enumerate(shards):
+        ShardConsumer(
+            lambda e: process_batch(parse_event(e), settings, ports).response(),
+            f"shardId-{index}",
+            esm,
+            chaos,
+        ).consume(records)
+
+
+def delivered(queue_url: str) -> list[dict[str, Any]]:
+    sqs = boto3.client("sqs")
+    found = []
+    while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", []):
+        for message in messages:
+            envelope = json.loads(message["Body"])
+            found.append(
+                {
+                    "subject": envelope["Subject"],
+                    "attributes": envelope.get("MessageAttributes", {}),
+                    **json.loads(envelope["Message"]),
+                }
+            )
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
+def statuses(alerts: list[dict[str, Any]]) -> Counter[tuple[str, str, str]]:
+    return Counter((a["key"], a["reason"], a["status"]) for a in alerts)
+
+
+def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(
+    stats_table_name: str, topic: dict
+) -> None:
+    # Given a key that bursts to 900 WCU/s 25 s into a window, then goes quiet
+    records = traffic([("event#42", 900, 25, 20), ("quiet", 5, 0, 150)])
+    for seed in (None, 1, 2):
+        settings = Settings(
+            stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9
+        )
+        boto3.resource("dynamodb").Table(stats_table_name).delete_item(
+            Key={"pk": "INC#tickets", "sk": "partition_limit#event#42"}
+        )
+        # When it is consumed cleanly, then with duplicates, lost responses and random batch sizes
+        consume(settings, [records], RandomChaos(random.Random(seed)) if seed else None)
+        alerts = delivered(topic["queue"])
+        # Then exactly one firing and one resolved message arrive, caught in the burst's own window
+        assert statuses(alerts) == Counter(
+            {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
+        ), seed
+        firing = next(a for a in alerts if a["status"] == "firing")
+        assert firing["window_start"] == "2026-12-01T00:00:00Z"
+        assert firing["wcu_per_second"] >= 800
+        assert firing["suggested_shards"] == 2
+
+
+def test_reminders_are_spaced_and_resolution_is_sent_once(stats_table_name: str, topic: dict) -> None:
+    # Given a key hot for 35 minutes (the partition limit is scaled down to 10 WCU/s to keep the test small)
+    settings = Settings(
+        stats_table_name=stats_table_name,
+        alert_topic_arn=topic["arn"],
+        partition_wcu_limit=10,
+        share_min_wcu=10**9,
+        alert_reminder_seconds=900,
+    )
+    records = traffic([("celebrity", 9, 0, 35 * 60), ("other", 1, 0, 40 * 60)])
+    # When the stream is consumed
+    consume(settings, [records])
+    alerts = [a for a in delivered(topic["queue"]) if a["key"] == "celebrity"]
+    # Then: one firing, a reminder every 15 minutes while hot, one resolved after it cooled down
+    assert [a["status"] for a in alerts] == ["firing", "reminder", "reminder", "resolved"]
+    starts = [a["window_start"] for a in alerts]
+    assert starts[0] == "2026-12-01T00:00:00Z"
+    assert starts[1] == "2026-12-01T00:15:00Z" and starts[2] == "2026-12-01T00:30:00Z"
+    assert starts[3] == "2026-12-01T00:35:00Z"  # the first whole window after the key stopped (00:34:59)
+
+
+def test_a_key_at_half_the_threshold_raises_nothing(stats_table_name: str, topic: dict) -> None:
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    consume(settings, [traffic([("steady", 400, 0, 120), ("other", 10, 0, 120)])])
+    assert delivered(topic["queue"]) == []
+
+
+def test_share_alerts_need_a_busy_enough_table(stats_table_name: str, topic: dict) -> None:
+    # Given a small table where one key takes 29% of the writes (2 of 7 WCU/s), ten others 7% each
+    others = [(f"k{i}", 0.5, 0, 60) for i in range(10)]
+    records = traffic([("popular", 2, 0, 60), *others], table="profiles")
+    quiet = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
+    # When the table's window total (420 WCU) is under SHARE_MIN_WCU (default 6000): nothing
+    consume(quiet, [records])
+    assert delivered(topic["queue"]) == []
+    # And with SHARE_MIN_WCU lowered to 100: a share alert names the key
+    busy = Settings(stats_table_name=stats_table_name + "", alert_topic_arn=topic["arn"], share_min_wcu=100)
+    later = [
+        (key, rate, start + 120, duration) for key, rate, start, duration in [("popular", 2, 0, 60), *others]
+    ]
+    consume(busy, [traffic(later, table="profiles")])
+    alerts = delivered(topic["queue"])
+    assert statuses(alerts) == Counter({("popular", "share", "firing"): 1})
+    assert alerts[0]["share"] >= 0.1
+
+
+def test_shares_are_computed_across_shards(stats_table_name: str, topic: dict) -> None:
+    # Given two shards: the key holds 60% of shard 0 but only 12% of the table
+    settings = Settings(
+        stats_table_name=stats_table_name,
+        alert_topic_arn=topic["arn"],
+        share_min_wcu=100,
+        share_threshold=0.2,
+    )
+    shard0 = traffic([("k", 3, 0, 60), ("x", 2, 0, 60)], shard=0, table="t")
+    shard1 = traffic([("y", 20, 0, 60)], shard=1, table="t")
+    # When shard 1 is consumed first, then shard 0
+    consume(settings, [shard1, shard0])
+    # Then "k" raises nothing (12% < 20% of the table), while "y" (80% of the table) does
+    assert {a["key"] for a in delivered(topic["queue"])} == {"y"}
+
+
+def test_message_forms(stats_table_name: str, topic: dict) -> None:
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    consume(settings, [traffic([("event#" + "9" * 200, 900, 0, 15), ("quiet", 1, 0, 130)])])
+    alerts = delivered(topic["queue"])
+    firing = next(a for a in alerts if a["status"] == "firing")
+    # JSON form: exactly the documented fields
+    assert set(firing) - {"subject", "attributes"} == DOCUMENT_FIELDS
+    assert len(firing["subject"]) <= 100 and firing["subject"].startswith("[hot key] tickets: event#999")
+    assert firing["attributes"]["status"]["Value"] == "firing"
+    assert firing["attributes"]["reason"]["Value"] == "partition_limit"
+    assert firing["attributes"]["table"]["Value"] == "tickets"
+    assert firing["percent_of_limit"] == pytest.approx(100 * firing["wcu_per_second"] / 1000, abs=0.1)
+
+
+def test_email_and_chatbot_forms_are_well_formed() -> None:
+    from detector.alerts.messages import Alert, chatbot_payload, email_text, sns_publish_arguments
+
+    alert = Alert(
+        table="orders",
+        key="event#123",
+        window_start=T0,
+        window_seconds=60,
+        wcu=55_800,
+        wcu_per_second=930.0,
+        partition_limit_wcu=1000,
+        share=0.42,
+        reason="partition_limit",
+        status="firing",
+        peak_wcu_per_second=930.0,
+    )
+    arguments = sns_publish_arguments("arn:aws:sns:us-east-1:123456789012:t", alert)
+    structure = json.loads(arguments["Message"])
+    assert arguments["MessageStructure"] == "json"
+    assert arguments["Subject"] == "[hot key] orders: event#123 at 930 WCU/s (93% of partition limit)"
+    assert set(structure) >= {"default", "sqs", "lambda", "email", "https"}
+    assert json.loads(structure["default"]) == json.loads(structure["sqs"]) == json.loads(structure["lambda"])
+    assert json.loads(structure["default"])["suggested_shards"] == 2
+    email = email_text(alert)
+    assert "930.0 WCU/s" in email and "93%" in email and "suffix" in email and "estimate" in email
+    assert_chatbot_schema(json.loads(structure["https"]))
+    assert_chatbot_schema(chatbot_payload(alert))
+
+
+def assert_chatbot_schema(payload: dict[str, Any]) -> None:
+    """AWS Chatbot custom notification schema (version 1.0): required fields and their types."""
+    assert payload["version"] == "1.0"
+    assert payload["source"] == "custom"
+    content = payload["content"]
+    assert isinstance(content["description"], str) and content["description"]
+    assert content.get("textType", "client-markdown") == "client-markdown"
+    assert isinstance(content.get("title", ""), str) and len(content.get("title", "")) <= 250
+    assert all(isinstance(step, str) for step in content.get("nextSteps", []))
+    assert all(isinstance(word, str) for word in content.get("keywords", []))
+    metadata = payload.get("metadata", {})
+    assert isinstance(metadata.get("threadId", ""), str)
+    assert all(isinstance(v, str) for v in metadata.get("additionalContext", {}).values())
+    allowed = {"version", "source", "id", "content", "metadata"}
+    assert set(payload) <= allowed
+
+
+def test_a_failed_publish_fails_the_batch_and_the_retry_publishes_once(
+    stats_table_name: str, topic: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given SNS refuses the first two publishes
+    from detector.adapters.publisher import SnsPublisher
+
+    real_publish = SnsPublisher.publish
+    failures = {"left": 2}
+
+    def flaky(self: SnsPublisher, alert: Any) -> str:
+        if failures["left"]:
+            failures["left"] -= 1
+            raise RuntimeError("SNS is unavailable")
+        return real_publish(self, alert)
+
+    monkeypatch.setattr(SnsPublisher, "publish", flaky)
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    records = traffic([("event#42", 900, 0, 15), ("quiet", 1, 0, 70)])
+    # When consumed (the failing invocations are retried by the mapping)
+    consume(settings, [records])
+    # Then one firing arrives, and the counts equal the records exactly (nothing double-counted)
+    assert statuses(delivered(topic["queue"]))[("event#42", "partition_limit", "firing")] == 1
+    store = build_ports(settings).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table=None)  # type: ignore[arg-type]
+    rows = {r.key: r.writes for r in top_rows(window_figures(store, windows), 10)}  # type: ignore[arg-type]
+    assert rows["event#42"] == 900 * 15
