@@ -98,7 +98,8 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
             console.print(f"  {alert['subject']}", markup=False, highlight=False)
             if alert["status"] != "resolved":
                 console.print(
-                    f"      window {alert['window_start']}, {alert['wcu']:,} WCU, share {100 * alert['share']:.1f}%"
+                    f"      window {alert['window_start']}, {alert['wcu']:,} WCU, "
+                    f"share {100 * alert['share']:.1f}%"
                     f", suggested shards: {alert['suggested_shards']}",
                     markup=False,
                     highlight=False,

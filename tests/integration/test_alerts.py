@@ -1,4 +1,4 @@
-"""Alerts through SNS, as subscribers receive them: one firing per incident, spaced reminders, one resolved."""
+"""Alerts through SNS as subscribers receive them: one firing per incident, spaced reminders, one resolved."""
 
 from __future__ import annotations
 
