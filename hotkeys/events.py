@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from collections.abc import Mapping
@@ -23,7 +24,26 @@ def stream_arn(table: str, region: str = DEFAULT_REGION, account: str = DEFAULT_
 
 
 def to_dynamodb_json(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _serializer.serialize(value) for name, value in item.items()}
+    """Plain Python values → DynamoDB JSON as streams deliver it (binary as base64 text)."""
+    return {name: _as_stream_json(_serializer.serialize(value)) for name, value in item.items()}
+
+
+def _as_stream_json(value: dict[str, Any]) -> dict[str, Any]:
+    ((kind, raw),) = value.items()
+    if kind == "B":
+        return {"B": _b64(raw)}
+    if kind == "BS":
+        return {"BS": [_b64(element) for element in raw]}
+    if kind == "M":
+        return {"M": {name: _as_stream_json(element) for name, element in raw.items()}}
+    if kind == "L":
+        return {"L": [_as_stream_json(element) for element in raw]}
+    return value
+
+
+def _b64(raw: Any) -> str:
+    data = bytes(raw.value) if hasattr(raw, "value") else bytes(raw)
+    return base64.b64encode(data).decode("ascii")
 
 
 def sequence_number(shard_index: int, position: int) -> str:

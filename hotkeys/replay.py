@@ -24,7 +24,7 @@ from detector.wiring import reset_ports
 from hotkeys.esm import DeadLetter, ShardConsumer
 from hotkeys.io import read_event_file
 from hotkeys.local import LocalResources, create_stats_table
-from infra.settings import EVENT_SOURCE
+from infra.settings import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -154,6 +154,8 @@ def run_replay(
         "POWERTOOLS_METRICS_DISABLED": "true",
         "POWERTOOLS_TRACE_DISABLED": "true",
         "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+        # As the demo stack deploys it (its table's TTL attribute).
+        "TTL_ATTRIBUTE": DEMO_TABLE_TTL_ATTRIBUTE,
     }
     if resources.topic_arn:
         env["ALERT_TOPIC_ARN"] = resources.topic_arn

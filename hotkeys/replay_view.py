@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gzip
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -52,8 +53,23 @@ def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
             for w in figures
         ],
         "alerts": drain_alerts(report.resources.alert_queue_url),
+        "archived": archived_objects(report.resources.bucket),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
     }
+
+
+def archived_objects(bucket: str | None) -> list[dict[str, Any]]:
+    """The TTL archive's objects: key and number of items (lines)."""
+    if not bucket:
+        return []
+    s3 = boto3.client("s3")
+    found = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for entry in page.get("Contents", []):
+            body = s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()
+            lines = gzip.decompress(body).decode("utf-8").splitlines()
+            found.append({"key": entry["Key"], "items": len(lines), "bytes": entry["Size"]})
+    return sorted(found, key=lambda item: item["key"])
 
 
 def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
@@ -84,6 +100,7 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         except ReplayError as error:
             raise UserError(str(error)) from None
         result = collect(report, args.limit)
+        report_bucket = report.resources.bucket
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
@@ -106,6 +123,17 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
                 )
     else:
         console.print("No alerts were published.")
+    if result["archived"]:
+        total = sum(item["items"] for item in result["archived"])
+        console.print(f"[bold]TTL archive[/]: {total} expired items in {len(result['archived'])} object(s):")
+        for item in result["archived"]:
+            console.print(
+                f"  s3://{report_bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)",
+                markup=False,
+                highlight=False,
+            )
+    else:
+        console.print("No TTL deletions were archived.")
     if result["dead_letters"]:
         console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
         for letter in result["dead_letters"]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from functools import cache
 
+from detector.adapters.archive_store import S3ObjectStore, TtlAttributeResolver
 from detector.adapters.aws import client, resource
 from detector.adapters.incident_store import DynamoIncidentStore
 from detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
 from detector.adapters.publisher import SnsPublisher
 from detector.adapters.stats_store import DynamoStatsStore
 from detector.alerts.desk import AlertDesk
+from detector.archive import TtlArchiver
 from detector.config import Settings
 from detector.pipeline import Ports
 
@@ -22,11 +24,20 @@ def build_ports(settings: Settings) -> Ports:
     if settings.alert_topic_arn:  # no topic, no alerting
         publisher = SnsPublisher(client("sns"), settings.alert_topic_arn)
         alerts = AlertDesk(settings, DynamoIncidentStore(table), publisher, stats)
+    archiver = None
+    if settings.archive_bucket_name:  # no bucket, no archive
+        archiver = TtlArchiver(
+            S3ObjectStore(client("s3"), settings.archive_bucket_name),
+            settings.archive_prefix,
+            TtlAttributeResolver(settings.ttl_attribute, client("dynamodb")),
+            replicated_ttl=settings.archive_replicated_ttl,
+        )
     return Ports(
         stats=stats,
         resolve_key=PartitionKeyResolver(
             settings.partition_key_attribute, describe_table_with(client("dynamodb"))
         ),
+        archiver=archiver,
         alerts=alerts,
     )
 

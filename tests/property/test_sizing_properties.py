@@ -1,0 +1,55 @@
+"""The fast paths of item sizing agree with the plain definition on arbitrary images."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from detector.sizing import image_size, larger_image_size, value_size
+
+names = st.text(min_size=1, max_size=12)
+numbers = (
+    st.decimals(allow_nan=False, allow_infinity=False, places=None)
+    .filter(lambda d: d == d and abs(d.adjusted()) < 120)
+    .map(lambda d: {"N": str(d)})
+)
+scalars = st.one_of(
+    st.text(max_size=40).map(lambda s: {"S": s}),
+    numbers,
+    st.integers(min_value=0, max_value=10**30).map(lambda i: {"N": str(i)}),
+    st.booleans().map(lambda b: {"BOOL": b}),
+    st.just({"NULL": True}),
+    st.sampled_from(["", "AA==", "AAA=", "AAAA", "aGVsbG8="]).map(lambda b: {"B": b}),
+    st.lists(st.text(max_size=8), min_size=1, max_size=4, unique=True).map(lambda v: {"SS": v}),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4).map(lambda v: {"L": v}),
+        st.dictionaries(names, inner, max_size=4).map(lambda v: {"M": v}),
+    ),
+    max_leaves=12,
+)
+images = st.dictionaries(names, values, max_size=8)
+
+
+def reference_size(image: dict[str, Any]) -> int:
+    """The definition, without fast paths: names plus value_size of each attribute."""
+    return sum(len(name.encode()) + value_size(value) for name, value in image.items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(image=images)
+def test_image_size_fast_paths_match_the_definition(image: dict[str, Any]) -> None:
+    assert image_size(image) == reference_size(image)
+
+
+@settings(max_examples=150, deadline=None)
+@given(old=images, new=images, shared=images)
+def test_larger_image_size_is_the_max_of_both_sizes(old: dict, new: dict, shared: dict) -> None:
+    # Given two images sharing some attributes (as an update does)
+    old_image, new_image = {**shared, **old}, {**shared, **new}
+    # Then the diff-based size equals the larger full size
+    assert larger_image_size(old_image, new_image) == max(image_size(old_image), image_size(new_image))
