@@ -12,7 +12,7 @@ from detector.sizing import image_size, larger_image_size, value_size
 names = st.text(min_size=1, max_size=12)
 numbers = (
     st.decimals(allow_nan=False, allow_infinity=False, places=None)
-    .filter(lambda d: d == d and abs(d.adjusted()) < 120)
+    .filter(lambda d: d.is_finite() and abs(d.adjusted()) < 120)
     .map(lambda d: {"N": str(d)})
 )
 scalars = st.one_of(
