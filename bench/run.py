@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.naive import naive_handler
+from bench.report import render
 from bench.stubs import NullStats, NullTable
 from hotkeys.generate import Workload, generate
 
@@ -216,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             results["writes"][label] = stats_write_cost(records, batch_size, tumbling)
             print(json.dumps(results["writes"][label]), flush=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
-    print(f"results written to {args.out}")
+    if not args.quick:
+        (ROOT / "docs" / "benchmarks.md").write_text(render(results))
+    print(f"results written to {args.out} and docs/benchmarks.md")
     return 0
 
 

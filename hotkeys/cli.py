@@ -256,26 +256,32 @@ def _shard_path(path: str, index: int) -> str:
 COMMANDS = {"top": cmd_top, "replay": cmd_replay, "generate": cmd_generate}
 
 
+def _fail(message: str) -> int:
+    # Plain print: one line, never wrapped or styled, whatever the terminal width.
+    print(f"hotkeys: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 160)
-    errors = Console(stderr=True)
     try:
         return COMMANDS[args.command](args, console)
     except UserError as error:
-        errors.print(f"hotkeys: {error}", markup=False, highlight=False)
+        return _fail(str(error))
     except (NoCredentialsError, NoRegionError) as error:
-        errors.print(f"hotkeys: AWS is not configured ({error}); set credentials and --region", markup=False)
+        return _fail(f"AWS is not configured ({error}); set credentials and --region")
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         message = error.response.get("Error", {}).get("Message", str(error))
-        errors.print(f"hotkeys: AWS refused the request: {code}: {message}", markup=False, highlight=False)
+        if code == "ResourceNotFoundException":
+            message += " (check the table name, --region and --endpoint-url)"
+        return _fail(f"AWS refused the request: {code}: {message}")
     except BotoCoreError as error:
-        errors.print(f"hotkeys: cannot reach AWS: {error}", markup=False, highlight=False)
+        return _fail(f"cannot reach AWS: {error}")
     except KeyboardInterrupt:
-        errors.print("hotkeys: interrupted", markup=False)
+        _fail("interrupted")
         return 130
-    return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,138 @@
+"""The hotkeys CLI as a user runs it: output formats and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hotkeys.cli import main
+
+TOP_FIELDS = [
+    "table",
+    "key",
+    "window_start",
+    "window_seconds",
+    "writes",
+    "wcu",
+    "wcu_per_second",
+    "share",
+    "error_bound",
+]
+
+
+def test_top_json_after_a_replay_lists_the_hottest_keys(
+    stats_table_name: str, capsys: pytest.CaptureFixture
+) -> None:
+    # Given the sample burst replayed into this stats table (same backend)
+    from hotkeys.local import LocalResources
+    from hotkeys.replay import run_replay
+
+    run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))
+    # When `hotkeys top --json` reads it
+    assert (
+        main(
+            [
+                "top",
+                "--stats-table",
+                stats_table_name,
+                "--since",
+                "2026-12-01T00:00:00Z",
+                "--json",
+                "--limit",
+                "3",
+            ]
+        )
+        == 0
+    )
+    rows = json.loads(capsys.readouterr().out)
+    # Then the hottest key comes first with exactly the documented fields
+    assert [list(row) for row in rows] == [TOP_FIELDS] * 3
+    assert rows[0]["key"] == "event#42" and rows[0]["table"] == "tickets"
+    assert rows[0]["wcu"] == 18_000 and rows[0]["wcu_per_second"] == 300.0
+    assert rows[0]["window_start"] == "2026-12-01T00:00:00Z" and 0.97 < rows[0]["share"] <= 1
+
+
+def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
+    from hotkeys.local import LocalResources
+    from hotkeys.replay import run_replay
+
+    run_replay(["events/mixed-traffic.json", "events/ttl-expirations.json"], LocalResources(stats_table_name))
+    assert main(["top", "--stats-table", stats_table_name, "--table", "sessions", "--last", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Hottest partition keys" in out and "sessions" in out and "orders" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["replay", "no/such/file.json"], "event file not found: no/such/file.json"),
+        (["top", "--stats-table", "missing-table"], "ResourceNotFoundException"),
+        (["top", "--stats-table", "t", "--since", "yesterday"], "--since must be an ISO 8601 time"),
+        (["top", "--stats-table", "t", "--limit", "0"], "--limit and --last must be at least 1"),
+        (["generate", "--out", "x.json", "--hot", "oops"], "--hot must look like"),
+    ],
+)
+def test_user_mistakes_get_one_line(
+    aws: None, capsys: pytest.CaptureFixture, argv: list, message: str
+) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+def test_replay_rejects_a_file_that_is_not_an_event(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bogus = tmp_path / "bogus.json"
+    bogus.write_text('{"hello": 1}')
+    assert main(["replay", str(bogus)]) == 2
+    assert "not a DynamoDB stream event" in capsys.readouterr().err
+
+
+def test_generate_is_reproducible_by_seed(tmp_path: Path) -> None:
+    args = [
+        "generate",
+        "--rate",
+        "20",
+        "--duration",
+        "5",
+        "--keys",
+        "50",
+        "--ttl-fraction",
+        "0.1",
+        "--hot",
+        "k:30wcu@1s+2s",
+        "--seed",
+        "7",
+    ]
+    assert main([*args, "--out", str(tmp_path / "a.json.gz")]) == 0
+    assert main([*args, "--out", str(tmp_path / "b.json.gz")]) == 0
+    assert (tmp_path / "a.json.gz").read_bytes() == (tmp_path / "b.json.gz").read_bytes()
+    assert main([*args[:-1], "8", "--out", str(tmp_path / "c.json.gz")]) == 0
+    assert (tmp_path / "a.json.gz").read_bytes() != (tmp_path / "c.json.gz").read_bytes()
+
+
+def test_generate_writes_one_file_per_shard(tmp_path: Path) -> None:
+    assert (
+        main(
+            [
+                "generate",
+                "--rate",
+                "20",
+                "--duration",
+                "3",
+                "--shards",
+                "3",
+                "--out",
+                str(tmp_path / "w.json"),
+            ]
+        )
+        == 0
+    )
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["w-shard-0.json", "w-shard-1.json", "w-shard-2.json"]
+    keys_by_shard = [
+        {r["dynamodb"]["Keys"]["pk"]["S"] for r in json.loads((tmp_path / f).read_text())["Records"]}
+        for f in files
+    ]
+    assert not (keys_by_shard[0] & keys_by_shard[1]) and not (keys_by_shard[1] & keys_by_shard[2])
