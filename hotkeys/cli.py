@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
@@ -34,6 +35,16 @@ EXAMPLES_REPLAY = """examples:
 """
 
 
+EXAMPLES_WATCH = """examples:
+  hotkeys watch --table orders
+  hotkeys watch --table orders --from trim-horizon --once --json
+  hotkeys watch --table orders --endpoint-url http://127.0.0.1:5000 --duration 60
+"""
+EXAMPLES_REDRIVE = """examples:
+  hotkeys redrive --dlq-url https://sqs.eu-west-1.amazonaws.com/111122223333/HotKeyDetector-DLQ \\
+                  --stats-table HotKeyDetector-Stats --dry-run
+  hotkeys redrive --dlq-url URL --stats-table NAME --archive-bucket BUCKET --json
+"""
 EXAMPLES_GENERATE = """examples:
   hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
@@ -81,6 +92,44 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay.add_argument("--limit", type=int, default=5, help="keys shown per window (default 5)")
     _add_common(replay)
+
+    watch = commands.add_parser(
+        "watch",
+        help="live top keys of a table's stream, read from here",
+        epilog=EXAMPLES_WATCH,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    watch.add_argument("--table", required=True, help="the table whose stream to read")
+    watch.add_argument(
+        "--from",
+        dest="start",
+        choices=["latest", "trim-horizon"],
+        default="latest",
+        help="start at new records (default) or at the oldest the stream keeps (24 h)",
+    )
+    watch.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
+    watch.add_argument(
+        "--duration", type=float, default=0, help="stop after this many seconds (default: Ctrl-C)"
+    )
+    watch.add_argument("--once", action="store_true", help="read until caught up, print once, exit")
+    watch.add_argument("--limit", type=int, default=10, help="rows shown (default 10)")
+    watch.add_argument("--window-seconds", type=int, default=60, help="window length (default 60)")
+    watch.add_argument("--partition-limit", type=int, default=1000, help="WCU/s one partition serves")
+    _add_common(watch)
+
+    redrive = commands.add_parser(
+        "redrive",
+        help="re-read the stream ranges in the DLQ and count them",
+        epilog=EXAMPLES_REDRIVE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
+    redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
+    redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
+    redrive.add_argument("--window-seconds", type=int, default=60, help="the stack's window (default 60)")
+    redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
+    redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
+    _add_common(redrive)
 
     gen = commands.add_parser(
         "generate",
@@ -253,7 +302,84 @@ def _shard_path(path: str, index: int) -> str:
     return f"{path}-shard-{index}"
 
 
-COMMANDS = {"top": cmd_top, "replay": cmd_replay, "generate": cmd_generate}
+def cmd_watch(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.watch_view import watch
+
+    return watch(args, console)
+
+
+def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
+    """A message kept in the DLQ is made visible again at once, for the next look."""
+    sqs.change_message_visibility(
+        QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+    )
+
+
+def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from detector.adapters.aws import SDK_CONFIG
+    from detector.config import Settings
+    from detector.wiring import build_ports, reset_ports
+    from hotkeys.redrive import batch_info, drain, redrive_entry
+
+    with aws_target(args.endpoint_url, args.region):
+        from detector.adapters.aws import reset_clients
+
+        reset_clients()
+        reset_ports()
+        settings = Settings(
+            stats_table_name=args.stats_table,
+            window_seconds=args.window_seconds,
+            archive_bucket_name=args.archive_bucket,
+        )
+        ports = build_ports(settings)
+        sqs = boto3.client("sqs", config=SDK_CONFIG)
+        streams = boto3.client("dynamodbstreams", config=SDK_CONFIG)
+        results = []
+        for message in drain(sqs, args.dlq_url):
+            info = batch_info(message)
+            if info is None:
+                results.append(
+                    {"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"}
+                )
+                _release(sqs, args.dlq_url, message)
+                continue
+            result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
+            results.append(asdict(result))
+            if not args.dry_run and not args.keep and result.unreadable is None:
+                sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+            else:
+                _release(sqs, args.dlq_url, message)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    if not results:
+        console.print("The DLQ is empty.")
+    for item in results:
+        if item.get("unreadable"):
+            console.print(
+                f"[red]could no longer be read[/] {item.get('shard_id', '')} "
+                f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
+            )
+            continue
+        console.print(
+            f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
+            f"already counted {item['already_counted']}, counted now {item['counted']}"
+            + (" (dry run)" if args.dry_run else "")
+        )
+        for bad in item["malformed"]:
+            console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
+    return 0
+
+
+COMMANDS = {
+    "top": cmd_top,
+    "replay": cmd_replay,
+    "generate": cmd_generate,
+    "watch": cmd_watch,
+    "redrive": cmd_redrive,
+}
 
 
 def _fail(message: str) -> int:

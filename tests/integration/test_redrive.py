@@ -1,0 +1,103 @@
+"""`hotkeys redrive`: DLQ coordinates → records re-read from the stream → counted once, in total."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from detector.config import Settings
+from detector.pipeline import StreamBatch, process_batch
+from detector.wiring import build_ports
+from hotkeys.cli import main
+from hotkeys.events import shape_stream_record
+from hotkeys.top import window_figures, windows_in_range
+
+
+@pytest.fixture
+def stream(aws: None) -> dict[str, Any]:
+    """A source table with a stream and ten writes; its shard and the shaped records."""
+    dynamodb = boto3.client("dynamodb")
+    dynamodb.create_table(
+        TableName="orders",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    table = boto3.resource("dynamodb").Table("orders")
+    for i in range(10):
+        table.put_item(Item={"pk": f"order#{i % 3}", "n": i})
+    arn = dynamodb.describe_table(TableName="orders")["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams")
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")
+    raws = streams.get_records(ShardIterator=iterator["ShardIterator"])["Records"]
+    return {"arn": arn, "shard": shard, "records": [shape_stream_record(r, arn) for r in raws]}
+
+
+def dead_letter(stream: dict[str, Any], first: int, last: int, shard: str | None = None) -> dict[str, Any]:
+    records = stream["records"]
+    return {
+        "requestContext": {"condition": "RetryAttemptsExhausted"},
+        "DDBStreamBatchInfo": {
+            "shardId": shard or stream["shard"],
+            "streamArn": stream["arn"],
+            "batchSize": last - first + 1,
+            "startSequenceNumber": records[first]["dynamodb"]["SequenceNumber"],
+            "endSequenceNumber": records[last]["dynamodb"]["SequenceNumber"],
+        },
+    }
+
+
+def total_writes(settings: Settings) -> int:
+    store = build_ports(settings).stats
+    windows = windows_in_range(store, since=0, last=None, until=2**40, table="orders")  # type: ignore[arg-type]
+    return sum(w.writes for w in window_figures(store, windows))  # type: ignore[arg-type]
+
+
+def test_redrive_counts_what_was_never_counted_and_only_that(
+    stats_table_name: str, stream: dict, capsys: pytest.CaptureFixture
+) -> None:
+    # Given records 0..5 were counted, then the mapping gave up on a batch covering records 3..9
+    settings = Settings(stats_table_name=stats_table_name)
+    first = stream["records"][:6]
+    created = first[0]["dynamodb"]["ApproximateCreationDateTime"]
+    window = (created - created % 60, created - created % 60 + 60)
+    process_batch(
+        StreamBatch(records=first, shard_id=stream["shard"], window=window, state={}, is_final=True),
+        settings,
+        build_ports(settings),
+    )
+    sqs = boto3.client("sqs")
+    dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 3, 9)))
+    sqs.send_message(
+        QueueUrl=dlq,
+        MessageBody=json.dumps(dead_letter(stream, 0, 1, shard="shardId-00000001700000000000-0badc0de")),
+    )
+    # When redriven (twice: the second finds an empty DLQ)
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    results = {r["shard_id"]: r for r in json.loads(capsys.readouterr().out)}
+    # Then records 3..5 are recognised as counted, 6..9 are counted now, and the gone shard is reported
+    assert results[stream["shard"]]["read"] == 7
+    assert results[stream["shard"]]["already_counted"] == 3 and results[stream["shard"]]["counted"] == 4
+    assert "cannot be read" in results["shardId-00000001700000000000-0badc0de"]["unreadable"]
+    assert total_writes(settings) == 10
+    # The readable entry left the DLQ; the unreadable one stays for a human to look at
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    assert [r["shard_id"] for r in json.loads(capsys.readouterr().out)] == [
+        "shardId-00000001700000000000-0badc0de"
+    ]
+    assert total_writes(settings) == 10
+
+
+def test_dry_run_changes_nothing(stats_table_name: str, stream: dict, capsys: pytest.CaptureFixture) -> None:
+    sqs = boto3.client("sqs")
+    dlq = sqs.create_queue(QueueName="dlq2")["QueueUrl"]
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 0, 9)))
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]) == 0
+    assert "counted now 10 (dry run)" in capsys.readouterr().out
+    assert total_writes(Settings(stats_table_name=stats_table_name)) == 0
