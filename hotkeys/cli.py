@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
         "event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON"
     )
     replay.add_argument("--limit", type=int, default=5, help="keys shown per window (default 5)")
+    replay.add_argument(
+        "--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report"
+    )
     _add_common(replay)
 
     watch = commands.add_parser(
@@ -336,7 +339,7 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
         ports = build_ports(settings)
         sqs = boto3.client("sqs", config=SDK_CONFIG)
         streams = boto3.client("dynamodbstreams", config=SDK_CONFIG)
-        results = []
+        results: list[dict[str, Any]] = []
         for message in drain(sqs, args.dlq_url):
             info = batch_info(message)
             if info is None:

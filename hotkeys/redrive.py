@@ -55,7 +55,7 @@ def redrive_entry(
 ) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
-    arn = info.get("streamArn")
+    arn = str(info.get("streamArn") or "")
     try:
         records = list(read_range(streams, arn, shard_id, start, end))
     except ClientError as error:

@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -101,6 +102,11 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
             raise UserError(str(error)) from None
         result = collect(report, args.limit)
         report_bucket = report.resources.bucket
+    if args.report:
+        from hotkeys.replay import load_events
+        from hotkeys.report import heat_map, render
+
+        Path(args.report).write_text(render(result, heat_map(load_events(args.event_files))))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
@@ -143,4 +149,6 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
             )
     else:
         console.print("Nothing was sent to the DLQ.")
+    if args.report:
+        console.print(f"Report written to {args.report}")
     return 0

@@ -108,7 +108,8 @@ def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str |
         key=key_text(keys[key_attribute]),
         event_time=int(created),
         sequence=int(sequence),
-        wcu=_write_units(stream, keys) if kind is Kind.WRITE else 0,
+        # TTL deletions cost no capacity, but their images are validated all the same.
+        wcu=_write_units(stream, keys) * (kind is Kind.WRITE),
         kind=kind,
     )
 

@@ -1,0 +1,160 @@
+"""Hostile input never crashes a batch: good records are counted, bad ones become item failures.
+
+Records are generated with every DynamoDB type, deep nesting, 400 KB items, empty
+strings, unicode and binary keys and 38-digit numbers; bad ones are good ones with a
+single defect (missing fields, wrong types, unknown types, broken ARNs). Every record
+carries a SequenceNumber, as Lambda guarantees: without one a failure cannot be
+reported per item, and the handler fails the batch on purpose (tested elsewhere).
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import uuid
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from detector.adapters.key_schema import PartitionKeyResolver
+from detector.adapters.stats_store import DynamoStatsStore
+from detector.config import Settings
+from detector.pipeline import Ports, StreamBatch, process_batch
+from detector.sizing import larger_image_size, write_units
+from hotkeys.events import sequence_number, stream_record
+from hotkeys.local import create_stats_table
+
+T0 = 1_796_083_200
+
+plain_scalars = st.one_of(
+    st.text(max_size=30),
+    st.integers(min_value=-(10**37), max_value=10**37).map(Decimal),
+    st.decimals(allow_nan=False, allow_infinity=False, places=6, min_value=-(10**20), max_value=10**20),
+    st.binary(max_size=30),
+    st.booleans(),
+    st.none(),
+    st.sets(st.text(min_size=1, max_size=5), min_size=1, max_size=3),
+)
+plain_values = st.recursive(
+    plain_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+keys = st.one_of(
+    st.text(min_size=1, max_size=40).map(lambda s: ("S", s)),
+    st.integers(min_value=-(10**37), max_value=10**37).map(lambda i: ("N", str(i))),
+    st.binary(min_size=1, max_size=30).map(lambda b: ("B", base64.b64encode(b).decode())),
+)
+
+
+@st.composite
+def good_records(draw: st.DrawFn) -> dict[str, Any]:
+    kind, key = draw(keys)
+    attributes = draw(
+        st.dictionaries(
+            st.text(min_size=1, max_size=10).filter(lambda n: n != "pk"), plain_values, max_size=6
+        )
+    )
+    big = draw(st.sampled_from([0, 0, 0, 1000, 399_000]))
+    image: dict[str, Any] = {"pk": {kind: key}}
+    new_image = {**image, **_typed(attributes), "blob": {"S": "é" * (big // 2)}}
+    name = draw(st.sampled_from(["INSERT", "MODIFY", "REMOVE", "TTL"]))
+    record = stream_record(
+        table="hostile",
+        event_name="REMOVE" if name == "TTL" else name,
+        keys=image,
+        typed=True,
+        sequence="0",
+        event_time=T0 + draw(st.integers(min_value=0, max_value=119)),
+        new_image=None if name in ("REMOVE", "TTL") else new_image,
+        old_image=None if name == "INSERT" else new_image,
+        ttl_delete=name == "TTL",
+    )
+    return record
+
+
+def _typed(attributes: dict[str, Any]) -> dict[str, Any]:
+    from hotkeys.events import to_dynamodb_json
+
+    return to_dynamodb_json(attributes)
+
+
+DEFECTS = [
+    lambda r: r.pop("dynamodb"),
+    lambda r: r["dynamodb"].pop("Keys"),
+    lambda r: r.update(eventName="UPSERT"),
+    lambda r: r.update(eventSourceARN="arn:aws:sqs:us-east-1:1:queue"),
+    lambda r: r["dynamodb"].update(ApproximateCreationDateTime="yesterday"),
+    lambda r: r["dynamodb"].update(Keys={"pk": {"BOOL": True}}),
+    lambda r: r["dynamodb"].update(Keys={}),
+    lambda r: r["dynamodb"].update(NewImage={"x": {"Q": "1"}}, OldImage=None),
+    lambda r: r["dynamodb"].update(NewImage={"x": {"N": "twelve"}}),
+    lambda r: r["dynamodb"].update(NewImage={"x": {"M": {"y": {"L": [{"SS": []}]}}}}),
+    lambda r: r["dynamodb"].update(NewImage=["not", "a", "map"]),
+    lambda r: r["dynamodb"].update(NewImage={"x": {"B": "%%%"}}),
+    lambda r: r["dynamodb"].update(NewImage={"x": {"S": "a", "N": "1"}}),
+]
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> list[tuple[dict[str, Any], bool]]:
+    items = []
+    for position in range(draw(st.integers(min_value=1, max_value=25))):
+        record = draw(good_records())
+        bad = draw(st.booleans()) and draw(st.integers(min_value=0, max_value=3)) == 0
+        if bad:
+            record = copy.deepcopy(record)
+            draw(st.sampled_from(DEFECTS))(record)
+        sequence = sequence_number(0, position)
+        record.setdefault("dynamodb", {})["SequenceNumber"] = sequence
+        items.append((record, bad))
+    return items
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(batch=batches())
+def test_good_records_count_and_bad_ones_fail_alone(
+    aws: None, batch: list[tuple[dict[str, Any], bool]]
+) -> None:
+    name = f"stats-{uuid.uuid4().hex[:8]}"
+    create_stats_table(boto3.client("dynamodb"), name)
+    ports = Ports(
+        stats=DynamoStatsStore(boto3.resource("dynamodb").Table(name)),
+        resolve_key=PartitionKeyResolver(None, lambda table: {}),
+    )
+    records = [record for record, _ in batch]
+    # When the batch is processed as one tumbling-window invocation
+    outcome = process_batch(
+        StreamBatch(records=records, shard_id="shardId-1", window=(T0, T0 + 60), state={}, is_final=True),
+        Settings(stats_table_name=name),
+        ports,
+    )
+    # Then exactly the defective records are reported, and every good one is counted once
+    bad = sorted(record["dynamodb"]["SequenceNumber"] for record, is_bad in batch if is_bad)
+    assert outcome.failures == bad
+    good = [record for record, is_bad in batch if not is_bad]
+    assert outcome.counted + outcome.ttl_deletes == len(good)
+    expected_wcu = sum(
+        write_units(larger_image_size(r["dynamodb"].get("OldImage"), r["dynamodb"].get("NewImage")))
+        for r in good
+        if "userIdentity" not in r
+    )
+    stored = sum(
+        int(item["wcu"])
+        for item in boto3.resource("dynamodb").Table(name).scan()["Items"]
+        if item["pk"].startswith("SEG#")
+    )
+    assert stored == expected_wcu
