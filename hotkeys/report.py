@@ -1,4 +1,4 @@
-"""``--report FILE.html``: a self-contained page with a key × time heat map and the top keys.
+"""``--report FILE.html``: a self-contained page with a key-by-time heat map and the top keys.
 
 The heat map is computed from the replayed records themselves (exact write units per key
 per 10-second bucket), the way Key Visualizer shows heat: one row per key, one column per

@@ -1,4 +1,4 @@
-"""The replay's HTML report: a key × time heat map with exact figures, viewable offline."""
+"""The replay's HTML report: a key-by-time heat map with exact figures, viewable offline."""
 
 from __future__ import annotations
 
