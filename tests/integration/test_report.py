@@ -45,7 +45,7 @@ def report(tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
 def test_the_heat_map_holds_the_exact_write_units(report: Path) -> None:
     parser = HeatMapParser()
     parser.feed(report.read_text())
-    # The burst key leads; its cells add up to its 18,000 write units, all within 20 s (two 10 s buckets + edges)
+    # The burst key leads; its cells add up to its 18,000 write units, all within 20 s (2-3 buckets)
     first = next(iter(parser.rows))
     assert first == "event#42"
     assert sum(parser.rows[first]) == 18_000
