@@ -12,7 +12,7 @@ import pytest
 
 from detector.config import Settings
 from detector.pipeline import parse_event, process_batch
-from detector.wiring import build_ports
+from detector.wiring import build_ports, reset_ports
 from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
 from hotkeys.events import sequence_number, stream_record
 from hotkeys.top import top_rows, window_figures, windows_in_range
@@ -119,6 +119,7 @@ def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(
         settings = Settings(
             stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9
         )
+        reset_ports()  # a fresh container for each run
         boto3.resource("dynamodb").Table(stats_table_name).delete_item(
             Key={"pk": "INC#tickets", "sk": "partition_limit#event#42"}
         )

@@ -38,6 +38,7 @@ class DynamoIncidentStore:
                 Item={
                     **self._key(hot.table, hot.incident_key),
                     "status": FIRING,
+                    "published": False,
                     "table_name": hot.table,
                     "key": hot.key,
                     "reason": hot.reason,
@@ -139,9 +140,14 @@ class DynamoIncidentStore:
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": "pk = :pk",
-            "FilterExpression": "#s = :firing AND shard_id = :shard",
+            "FilterExpression": "shard_id = :shard AND (#s = :firing OR resolve_published = :no)",
             "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {":pk": f"INC#{table}", ":firing": FIRING, ":shard": shard_id},
+            "ExpressionAttributeValues": {
+                ":pk": f"INC#{table}",
+                ":firing": FIRING,
+                ":shard": shard_id,
+                ":no": False,
+            },
         }
         while True:
             page = self._table.query(**kwargs)
@@ -155,10 +161,15 @@ class DynamoIncidentStore:
         try:
             self._table.update_item(
                 Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :resolved, resolved_window = :w",
+                UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no",
                 ConditionExpression="#s = :firing AND last_hot_window < :w",
                 ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":resolved": RESOLVED, ":firing": FIRING, ":w": window_start},
+                ExpressionAttributeValues={
+                    ":resolved": RESOLVED,
+                    ":firing": FIRING,
+                    ":w": window_start,
+                    ":no": False,
+                },
             )
         except ClientError as error:
             if _conditional_failure(error):
@@ -171,7 +182,7 @@ class DynamoIncidentStore:
         try:
             self._table.update_item(
                 Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :firing REMOVE resolved_window",
+                UpdateExpression="SET #s = :firing REMOVE resolved_window, resolve_published",
                 ConditionExpression="#s = :resolved AND resolved_window = :w",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={":resolved": RESOLVED, ":firing": FIRING, ":w": window_start},
@@ -179,3 +190,17 @@ class DynamoIncidentStore:
         except ClientError as error:
             if not _conditional_failure(error):
                 raise
+
+    def get(self, table: str, incident_key: str) -> dict[str, Any] | None:
+        item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")
+        return dict(item) if item else None
+
+    def mark_published(self, table: str, incident_key: str, flag: str) -> None:
+        """Record that the firing (``published``) or resolved (``resolve_published``) message went out."""
+        self._table.update_item(
+            Key=self._key(table, incident_key),
+            UpdateExpression="SET #f = :yes",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#f": flag},
+            ExpressionAttributeValues={":yes": True},
+        )

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from detector.alerts import rules
 from detector.alerts.messages import FIRING, REMINDER, RESOLVED, Alert, display_key
 from detector.config import Settings
@@ -46,6 +48,8 @@ class AlertDesk:
         self._windows = windows
         self._clock = clock
         self._totals: dict[tuple[str, int, str], tuple[float, int]] = {}
+        # Messages this container published (its retries must not send them again).
+        self._sent: set[tuple[str, str, int, str]] = set()
 
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
         published = 0
@@ -78,25 +82,58 @@ class AlertDesk:
     def _on_hot(self, hot: rules.HotKey, shard_id: str, table_wcu: int) -> int:
         incidents = self._incidents
         if incidents.claim_firing(hot, shard_id):
-            try:
-                self._publish(hot, FIRING, table_wcu, hot.wcu_per_second)
-            except Exception:
-                incidents.release_firing(hot)
-                raise
+            self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
             return 1
+        current = incidents.get(hot.table, hot.incident_key) or {}
+        if (
+            current.get("status") == FIRING
+            and current.get("published") is False
+            and int(current.get("fired_window", -1)) == hot.window_start
+        ):
+            # Our claim was written but its message may not have gone out (the invocation failed in
+            # between): publish it now, unless this container already did.
+            return self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
         previous = incidents.claim_reminder(hot, shard_id, self._settings.alert_reminder_seconds)
         if previous is not None:
             peak = max(float(previous.get("peak", 0)), hot.wcu_per_second)
             incidents.raise_peak(hot)
             try:
                 self._publish(hot, REMINDER, table_wcu, peak)
-            except Exception:
+            except ClientError:
                 incidents.release_reminder(hot, int(previous.get("notified_at", 0)))
                 raise
             return 1
         incidents.mark_hot(hot, shard_id)
         incidents.raise_peak(hot)
         return 0
+
+    def _deliver(self, hot: rules.HotKey, status: str, table_wcu: int, peak: float, flag: str) -> int:
+        """Publish a firing or resolved message at most once per incident, and never lose it silently.
+
+        SNS answered with an error: nothing was sent; the batch fails and the retry publishes.
+        No answer at all (timeout, connection lost): it may have been sent; it is taken as sent
+        (at most once) and logged. Once sent, the incident is marked; if that mark cannot be
+        written, this container remembers the message so its retries do not send it again.
+        """
+        memory = (hot.table, hot.incident_key, hot.window_start, status)
+        if memory not in self._sent:
+            try:
+                self._publish(hot, status, table_wcu, peak)
+            except ClientError:
+                raise
+            except BotoCoreError as error:
+                self._sent.add(memory)
+                logger.warning(
+                    "alert publish outcome unknown; not resent",
+                    extra={"table": hot.table, "key": hot.key, "status": status, "error": str(error)},
+                )
+                raise
+            self._sent.add(memory)
+        try:
+            self._incidents.mark_published(hot.table, hot.incident_key, flag)
+        except (ClientError, BotoCoreError) as error:
+            logger.warning("could not mark alert as published", extra={"key": hot.key, "error": str(error)})
+        return 1
 
     def _publish(self, hot: rules.HotKey, status: str, table_wcu: int, peak: float) -> None:
         share = (
@@ -136,41 +173,47 @@ class AlertDesk:
         table_wcu = self._table_wcu(shard_id, segment, fresh=True)
         published = 0
         for incident in open_incidents:
-            reason, key = str(incident["reason"]), str(incident["key"])
+            reason, key, incident_key = str(incident["reason"]), str(incident["key"]), str(incident["sk"])
+            if incident.get("status") == RESOLVED:
+                # Resolved by an earlier attempt of this window whose message may not have gone out.
+                if int(incident.get("resolved_window", -1)) == segment.window_start:
+                    published += self._deliver(
+                        self._cooled(segment, key, reason, table_wcu),
+                        RESOLVED,
+                        table_wcu,
+                        float(incident.get("peak", 0)),
+                        "resolve_published",
+                    )
+                continue
             if int(incident["last_hot_window"]) >= segment.window_start:
                 continue
             level = rules.window_level(segment, self._settings, key, reason, table_wcu)
             if level >= rules.resolve_level(self._settings, reason):
                 continue
-            incident_key = str(incident["sk"])
             if not self._incidents.resolve(segment.table, incident_key, segment.window_start):
                 continue
-            hot = rules.HotKey(
-                table=segment.table,
-                key=key,
-                reason=reason,
-                window_start=segment.window_start,
-                window_seconds=self._settings.window_seconds,
-                writes=0,
-                wcu=int(
-                    level * (self._settings.window_seconds if reason == rules.PARTITION_LIMIT else table_wcu)
-                ),
-                wcu_per_second=round(
-                    level
-                    if reason == rules.PARTITION_LIMIT
-                    else level * table_wcu / self._settings.window_seconds,
-                    1,
-                ),
-                share=round(level, 4) if reason == rules.SHARE else 0.0,
-                event_time=segment.last_event,
+            cooled = self._cooled(segment, key, reason, table_wcu)
+            published += self._deliver(
+                cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published"
             )
-            try:
-                self._publish(hot, RESOLVED, table_wcu, float(incident.get("peak", 0)))
-            except Exception:
-                self._incidents.reopen(segment.table, incident_key, segment.window_start)
-                raise
-            published += 1
         return published
+
+    def _cooled(self, segment: Segment, key: str, reason: str, table_wcu: int) -> rules.HotKey:
+        level = rules.window_level(segment, self._settings, key, reason, table_wcu)
+        seconds = self._settings.window_seconds
+        wcu = int(level * seconds) if reason == rules.PARTITION_LIMIT else int(level * table_wcu)
+        return rules.HotKey(
+            table=segment.table,
+            key=key,
+            reason=reason,
+            window_start=segment.window_start,
+            window_seconds=seconds,
+            writes=0,
+            wcu=wcu,
+            wcu_per_second=round(wcu / seconds, 1),
+            share=round(level, 4) if reason == rules.SHARE else 0.0,
+            event_time=segment.last_event,
+        )
 
     # -- table totals -----------------------------------------------------------------------
     def _table_wcu(self, shard_id: str, segment: Segment, fresh: bool = False) -> int:

@@ -1,0 +1,284 @@
+"""Fault injection: AWS misbehaving under the real handler, through the event-source-mapping emulation.
+
+Each schedule is seeded (reproducible): DynamoDB, SNS and S3 calls fail at random with
+throttling or 5xx errors, before the call or after it succeeded (the container dies
+after writing, before answering), while Lambda loses responses, redelivers overlapping
+ranges and picks random batch sizes. After every schedule the invariants are checked
+against a clean run and against exact figures the test computes itself.
+
+CI runs FAULT_SCHEDULES (default 30) schedules; `make soak` runs thousands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError, ReadTimeoutError
+
+from detector.adapters.aws import client, resource
+from detector.config import Settings
+from detector.pipeline import parse_event, process_batch
+from detector.wiring import build_ports, reset_ports
+from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.events import sequence_number, stream_record
+from hotkeys.local import create_stats_table
+from hotkeys.replay_view import archived_objects
+from hotkeys.top import window_figures, windows_in_range
+from infra.settings import EventSourceSettings
+
+T0 = 1_796_083_200
+SCHEDULES = int(os.environ.get("FAULT_SCHEDULES", "30"))
+ERRORS = [
+    ("ThrottlingException", 400),
+    ("ProvisionedThroughputExceededException", 400),
+    ("InternalServerError", 500),
+    ("ServiceUnavailable", 503),
+    ("SlowDown", 503),
+]
+
+
+def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
+    """A burst key, background writes, application deletes, TTL deletions and two poison records."""
+    rng = random.Random(42)
+    events: list[tuple[float, str, str]] = [(T0 + 25 + i / 900, "event#42", "write") for i in range(900 * 12)]
+    for i in range(400):
+        events.append(
+            (T0 + i * 0.3, f"user#{rng.randint(0, 40)}", rng.choice(["write", "write", "delete", "ttl"]))
+        )
+    events.sort()
+    records, poison, ttl = [], set(), set()
+    for position, (when, key, kind) in enumerate(events):
+        image = {"pk": key, "n": position, "expireAt": int(when) - 60}
+        sequence = sequence_number(0, position)
+        if kind == "ttl":
+            record = stream_record(
+                table="tickets",
+                event_name="REMOVE",
+                keys={"pk": key},
+                sequence=sequence,
+                event_time=int(when),
+                old_image=image,
+                ttl_delete=True,
+            )
+            ttl.add(record["eventID"])
+        elif kind == "delete":
+            record = stream_record(
+                table="tickets",
+                event_name="REMOVE",
+                keys={"pk": key},
+                sequence=sequence,
+                event_time=int(when),
+                old_image=image,
+            )
+        else:
+            record = stream_record(
+                table="tickets",
+                event_name="MODIFY",
+                keys={"pk": key},
+                sequence=sequence,
+                event_time=int(when),
+                new_image=image,
+                old_image=image,
+            )
+        if position in (150, 4000):
+            record["dynamodb"]["NewImage"] = {"pk": {"S": key}, "broken": {"Q": "?"}}
+            poison.add(sequence)
+        records.append(record)
+    return records, poison, ttl
+
+
+class FaultInjector:
+    """Raises AWS errors from inside botocore, before a call or after it took effect."""
+
+    def __init__(self, rng: random.Random, probability: float) -> None:
+        self.rng = rng
+        self.probability = probability
+        self.injected = Counter[str]()
+
+    def _error(self, operation: str) -> ClientError:
+        code, status = self.rng.choice(ERRORS)
+        return ClientError(
+            {"Error": {"Code": code, "Message": "injected"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+            operation,
+        )
+
+    def before(self, model: Any, **_: Any) -> None:
+        if self.rng.random() < self.probability:
+            self.injected[f"before {model.name}"] += 1
+            raise self._error(model.name)
+
+    def after(self, model: Any, **_: Any) -> None:
+        # The call took effect but its answer never arrived: a timeout, or the container died.
+        if (
+            model.name in ("PutItem", "UpdateItem", "Publish", "PutObject", "DeleteItem")
+            and self.rng.random() < self.probability
+        ):
+            self.injected[f"after {model.name}"] += 1
+            raise ReadTimeoutError(
+                endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com"
+            )
+
+    def attach(self) -> Iterator[None]:
+        clients = [resource("dynamodb").meta.client, client("sns"), client("s3"), client("dynamodb")]
+        for aws in clients:
+            aws.meta.events.register("before-call.*.*", self.before)
+            aws.meta.events.register("after-call.*.*", self.after)
+        try:
+            yield
+        finally:
+            for aws in clients:
+                aws.meta.events.unregister("before-call.*.*", self.before)
+                aws.meta.events.unregister("after-call.*.*", self.after)
+
+
+def environment() -> tuple[Settings, str]:
+    suffix = uuid.uuid4().hex[:8]
+    stats = f"stats-{suffix}"
+    create_stats_table(boto3.client("dynamodb"), stats)
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic = sns.create_topic(Name=f"alerts-{suffix}")["TopicArn"]
+    queue = sqs.create_queue(QueueName=f"copies-{suffix}")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
+    boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
+    return Settings(
+        stats_table_name=stats,
+        alert_topic_arn=topic,
+        archive_bucket_name=f"archive-{suffix}",
+        share_min_wcu=10**9,
+        ttl_attribute="expireAt",
+    ), queue
+
+
+def run(records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | None) -> dict[str, Any]:
+    reset_ports()
+    settings, queue = environment()
+    ports = build_ports(settings)
+    esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=60, retry_attempts=25)
+    consumer = ShardConsumer(
+        lambda e: process_batch(parse_event(e), settings, ports).response(),
+        "shardId-00001",
+        esm,
+        chaos,
+        stream_arn="arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x",
+    )
+    if faults is None:
+        consumer.consume(records)
+    else:
+        attached = faults.attach()
+        next(attached)
+        try:
+            consumer.consume(records)
+        finally:
+            next(attached, None)
+    store = ports.stats
+    figures = window_figures(
+        store,
+        windows_in_range(
+            store,
+            since=0,
+            last=None,
+            until=2**40,  # type: ignore[arg-type]
+            table=None,
+        ),
+    )
+    sqs, s3 = boto3.client("sqs"), boto3.client("s3")
+    alerts = []
+    while messages := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", []):
+        for message in messages:
+            alerts.append(json.loads(json.loads(message["Body"])["Message"]))
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+    archived_ids = []
+    for item in archived_objects(settings.archive_bucket_name):
+        body = s3.get_object(Bucket=settings.archive_bucket_name, Key=item["key"])["Body"].read()
+        import gzip
+
+        archived_ids.extend(
+            json.loads(line)["event_id"] for line in gzip.decompress(body).decode().splitlines()
+        )
+    return {"figures": figures, "alerts": alerts, "archived": archived_ids, "dlq": consumer.run.dead_letters}
+
+
+@pytest.fixture(scope="module")
+def clean(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    from moto import mock_aws
+
+    with pytest.MonkeyPatch.context() as patch, mock_aws():
+        for name, value in {
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }.items():
+            patch.setenv(name, value)
+        patch.delenv("AWS_ENDPOINT_URL", raising=False)
+        from detector.adapters.aws import reset_clients
+
+        reset_clients()
+        records, poison, ttl = workload()
+        yield {"records": records, "poison": poison, "ttl": ttl, "result": run(records, Chaos(), None)}
+
+
+def test_clean_run_matches_the_exact_figures(clean: dict[str, Any]) -> None:
+    figures = clean["result"]["figures"]
+    writes = sum(
+        1
+        for r in clean["records"]
+        if "userIdentity" not in r and r["dynamodb"]["SequenceNumber"] not in clean["poison"]
+    )
+    assert sum(w.writes for w in figures) == writes
+    assert sum(w.ttl_deletes for w in figures) == len(clean["ttl"])
+    assert sorted(clean["result"]["archived"]) == sorted(clean["ttl"])
+
+
+@pytest.mark.parametrize("seed", range(SCHEDULES))
+def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], seed: int, aws: None) -> None:
+    rng = random.Random(seed)
+    faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
+    result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults)
+    # Stats: identical to the clean pass
+    assert result["figures"] == clean["result"]["figures"], dict(faults.injected)
+    # Archive: every TTL deletion, nothing else; duplicates only as copies of the same event_id
+    assert set(result["archived"]) == clean["ttl"]
+    # Alerts: one firing and one resolved for the burst, nothing else
+    statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
+    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), dict(
+        faults.injected
+    )
+    # DLQ: starts exactly at poison records, and every poison record is inside an entry
+    starts = {letter.start_sequence for letter in result["dlq"]}
+    assert starts <= clean["poison"]
+    for poison in clean["poison"]:
+        assert any(int(l.start_sequence) <= int(poison) <= int(l.end_sequence) for l in result["dlq"])
+    assert all(l.shard_id and l.stream_arn for l in result["dlq"])
+
+
+def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) -> None:
+    # A schedule that injected nothing would prove nothing: check that the injector bites everywhere.
+    seen: Counter[str] = Counter()
+    for seed in range(100, 110):
+        rng = random.Random(seed)
+        faults = FaultInjector(rng, probability=0.15)
+        result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults)
+        assert result["figures"] == clean["result"]["figures"]
+        assert Counter(a["status"] for a in result["alerts"]) == Counter({"firing": 1, "resolved": 1})
+        seen.update(faults.injected)
+        if {"before Publish", "after Publish", "after PutItem", "after PutObject"} <= set(seen):
+            break
+    assert {
+        "before Publish",
+        "after Publish",
+        "before PutItem",
+        "after PutItem",
+        "before PutObject",
+        "after PutObject",
+    } <= set(seen), seen
