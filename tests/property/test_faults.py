@@ -258,8 +258,8 @@ def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], se
     starts = {letter.start_sequence for letter in result["dlq"]}
     assert starts <= clean["poison"]
     for poison in clean["poison"]:
-        assert any(int(l.start_sequence) <= int(poison) <= int(l.end_sequence) for l in result["dlq"])
-    assert all(l.shard_id and l.stream_arn for l in result["dlq"])
+        assert any(int(d.start_sequence) <= int(poison) <= int(d.end_sequence) for d in result["dlq"])
+    assert all(d.shard_id and d.stream_arn for d in result["dlq"])
 
 
 def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) -> None:
