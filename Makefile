@@ -36,6 +36,10 @@ format: install
 bench: install  ## speed and cost figures for docs/benchmarks.md
 	$(BIN)/python -m bench.run
 
+soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thousands of fault schedules
+	$(BIN)/python -m bench.soak
+	FAULT_SCHEDULES=2000 $(BIN)/python -m pytest -q tests/property/test_faults.py
+
 synth: install  ## cdk.out/ offline, cdk-nag checked
 	CDK_OUTDIR=cdk.out $(BIN)/python app.py
 

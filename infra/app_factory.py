@@ -53,5 +53,6 @@ _CONTEXT_KEYS = (
     "slackWorkspaceId",
     "slackChannelId",
     "keyDisplay",
+    "keyHashSalt",
     "powertoolsLayerArn",
 )

@@ -103,6 +103,7 @@ class HotKeyDetector(Construct):
             "STATS_RETENTION_DAYS": str(options.stats_retention_days),
             "ARCHIVE_PREFIX": options.archive_prefix,
             "KEY_DISPLAY": options.key_display,
+            **({"KEY_HASH_SALT": options.key_hash_salt} if options.key_hash_salt else {}),
             **options.extra_environment,
         }
         ttl_attributes = {t.ttl_attribute for t in tables}

@@ -34,6 +34,7 @@ class DetectorOptions:
     slack_workspace_id: str | None = None
     slack_channel_id: str | None = None
     key_display: str = "raw"
+    key_hash_salt: str | None = None
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     extra_environment: Mapping[str, str] = field(default_factory=dict)
@@ -47,6 +48,8 @@ class DetectorOptions:
             raise ContextError("slackWorkspaceId and slackChannelId go together")
         if self.key_display not in ("raw", "hash"):
             raise ContextError("keyDisplay must be raw or hash")
+        if self.key_display == "hash" and not self.key_hash_salt:
+            raise ContextError("keyDisplay=hash needs -c keyHashSalt=<a long random string> (kept out of alerts)")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         slack_workspace_id=_get(context, "slackWorkspaceId"),
         slack_channel_id=_get(context, "slackChannelId"),
         key_display=str(_get(context, "keyDisplay") or "raw"),
+        key_hash_salt=_get(context, "keyHashSalt"),
         powertools_layer_arn=_get(context, "powertoolsLayerArn"),
     )
     options.validate()

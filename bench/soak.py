@@ -1,0 +1,147 @@
+"""``make soak``: a long run at production scale, through the real pipeline, against moto.
+
+A 50,000 WCU/s table has at least 50 partitions, each at most 1,000 WCU/s, and a stream
+shard per partition; shards are processed independently (one invocation at a time each).
+The soak drives SHARDS shards at 1,000 records/s (~1 KB items, Zipf keys) for MINUTES
+simulated minutes, window by window as the event source mapping would (batches of 1,000,
+tumbling-window state carried, a final invocation per window), and records per window:
+CPU per record, resident memory, carried-state size, summary size and stats writes.
+Then one window with 1,000,000 distinct keys shows the summary (and memory) stay bounded.
+Results: docs/soak-latest.json and the "Soak" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import itertools
+import json
+import os
+import random
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+T0 = 1_796_083_200
+ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/soak/stream/2026-12-01T00:00:00.000"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def fast_records(shard: int, rate: int, start: int, seconds: int, keys: int, seed: int,
+                 unique_keys: bool = False) -> Iterator[dict[str, Any]]:
+    """Records built straight in DynamoDB JSON (the generator's TypeSerializer is too slow for millions)."""
+    rng = random.Random(seed)
+    weights = list(itertools.accumulate(1 / (rank**1.1) for rank in range(1, keys + 1)))
+    total = weights[-1]
+    position = 0
+    for second in range(seconds):
+        for _ in range(rate):
+            key = f"key#{position}" if unique_keys else f"user#{bisect.bisect_left(weights, rng.random() * total)}"
+            note = {"S": "n" * rng.randint(500, 900)}
+            new = {"pk": {"S": key}, "status": {"S": "PAID"}, "updatedAt": {"N": str(start + second)},
+                   "amount": {"N": "123.45"}, "currency": {"S": "EUR"}, "version": {"N": str(position % 50)},
+                   "address": {"M": {"city": {"S": "Lyon"}, "zip": {"S": "69001"}}},
+                   "lines": {"L": [{"M": {"sku": {"S": "SKU-1"}, "qty": {"N": "2"}}}]}, "note": note}
+            old = dict(new, status={"S": "NEW"}, version={"N": str(position % 50 + 1)})
+            yield {
+                "eventID": f"{shard}-{position}", "eventName": "MODIFY", "eventSource": "aws:dynamodb",
+                "awsRegion": "us-east-1", "eventSourceARN": ARN,
+                "dynamodb": {"ApproximateCreationDateTime": start + second, "Keys": {"pk": {"S": key}},
+                             "NewImage": new, "OldImage": old,
+                             "SequenceNumber": f"{(shard + 1) * 10**20 + position:021d}",
+                             "StreamViewType": "NEW_AND_OLD_IMAGES"},
+            }
+            position += 1
+
+
+def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dict[str, int]) -> list[dict[str, Any]]:
+    from detector.pipeline import StreamBatch, process_batch
+
+    rows = []
+    records = fast_records(shard, 1000, T0, minutes * 60, 100_000, seed=shard)
+    for minute in range(minutes):
+        start = T0 + minute * 60
+        state: dict[str, Any] = {}
+        cpu = 0.0
+        writes_before = counter["requests"]
+        for _ in range(60):  # 60 batches of 1,000 records = one minute at 1,000 records/s
+            batch = list(itertools.islice(records, 1000))
+            began = time.process_time()
+            outcome = process_batch(StreamBatch(batch, f"shardId-{shard}", (start, start + 60), state), settings,
+                                    ports)
+            state = json.loads(json.dumps(outcome.state))
+            cpu += time.process_time() - began
+        state_bytes = len(json.dumps(state))
+        summary = max((len(seg["k"]) for seg in state.get("seg", [])), default=0)
+        process_batch(StreamBatch([], f"shardId-{shard}", (start, start + 60), state, is_final=True), settings,
+                      ports)
+        rows.append({"shard": shard, "minute": minute, "us_per_record": cpu / 60_000 * 1e6,
+                     "rss_mb": round(_rss_mb(), 1), "state_kb": round(state_bytes / 1024, 1),
+                     "summary_keys": summary, "stats_writes": counter["requests"] - writes_before})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
+    """One window, 1,000,000 distinct keys: the summary and the traced memory stay bounded."""
+    from detector.pipeline import StreamBatch, process_batch
+
+    # 1,000 s of unique keys, all in one 900 s window (the longest Lambda allows) but the last 100 s.
+    records = fast_records(99, 1000, T0, 1000, 10, seed=99, unique_keys=True)
+    state: dict[str, Any] = {}
+    tracemalloc.start()
+    peak_batch = 0
+    for index in range(1000):
+        batch = list(itertools.islice(records, 1000))
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        outcome = process_batch(StreamBatch(batch, "shardId-99", (T0, T0 + 900), state), settings, ports)
+        peak_batch = max(peak_batch, tracemalloc.get_traced_memory()[1] - base)
+        state = outcome.state or {}
+    tracemalloc.stop()
+    return {"distinct_keys": 1_000_000, "state_kb": round(len(json.dumps(state)) / 1024, 1),
+            "summary_keys": max(len(seg["k"]) for seg in state["seg"]),
+            "peak_traced_mb_per_batch": round(peak_batch / 2**20, 1), "rss_mb": round(_rss_mb(), 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--shards", type=int, default=2)
+    parser.add_argument("--minutes", type=int, default=30)
+    args = parser.parse_args(argv)
+    os.environ.update({"AWS_ACCESS_KEY_ID": "soak", "AWS_SECRET_ACCESS_KEY": "soak", "AWS_REGION": "us-east-1",
+                       "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true"})
+    import boto3
+    from moto import mock_aws
+
+    from detector.adapters.aws import resource
+    from detector.config import Settings
+    from detector.wiring import build_ports
+    from hotkeys.local import create_stats_table
+
+    counter = {"requests": 0}
+    with mock_aws():
+        create_stats_table(boto3.client("dynamodb"), "soak-stats")
+        settings = Settings(stats_table_name="soak-stats")
+        ports = build_ports(settings)
+        resource("dynamodb").meta.client.meta.events.register(
+            "provide-client-params.dynamodb.PutItem", lambda **_: counter.__setitem__("requests",
+                                                                                      counter["requests"] + 1))
+        rows = [row for shard in range(args.shards) for row in soak_shard(shard, args.minutes, settings, ports,
+                                                                            counter)]
+        wide = million_keys(Settings(stats_table_name="soak-stats", window_seconds=900), ports)
+    print(json.dumps(wide))
+    results = {"shards": args.shards, "minutes": args.minutes, "rows": rows, "million_keys": wide}
+    (ROOT / "docs" / "soak-latest.json").write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""Settings and context validation: every error names what to fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from detector.alerts.messages import display_key
+from detector.config import ConfigError, load_settings
+from infra.options import ContextError, options_from_context, source_from_context
+
+
+def test_defaults() -> None:
+    settings = load_settings({"STATS_TABLE_NAME": "s"})
+    assert (settings.window_seconds, settings.partition_wcu_limit, settings.alert_threshold) == (60, 1000, 0.8)
+    assert settings.alert_wcu_per_second == 800
+    assert settings.alert_topic_arn is None and settings.archive_bucket_name is None
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({}, "STATS_TABLE_NAME"),
+        ({"WINDOW_SECONDS": "901"}, "WINDOW_SECONDS"),
+        ({"WINDOW_SECONDS": "abc"}, "WINDOW_SECONDS"),
+        ({"PARTITION_WCU_LIMIT": "0"}, "PARTITION_WCU_LIMIT"),
+        ({"ALERT_THRESHOLD": "1.5"}, "ALERT_THRESHOLD"),
+        ({"ALERT_HYSTERESIS": "0.9"}, "ALERT_HYSTERESIS"),
+        ({"ARCHIVE_REPLICATED_TTL": "maybe"}, "ARCHIVE_REPLICATED_TTL"),
+        ({"KEY_DISPLAY": "hash"}, "KEY_HASH_SALT"),
+        ({"KEY_DISPLAY": "base64"}, "KEY_DISPLAY"),
+    ],
+)
+def test_invalid_settings_name_the_variable(env: dict, named: str) -> None:
+    full = {"STATS_TABLE_NAME": "s", **env} if named != "STATS_TABLE_NAME" else env
+    with pytest.raises(ConfigError, match=named):
+        load_settings(full)
+
+
+def test_archive_prefix_gets_a_trailing_slash() -> None:
+    assert load_settings({"STATS_TABLE_NAME": "s", "ARCHIVE_PREFIX": "expired"}).archive_prefix == "expired/"
+
+
+def test_hashed_keys_are_salted_and_stable() -> None:
+    assert display_key("user#42", "raw", "") == "user#42"
+    hashed = display_key("user#42", "hash", "pepper")
+    assert hashed.startswith("sha256:") and "user#42" not in hashed
+    assert hashed == display_key("user#42", "hash", "pepper") != display_key("user#42", "hash", "salt")
+
+
+@pytest.mark.parametrize(
+    ("context", "mode"),
+    [
+        ({}, "demo"),
+        ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/t/stream/x"}, "existing"),
+        ({"tableName": "t", "enableStream": "true"}, "enable"),
+        ({"tableNames": "a,b"}, "enable"),
+    ],
+)
+def test_source_modes(context: dict, mode: str) -> None:
+    assert source_from_context(context).mode == mode
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"tableName": "t"}, "tableStreamArn"),
+        ({"tableStreamArn": "arn"}, "tableName"),
+        ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/other/stream/x"}, "does not belong"),
+        ({"tableNames": "a,b", "tableStreamArns": "x"}, "one stream ARN per table"),
+    ],
+)
+def test_bad_source_context_is_explained(context: dict, message: str) -> None:
+    with pytest.raises(ContextError, match=message):
+        source_from_context(context)
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"windowSeconds": "1000"}, "windowSeconds"),
+        ({"windowSeconds": "soon"}, "windowSeconds"),
+        ({"slackWorkspaceId": "T1"}, "slackChannelId"),
+        ({"keyDisplay": "hash"}, "keyHashSalt"),
+    ],
+)
+def test_bad_options_are_explained(context: dict, message: str) -> None:
+    with pytest.raises(ContextError, match=message):
+        options_from_context(context)
