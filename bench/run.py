@@ -64,9 +64,7 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
     def run_handler(events: list[dict[str, Any]]) -> None:
         state: dict[str, Any] = {}
         for event in events:
-            event.update(
-                {"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False}
-            )
+            event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
             response = app.handler(event, Context())
             # The runtime serializes the returned state and parses it for the next call: our cost too.
             state = json.loads(json.dumps(response["state"]))
@@ -158,9 +156,7 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
         ShardConsumer(
             lambda event: process_batch(parse_event(event), settings, ports).response(), "shardId-1", esm
         ).consume(records)
-        resource("dynamodb").meta.client.meta.events.unregister(
-            "provide-client-params.dynamodb.PutItem", count
-        )
+        resource("dynamodb").meta.client.meta.events.unregister("provide-client-params.dynamodb.PutItem", count)
         reset_ports()
     source_wcu = sum(_record_wcu(record) for record in records)
     n = len(records)
@@ -176,6 +172,23 @@ def _record_wcu(record: dict[str, Any]) -> int:
 
     stream = record["dynamodb"]
     return write_units(larger_image_size(stream.get("OldImage"), stream.get("NewImage")))
+
+
+def detection_quality(quick: bool) -> list[dict[str, Any]]:
+    from moto import mock_aws
+
+    from bench.detection import evaluate
+    from detector.observability import logger
+
+    logger.setLevel("CRITICAL")
+    combos = [(1.1, 10_000)] if quick else [(s, k) for s in (0.8, 1.1, 1.5) for k in (10_000, 1_000_000)]
+    rows = []
+    with mock_aws():
+        for zipf, keys in combos:
+            print(f"detection quality: zipf {zipf}, {keys:,} keys ...", flush=True)
+            rows.append(evaluate(zipf, keys))
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,9 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         }
     )
     duration = 20 if args.quick else 120
-    print(
-        f"generating a Zipf(1.1) workload over 100,000 keys: 1,000 records/s for {duration} s ...", flush=True
-    )
+    print(f"generating a Zipf(1.1) workload over 100,000 keys: 1,000 records/s for {duration} s ...", flush=True)
     records = zipf_records(rate=1000, duration=duration)
     results: dict[str, Any] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
@@ -205,9 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         "records": len(records),
     }
     print("timing per-record cost (batch 1000) ...", flush=True)
-    results["cost"] = per_record_cost(
-        records[: 20_000 if args.quick else 50_000], 1000, 3 if args.quick else 5
-    )
+    results["cost"] = per_record_cost(records[: 20_000 if args.quick else 50_000], 1000, 3 if args.quick else 5)
     print(json.dumps(results["cost"], indent=1), flush=True)
     results["writes"] = {}
     for batch_size in (100, 1000, 10_000):
@@ -216,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"stats writes: {label} ...", flush=True)
             results["writes"][label] = stats_write_cost(records, batch_size, tumbling)
             print(json.dumps(results["writes"][label]), flush=True)
+    results["detection"] = detection_quality(quick=args.quick)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     if not args.quick:
         (ROOT / "docs" / "benchmarks.md").write_text(render(results))

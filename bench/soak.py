@@ -34,8 +34,9 @@ def _rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def fast_records(shard: int, rate: int, start: int, seconds: int, keys: int, seed: int,
-                 unique_keys: bool = False) -> Iterator[dict[str, Any]]:
+def fast_records(
+    shard: int, rate: int, start: int, seconds: int, keys: int, seed: int, unique_keys: bool = False
+) -> Iterator[dict[str, Any]]:
     """Records built straight in DynamoDB JSON (the generator's TypeSerializer is too slow for millions)."""
     rng = random.Random(seed)
     weights = list(itertools.accumulate(1 / (rank**1.1) for rank in range(1, keys + 1)))
@@ -45,18 +46,32 @@ def fast_records(shard: int, rate: int, start: int, seconds: int, keys: int, see
         for _ in range(rate):
             key = f"key#{position}" if unique_keys else f"user#{bisect.bisect_left(weights, rng.random() * total)}"
             note = {"S": "n" * rng.randint(500, 900)}
-            new = {"pk": {"S": key}, "status": {"S": "PAID"}, "updatedAt": {"N": str(start + second)},
-                   "amount": {"N": "123.45"}, "currency": {"S": "EUR"}, "version": {"N": str(position % 50)},
-                   "address": {"M": {"city": {"S": "Lyon"}, "zip": {"S": "69001"}}},
-                   "lines": {"L": [{"M": {"sku": {"S": "SKU-1"}, "qty": {"N": "2"}}}]}, "note": note}
+            new = {
+                "pk": {"S": key},
+                "status": {"S": "PAID"},
+                "updatedAt": {"N": str(start + second)},
+                "amount": {"N": "123.45"},
+                "currency": {"S": "EUR"},
+                "version": {"N": str(position % 50)},
+                "address": {"M": {"city": {"S": "Lyon"}, "zip": {"S": "69001"}}},
+                "lines": {"L": [{"M": {"sku": {"S": "SKU-1"}, "qty": {"N": "2"}}}]},
+                "note": note,
+            }
             old = dict(new, status={"S": "NEW"}, version={"N": str(position % 50 + 1)})
             yield {
-                "eventID": f"{shard}-{position}", "eventName": "MODIFY", "eventSource": "aws:dynamodb",
-                "awsRegion": "us-east-1", "eventSourceARN": ARN,
-                "dynamodb": {"ApproximateCreationDateTime": start + second, "Keys": {"pk": {"S": key}},
-                             "NewImage": new, "OldImage": old,
-                             "SequenceNumber": f"{(shard + 1) * 10**20 + position:021d}",
-                             "StreamViewType": "NEW_AND_OLD_IMAGES"},
+                "eventID": f"{shard}-{position}",
+                "eventName": "MODIFY",
+                "eventSource": "aws:dynamodb",
+                "awsRegion": "us-east-1",
+                "eventSourceARN": ARN,
+                "dynamodb": {
+                    "ApproximateCreationDateTime": start + second,
+                    "Keys": {"pk": {"S": key}},
+                    "NewImage": new,
+                    "OldImage": old,
+                    "SequenceNumber": f"{(shard + 1) * 10**20 + position:021d}",
+                    "StreamViewType": "NEW_AND_OLD_IMAGES",
+                },
             }
             position += 1
 
@@ -74,17 +89,23 @@ def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dic
         for _ in range(60):  # 60 batches of 1,000 records = one minute at 1,000 records/s
             batch = list(itertools.islice(records, 1000))
             began = time.process_time()
-            outcome = process_batch(StreamBatch(batch, f"shardId-{shard}", (start, start + 60), state), settings,
-                                    ports)
+            outcome = process_batch(StreamBatch(batch, f"shardId-{shard}", (start, start + 60), state), settings, ports)
             state = json.loads(json.dumps(outcome.state))
             cpu += time.process_time() - began
         state_bytes = len(json.dumps(state))
         summary = max((len(seg["k"]) for seg in state.get("seg", [])), default=0)
-        process_batch(StreamBatch([], f"shardId-{shard}", (start, start + 60), state, is_final=True), settings,
-                      ports)
-        rows.append({"shard": shard, "minute": minute, "us_per_record": cpu / 60_000 * 1e6,
-                     "rss_mb": round(_rss_mb(), 1), "state_kb": round(state_bytes / 1024, 1),
-                     "summary_keys": summary, "stats_writes": counter["requests"] - writes_before})
+        process_batch(StreamBatch([], f"shardId-{shard}", (start, start + 60), state, is_final=True), settings, ports)
+        rows.append(
+            {
+                "shard": shard,
+                "minute": minute,
+                "us_per_record": cpu / 60_000 * 1e6,
+                "rss_mb": round(_rss_mb(), 1),
+                "state_kb": round(state_bytes / 1024, 1),
+                "summary_keys": summary,
+                "stats_writes": counter["requests"] - writes_before,
+            }
+        )
         print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -98,7 +119,7 @@ def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
     state: dict[str, Any] = {}
     tracemalloc.start()
     peak_batch = 0
-    for index in range(1000):
+    for _ in range(1000):
         batch = list(itertools.islice(records, 1000))
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
@@ -106,9 +127,13 @@ def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
         peak_batch = max(peak_batch, tracemalloc.get_traced_memory()[1] - base)
         state = outcome.state or {}
     tracemalloc.stop()
-    return {"distinct_keys": 1_000_000, "state_kb": round(len(json.dumps(state)) / 1024, 1),
-            "summary_keys": max(len(seg["k"]) for seg in state["seg"]),
-            "peak_traced_mb_per_batch": round(peak_batch / 2**20, 1), "rss_mb": round(_rss_mb(), 1)}
+    return {
+        "distinct_keys": 1_000_000,
+        "state_kb": round(len(json.dumps(state)) / 1024, 1),
+        "summary_keys": max(len(seg["k"]) for seg in state["seg"]),
+        "peak_traced_mb_per_batch": round(peak_batch / 2**20, 1),
+        "rss_mb": round(_rss_mb(), 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,8 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=2)
     parser.add_argument("--minutes", type=int, default=30)
     args = parser.parse_args(argv)
-    os.environ.update({"AWS_ACCESS_KEY_ID": "soak", "AWS_SECRET_ACCESS_KEY": "soak", "AWS_REGION": "us-east-1",
-                       "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true"})
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "soak",
+            "AWS_SECRET_ACCESS_KEY": "soak",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }
+    )
     import boto3
     from moto import mock_aws
 
@@ -132,10 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings(stats_table_name="soak-stats")
         ports = build_ports(settings)
         resource("dynamodb").meta.client.meta.events.register(
-            "provide-client-params.dynamodb.PutItem", lambda **_: counter.__setitem__("requests",
-                                                                                      counter["requests"] + 1))
-        rows = [row for shard in range(args.shards) for row in soak_shard(shard, args.minutes, settings, ports,
-                                                                            counter)]
+            "provide-client-params.dynamodb.PutItem",
+            lambda **_: counter.__setitem__("requests", counter["requests"] + 1),
+        )
+        rows = [
+            row for shard in range(args.shards) for row in soak_shard(shard, args.minutes, settings, ports, counter)
+        ]
         wide = million_keys(Settings(stats_table_name="soak-stats", window_seconds=900), ports)
     print(json.dumps(wide))
     results = {"shards": args.shards, "minutes": args.minutes, "rows": rows, "million_keys": wide}

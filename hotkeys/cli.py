@@ -45,6 +45,10 @@ EXAMPLES_REDRIVE = """examples:
                   --stats-table HotKeyDetector-Stats --dry-run
   hotkeys redrive --dlq-url URL --stats-table NAME --archive-bucket BUCKET --json
 """
+EXAMPLES_COST = """examples:
+  hotkeys cost --writes-per-second 10000
+  hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
+"""
 EXAMPLES_GENERATE = """examples:
   hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
@@ -57,9 +61,7 @@ class UserError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hotkeys", description="Find the DynamoDB partition keys about to throttle."
-    )
+    parser = argparse.ArgumentParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
     commands = parser.add_subparsers(dest="command", required=True)
 
     top = commands.add_parser(
@@ -68,17 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES_TOP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    top.add_argument(
-        "--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)"
-    )
+    top.add_argument("--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)")
     top.add_argument("--table", help="only this source table")
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
     when.add_argument("--last", type=int, help="the last N windows (default 1)")
     top.add_argument("--limit", type=int, default=10, help="at most K rows (default 10)")
-    top.add_argument(
-        "--partition-limit", type=int, default=1000, help="WCU/s one partition serves (default 1000)"
-    )
+    top.add_argument("--partition-limit", type=int, default=1000, help="WCU/s one partition serves (default 1000)")
     _add_common(top)
 
     replay = commands.add_parser(
@@ -87,13 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES_REPLAY,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    replay.add_argument(
-        "event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON"
-    )
+    replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
     replay.add_argument("--limit", type=int, default=5, help="keys shown per window (default 5)")
-    replay.add_argument(
-        "--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report"
-    )
+    replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
     _add_common(replay)
 
     watch = commands.add_parser(
@@ -111,9 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="start at new records (default) or at the oldest the stream keeps (24 h)",
     )
     watch.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
-    watch.add_argument(
-        "--duration", type=float, default=0, help="stop after this many seconds (default: Ctrl-C)"
-    )
+    watch.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: Ctrl-C)")
     watch.add_argument("--once", action="store_true", help="read until caught up, print once, exit")
     watch.add_argument("--limit", type=int, default=10, help="rows shown (default 10)")
     watch.add_argument("--window-seconds", type=int, default=60, help="window length (default 60)")
@@ -134,27 +126,35 @@ def build_parser() -> argparse.ArgumentParser:
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)
 
+    cost = commands.add_parser(
+        "cost",
+        help="monthly cost of the detector vs Contributor Insights",
+        epilog=EXAMPLES_COST,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cost.add_argument("--writes-per-second", type=float, required=True, help="the tables' writes per second")
+    cost.add_argument("--avg-item-kb", type=float, default=1.0, help="average item size in KB (default 1)")
+    cost.add_argument("--tables", type=int, default=1, help="tables watched (default 1)")
+    cost.add_argument("--reads-per-second", type=float, default=0, help="reads (Contributor Insights bills them)")
+    cost.add_argument("--ttl-deletes-per-second", type=float, default=0, help="TTL deletions to archive")
+    cost.add_argument("--memory-mb", type=int, default=512, help="function memory (default 512)")
+    cost.add_argument("--json", action="store_true", help="machine-readable output")
+
     gen = commands.add_parser(
         "generate",
         help="write a synthetic stream workload as event files",
         epilog=EXAMPLES_GENERATE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    gen.add_argument(
-        "--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1"
-    )
+    gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
     gen.add_argument("--table", default="orders", help="source table name (default orders)")
     gen.add_argument("--keys", type=int, default=10_000, help="distinct partition keys (default 10000)")
     gen.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of key popularity (default 1.1)")
     gen.add_argument("--rate", type=float, default=100, help="background records per second (default 100)")
     gen.add_argument("--duration", type=int, default=120, help="seconds of traffic (default 120)")
     gen.add_argument("--item-bytes", type=int, default=1000, help="median item size in bytes (default 1000)")
-    gen.add_argument(
-        "--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)"
-    )
-    gen.add_argument(
-        "--ttl-fraction", type=float, default=0.0, help="share of records that are TTL deletions"
-    )
+    gen.add_argument("--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)")
+    gen.add_argument("--ttl-fraction", type=float, default=0.0, help="share of records that are TTL deletions")
     gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
     gen.add_argument("--shards", type=int, default=1, help="stream shards (keys map to shards by hash)")
     gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
@@ -252,9 +252,7 @@ def _parse_since(text: str | None) -> int | None:
     try:
         return parse_iso_utc(text)
     except ValueError:
-        raise UserError(
-            f"--since must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
-        ) from None
+        raise UserError(f"--since must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}") from None
 
 
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
@@ -313,9 +311,7 @@ def cmd_watch(args: argparse.Namespace, console: Console) -> int:
 
 def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
     """A message kept in the DLQ is made visible again at once, for the next look."""
-    sqs.change_message_visibility(
-        QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
-    )
+    sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
 
 
 def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
@@ -343,9 +339,7 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
         for message in drain(sqs, args.dlq_url):
             info = batch_info(message)
             if info is None:
-                results.append(
-                    {"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"}
-                )
+                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
                 _release(sqs, args.dlq_url, message)
                 continue
             result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
@@ -376,12 +370,49 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_cost(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cost import CostInputs, estimate
+
+    try:
+        result = estimate(
+            CostInputs(
+                writes_per_second=args.writes_per_second,
+                avg_item_kb=args.avg_item_kb,
+                tables=args.tables,
+                reads_per_second=args.reads_per_second,
+                ttl_deletes_per_second=args.ttl_deletes_per_second,
+                memory_mb=args.memory_mb,
+            )
+        )
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    grid = Table(
+        title=f"Monthly cost, {args.writes_per_second:,.0f} writes/s of {args.avg_item_kb:g} KB items "
+        f"({result['shards']} stream shards)"
+    )
+    grid.add_column("item")
+    grid.add_column("USD / month", justify="right")
+    for name, value in result["detector"].items():
+        grid.add_row(f"detector: {name.replace('_', ' ')}", f"{value:,.2f}")
+    grid.add_row("[bold]detector total[/]", f"[bold]{result['detector_total']:,.2f}[/]")
+    for name, value in result["contributor_insights"].items():
+        grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
+    grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    console.print(grid)
+    console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")
+    return 0
+
+
 COMMANDS = {
     "top": cmd_top,
     "replay": cmd_replay,
     "generate": cmd_generate,
     "watch": cmd_watch,
     "redrive": cmd_redrive,
+    "cost": cmd_cost,
 }
 
 

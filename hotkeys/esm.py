@@ -100,11 +100,7 @@ def _iso(epoch: int) -> str:
 def _window_groups(records: list[dict[str, Any]], seconds: int) -> list[tuple[int, list[dict[str, Any]]]]:
     groups: list[tuple[int, list[dict[str, Any]]]] = []
     for record in records:
-        created = (
-            record.get("dynamodb", {}).get("ApproximateCreationDateTime")
-            if isinstance(record, dict)
-            else None
-        )
+        created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
         start = (
             int(created) - int(created) % seconds
             if isinstance(created, int | float)
@@ -163,9 +159,7 @@ class ShardConsumer:
             outcome = self._call([], window, state, final=True)
             if outcome is not None:
                 return
-        self.run.dead_letters.append(
-            DeadLetter(self._shard_id, "", "", 0, "RetryAttemptsExhausted", self._stream_arn)
-        )
+        self.run.dead_letters.append(DeadLetter(self._shard_id, "", "", 0, "RetryAttemptsExhausted", self._stream_arn))
 
     def _deliver(
         self, batch: list[dict[str, Any]], window: tuple[int, int] | None, state: dict[str, Any]
@@ -202,9 +196,7 @@ class ShardConsumer:
         sequences = [
             str(r["dynamodb"]["SequenceNumber"])
             for r in records
-            if isinstance(r, dict)
-            and isinstance(r.get("dynamodb"), dict)
-            and "SequenceNumber" in r["dynamodb"]
+            if isinstance(r, dict) and isinstance(r.get("dynamodb"), dict) and "SequenceNumber" in r["dynamodb"]
         ]
         self.run.dead_letters.append(
             DeadLetter(
@@ -254,9 +246,7 @@ def _lowest_failure(batch: list[dict[str, Any]], response: dict[str, Any]) -> in
     failures = response.get("batchItemFailures") or []
     if not failures:
         return None
-    positions = {
-        r.get("dynamodb", {}).get("SequenceNumber"): i for i, r in enumerate(batch) if isinstance(r, dict)
-    }
+    positions = {r.get("dynamodb", {}).get("SequenceNumber"): i for i, r in enumerate(batch) if isinstance(r, dict)}
     indexes = []
     for failure in failures:
         identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None

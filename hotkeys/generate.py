@@ -39,9 +39,7 @@ class HotKey:
     def parse(cls, text: str, default_duration: int) -> HotKey:
         match = _HOT.match(text)
         if not match:
-            raise GenerateError(
-                f"--hot must look like 'event#42:900wcu@30s' or 'k:500wcu@0s+60s', got {text!r}"
-            )
+            raise GenerateError(f"--hot must look like 'event#42:900wcu@30s' or 'k:500wcu@0s+60s', got {text!r}")
         duration = int(match["duration"]) if match["duration"] else default_duration
         return cls(match["key"], float(match["wcu"]), int(match["start"]), duration)
 

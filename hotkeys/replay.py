@@ -126,9 +126,7 @@ def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:
     sqs = boto3.client("sqs")
     topic_arn = sns.create_topic(Name=f"{prefix}-alerts-{suffix}")["TopicArn"]
     alert_queue = sqs.create_queue(QueueName=f"{prefix}-alert-copies-{suffix}")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=alert_queue, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=alert_queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     dlq_url = sqs.create_queue(QueueName=f"{prefix}-dlq-{suffix}")["QueueUrl"]
     bucket = f"{prefix}-archive-{suffix}"
@@ -141,9 +139,7 @@ def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:
     return LocalResources(stats, topic_arn, bucket, dlq_url, alert_queue)
 
 
-def run_replay(
-    paths: list[str], resources: LocalResources, extra_env: dict[str, str] | None = None
-) -> ReplayReport:
+def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str, str] | None = None) -> ReplayReport:
     """Replays the events against existing resources (the caller chooses the backend)."""
     shards = load_events(paths)
     create_source_tables(paths)

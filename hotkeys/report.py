@@ -41,8 +41,7 @@ def heat_map(
     totals = sorted(cells, key=lambda k: (-sum(cells[k].values()), k))[:max_keys]
     buckets = list(range(min(times), max(times) + bucket_seconds, bucket_seconds))
     rows = [
-        {"table": table, "key": key, "wcu": [cells[(table, key)].get(b, 0) for b in buckets]}
-        for table, key in totals
+        {"table": table, "key": key, "wcu": [cells[(table, key)].get(b, 0) for b in buckets]} for table, key in totals
     ]
     return {"bucket_seconds": bucket_seconds, "buckets": buckets, "rows": rows}
 
@@ -95,9 +94,7 @@ table.top td, table.top th {{ border-bottom: 1px solid #ddd; padding: 4px 10px; 
 </style></head><body>
 <h1>Hot keys</h1>
 <p>{result.get("records", 0)} records from {result.get("shards", 0)} shard(s).
-Heat: write units per second per key, {seconds}-second buckets, against the {
-        partition_limit
-    } WCU/s partition limit.</p>
+Heat: write units per second per key, {seconds}-second buckets, against the {partition_limit} WCU/s partition limit.</p>
 <p class="legend">{
         "".join(
             f"<span style='background:{_colour(p * partition_limit, partition_limit)}'></span>"

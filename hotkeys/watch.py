@@ -32,9 +32,7 @@ class LiveRow:
 
 
 class StreamWatcher:
-    def __init__(
-        self, dynamodb: Any, streams: Any, table: str, settings: Settings, start: str = "LATEST"
-    ) -> None:
+    def __init__(self, dynamodb: Any, streams: Any, table: str, settings: Settings, start: str = "LATEST") -> None:
         self._streams = streams
         self._settings = settings
         self._start = start

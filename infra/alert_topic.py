@@ -29,6 +29,4 @@ class AlertTopic(Construct):
                 resources=["*"],  # in a key policy, "*" means this key
             )
         )
-        self.topic = sns.Topic(
-            self, "Topic", display_name="DynamoDB hot keys", master_key=self.key, enforce_ssl=True
-        )
+        self.topic = sns.Topic(self, "Topic", display_name="DynamoDB hot keys", master_key=self.key, enforce_ssl=True)

@@ -25,9 +25,7 @@ def build_app(
         str(app.node.try_get_context("stackName") or STACK_NAME),
         source=source_from_context(values),
         options=options_from_context(values),
-        env=cdk.Environment(
-            account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
-        ),
+        env=cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),
         description="DynamoDB hot-key detector: stream consumer, stats, alerts and TTL archive",
     )
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(), ServerlessChecks())

@@ -21,8 +21,6 @@ class DeadLetterQueue(Construct):
             # keeps the evidence of what was lost.
             retention_period=Duration.days(14),
         )
-        reason = (
-            "This queue is itself a dead-letter queue (stream batches given up on, or undelivered alerts)."
-        )
+        reason = "This queue is itself a dead-letter queue (stream batches given up on, or undelivered alerts)."
         acknowledge(self.queue, "AwsSolutions::AwsSolutions-SQS3", reason)
         acknowledge(self.queue, "Serverless::Serverless-SQSRedrivePolicy", reason)

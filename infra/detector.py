@@ -131,9 +131,7 @@ class HotKeyDetector(Construct):
             )
         )
         role.add_to_policy(
-            iam.PolicyStatement(
-                sid="PublishAlerts", actions=["sns:Publish"], resources=[self.alerts.topic.topic_arn]
-            )
+            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[self.alerts.topic.topic_arn])
         )
         role.add_to_policy(
             iam.PolicyStatement(
@@ -169,9 +167,7 @@ class HotKeyDetector(Construct):
             "tracing) and dynamodb:ListStreams (the DynamoDB event source mapping).",
         )
 
-    def _event_source(
-        self, watched: WatchedTable, options: DetectorOptions, index: int
-    ) -> lambda_.IEventSource:
+    def _event_source(self, watched: WatchedTable, options: DetectorOptions, index: int) -> lambda_.IEventSource:
         settings = EVENT_SOURCE
         return sources.DynamoEventSource(
             watched.table,

@@ -36,9 +36,7 @@ def write_record(
     )
 
 
-def ttl_record(
-    key: str, position: int, event_time: int, *, table: str = TABLE, shard: int = 0
-) -> dict[str, Any]:
+def ttl_record(key: str, position: int, event_time: int, *, table: str = TABLE, shard: int = 0) -> dict[str, Any]:
     return stream_record(
         table=table,
         event_name="REMOVE",

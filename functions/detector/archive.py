@@ -68,9 +68,7 @@ def dumps(value: Any) -> str:
     if isinstance(value, RawNumber):
         return str(value)
     if isinstance(value, dict):
-        return (
-            "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
-        )
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{dumps(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ",".join(dumps(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False)

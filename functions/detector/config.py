@@ -97,15 +97,11 @@ def load_settings(env: Mapping[str, str]) -> Settings:
     threshold = _fraction(env, "ALERT_THRESHOLD", 0.8, 0.01, 1.0)
     hysteresis = _fraction(env, "ALERT_HYSTERESIS", 0.2, 0.0, 1.0)
     if hysteresis >= threshold:
-        raise ConfigError(
-            f"ALERT_HYSTERESIS ({hysteresis}) must be smaller than ALERT_THRESHOLD ({threshold})"
-        )
+        raise ConfigError(f"ALERT_HYSTERESIS ({hysteresis}) must be smaller than ALERT_THRESHOLD ({threshold})")
     key_display = _choice(env, "KEY_DISPLAY", "raw", ("raw", "hash"))
     salt = _text(env, "KEY_HASH_SALT") or ""
     if key_display == "hash" and not salt:
-        raise ConfigError(
-            "KEY_HASH_SALT is required when KEY_DISPLAY=hash (an unsalted hash of a key is guessable)"
-        )
+        raise ConfigError("KEY_HASH_SALT is required when KEY_DISPLAY=hash (an unsalted hash of a key is guessable)")
     prefix = _text(env, "ARCHIVE_PREFIX") or "ttl-archive/"
     return Settings(
         stats_table_name=stats_table_name,
@@ -113,9 +109,7 @@ def load_settings(env: Mapping[str, str]) -> Settings:
         partition_wcu_limit=_int(env, "PARTITION_WCU_LIMIT", 1000, 1, 1_000_000),
         alert_threshold=threshold,
         alert_hysteresis=hysteresis,
-        alert_min_span_seconds=_int(
-            env, "ALERT_MIN_SPAN_SECONDS", min(10, window_seconds), 1, window_seconds
-        ),
+        alert_min_span_seconds=_int(env, "ALERT_MIN_SPAN_SECONDS", min(10, window_seconds), 1, window_seconds),
         alert_reminder_seconds=_int(env, "ALERT_REMINDER_SECONDS", 900, 60, 86_400),
         share_threshold=_fraction(env, "SHARE_THRESHOLD", 0.10, 0.001, 1.0),
         share_min_wcu=_int(env, "SHARE_MIN_WCU", 6000, 0, 10**12),

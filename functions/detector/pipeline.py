@@ -126,9 +126,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if ports.alerts is not None:
         # Resolution needs whole windows: only a tumbling window's final invocation has one.
         window_complete = batch.is_final and batch.tumbling
-        outcome.alerts_published = ports.alerts.review(
-            shard_id, state, list(touched.values()), window_complete
-        )
+        outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()), window_complete)
     _flush(shard_id, state, settings, ports.stats, outcome, final)
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None
@@ -240,12 +238,8 @@ def _flush_due(segment: Segment, flush_seconds: int) -> bool:
     return segment.dirty and segment.last_event - since >= flush_seconds
 
 
-def _save(
-    shard_id: str, segment: Segment, settings: Settings, stats: StatsStore, outcome: BatchOutcome
-) -> None:
-    expires_at = (
-        segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
-    )
+def _save(shard_id: str, segment: Segment, settings: Settings, stats: StatsStore, outcome: BatchOutcome) -> None:
+    expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
     snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
     stats.save_segment(snapshot, expires_at)
     outcome.stats_writes += 1

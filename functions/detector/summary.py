@@ -90,9 +90,7 @@ def merge(summaries: Iterable[tuple[dict[str, list[int]], int]]) -> tuple[dict[s
     return merged, pruned_total
 
 
-def compact(
-    entries: dict[str, list[int]], max_entries: int, max_key_bytes: int
-) -> tuple[dict[str, list[int]], int]:
+def compact(entries: dict[str, list[int]], max_entries: int, max_key_bytes: int) -> tuple[dict[str, list[int]], int]:
     """The heaviest entries that fit both limits, and the bound on what was left out.
 
     Used to persist a snapshot within DynamoDB's 400 KB item limit. Leaving out

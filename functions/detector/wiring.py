@@ -34,9 +34,7 @@ def build_ports(settings: Settings) -> Ports:
         )
     return Ports(
         stats=stats,
-        resolve_key=PartitionKeyResolver(
-            settings.partition_key_attribute, describe_table_with(client("dynamodb"))
-        ),
+        resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table_with(client("dynamodb"))),
         archiver=archiver,
         alerts=alerts,
     )

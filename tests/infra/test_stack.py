@@ -114,9 +114,7 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
 @pytest.mark.parametrize("mode", list(MODES))
 def test_every_iam_statement_is_scoped_to_arns(synthesized: dict, mode: str) -> None:
     for statement in _statements(synthesized[mode]):
-        resources = (
-            statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
-        )
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
         if "*" in resources:
             assert _actions(statement) <= ALLOWED_ON_STAR, statement
         for action in _actions(statement):
@@ -135,9 +133,7 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     }
     demo_table = demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")
     stream_reads = [s for s in _consumer_statements(demo) if "dynamodb:GetRecords" in _actions(s)]
-    assert stream_reads and all(
-        s["Resource"] == {"Fn::GetAtt": [demo_table, "StreamArn"]} for s in stream_reads
-    )
+    assert stream_reads and all(s["Resource"] == {"Fn::GetAtt": [demo_table, "StreamArn"]} for s in stream_reads)
 
 
 def test_existing_table_mode_reads_the_given_stream_only(synthesized: dict) -> None:
@@ -165,9 +161,7 @@ def test_enable_stream_mode_turns_the_stream_on_and_never_off(synthesized: dict)
 
 def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dict) -> None:
     synth = synthesized["multi"]
-    arns = [
-        m["Properties"]["EventSourceArn"] for m in synth.resources("AWS::Lambda::EventSourceMapping").values()
-    ]
+    arns = [m["Properties"]["EventSourceArn"] for m in synth.resources("AWS::Lambda::EventSourceMapping").values()]
     assert len(arns) == 2 and len(synth.resources("AWS::Lambda::Function")) == 2  # consumer + CR provider
     chatbot = synth.only("AWS::Chatbot::SlackChannelConfiguration")
     assert chatbot["SlackWorkspaceId"] == "T0123" and chatbot["SlackChannelId"] == "C0456"
@@ -184,17 +178,12 @@ def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dic
 
 def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
-    alarms = {
-        a["Properties"]["MetricName"]: a["Properties"]
-        for a in demo.resources("AWS::CloudWatch::Alarm").values()
-    }
+    alarms = {a["Properties"]["MetricName"]: a["Properties"] for a in demo.resources("AWS::CloudWatch::Alarm").values()}
     assert set(alarms) == {"IteratorAge", "ApproximateNumberOfMessagesVisible", "Errors", "Throttles"}
     assert alarms["IteratorAge"]["Threshold"] == ITERATOR_AGE_ALARM_MS < 24 * 3600 * 1000
     assert alarms["IteratorAge"]["Statistic"] == "Maximum"
     assert alarms["ApproximateNumberOfMessagesVisible"]["Threshold"] == 1
-    assert (
-        alarms["ApproximateNumberOfMessagesVisible"]["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-    )
+    assert alarms["ApproximateNumberOfMessagesVisible"]["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
     assert alarms["Throttles"]["Threshold"] == 1
     for alarm in alarms.values():
         assert topic in alarm["AlarmActions"]
@@ -235,9 +224,7 @@ def test_archive_bucket_is_private_logged_tiered_and_queryable(demo: Synthesized
     table = demo.only("AWS::Glue::Table")["TableInput"]
     assert table["Parameters"]["projection.enabled"] == "true"
     assert [k["Name"] for k in table["PartitionKeys"]] == ["table", "dt", "hour"]
-    assert "table=${table}/dt=${dt}/hour=${hour}/" in json.dumps(
-        table["Parameters"]["storage.location.template"]
-    )
+    assert "table=${table}/dt=${dt}/hour=${hour}/" in json.dumps(table["Parameters"]["storage.location.template"])
 
 
 def test_outputs(demo: Synthesized) -> None:

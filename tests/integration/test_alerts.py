@@ -40,16 +40,12 @@ def topic(aws: None) -> dict[str, str]:
     sns, sqs = boto3.client("sns"), boto3.client("sqs")
     topic_arn = sns.create_topic(Name="hot-keys")["TopicArn"]
     queue_url = sqs.create_queue(QueueName="alert-copies")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     return {"arn": topic_arn, "queue": queue_url}
 
 
-def traffic(
-    spec: list[tuple[str, float, int, int]], shard: int = 0, table: str = "tickets"
-) -> list[dict[str, Any]]:
+def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str = "tickets") -> list[dict[str, Any]]:
     """(key, wcu per second, start second, duration) → 1-WCU MODIFY records in time order."""
     events = []
     for key, rate, start, duration in spec:
@@ -77,9 +73,7 @@ def consume(
     settings: Settings, shards: list[list[dict[str, Any]]], chaos: Chaos | None = None, batch_size: int = 500
 ) -> None:
     ports = build_ports(settings)
-    esm = EventSourceSettings(
-        batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20
-    )
+    esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
     for index, records in enumerate(shards):
         ShardConsumer(
             lambda e: process_batch(parse_event(e), settings, ports).response(),
@@ -110,15 +104,11 @@ def statuses(alerts: list[dict[str, Any]]) -> Counter[tuple[str, str, str]]:
     return Counter((a["key"], a["reason"], a["status"]) for a in alerts)
 
 
-def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(
-    stats_table_name: str, topic: dict
-) -> None:
+def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(stats_table_name: str, topic: dict) -> None:
     # Given a key that bursts to 900 WCU/s 25 s into a window, then goes quiet
     records = traffic([("event#42", 900, 25, 20), ("quiet", 5, 0, 150)])
     for seed in (None, 1, 2):
-        settings = Settings(
-            stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9
-        )
+        settings = Settings(stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9)
         reset_ports()  # a fresh container for each run
         boto3.resource("dynamodb").Table(stats_table_name).delete_item(
             Key={"pk": "INC#tickets", "sk": "partition_limit#event#42"}
@@ -173,9 +163,7 @@ def test_share_alerts_need_a_busy_enough_table(stats_table_name: str, topic: dic
     assert delivered(topic["queue"]) == []
     # And with SHARE_MIN_WCU lowered to 100: a share alert names the key
     busy = Settings(stats_table_name=stats_table_name + "", alert_topic_arn=topic["arn"], share_min_wcu=100)
-    later = [
-        (key, rate, start + 120, duration) for key, rate, start, duration in [("popular", 2, 0, 60), *others]
-    ]
+    later = [(key, rate, start + 120, duration) for key, rate, start, duration in [("popular", 2, 0, 60), *others]]
     consume(busy, [traffic(later, table="profiles")])
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter({("popular", "share", "firing"): 1})

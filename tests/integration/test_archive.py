@@ -57,9 +57,9 @@ def record(position: int, kind: str, key: str = "session#1", replica: bool = Fal
 def run(settings: Settings, records: list[dict[str, Any]], batch_size: int = 100) -> Any:
     ports = build_ports(settings)
     esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=60, retry_attempts=10)
-    return ShardConsumer(
-        lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-7", esm
-    ).consume(records)
+    return ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-7", esm).consume(
+        records
+    )
 
 
 def archived(bucket: str) -> dict[str, list[dict[str, Any]]]:
@@ -79,17 +79,14 @@ def mixed() -> list[dict[str, Any]]:
 
 def test_exactly_the_ttl_deletions_are_archived_with_exact_values(stats_table_name: str, bucket: str) -> None:
     # Given inserts, updates, application deletes and TTL deletions
-    settings = Settings(
-        stats_table_name=stats_table_name, archive_bucket_name=bucket, ttl_attribute="expireAt"
-    )
+    settings = Settings(stats_table_name=stats_table_name, archive_bucket_name=bucket, ttl_attribute="expireAt")
     # When consumed
     run(settings, mixed())
     objects = archived(bucket)
     # Then one object holds exactly the three TTL deletions, under the Hive-style key
     (key,) = objects
     assert key == (
-        "ttl-archive/table=sessions/dt=2026-12-01/hour=03/"
-        "shardId-7-100000000000000000001-100000000000000000006.json.gz"
+        "ttl-archive/table=sessions/dt=2026-12-01/hour=03/shardId-7-100000000000000000001-100000000000000000006.json.gz"
     )
     lines = objects[key]
     assert [line["keys"]["pk"] for line in lines] == ["session#1", "session#4", "session#6"]

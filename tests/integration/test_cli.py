@@ -22,9 +22,7 @@ TOP_FIELDS = [
 ]
 
 
-def test_top_json_after_a_replay_lists_the_hottest_keys(
-    stats_table_name: str, capsys: pytest.CaptureFixture
-) -> None:
+def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
     # Given the sample burst replayed into this stats table (same backend)
     from hotkeys.local import LocalResources
     from hotkeys.replay import run_replay
@@ -74,9 +72,7 @@ def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.Capt
         (["generate", "--out", "x.json", "--hot", "oops"], "--hot must look like"),
     ],
 )
-def test_user_mistakes_get_one_line(
-    aws: None, capsys: pytest.CaptureFixture, argv: list, message: str
-) -> None:
+def test_user_mistakes_get_one_line(aws: None, capsys: pytest.CaptureFixture, argv: list, message: str) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
@@ -132,7 +128,6 @@ def test_generate_writes_one_file_per_shard(tmp_path: Path) -> None:
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["w-shard-0.json", "w-shard-1.json", "w-shard-2.json"]
     keys_by_shard = [
-        {r["dynamodb"]["Keys"]["pk"]["S"] for r in json.loads((tmp_path / f).read_text())["Records"]}
-        for f in files
+        {r["dynamodb"]["Keys"]["pk"]["S"] for r in json.loads((tmp_path / f).read_text())["Records"]} for f in files
     ]
     assert not (keys_by_shard[0] & keys_by_shard[1]) and not (keys_by_shard[1] & keys_by_shard[2])

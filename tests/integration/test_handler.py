@@ -64,20 +64,14 @@ def test_a_missing_setting_is_named(monkeypatch: pytest.MonkeyPatch, aws: None) 
         invoke(load_event("poison-record.json"))
 
 
-@pytest.mark.parametrize(
-    "name,value", [("WINDOW_SECONDS", "0"), ("ALERT_THRESHOLD", "high"), ("KEY_DISPLAY", "hash")]
-)
-def test_invalid_settings_are_named(
-    lambda_env: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str
-) -> None:
+@pytest.mark.parametrize("name,value", [("WINDOW_SECONDS", "0"), ("ALERT_THRESHOLD", "high"), ("KEY_DISPLAY", "hash")])
+def test_invalid_settings_are_named(lambda_env: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(name, value)
     with pytest.raises(ConfigError, match=name):
         invoke(load_event("poison-record.json"))
 
 
-@pytest.mark.parametrize(
-    "event", [{}, {"Records": "nope"}, {"Records": [{"eventSource": "aws:sqs", "body": "x"}]}]
-)
+@pytest.mark.parametrize("event", [{}, {"Records": "nope"}, {"Records": [{"eventSource": "aws:sqs", "body": "x"}]}])
 def test_an_event_that_is_not_a_stream_event_gets_a_clear_error(lambda_env: str, event: dict) -> None:
     with pytest.raises(NotAStreamEvent, match="not a DynamoDB stream event"):
         invoke(event)

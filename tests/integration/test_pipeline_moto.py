@@ -20,12 +20,8 @@ def ports_for(settings: Settings) -> Ports:
     return Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, lambda name: {}))
 
 
-def tumbling(
-    records: list, state: dict | None = None, final: bool = False, shard: str = "shardId-1"
-) -> StreamBatch:
-    return StreamBatch(
-        records=records, shard_id=shard, window=(T0, T0 + 60), state=state or {}, is_final=final
-    )
+def tumbling(records: list, state: dict | None = None, final: bool = False, shard: str = "shardId-1") -> StreamBatch:
+    return StreamBatch(records=records, shard_id=shard, window=(T0, T0 + 60), state=state or {}, is_final=final)
 
 
 def read_top(settings: Settings) -> list:
@@ -121,9 +117,7 @@ def test_composite_key_uses_describe_table_hash_key(settings: Settings) -> None:
     table = boto3.resource("dynamodb").Table(settings.stats_table_name)
     ports = Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, describe))
     process_batch(
-        tumbling(
-            [record, {**record, "dynamodb": {**record["dynamodb"], "SequenceNumber": "9" * 21}}], final=True
-        ),
+        tumbling([record, {**record, "dynamodb": {**record["dynamodb"], "SequenceNumber": "9" * 21}}], final=True),
         settings,
         ports,
     )

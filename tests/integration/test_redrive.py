@@ -88,9 +88,7 @@ def test_redrive_counts_what_was_never_counted_and_only_that(
     assert total_writes(settings) == 10
     # The readable entry left the DLQ; the unreadable one stays for a human to look at
     assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
-    assert [r["shard_id"] for r in json.loads(capsys.readouterr().out)] == [
-        "shardId-00000001700000000000-0badc0de"
-    ]
+    assert [r["shard_id"] for r in json.loads(capsys.readouterr().out)] == ["shardId-00000001700000000000-0badc0de"]
     assert total_writes(settings) == 10
 
 

@@ -28,9 +28,7 @@ class HeatMapParser(HTMLParser):
             self.rows[self._key] = []
         elif tag == "td" and "data-wcu" in values and self._key is not None:
             self.rows[self._key].append(int(str(values["data-wcu"])))
-        elif tag in ("script", "link", "img") or (
-            tag == "a" and str(values.get("href", "")).startswith("http")
-        ):
+        elif tag in ("script", "link", "img") or (tag == "a" and str(values.get("href", "")).startswith("http")):
             self.external.append(tag)
 
 

@@ -34,9 +34,7 @@ def test_sample_replays_to_its_expected_output(aws: None, sample: str) -> None:
 
 
 def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
-    expected = {
-        name: json.loads((EVENTS / "expected" / name).read_text()) for name in os.listdir(EVENTS / "expected")
-    }
+    expected = {name: json.loads((EVENTS / "expected" / name).read_text()) for name in os.listdir(EVENTS / "expected")}
     burst = expected["hot-key-burst.json"]
     firing = [a for a in burst["alerts"] if a["status"] == "firing" and a["reason"] == "partition_limit"]
     assert [a["key"] for a in firing] == ["event#42"] and firing[0]["wcu_per_second"] > 800
@@ -45,9 +43,7 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     share = expected["share-small-table.json"]["alerts"]
     assert [(a["key"], a["reason"]) for a in share] == [("celebrity#1", "share")]
     ttl = expected["ttl-expirations.json"]
-    assert (
-        sum(item["items"] for item in ttl["archived"]) == 35 == sum(w["ttl_deletes"] for w in ttl["windows"])
-    )
+    assert sum(item["items"] for item in ttl["archived"]) == 35 == sum(w["ttl_deletes"] for w in ttl["windows"])
     poison = expected["poison-record.json"]
     assert [d["startSequenceNumber"] for d in poison["dead_letters"]] == ["100000000000000000003"]
     assert sum(w["writes"] for w in poison["windows"]) == 5

@@ -30,11 +30,7 @@ def endpoint() -> Iterator[str]:
 
 def make_table(endpoint: str, name: str, stream: bool) -> None:
     dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
-    spec = (
-        {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}}
-        if stream
-        else {}
-    )
+    spec = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}} if stream else {}
     dynamodb.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],

@@ -56,9 +56,7 @@ keys = st.one_of(
 def good_records(draw: st.DrawFn) -> dict[str, Any]:
     kind, key = draw(keys)
     attributes = draw(
-        st.dictionaries(
-            st.text(min_size=1, max_size=10).filter(lambda n: n != "pk"), plain_values, max_size=6
-        )
+        st.dictionaries(st.text(min_size=1, max_size=10).filter(lambda n: n != "pk"), plain_values, max_size=6)
     )
     big = draw(st.sampled_from([0, 0, 0, 1000, 399_000]))
     image: dict[str, Any] = {"pk": {kind: key}}
@@ -126,9 +124,7 @@ def batches(draw: st.DrawFn) -> list[tuple[dict[str, Any], bool]]:
     ],
 )
 @given(batch=batches())
-def test_good_records_count_and_bad_ones_fail_alone(
-    aws: None, batch: list[tuple[dict[str, Any], bool]]
-) -> None:
+def test_good_records_count_and_bad_ones_fail_alone(aws: None, batch: list[tuple[dict[str, Any], bool]]) -> None:
     name = f"stats-{uuid.uuid4().hex[:8]}"
     create_stats_table(boto3.client("dynamodb"), name)
     ports = Ports(

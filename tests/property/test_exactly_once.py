@@ -88,9 +88,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, chaos_seed: int | Non
     table_name = f"stats-{uuid.uuid4().hex[:8]}"
     create_stats_table(boto3.client("dynamodb"), table_name)
     store = DynamoStatsStore(boto3.resource("dynamodb").Table(table_name))
-    config = Settings(
-        stats_table_name=table_name, window_seconds=WINDOW, summary_capacity=capacity, flush_seconds=5
-    )
+    config = Settings(stats_table_name=table_name, window_seconds=WINDOW, summary_capacity=capacity, flush_seconds=5)
     rng = random.Random(chaos_seed)
     stats = FaultyStats(store, rng, 0.15) if chaos_seed is not None else store
     ports = Ports(stats=stats, resolve_key=PartitionKeyResolver(None, lambda name: {}))

@@ -50,9 +50,7 @@ def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
     rng = random.Random(42)
     events: list[tuple[float, str, str]] = [(T0 + 25 + i / 900, "event#42", "write") for i in range(900 * 12)]
     for i in range(400):
-        events.append(
-            (T0 + i * 0.3, f"user#{rng.randint(0, 40)}", rng.choice(["write", "write", "delete", "ttl"]))
-        )
+        events.append((T0 + i * 0.3, f"user#{rng.randint(0, 40)}", rng.choice(["write", "write", "delete", "ttl"])))
     events.sort()
     records, poison, ttl = [], set(), set()
     for position, (when, key, kind) in enumerate(events):
@@ -122,9 +120,7 @@ class FaultInjector:
             and self.rng.random() < self.probability
         ):
             self.injected[f"after {model.name}"] += 1
-            raise ReadTimeoutError(
-                endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com"
-            )
+            raise ReadTimeoutError(endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com")
 
     def attach(self) -> Iterator[None]:
         clients = [resource("dynamodb").meta.client, client("sns"), client("s3"), client("dynamodb")]
@@ -201,9 +197,7 @@ def run(records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | Non
         body = s3.get_object(Bucket=settings.archive_bucket_name, Key=item["key"])["Body"].read()
         import gzip
 
-        archived_ids.extend(
-            json.loads(line)["event_id"] for line in gzip.decompress(body).decode().splitlines()
-        )
+        archived_ids.extend(json.loads(line)["event_id"] for line in gzip.decompress(body).decode().splitlines())
     return {"figures": figures, "alerts": alerts, "archived": archived_ids, "dlq": consumer.run.dead_letters}
 
 
@@ -251,9 +245,7 @@ def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], se
     assert set(result["archived"]) == clean["ttl"]
     # Alerts: one firing and one resolved for the burst, nothing else
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
-    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), dict(
-        faults.injected
-    )
+    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), dict(faults.injected)
     # DLQ: starts exactly at poison records, and every poison record is inside an entry
     starts = {letter.start_sequence for letter in result["dlq"]}
     assert starts <= clean["poison"]

@@ -10,9 +10,7 @@ from hypothesis import strategies as st
 from detector import summary
 
 streams = st.lists(
-    st.tuples(
-        st.integers(min_value=0, max_value=60).map(lambda i: f"k{i}"), st.integers(min_value=1, max_value=400)
-    ),
+    st.tuples(st.integers(min_value=0, max_value=60).map(lambda i: f"k{i}"), st.integers(min_value=1, max_value=400)),
     max_size=600,
 )
 

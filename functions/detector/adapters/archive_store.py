@@ -38,9 +38,7 @@ class TtlAttributeResolver:
             return self._configured
         if table not in self._cache:
             try:
-                description = self._client.describe_time_to_live(TableName=table).get(
-                    "TimeToLiveDescription", {}
-                )
+                description = self._client.describe_time_to_live(TableName=table).get("TimeToLiveDescription", {})
             except ClientError as error:
                 # The archive still works without it; only the "ttl" field and replica detection need it.
                 logger.warning(

@@ -76,8 +76,7 @@ class DynamoIncidentStore:
         try:
             response = self._table.update_item(
                 Key=self._key(hot.table, hot.incident_key),
-                UpdateExpression="SET notified_at = :now, last_hot_window = :w, shard_id = :shard, "
-                "expires_at = :exp",
+                UpdateExpression="SET notified_at = :now, last_hot_window = :w, shard_id = :shard, expires_at = :exp",
                 ConditionExpression="#s = :firing AND notified_at <= :due",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={

@@ -136,9 +136,7 @@ class AlertDesk:
         return 1
 
     def _publish(self, hot: rules.HotKey, status: str, table_wcu: int, peak: float) -> None:
-        share = (
-            hot.share if hot.reason == rules.SHARE else (min(1.0, hot.wcu / table_wcu) if table_wcu else 0.0)
-        )
+        share = hot.share if hot.reason == rules.SHARE else (min(1.0, hot.wcu / table_wcu) if table_wcu else 0.0)
         alert = Alert(
             table=hot.table,
             key=display_key(hot.key, self._settings.key_display, self._settings.key_hash_salt),
@@ -193,9 +191,7 @@ class AlertDesk:
             if not self._incidents.resolve(segment.table, incident_key, segment.window_start):
                 continue
             cooled = self._cooled(segment, key, reason, table_wcu)
-            published += self._deliver(
-                cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published"
-            )
+            published += self._deliver(cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published")
         return published
 
     def _cooled(self, segment: Segment, key: str, reason: str, table_wcu: int) -> rules.HotKey:

@@ -115,8 +115,7 @@ def email_text(alert: Alert) -> str:
     lines = [
         _what(alert),
         "",
-        f"Window: {iso_utc(alert.window_start)} ({alert.window_seconds} s), "
-        f"{alert.wcu:,} write units so far.",
+        f"Window: {iso_utc(alert.window_start)} ({alert.window_seconds} s), {alert.wcu:,} write units so far.",
         _advice(alert),
         "",
         "Blind spots: reads never appear in a stream; writes that change nothing produce no record; "

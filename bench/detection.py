@@ -1,0 +1,157 @@
+"""Detection quality: recall, precision, count error and delay of the alerts on generated workloads.
+
+Background traffic follows Zipf(s) over K keys; three keys are injected mid-window at 50%, 80%
+and 120% of the partition limit for 30 s. Ground truth comes from the generated events: a key
+*should* alert if its write units over some 10 s span reach 80% of the limit, *must not* if they
+never exceed 50%. Alerts are captured from the real desk (moto stats and incident tables).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+from collections import Counter, defaultdict
+from typing import Any
+
+T0 = 1_796_083_200
+LIMIT = 1000
+HOT = {"hot#50": 0.5, "hot#80": 0.8, "hot#120": 1.2}
+
+
+class CapturingPublisher:
+    def __init__(self) -> None:
+        self.alerts: list[Any] = []
+
+    def publish(self, alert: Any) -> str:
+        self.alerts.append(alert)
+        return str(len(self.alerts))
+
+
+def _record(key: str, position: int, when: int, note: int) -> dict[str, Any]:
+    image = {"pk": {"S": key}, "note": {"S": "n" * note}}
+    return {
+        "eventID": str(position),
+        "eventName": "MODIFY",
+        "eventSource": "aws:dynamodb",
+        "eventSourceARN": "arn:aws:dynamodb:us-east-1:1:table/quality/stream/x",
+        "dynamodb": {
+            "ApproximateCreationDateTime": when,
+            "Keys": {"pk": {"S": key}},
+            "NewImage": image,
+            "OldImage": image,
+            "SequenceNumber": f"{10**20 + position:021d}",
+        },
+    }
+
+
+def workload(zipf: float, keys: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, Counter[int]]]:
+    rng = random.Random(seed)
+    weights = list(itertools.accumulate(1 / (rank**zipf) for rank in range(1, keys + 1)))
+    events: list[tuple[float, str, int]] = []
+    for i in range(500 * 120):  # 500 records/s of ~1-2 KB items for 2 minutes
+        events.append(
+            (
+                T0 + i / 500,
+                f"user#{bisect.bisect_left(weights, rng.random() * weights[-1])}",
+                rng.randint(800, 1800),
+            )
+        )
+    for key, level in HOT.items():
+        rate = int(level * LIMIT)
+        events.extend((T0 + 40 + i / rate, key, 900) for i in range(rate * 30))  # 1 WCU items
+    events.sort()
+    per_second: dict[str, Counter[int]] = defaultdict(Counter)
+    records = []
+    for position, (when, key, note) in enumerate(events):
+        records.append(_record(key, position, int(when), note))
+        per_second[key][int(when)] += -(-(2 + len(key) + 4 + note) // 1024)  # pk + key + "note" + value
+    return records, per_second
+
+
+def first_crossing(seconds: Counter[int], span: int = 10, level: float = 0.8) -> int | None:
+    for start in sorted(seconds):
+        if sum(seconds.get(start + i, 0) for i in range(span)) >= level * LIMIT * span:
+            return start + span - 1
+    return None
+
+
+def peak_rate(seconds: Counter[int], span: int = 10) -> float:
+    return max((sum(seconds.get(s + i, 0) for i in range(span)) / span for s in seconds), default=0.0)
+
+
+def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
+    import boto3
+
+    from detector.adapters.incident_store import DynamoIncidentStore
+    from detector.adapters.key_schema import PartitionKeyResolver
+    from detector.adapters.stats_store import DynamoStatsStore
+    from detector.alerts.desk import AlertDesk
+    from detector.config import Settings
+    from detector.pipeline import Ports, parse_event, process_batch
+    from hotkeys.esm import ShardConsumer
+    from hotkeys.local import create_stats_table
+    from hotkeys.top import window_figures, windows_in_range
+    from infra.settings import EventSourceSettings
+
+    records, truth = workload(zipf, keys, seed)
+    name = f"quality-{zipf}-{keys}"
+    create_stats_table(boto3.client("dynamodb"), name)
+    table = boto3.resource("dynamodb").Table(name)
+    settings = Settings(stats_table_name=name, alert_topic_arn="arn:aws:sns:us-east-1:1:x", share_min_wcu=10**12)
+    publisher = CapturingPublisher()
+    stats = DynamoStatsStore(table)
+    ports = Ports(
+        stats=stats,
+        resolve_key=PartitionKeyResolver(None, lambda t: {}),
+        alerts=AlertDesk(settings, DynamoIncidentStore(table), publisher, stats),
+    )
+    ShardConsumer(
+        lambda e: process_batch(parse_event(e), settings, ports).response(),
+        "shardId-1",
+        EventSourceSettings(),
+    ).consume(records)
+    firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
+    should = {k for k, s in truth.items() if first_crossing(s) is not None}
+    must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}
+    detected = set(firing) & should
+    delays = []
+    for key in detected:
+        crossing = first_crossing(truth[key])
+        fired = next(a for a in publisher.alerts if a.key == key and a.status == "firing")
+        delays.append(_alert_time(fired, records, key) - crossing if crossing is not None else 0)
+    figures = window_figures(stats, windows_in_range(stats, since=0, last=None, until=2**40, table=None))
+    worst = 0.0
+    for window in figures:
+        exact: Counter[str] = Counter()
+        for key, seconds in truth.items():
+            exact[key] = sum(v for s, v in seconds.items() if window.window_start <= s < window.window_start + 60)
+        for figure in window.keys[:10]:
+            worst = max(worst, abs(exact[figure.key] - figure.wcu) / max(exact[figure.key], 1))
+            assert figure.wcu <= exact[figure.key] <= figure.wcu + figure.error_bound
+    return {
+        "zipf": zipf,
+        "keys": keys,
+        "records": len(records),
+        "should_alert": sorted(should),
+        "alerted": sorted(firing),
+        "recall": len(detected) / len(should) if should else 1.0,
+        "precision": len(detected) / len(firing) if firing else 1.0,
+        "false_alerts_at_or_below_half": sorted(set(firing) & must_not),
+        "max_delay_seconds": max(delays, default=0),
+        "top10_max_relative_error": round(worst, 4),
+    }
+
+
+def _alert_time(alert: Any, records: list[dict[str, Any]], key: str) -> int:
+    """Event time at which the alert fired: the key's first write in the window plus the span it measured."""
+    span = round(alert.wcu / alert.wcu_per_second) if alert.wcu_per_second else 0
+    return _first_seen(records, key, alert.window_start) + span - 1
+
+
+def _first_seen(records: list[dict[str, Any]], key: str, window_start: int) -> int:
+    for record in records:
+        when = record["dynamodb"]["ApproximateCreationDateTime"]
+        if record["dynamodb"]["Keys"]["pk"]["S"] == key and when >= window_start:
+            return int(when)
+    return window_start

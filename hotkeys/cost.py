@@ -1,0 +1,107 @@
+"""``hotkeys cost``: the detector's monthly cost next to Contributor Insights' for the same traffic.
+
+Prices are inputs, listed and dated below (us-east-1 list prices as published on the AWS
+pricing pages; Contributor Insights' rule and event prices as reported by third-party
+pricing write-ups, not verified against AWS here). Update ``PRICES`` when they change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+PRICES_DATED = "2026-11 (us-east-1 list prices; update hotkeys/cost.py PRICES if they changed)"
+PRICES = {
+    "lambda_request": 0.20 / 1e6,  # per invocation
+    "lambda_gb_second_arm64": 0.0000133334,
+    "dynamodb_write_request_unit": 0.625 / 1e6,  # on-demand
+    "dynamodb_storage_gb_month": 0.25,
+    "sns_publish": 0.50 / 1e6,
+    "s3_put": 0.005 / 1000,
+    "s3_standard_gb_month": 0.023,
+    "contributor_insights_rule_month": 0.50,
+    "contributor_insights_event": 0.03 / 1e6,
+}
+SECONDS_PER_MONTH = 30 * 86_400
+# Measured by `make bench` on a 2-core x86_64 machine: the runtime's json.loads of the event plus
+# this handler, per record, at one full vCPU (docs/benchmarks.md). Lambda gives memory/1769 MB vCPU.
+CPU_SECONDS_PER_RECORD = 120e-6
+INVOCATION_OVERHEAD_SECONDS = 0.010
+STATS_WRITES_PER_SHARD_WINDOW = 8  # 6 flushes + final + catalog (docs/benchmarks.md)
+STATS_WRU_PER_WRITE = 2
+
+
+@dataclass(frozen=True)
+class CostInputs:
+    writes_per_second: float
+    avg_item_kb: float = 1.0
+    tables: int = 1
+    reads_per_second: float = 0.0  # Contributor Insights counts reads too; the detector never sees them
+    ttl_deletes_per_second: float = 0.0
+    memory_mb: int = 512
+    batch_size: int = 1000
+    window_seconds: int = 60
+    gsis: int = 0
+
+    def validate(self) -> None:
+        if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
+            raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
+
+
+def shards(inputs: CostInputs) -> int:
+    """Stream shards ≈ partitions: at least one per 1,000 WCU/s (plus one per 3,000 RCU/s, ignored)."""
+    wcu = inputs.writes_per_second * math.ceil(inputs.avg_item_kb)
+    return max(inputs.tables, math.ceil(wcu / 1000))
+
+
+def detector_cost(inputs: CostInputs) -> dict[str, float]:
+    records = inputs.writes_per_second * SECONDS_PER_MONTH
+    shard_count = shards(inputs)
+    # Each shard is invoked at least once per batching window (5 s) and once per tumbling window.
+    per_shard_rate = inputs.writes_per_second / shard_count
+    invocations_per_second = shard_count * max(per_shard_rate / inputs.batch_size, 1 / 5) + (
+        shard_count / inputs.window_seconds
+    )
+    invocations = invocations_per_second * SECONDS_PER_MONTH
+    vcpu = min(1.0, inputs.memory_mb / 1769)
+    seconds = records * CPU_SECONDS_PER_RECORD / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
+    windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
+    stats_writes = windows * STATS_WRITES_PER_SHARD_WINDOW
+    ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
+    archive_objects = min(ttl, invocations)
+    return {
+        "lambda_requests": invocations * PRICES["lambda_request"],
+        "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
+        "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
+        "stats_table_storage": windows * 14 / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],  # ~2 KB each
+        "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
+        "archive_puts": archive_objects * PRICES["s3_put"],
+        "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
+        "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
+    }
+
+
+def contributor_insights_cost(inputs: CostInputs) -> dict[str, float]:
+    events = (inputs.writes_per_second + inputs.reads_per_second) * SECONDS_PER_MONTH
+    rules = inputs.tables * (4 + 4 * inputs.gsis)  # table with a sort key: 4 rules, and 4 per GSI
+    return {
+        "rules": rules * PRICES["contributor_insights_rule_month"],
+        "events": events * PRICES["contributor_insights_event"],
+    }
+
+
+def estimate(inputs: CostInputs) -> dict[str, Any]:
+    inputs.validate()
+    ours = detector_cost(inputs)
+    theirs = contributor_insights_cost(inputs)
+    return {
+        "inputs": asdict(inputs),
+        "shards": shards(inputs),
+        "prices": PRICES,
+        "prices_dated": PRICES_DATED,
+        "detector": {k: round(v, 2) for k, v in ours.items()},
+        "detector_total": round(sum(ours.values()), 2),
+        "contributor_insights": {k: round(v, 2) for k, v in theirs.items()},
+        "contributor_insights_total": round(sum(theirs.values()), 2),
+    }
