@@ -131,3 +131,22 @@ def test_generate_writes_one_file_per_shard(tmp_path: Path) -> None:
         {r["dynamodb"]["Keys"]["pk"]["S"] for r in json.loads((tmp_path / f).read_text())["Records"]} for f in files
     ]
     assert not (keys_by_shard[0] & keys_by_shard[1]) and not (keys_by_shard[1] & keys_by_shard[2])
+
+
+def test_cost_compares_with_contributor_insights(capsys: pytest.CaptureFixture) -> None:
+    # At the reference point (10,000 writes/s of 1 KB items) the detector costs less
+    assert main(["cost", "--writes-per-second", "10000", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["shards"] == 10
+    assert 0 < result["detector_total"] < result["contributor_insights_total"]
+    assert result["prices_dated"].startswith("2026-11")
+    # and every line item is listed, with reads billed by Contributor Insights only
+    assert main(["cost", "--writes-per-second", "10000", "--reads-per-second", "30000", "--json"]) == 0
+    with_reads = json.loads(capsys.readouterr().out)
+    assert with_reads["detector_total"] == result["detector_total"]
+    assert with_reads["contributor_insights_total"] > 3 * result["contributor_insights_total"]
+
+
+def test_cost_rejects_nonsense(capsys: pytest.CaptureFixture) -> None:
+    assert main(["cost", "--writes-per-second", "0"]) == 2
+    assert "--writes-per-second" in capsys.readouterr().err
