@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -169,21 +168,14 @@ def _add_common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--region", help="AWS region (default: your AWS configuration)")
 
 
-@contextlib.contextmanager
-def aws_target(endpoint_url: str | None, region: str | None) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION")}
-    if endpoint_url:
-        os.environ["AWS_ENDPOINT_URL"] = endpoint_url
+def aws_target(endpoint_url: str | None, region: str | None) -> contextlib.AbstractContextManager[None]:
+    """The endpoint and region chosen on the command line, for the duration of a command."""
+    from hotkeys.envs import environment
+
+    values = {"AWS_ENDPOINT_URL": endpoint_url} if endpoint_url else {}
     if region:
-        os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = region
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        values.update({"AWS_REGION": region, "AWS_DEFAULT_REGION": region})
+    return environment(values)
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:

@@ -12,15 +12,13 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import boto3
 
-from detector.adapters.aws import reset_clients
-from detector.wiring import reset_ports
+from hotkeys.envs import environment
 from hotkeys.esm import DeadLetter, ShardConsumer
 from hotkeys.io import read_event_file
 from hotkeys.local import LocalResources, create_stats_table
@@ -98,24 +96,6 @@ def load_events(paths: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
             shard = str(record.get("shardId", default_shard)) if isinstance(record, dict) else default_shard
             shards.setdefault((arn, shard), []).append(record)
     return [(shard, records) for (_arn, shard), records in shards.items()]
-
-
-@contextlib.contextmanager
-def environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    reset_clients()
-    reset_ports()
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-        reset_clients()
-        reset_ports()
 
 
 def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:

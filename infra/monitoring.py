@@ -47,34 +47,23 @@ class Monitoring(Construct):
                 alarm_description="The detector lags its stream by more than 15 minutes",
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             ),
-            "DeadLetters": dead_letter_queue.metric_approximate_number_of_messages_visible(
-                period=minute, statistic="Maximum"
-            ).create_alarm(
-                self,
+            "DeadLetters": self._at_least(
                 "DeadLetterAlarm",
-                threshold=1,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="Stream batches were given up on: redrive within 24 h (hotkeys redrive)",
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                dead_letter_queue.metric_approximate_number_of_messages_visible(period=minute, statistic="Maximum"),
+                1,
+                "Stream batches were given up on: redrive within 24 h (hotkeys redrive)",
             ),
-            "Errors": function.metric_errors(period=Duration.minutes(5), statistic="Sum").create_alarm(
-                self,
+            "Errors": self._at_least(
                 "ErrorsAlarm",
-                threshold=3,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="The detector function is failing (batches are being retried)",
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                function.metric_errors(period=Duration.minutes(5), statistic="Sum"),
+                3,
+                "The detector function is failing (batches are being retried)",
             ),
-            "Throttles": function.metric_throttles(period=Duration.minutes(5), statistic="Sum").create_alarm(
-                self,
+            "Throttles": self._at_least(
                 "ThrottlesAlarm",
-                threshold=1,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="The detector function is throttled",
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                function.metric_throttles(period=Duration.minutes(5), statistic="Sum"),
+                1,
+                "The detector function is throttled",
             ),
         }
         for alarm in self.alarms.values():
@@ -105,4 +94,15 @@ class Monitoring(Construct):
         self.dashboard_url = (
             f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
             f"#dashboards:name={self.dashboard.dashboard_name}"
+        )
+
+    def _at_least(self, alarm_id: str, metric: cloudwatch.Metric, threshold: int, description: str) -> cloudwatch.Alarm:
+        return metric.create_alarm(
+            self,
+            alarm_id,
+            threshold=threshold,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            alarm_description=description,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
