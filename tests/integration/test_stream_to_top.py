@@ -1,4 +1,4 @@
-"""The whole path on moto: boto3 writes → the table's stream → Lambda-shaped records → handler → `hotkeys top --json`."""
+"""The whole path on moto: boto3 writes → stream → Lambda-shaped records → handler → `hotkeys top --json`."""
 
 from __future__ import annotations
 
