@@ -15,6 +15,7 @@ from detector.observability import logger
 from detector.records import Change, Kind, MalformedRecord, parse_change, sequence_of
 from detector.snapshots import SegmentSnapshot, snapshot_of
 from detector.state import Segment, ShardState
+from detector.windows import parse_iso_utc
 
 SECONDS_PER_DAY = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.
@@ -101,8 +102,6 @@ def parse_event(event: Any) -> StreamBatch:
     window = event.get("window")
     bounds: tuple[int, int] | None = None
     if isinstance(window, dict) and "start" in window:
-        from detector.windows import parse_iso_utc
-
         bounds = (parse_iso_utc(str(window["start"])), parse_iso_utc(str(window.get("end", window["start"]))))
     shard_id = event.get("shardId")
     return StreamBatch(
