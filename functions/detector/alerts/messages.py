@@ -68,7 +68,11 @@ def subject(alert: Alert) -> str:
     else:
         detail = f"{100 * alert.share:.0f}% of table writes ({alert.wcu_per_second:,.0f} WCU/s)"
     if alert.status == RESOLVED:
-        detail = "back under the threshold"
+        detail = (
+            "back under the partition-limit threshold"
+            if alert.reason == PARTITION_LIMIT
+            else ("back under the share-of-table threshold")
+        )
     head = f"{tag} {alert.table}: "
     room = SUBJECT_LIMIT - len(head) - len(detail) - 1
     key = alert.key if len(alert.key) <= room else alert.key[: max(room - 1, 8)] + "…"
