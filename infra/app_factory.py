@@ -50,6 +50,7 @@ _CONTEXT_KEYS = (
     "alertEmails",
     "slackWorkspaceId",
     "slackChannelId",
+    "slackWebhookSecretArn",
     "keyDisplay",
     "keyHashSalt",
     "powertoolsLayerArn",

@@ -23,6 +23,7 @@ from infra.options import DetectorOptions
 from infra.settings import EVENT_SOURCE
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
+from infra.webhook_notifier import WebhookNotifier
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,15 @@ class HotKeyDetector(Construct):
                 self.alerts.topic.add_subscription(
                     subscriptions.EmailSubscription(address, dead_letter_queue=undelivered)
                 )
+        if options.slack_webhook_secret_arn:
+            WebhookNotifier(
+                self,
+                "Webhook",
+                topic=self.alerts.topic,
+                secret_arn=options.slack_webhook_secret_arn,
+                log_retention_days=options.log_retention_days,
+                powertools_layer_arn=options.powertools_layer_arn,
+            )
         if options.slack_workspace_id and options.slack_channel_id:
             SlackChannel(
                 self,

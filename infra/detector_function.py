@@ -7,7 +7,9 @@ from pathlib import Path
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
@@ -27,7 +29,11 @@ class DetectorFunction(Construct):
         environment: dict[str, str],
         log_retention_days: int,
         powertools_layer_arn: str | None = None,
+        handler: str = HANDLER,
+        description: str = "Counts write units per partition key from DynamoDB streams and alerts on hot keys",
+        async_dead_letter_queue: sqs.IQueue | None = None,
     ) -> None:
+        """The project's Python function: the stream consumer by default, or another handler of the asset."""
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
             self,
@@ -55,7 +61,7 @@ class DetectorFunction(Construct):
             "Function",
             runtime=lambda_.Runtime.PYTHON_3_13,
             architecture=lambda_.Architecture.ARM_64,
-            handler=HANDLER,
+            handler=handler,
             code=lambda_.Code.from_asset(
                 str(ROOT / FUNCTION_ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc", "*.egg-info"]
             ),
@@ -77,7 +83,10 @@ class DetectorFunction(Construct):
                 "POWERTOOLS_LOG_LEVEL": "INFO",
                 **environment,
             },
-            description="Counts write units per partition key from DynamoDB streams and alerts on hot keys",
+            description=description,
+            # Asynchronous invocations (the webhook subscriber) keep what fails after 2 retries.
+            on_failure=destinations.SqsDestination(async_dead_letter_queue) if async_dead_letter_queue else None,
+            retry_attempts=2 if async_dead_letter_queue else None,
         )
         for finding in ("AwsSolutions::AwsSolutions-L1", "Serverless::Serverless-LambdaLatestVersion"):
             acknowledge(
@@ -89,7 +98,8 @@ class DetectorFunction(Construct):
         acknowledge(
             self.function,
             "Serverless::Serverless-LambdaDLQ",
-            "Invoked only by a stream event source mapping, whose on-failure destination is the SQS DLQ.",
+            "Failures go to an SQS on-failure destination (the stream mapping's, or the async invoke config's), "
+            "which supersedes a function DLQ.",
         )
 
 

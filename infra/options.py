@@ -33,6 +33,7 @@ class DetectorOptions:
     alert_emails: tuple[str, ...] = ()
     slack_workspace_id: str | None = None
     slack_channel_id: str | None = None
+    slack_webhook_secret_arn: str | None = None
     key_display: str = "raw"
     key_hash_salt: str | None = None
     powertools_layer_arn: str | None = None
@@ -46,6 +47,8 @@ class DetectorOptions:
             raise ContextError("alertThreshold must be in (0, 1]")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
             raise ContextError("slackWorkspaceId and slackChannelId go together")
+        if self.slack_webhook_secret_arn and not self.slack_webhook_secret_arn.startswith("arn:"):
+            raise ContextError("slackWebhookSecretArn must be a Secrets Manager secret ARN")
         if self.key_display not in ("raw", "hash"):
             raise ContextError("keyDisplay must be raw or hash")
         if self.key_display == "hash" and not self.key_hash_salt:
@@ -134,6 +137,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         alert_emails=_list(context, "alertEmails"),
         slack_workspace_id=_get(context, "slackWorkspaceId"),
         slack_channel_id=_get(context, "slackChannelId"),
+        slack_webhook_secret_arn=_get(context, "slackWebhookSecretArn"),
         key_display=str(_get(context, "keyDisplay") or "raw"),
         key_hash_salt=_get(context, "keyHashSalt"),
         powertools_layer_arn=_get(context, "powertoolsLayerArn"),

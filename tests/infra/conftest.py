@@ -14,6 +14,7 @@ import pytest
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
+WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/webhook-AbCdEf"
 EXISTING_STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
 
 MODES: dict[str, dict[str, Any]] = {
@@ -25,6 +26,7 @@ MODES: dict[str, dict[str, Any]] = {
         "slackWorkspaceId": "T0123",
         "slackChannelId": "C0456",
         "alertEmails": "oncall@example.com",
+        "slackWebhookSecretArn": WEBHOOK_SECRET,
     },
 }
 

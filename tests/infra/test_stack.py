@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION
-from tests.infra.conftest import EXISTING_STREAM, MODES, Synthesized
+from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
 ALLOWED_ON_STAR = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
@@ -162,7 +162,7 @@ def test_enable_stream_mode_turns_the_stream_on_and_never_off(synthesized: dict)
 def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dict) -> None:
     synth = synthesized["multi"]
     arns = [m["Properties"]["EventSourceArn"] for m in synth.resources("AWS::Lambda::EventSourceMapping").values()]
-    assert len(arns) == 2 and len(synth.resources("AWS::Lambda::Function")) == 2  # consumer + CR provider
+    assert len(arns) == 2 and len(set(map(json.dumps, arns))) == 2
     chatbot = synth.only("AWS::Chatbot::SlackChannelConfiguration")
     assert chatbot["SlackWorkspaceId"] == "T0123" and chatbot["SlackChannelId"] == "C0456"
     assert chatbot["SnsTopicArns"] == [{"Ref": synth.logical_id("AWS::SNS::Topic")}]
@@ -254,3 +254,25 @@ def test_cfn_lint_finds_no_errors(synthesized: dict, mode: str) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized: dict) -> None:
+    synth = synthesized["multi"]
+    functions = {
+        f["Properties"]["Handler"]: f["Properties"]
+        for f in synth.resources("AWS::Lambda::Function").values()
+        if "Handler" in f["Properties"]
+    }
+    sender = functions["detector.webhook_app.handler"]
+    assert sender["Environment"]["Variables"]["WEBHOOK_SECRET_ARN"] == WEBHOOK_SECRET
+    secret_reads = [s for s in _statements(synth) if "secretsmanager:GetSecretValue" in _actions(s)]
+    assert [s["Resource"] for s in secret_reads] == [WEBHOOK_SECRET]
+    lambda_subscription = next(
+        s["Properties"]
+        for s in synth.resources("AWS::SNS::Subscription").values()
+        if s["Properties"]["Protocol"] == "lambda"
+    )
+    assert "RedrivePolicy" in lambda_subscription
+    (invoke,) = [c["Properties"] for c in synth.resources("AWS::Lambda::EventInvokeConfig").values()]
+    assert invoke["MaximumRetryAttempts"] == 2
+    assert "Fn::GetAtt" in invoke["DestinationConfig"]["OnFailure"]["Destination"]

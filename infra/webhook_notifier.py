@@ -1,0 +1,48 @@
+"""Optional Slack-compatible webhook delivery of alerts, for teams that do not use AWS Chatbot."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
+from constructs import Construct
+
+from infra.dead_letter_queue import DeadLetterQueue
+from infra.detector_function import DetectorFunction
+from infra.nag import acknowledge
+
+
+class WebhookNotifier(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        topic: sns.ITopic,
+        secret_arn: str,
+        log_retention_days: int,
+        powertools_layer_arn: str | None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.undelivered = DeadLetterQueue(self, "Undelivered").queue
+        self.sender = DetectorFunction(
+            self,
+            "Sender",
+            environment={"WEBHOOK_SECRET_ARN": secret_arn},
+            log_retention_days=log_retention_days,
+            powertools_layer_arn=powertools_layer_arn,
+            handler="detector.webhook_app.handler",
+            description="Posts hot-key alerts to a Slack-compatible incoming webhook",
+            async_dead_letter_queue=self.undelivered,
+        )
+        self.sender.role.add_to_policy(
+            iam.PolicyStatement(sid="ReadWebhookUrl", actions=["secretsmanager:GetSecretValue"], resources=[secret_arn])
+        )
+        acknowledge(
+            self.sender.role,
+            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
+        )
+        topic.add_subscription(
+            subscriptions.LambdaSubscription(self.sender.function, dead_letter_queue=self.undelivered)
+        )
