@@ -47,7 +47,8 @@ def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
         detail = (
             f"*{document.get('wcu_per_second')} WCU/s* ({document.get('percent_of_limit')}% of the "
             f"{document.get('partition_limit_wcu')} WCU/s partition limit), "
-            f"{100 * float(document.get('share', 0)):.1f}% of the table's writes in the window starting {document.get('window_start')}.\n"
+            f"{100 * float(document.get('share', 0)):.1f}% of the table's writes in the window starting "
+            f"{document.get('window_start')}.\n"
             f"Suggested write sharding: {document.get('suggested_shards')} suffix(es) on the key (an estimate)."
         )
     return {
