@@ -80,3 +80,11 @@ def test_watch_on_a_table_without_stream_says_so(endpoint: str, capsys: pytest.C
     make_table(endpoint, "plain", stream=False)
     assert main(["watch", "--table", "plain", "--endpoint-url", endpoint, "--once"]) == 2
     assert "has no stream" in capsys.readouterr().err
+
+
+def test_replay_runs_against_an_endpoint(endpoint: str, capsys: pytest.CaptureFixture) -> None:
+    # The same replay, on a real HTTP endpoint instead of in-process moto
+    assert main(["replay", "events/poison-record.json", "--endpoint-url", endpoint, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert sum(window["writes"] for window in result["windows"]) == 5
+    assert [d["startSequenceNumber"] for d in result["dead_letters"]] == ["100000000000000000003"]
