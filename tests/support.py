@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from detector.alerts.messages import Alert
 from hotkeys.events import sequence_number, stream_record
 
 TABLE = "orders"
@@ -51,3 +52,19 @@ def ttl_record(key: str, position: int, event_time: int, *, table: str = TABLE, 
 def wcu_of(payload_bytes: int, key: str) -> int:
     size = len("pk") + len(key) + len("payload") + payload_bytes
     return max(1, -(-size // 1024))
+
+
+# The example alert: event#123 of orders at 930 WCU/s, 93% of the partition limit.
+ORDERS_ALERT = Alert(
+    table="orders",
+    key="event#123",
+    window_start=1_796_083_200,
+    window_seconds=60,
+    wcu=55_800,
+    wcu_per_second=930.0,
+    partition_limit_wcu=1000,
+    share=0.42,
+    reason="partition_limit",
+    status="firing",
+    peak_wcu_per_second=930.0,
+)

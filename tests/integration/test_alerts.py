@@ -17,6 +17,7 @@ from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
 from hotkeys.events import sequence_number, stream_record
 from hotkeys.top import top_rows, window_figures, windows_in_range
 from infra.settings import EventSourceSettings
+from tests.support import ORDERS_ALERT
 
 T0 = 1_796_083_200
 DOCUMENT_FIELDS = {
@@ -201,21 +202,9 @@ def test_message_forms(stats_table_name: str, topic: dict) -> None:
 
 
 def test_email_and_chatbot_forms_are_well_formed() -> None:
-    from detector.alerts.messages import Alert, chatbot_payload, email_text, sns_publish_arguments
+    from detector.alerts.messages import chatbot_payload, email_text, sns_publish_arguments
 
-    alert = Alert(
-        table="orders",
-        key="event#123",
-        window_start=T0,
-        window_seconds=60,
-        wcu=55_800,
-        wcu_per_second=930.0,
-        partition_limit_wcu=1000,
-        share=0.42,
-        reason="partition_limit",
-        status="firing",
-        peak_wcu_per_second=930.0,
-    )
+    alert = ORDERS_ALERT
     arguments = sns_publish_arguments("arn:aws:sns:us-east-1:123456789012:t", alert)
     structure = json.loads(arguments["Message"])
     assert arguments["MessageStructure"] == "json"

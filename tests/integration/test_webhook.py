@@ -14,6 +14,7 @@ import pytest
 from detector.alerts.messages import Alert, sns_publish_arguments
 from detector.config import ConfigError
 from hotkeys.replay import FakeLambdaContext
+from tests.support import ORDERS_ALERT
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -46,19 +47,7 @@ def sns_event(alert: Alert) -> dict[str, Any]:
     return {"Records": [{"EventSource": "aws:sns", "Sns": {"Subject": arguments["Subject"], "Message": message}}]}
 
 
-ALERT = Alert(
-    table="orders",
-    key="event#123",
-    window_start=1_796_083_200,
-    window_seconds=60,
-    wcu=55_800,
-    wcu_per_second=930.0,
-    partition_limit_wcu=1000,
-    share=0.42,
-    reason="partition_limit",
-    status="firing",
-    peak_wcu_per_second=930.0,
-)
+ALERT = ORDERS_ALERT
 
 
 def test_alert_is_posted_to_the_webhook_from_the_secret(
