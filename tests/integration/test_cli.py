@@ -150,3 +150,21 @@ def test_cost_compares_with_contributor_insights(capsys: pytest.CaptureFixture) 
 def test_cost_rejects_nonsense(capsys: pytest.CaptureFixture) -> None:
     assert main(["cost", "--writes-per-second", "0"]) == 2
     assert "--writes-per-second" in capsys.readouterr().err
+
+
+def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
+    # Given three windows of traffic (the mixed sample spans two, the TTL sample one, on other tables)
+    from hotkeys.local import LocalResources
+    from hotkeys.replay import run_replay
+
+    run_replay(["events/mixed-traffic.json", "events/hot-key-burst.json.gz"], LocalResources(stats_table_name))
+    # When asking for the last window only
+    assert main(["top", "--stats-table", stats_table_name, "--last", "1", "--json", "--limit", "50"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    # Then every row is from the latest window, hottest first
+    assert {row["window_start"] for row in rows} == {"2026-12-01T00:01:00Z"}
+    assert [row["wcu_per_second"] for row in rows] == sorted((row["wcu_per_second"] for row in rows), reverse=True)
+    # And with --last 2 both windows appear, capped by --limit
+    assert main(["top", "--stats-table", stats_table_name, "--last", "2", "--json", "--limit", "7"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 7 and rows[0]["key"] == "event#42"
