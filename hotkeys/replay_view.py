@@ -137,6 +137,7 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
                 f"  s3://{report_bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
     else:
         console.print("No TTL deletions were archived.")
