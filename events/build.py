@@ -88,12 +88,16 @@ def composite_key_event() -> dict[str, Any]:
     return {"Records": records}
 
 
-def main() -> None:
+def build(target: Path = HERE) -> None:
     for name, workload in GENERATED.items():
         shards = generate(workload)
-        write_event_file(HERE / name, shard_event(0, shards[0]))
-    write_event_file(HERE / "poison-record.json", poison_record_event())
-    write_event_file(HERE / "composite-key.json", composite_key_event())
+        write_event_file(target / name, shard_event(0, shards[0]))
+    write_event_file(target / "poison-record.json", poison_record_event())
+    write_event_file(target / "composite-key.json", composite_key_event())
+
+
+def main() -> None:
+    build()
     print("sample events written to", HERE)
 
 

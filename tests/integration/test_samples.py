@@ -48,3 +48,11 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert [d["startSequenceNumber"] for d in poison["dead_letters"]] == ["100000000000000000003"]
     assert sum(w["writes"] for w in poison["windows"]) == 5
     assert {row["key"] for row in expected["composite-key.json"]["top"]} >= {"tenant#acme"}
+
+
+def test_make_events_rebuilds_the_committed_samples_byte_for_byte(tmp_path: Path) -> None:
+    from events.build import build
+
+    build(tmp_path)
+    for built in sorted(tmp_path.iterdir()):
+        assert built.read_bytes() == (EVENTS / built.name).read_bytes(), built.name
