@@ -33,7 +33,10 @@ def _as_stream_json(value: dict[str, Any]) -> dict[str, Any]:
     if kind == "B":
         return {"B": _b64(raw)}
     if kind == "BS":
-        return {"BS": [_b64(element) for element in raw]}
+        return {"BS": sorted(_b64(element) for element in raw)}
+    if kind in ("SS", "NS"):
+        # Sets have no order; sorting keeps generated files identical across runs (hash seeds differ).
+        return {kind: sorted(raw)}
     if kind == "M":
         return {"M": {name: _as_stream_json(element) for name, element in raw.items()}}
     if kind == "L":
