@@ -311,14 +311,10 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
 
     from detector.adapters.aws import SDK_CONFIG
     from detector.config import Settings
-    from detector.wiring import build_ports, reset_ports
+    from detector.wiring import build_ports
     from hotkeys.redrive import batch_info, drain, redrive_entry
 
     with aws_target(args.endpoint_url, args.region):
-        from detector.adapters.aws import reset_clients
-
-        reset_clients()
-        reset_ports()
         settings = Settings(
             stats_table_name=args.stats_table,
             window_seconds=args.window_seconds,

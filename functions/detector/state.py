@@ -97,9 +97,6 @@ class ShardState:
     segments: dict[tuple[str, int], Segment] = field(default_factory=dict)
     notified: dict[str, int] = field(default_factory=dict)
 
-    def already_applied(self, sequence: int) -> bool:
-        return sequence <= self.high_water
-
     def apply(self, change: Change, window_seconds: int, capacity: int) -> Segment:
         event_time = change.event_time
         start = event_time - event_time % window_seconds

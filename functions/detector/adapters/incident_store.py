@@ -59,18 +59,6 @@ class DynamoIncidentStore:
             raise
         return True
 
-    def release_firing(self, hot: HotKey) -> None:
-        """Undo a claim whose message could not be published (the retry claims again)."""
-        try:
-            self._table.delete_item(
-                Key=self._key(hot.table, hot.incident_key),
-                ConditionExpression="fired_window = :w AND notified_at = :t",
-                ExpressionAttributeValues={":w": hot.window_start, ":t": hot.event_time},
-            )
-        except ClientError as error:
-            if not _conditional_failure(error):
-                raise
-
     def claim_reminder(self, hot: HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None:
         """Mark a reminder due; returns the incident's previous values if this call claimed it."""
         try:
@@ -175,20 +163,6 @@ class DynamoIncidentStore:
                 return False
             raise
         return True
-
-    def reopen(self, table: str, incident_key: str, window_start: int) -> None:
-        """Undo a resolution whose message could not be published."""
-        try:
-            self._table.update_item(
-                Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :firing REMOVE resolved_window, resolve_published",
-                ConditionExpression="#s = :resolved AND resolved_window = :w",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":resolved": RESOLVED, ":firing": FIRING, ":w": window_start},
-            )
-        except ClientError as error:
-            if not _conditional_failure(error):
-                raise
 
     def get(self, table: str, incident_key: str) -> dict[str, Any] | None:
         item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")

@@ -119,9 +119,7 @@ class AlertDesk:
         if memory not in self._sent:
             try:
                 self._publish(hot, status, table_wcu, peak)
-            except ClientError:
-                raise
-            except BotoCoreError as error:
+            except BotoCoreError as error:  # no answer; an SNS error answer (ClientError) propagates as is
                 self._sent.add(memory)
                 logger.warning(
                     "alert publish outcome unknown; not resent",
