@@ -14,6 +14,8 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
+from hotkeys.events import sequence_number, stream_record
+
 T0 = 1_796_083_200
 LIMIT = 1000
 HOT = {"hot#50": 0.5, "hot#80": 0.8, "hot#120": 1.2}
@@ -30,19 +32,16 @@ class CapturingPublisher:
 
 def _record(key: str, position: int, when: int, note: int) -> dict[str, Any]:
     image = {"pk": {"S": key}, "note": {"S": "n" * note}}
-    return {
-        "eventID": str(position),
-        "eventName": "MODIFY",
-        "eventSource": "aws:dynamodb",
-        "eventSourceARN": "arn:aws:dynamodb:us-east-1:1:table/quality/stream/x",
-        "dynamodb": {
-            "ApproximateCreationDateTime": when,
-            "Keys": {"pk": {"S": key}},
-            "NewImage": image,
-            "OldImage": image,
-            "SequenceNumber": f"{10**20 + position:021d}",
-        },
-    }
+    return stream_record(
+        table="quality",
+        event_name="MODIFY",
+        keys={"pk": {"S": key}},
+        typed=True,
+        sequence=sequence_number(0, position),
+        event_time=when,
+        new_image=image,
+        old_image=image,
+    )
 
 
 def workload(zipf: float, keys: int, seed: int) -> tuple[list[dict[str, Any]], dict[str, Counter[int]]]:

@@ -24,9 +24,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hotkeys.events import sequence_number, stream_record
+
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_796_083_200
-ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/soak/stream/2026-12-01T00:00:00.000"
 
 
 def _rss_mb() -> float:
@@ -37,7 +38,7 @@ def _rss_mb() -> float:
 def fast_records(
     shard: int, rate: int, start: int, seconds: int, keys: int, seed: int, unique_keys: bool = False
 ) -> Iterator[dict[str, Any]]:
-    """Records built straight in DynamoDB JSON (the generator's TypeSerializer is too slow for millions)."""
+    """Records with images built straight in DynamoDB JSON (TypeSerializer is too slow for millions)."""
     rng = random.Random(seed)
     weights = list(itertools.accumulate(1 / (rank**1.1) for rank in range(1, keys + 1)))
     total = weights[-1]
@@ -58,21 +59,16 @@ def fast_records(
                 "note": note,
             }
             old = dict(new, status={"S": "NEW"}, version={"N": str(position % 50 + 1)})
-            yield {
-                "eventID": f"{shard}-{position}",
-                "eventName": "MODIFY",
-                "eventSource": "aws:dynamodb",
-                "awsRegion": "us-east-1",
-                "eventSourceARN": ARN,
-                "dynamodb": {
-                    "ApproximateCreationDateTime": start + second,
-                    "Keys": {"pk": {"S": key}},
-                    "NewImage": new,
-                    "OldImage": old,
-                    "SequenceNumber": f"{(shard + 1) * 10**20 + position:021d}",
-                    "StreamViewType": "NEW_AND_OLD_IMAGES",
-                },
-            }
+            yield stream_record(
+                table="soak",
+                event_name="MODIFY",
+                keys={"pk": {"S": key}},
+                typed=True,
+                sequence=sequence_number(shard, position),
+                event_time=start + second,
+                new_image=new,
+                old_image=old,
+            )
             position += 1
 
 
