@@ -11,6 +11,7 @@ CI runs FAULT_SCHEDULES (default 30) schedules; `make soak` runs thousands.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -56,36 +57,18 @@ def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
     for position, (when, key, kind) in enumerate(events):
         image = {"pk": key, "n": position, "expireAt": int(when) - 60}
         sequence = sequence_number(0, position)
+        record = stream_record(
+            table="tickets",
+            event_name="MODIFY" if kind == "write" else "REMOVE",
+            keys={"pk": key},
+            sequence=sequence,
+            event_time=int(when),
+            new_image=image if kind == "write" else None,
+            old_image=image,
+            ttl_delete=kind == "ttl",
+        )
         if kind == "ttl":
-            record = stream_record(
-                table="tickets",
-                event_name="REMOVE",
-                keys={"pk": key},
-                sequence=sequence,
-                event_time=int(when),
-                old_image=image,
-                ttl_delete=True,
-            )
             ttl.add(record["eventID"])
-        elif kind == "delete":
-            record = stream_record(
-                table="tickets",
-                event_name="REMOVE",
-                keys={"pk": key},
-                sequence=sequence,
-                event_time=int(when),
-                old_image=image,
-            )
-        else:
-            record = stream_record(
-                table="tickets",
-                event_name="MODIFY",
-                keys={"pk": key},
-                sequence=sequence,
-                event_time=int(when),
-                new_image=image,
-                old_image=image,
-            )
         if position in (150, 4000):
             record["dynamodb"]["NewImage"] = {"pk": {"S": key}, "broken": {"Q": "?"}}
             poison.add(sequence)
@@ -122,6 +105,7 @@ class FaultInjector:
             self.injected[f"after {model.name}"] += 1
             raise ReadTimeoutError(endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com")
 
+    @contextlib.contextmanager
     def attach(self) -> Iterator[None]:
         clients = [resource("dynamodb").meta.client, client("sns"), client("s3"), client("dynamodb")]
         for aws in clients:
@@ -166,15 +150,8 @@ def run(records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | Non
         chaos,
         stream_arn="arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x",
     )
-    if faults is None:
+    with faults.attach() if faults is not None else contextlib.nullcontext():
         consumer.consume(records)
-    else:
-        attached = faults.attach()
-        next(attached)
-        try:
-            consumer.consume(records)
-        finally:
-            next(attached, None)
     store = ports.stats
     figures = window_figures(
         store,
