@@ -49,36 +49,36 @@ class ReplayReport:
     shards: int = 0
     invocations: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    event_shards: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
 
 
-def create_source_tables(paths: list[str]) -> list[str]:
+def create_source_tables(folders: dict[str, list[Path]]) -> list[str]:
     """Creates the source tables described beside the events (``tables/<name>.json``, CreateTable input).
 
     The detector calls DescribeTable to find the partition key of a table with a
     composite primary key; a captured event plus its table description replays faithfully.
+    ``folders`` maps each table to the folders of the event files that hold its records.
     """
-    from detector.records import MalformedRecord, table_from_arn
-
     created: list[str] = []
     dynamodb = boto3.client("dynamodb")
-    for path in paths:
-        folder = Path(path).parent / "tables"
-        event = read_event_file(Path(path))
-        names = set()
-        for record in event.get("Records", []):
-            with contextlib.suppress(MalformedRecord, AttributeError):
-                names.add(table_from_arn(record.get("eventSourceARN")))
-        for name in sorted(names - set(created)):
-            description = folder / f"{name}.json"
-            if description.is_file():
-                with contextlib.suppress(dynamodb.exceptions.ResourceInUseException):
-                    dynamodb.create_table(**json.loads(description.read_text()))
-                created.append(name)
+    for name in sorted(folders):
+        description = next((d for d in (f / "tables" / f"{name}.json" for f in folders[name]) if d.is_file()), None)
+        if description is not None:
+            with contextlib.suppress(dynamodb.exceptions.ResourceInUseException):
+                dynamodb.create_table(**json.loads(description.read_text()))
+            created.append(name)
     return created
 
 
-def load_events(paths: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(shard id, records) per shard, from event files in the Lambda DynamoDB-stream format."""
+def load_events(
+    paths: list[str], table_folders: dict[str, list[Path]] | None = None
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(shard id, records) per shard, from event files in the Lambda DynamoDB-stream format.
+
+    ``table_folders``, if given, receives the folders of the files that hold each table's records.
+    """
+    from detector.records import MalformedRecord, table_from_arn
+
     shards: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for path in paths:
         file = Path(path)
@@ -95,6 +95,11 @@ def load_events(paths: list[str]) -> list[tuple[str, list[dict[str, Any]]]]:
             arn = record.get("eventSourceARN", "") if isinstance(record, dict) else ""
             shard = str(record.get("shardId", default_shard)) if isinstance(record, dict) else default_shard
             shards.setdefault((arn, shard), []).append(record)
+            if table_folders is not None:
+                with contextlib.suppress(MalformedRecord):
+                    folders = table_folders.setdefault(table_from_arn(arn), [])
+                    if file.parent not in folders:
+                        folders.append(file.parent)
     return [(shard, records) for (_arn, shard), records in shards.items()]
 
 
@@ -121,9 +126,10 @@ def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:
 
 def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str, str] | None = None) -> ReplayReport:
     """Replays the events against existing resources (the caller chooses the backend)."""
-    shards = load_events(paths)
-    create_source_tables(paths)
-    report = ReplayReport(resources=resources, shards=len(shards))
+    table_folders: dict[str, list[Path]] = {}
+    shards = load_events(paths, table_folders)
+    create_source_tables(table_folders)
+    report = ReplayReport(resources=resources, shards=len(shards), event_shards=shards)
     env = {
         "STATS_TABLE_NAME": resources.stats_table,
         "WINDOW_SECONDS": str(EVENT_SOURCE.tumbling_window_seconds),

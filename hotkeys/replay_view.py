@@ -103,10 +103,9 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         result = collect(report, args.limit)
         report_bucket = report.resources.bucket
     if args.report:
-        from hotkeys.replay import load_events
         from hotkeys.report import heat_map, render
 
-        Path(args.report).write_text(render(result, heat_map(load_events(args.event_files))))
+        Path(args.report).write_text(render(result, heat_map(report.event_shards)))
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
