@@ -145,7 +145,15 @@ def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str,
         env["ARCHIVE_BUCKET_NAME"] = resources.bucket
     env.update(extra_env or {})
     from detector.app import handler
-    from detector.observability import logger
+    from detector.observability import logger, metrics
+
+    def invoke(event: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return handler(event, FakeLambdaContext())
+        finally:
+            # Metrics are not published locally. Powertools keeps a disabled provider's metrics and
+            # prints them to stdout once 100 accumulate, which would corrupt `--json` output.
+            metrics.clear_metrics()
 
     level = logger.log_level
     logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
@@ -154,9 +162,7 @@ def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str,
             for shard_id, records in shards:
                 records.sort(key=_sequence_order)
                 arn = next((r.get("eventSourceARN") for r in records if isinstance(r, dict)), None)
-                consumer = ShardConsumer(
-                    lambda event: handler(event, FakeLambdaContext()), shard_id, EVENT_SOURCE, stream_arn=arn
-                )
+                consumer = ShardConsumer(invoke, shard_id, EVENT_SOURCE, stream_arn=arn)
                 run = consumer.consume(records)
                 report.records += len(records)
                 report.invocations += run.invocations

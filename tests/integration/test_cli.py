@@ -168,3 +168,14 @@ def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.Capt
     assert main(["top", "--stats-table", stats_table_name, "--last", "2", "--json", "--limit", "7"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 7 and rows[0]["key"] == "event#42"
+
+
+def test_replay_json_stays_valid_over_many_invocations(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Given an hour of sparse traffic: one batch and one final invocation per minute, 120 invocations
+    events = tmp_path / "hour.json"
+    assert main(["generate", "--rate", "1", "--duration", "3600", "--keys", "20", "--out", str(events)]) == 0
+    capsys.readouterr()
+    # When replayed with --json, stdout is one JSON document (no metrics lines mixed in)
+    assert main(["replay", str(events), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["invocations"] >= 120 and sum(w["writes"] for w in result["windows"]) == 3600
