@@ -65,9 +65,10 @@ class AlertDesk:
         settings = self._settings
         hot = rules.partition_limit_hot(segment, settings)
         table_wcu: int | None = None
-        if rules.share_candidates(segment, settings):
+        candidates = rules.share_candidates(segment, settings)
+        if candidates:
             table_wcu = self._table_wcu(shard_id, segment)
-            hot.extend(rules.share_hot(segment, settings, table_wcu))
+            hot.extend(rules.share_hot(segment, settings, table_wcu, candidates))
         published = 0
         for key in hot:
             mark = f"{key.table}|{key.incident_key}"

@@ -79,12 +79,15 @@ def share_candidates(segment: Segment, settings: Settings) -> list[tuple[str, li
     return [(key, entry) for key, entry in segment.entries.items() if entry[WCU] + segment.pruned >= needed]
 
 
-def share_hot(segment: Segment, settings: Settings, table_wcu: int) -> list[HotKey]:
-    """Keys at or above the share threshold of the table's window total (``table_wcu``, all shards)."""
+def share_hot(
+    segment: Segment, settings: Settings, table_wcu: int, candidates: list[tuple[str, list[int]]]
+) -> list[HotKey]:
+    """Of ``candidates`` (from ``share_candidates``), the keys at or above the share threshold of the
+    table's window total (``table_wcu``, all shards)."""
     if table_wcu < settings.share_min_wcu or table_wcu <= 0:
         return []
     hot = []
-    for key, entry in share_candidates(segment, settings):
+    for key, entry in candidates:
         upper, rate = key_rate(segment, entry, settings)
         share = min(1.0, upper / table_wcu)
         if share >= settings.share_threshold:
