@@ -24,8 +24,8 @@ class ShardCursor:
     pending: list[dict[str, Any]] = field(default_factory=list)
 
 
-def stream_arn_of(dynamodb: Any, table: str) -> str:
-    description = dynamodb.describe_table(TableName=table)["Table"]
+def stream_arn_of(description: dict[str, Any], table: str) -> str:
+    """The table's stream ARN, from its DescribeTable ``Table`` description."""
     arn = description.get("LatestStreamArn")
     enabled = description.get("StreamSpecification", {}).get("StreamEnabled", bool(arn))
     if not arn or not enabled:

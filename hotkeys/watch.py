@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from detector.adapters.key_schema import PartitionKeyResolver
 from detector.alerts.rules import key_rate
 from detector.config import Settings
 from detector.records import MalformedRecord, parse_change
@@ -36,17 +37,14 @@ class StreamWatcher:
         self._streams = streams
         self._settings = settings
         self._start = start
-        self.arn = stream_arn_of(dynamodb, table)
-        self._key_attribute = self._hash_key(dynamodb, table)
+        description = dynamodb.describe_table(TableName=table)
+        self.arn = stream_arn_of(description["Table"], table)
+        # The Lambda's own resolver: the only key attribute, else the HASH key of this description.
+        self._resolve_key = PartitionKeyResolver(None, lambda _table: description)
         self._cursors: dict[str, ShardCursor] = {}
         self._states: dict[str, ShardState] = {}
         self.records = 0
         self.malformed = 0
-
-    @staticmethod
-    def _hash_key(dynamodb: Any, table: str) -> str:
-        schema = dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
-        return str(next(element["AttributeName"] for element in schema if element["KeyType"] == "HASH"))
 
     def _refresh_shards(self) -> list[ShardCursor]:
         for shard in lineage_order(list_shards(self._streams, self.arn)):
@@ -81,7 +79,7 @@ class StreamWatcher:
         state = self._states.setdefault(shard_id, ShardState())
         for raw in raws:
             try:
-                change = parse_change(shape_stream_record(raw, self.arn), lambda _t, _k: self._key_attribute)
+                change = parse_change(shape_stream_record(raw, self.arn), self._resolve_key)
             except MalformedRecord:
                 self.malformed += 1
                 continue
