@@ -38,7 +38,7 @@ bench: install  ## speed and cost figures for docs/benchmarks.md
 
 soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thousands of fault schedules
 	$(BIN)/python -m bench.soak
-	FAULT_SCHEDULES=2000 $(BIN)/python -m pytest -q tests/property/test_faults.py
+	FAULT_SCHEDULES=2000 EXACTLY_ONCE_EXAMPLES=2000 $(BIN)/python -m pytest -q tests/property/test_faults.py tests/property/test_exactly_once.py
 
 synth: install  ## cdk.out/ offline, cdk-nag checked
 	CDK_OUTDIR=cdk.out $(BIN)/python app.py

@@ -1,19 +1,60 @@
-"""An emulation of Lambda's event source mapping for one DynamoDB stream shard.
+"""An emulation of Lambda's event source mapping for DynamoDB stream shards.
 
-It follows the documented semantics the detector relies on:
+Each rule cites the Lambda developer guide ("Using AWS Lambda with Amazon DynamoDB":
+sections "Error handling", "Tumbling windows", "Reporting batch item failures"). Where
+the guide is silent the emulation takes a parameter, and the test suites run every value.
 
-* records of a shard are delivered in order, in batches of at most ``batch_size``;
-* with a tumbling window, batches never span windows, each invocation carries the
-  ``state`` the previous invocation of that window returned, and the window ends
-  with a final invocation (``isFinalInvokeForWindow``) with no records;
-* a function error retries the batch (split in two when ``bisect_batch_on_error``)
-  with the state it had; a partial-batch response checkpoints before the lowest
-  failed sequence number and retries from there, with the returned state;
-* after ``retry_attempts`` retries, the batch's coordinates (not its records) go to
-  the on-failure destination and the shard moves on.
+Delivery
+* Records of a shard arrive in order, in batches of at most ``batch_size``.
+* "If your function returns an error, Lambda retries the batch until processing succeeds
+  or the data expires" ... "until the records in the batch expire, exceed the maximum
+  age, or reach the configured retry quota."
+* "For function errors, you can also configure the event source mapping to split a failed
+  batch into two batches ... Splitting a batch does not count towards the retry quota."
+  A failed batch of two or more records is split (attempts unchanged); a failed single
+  record is retried until ``retry_attempts`` retries are used.
+* A timeout or a lost response is a function error like any other: Lambda never saw a
+  success. (``Chaos.lose_response``: the function's side effects happened all the same.)
+* "When Lambda discards a batch of records that's too old or has exhausted all retries,
+  Lambda sends details about the batch to the queue or topic" (``DeadLetter``: the
+  coordinates, never the records), and the shard continues after that batch.
 
-``Chaos`` injects what production does to a consumer: lost responses (the work was
-done but Lambda retries anyway), odd batch sizes and handler crashes.
+Tumbling windows
+* "Lambda determines tumbling window boundaries based on the time when records were
+  inserted into the stream." Alignment is not documented: ``window_offset_seconds``.
+  Batches never span windows.
+* "Each invocation receives a state" that "contains the aggregate result of the messages
+  previously processed for the current window": the state the last successful invocation
+  returned (a failed invocation returned none). The window ends with an invocation marked
+  ``isFinalInvokeForWindow`` with no records.
+* "If the response does not contain a state property, Lambda considers this a failed
+  invocation."
+* Final invocation: "After successful invocation, your function checkpoints the sequence
+  number and stream processing continues. If invocation is unsuccessful, your Lambda
+  function suspends further processing until a successful invocation." It is retried
+  until it succeeds (``ShardStuck`` after ``max_final_attempts``: the iterator age grows).
+* "Tumbling window aggregations do not support resharding. When the shard ends, Lambda
+  considers the window closed, and the child shards start their own window in a fresh
+  state." (``consume_lineage``.)
+
+Partial batch responses
+* "If the batchItemFailures array contains multiple items, Lambda uses the record with the
+  lowest sequence number as the checkpoint. Lambda then retries all records starting from
+  that checkpoint." With bisect on, "the batch is bisected at the returned sequence number
+  and Lambda retries only the remaining records." An identifier that is not in the batch
+  fails the whole batch. Such a retry counts against the retry quota.
+* Not documented: which state the retry receives after a response carrying both
+  ``batchItemFailures`` and ``state``. ``partial_failure_state`` is ``"returned"`` (that
+  response's state) or ``"previous"`` (the state that invocation was given); the shard
+  carries the same state on after the batch goes to the DLQ.
+
+Not emulated: the maximum record age (there is no clock), throttles and service errors
+that never reach the function ("This doesn't apply to service errors or throttles where
+the batch didn't reach the function"), ParallelizationFactor > 1 (the stack refuses it
+with a tumbling window).
+
+``Chaos`` injects what production does to a consumer: lost responses, odd batch sizes
+and redelivered overlaps.
 """
 
 from __future__ import annotations
@@ -22,11 +63,13 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from infra.settings import EVENT_SOURCE, EventSourceSettings
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
+PartialFailureState = Literal["returned", "previous"]
+PARTIAL_FAILURE_STATES: tuple[PartialFailureState, ...] = ("returned", "previous")
 
 
 class Chaos:
@@ -61,6 +104,10 @@ class RandomChaos(Chaos):
         return batch[self.rng.randrange(len(batch)) :]
 
 
+class ShardStuck(RuntimeError):
+    """A final invocation kept failing: the shard is suspended (in AWS its iterator age grows)."""
+
+
 @dataclass
 class DeadLetter:
     """What Lambda sends to the on-failure destination: batch coordinates only."""
@@ -90,6 +137,7 @@ class ShardRun:
     invocations: int = 0
     function_errors: int = 0
     partial_failures: int = 0
+    final_failures: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
 
 
@@ -97,12 +145,12 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _window_groups(records: list[dict[str, Any]], seconds: int) -> list[tuple[int, list[dict[str, Any]]]]:
+def _window_groups(records: list[dict[str, Any]], seconds: int, offset: int) -> list[tuple[int, list[dict[str, Any]]]]:
     groups: list[tuple[int, list[dict[str, Any]]]] = []
     for record in records:
         created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
         start = (
-            int(created) - int(created) % seconds
+            int(created) - (int(created) - offset) % seconds
             if isinstance(created, int | float)
             else (groups[-1][0] if groups else 0)
         )
@@ -111,6 +159,15 @@ def _window_groups(records: list[dict[str, Any]], seconds: int) -> list[tuple[in
         else:
             groups.append((start, [record]))
     return groups
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """The emulation's choices where the documentation leaves room."""
+
+    partial_failure_state: PartialFailureState = "returned"
+    window_offset_seconds: int = 0
+    max_final_attempts: int = 1000
 
 
 class ShardConsumer:
@@ -123,12 +180,14 @@ class ShardConsumer:
         settings: EventSourceSettings = EVENT_SOURCE,
         chaos: Chaos | None = None,
         stream_arn: str | None = None,
+        delivery: Delivery | None = None,
     ) -> None:
         self._invoke = invoke
         self._shard_id = shard_id
         self._settings = settings
         self._chaos = chaos or Chaos()
         self._stream_arn = stream_arn
+        self._delivery = delivery or Delivery()
         self.run = ShardRun()
 
     def consume(self, records: list[dict[str, Any]]) -> ShardRun:
@@ -136,7 +195,7 @@ class ShardConsumer:
         if not seconds:
             self._consume_window(records, None)
             return self.run
-        for start, window_records in _window_groups(records, seconds):
+        for start, window_records in _window_groups(records, seconds, self._delivery.window_offset_seconds):
             self._consume_window(window_records, (start, start + seconds))
         return self.run
 
@@ -155,11 +214,11 @@ class ShardConsumer:
             self._final(window, state)
 
     def _final(self, window: tuple[int, int], state: dict[str, Any]) -> None:
-        for _attempt in range(self._settings.retry_attempts + 1):
-            outcome = self._call([], window, state, final=True)
-            if outcome is not None:
+        for _attempt in range(self._delivery.max_final_attempts):
+            if self._call([], window, state, final=True) is not None:
                 return
-        self.run.dead_letters.append(DeadLetter(self._shard_id, "", "", 0, "RetryAttemptsExhausted", self._stream_arn))
+            self.run.final_failures += 1
+        raise ShardStuck(f"{self._shard_id}: the final invocation of window {_iso(window[0])} keeps failing")
 
     def _deliver(
         self, batch: list[dict[str, Any]], window: tuple[int, int] | None, state: dict[str, Any]
@@ -169,22 +228,24 @@ class ShardConsumer:
         while pending:
             current, attempts = pending.pop(0)
             response = self._call(current, window, state, final=False)
-            if response is None:  # function error
+            if response is None:  # function error: split for free, or use up a retry
                 self.run.function_errors += 1
-                if attempts >= self._settings.retry_attempts:
-                    self._dead_letter(current, "RetryAttemptsExhausted")
-                    continue
                 if self._settings.bisect_batch_on_error and len(current) > 1:
                     middle = len(current) // 2
-                    pending[:0] = [(current[:middle], attempts + 1), (current[middle:], attempts + 1)]
+                    pending[:0] = [(current[:middle], attempts), (current[middle:], attempts)]
+                elif attempts >= self._settings.retry_attempts:
+                    self._dead_letter(current, "RetryAttemptsExhausted")
                 else:
                     pending.insert(0, (current, attempts + 1))
                 continue
-            state = response.get("state", state) if window is not None else state
+            returned = response.get("state", state) if window is not None else state
             failed = _lowest_failure(current, response)
             if failed is None:
+                state = returned
                 continue
             self.run.partial_failures += 1
+            if self._delivery.partial_failure_state == "returned":
+                state = returned
             remaining = current[failed:]
             if attempts >= self._settings.retry_attempts:
                 self._dead_letter(remaining, "RetryAttemptsExhausted")
@@ -217,6 +278,7 @@ class ShardConsumer:
         *,
         final: bool,
     ) -> dict[str, Any] | None:
+        """One invocation; None for a function error (raised, no state, or the answer was lost)."""
         event: dict[str, Any] = {"Records": records}
         if window is not None:
             event.update(
@@ -229,17 +291,32 @@ class ShardConsumer:
                     "isWindowTerminatedEarly": False,
                 }
             )
-        while True:
-            self.run.invocations += 1
-            try:
-                response = self._invoke(event)
-            except Exception:
-                return None
-            if window is not None and not isinstance(response.get("state"), dict):
-                return None  # Lambda treats a tumbling-window response without state as a failure
-            if not self._chaos.lose_response():
-                return response
-            # Lost: Lambda re-sends the same event, with the same input state.
+        self.run.invocations += 1
+        try:
+            response = self._invoke(event)
+        except Exception:
+            return None
+        if self._chaos.lose_response():
+            return None
+        if window is not None and not isinstance(response.get("state"), dict):
+            return None
+        return response
+
+
+def consume_lineage(
+    invoke: Invoke,
+    shards: list[tuple[str, list[dict[str, Any]]]],
+    settings: EventSourceSettings = EVENT_SOURCE,
+    chaos: Chaos | None = None,
+    stream_arn: str | None = None,
+    delivery: Delivery | None = None,
+) -> list[ShardRun]:
+    """A parent shard, then its children in order: each ends its windows at its end, and each
+    child starts the same windows again with a fresh state."""
+    return [
+        ShardConsumer(invoke, shard_id, settings, chaos, stream_arn, delivery).consume(records)
+        for shard_id, records in shards
+    ]
 
 
 def _lowest_failure(batch: list[dict[str, Any]], response: dict[str, Any]) -> int | None:

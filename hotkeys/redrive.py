@@ -2,11 +2,14 @@
 
 The on-failure destination holds batch coordinates only (shard, first and last sequence
 number, stream ARN). Within the stream's 24 h retention the records can be read again.
-Records a segment snapshot of the same shard already covers (its first sequence number up
-to its high-water mark) were counted (or were malformed) and are skipped; the others run
-through the same pipeline as a separate segment (``<shard>#redrive``), so redriving twice
-rewrites the same snapshot instead of counting again. Alerts are not sent for redriven
-(old) records.
+A record is skipped only if a stored snapshot of the same shard (or an earlier redrive of
+it) lists a sequence range that contains it: the consumer records the range of every
+successful invocation, and never joins two, so a dead-lettered batch between two ranges
+is never taken as counted. A snapshot's ranges mean "counted and archived": an invocation
+that could not archive fails whole and stores nothing. The other records run through the
+same pipeline (archive included) as a separate segment (``<shard>#redrive``), whose ranges
+cover them, so redriving twice changes nothing. Alerts are not sent for redriven (old)
+records.
 """
 
 from __future__ import annotations
@@ -43,9 +46,13 @@ class RedriveResult:
     unreadable: str | None = None
 
 
+REDRIVE_SUFFIX = "#redrive"
+
+
 def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> bool:
+    redriven = shard_id + REDRIVE_SUFFIX
     return any(
-        snap.shard_id == shard_id and int(snap.first_sequence) <= sequence <= int(snap.last_sequence)
+        (snap.shard_id == shard_id or snap.shard_id.startswith(redriven)) and snap.covers(sequence)
         for snap in snapshots
     )
 
@@ -71,7 +78,21 @@ def redrive_entry(
     if not records:
         result.unreadable = "no records left in that range (older than the stream's 24 h retention?)"
         return result
-    table = table_from_arn(arn)
+    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run)
+    return result
+
+
+def redrive_records(
+    records: list[dict[str, Any]],
+    table: str,
+    result: RedriveResult,
+    settings: Settings,
+    ports: Ports,
+    reader: Any,
+    dry_run: bool,
+) -> RedriveResult:
+    """Count (and archive) the records of one dead-lettered range that no stored range covers."""
+    shard_id = result.shard_id
     window_seconds = settings.window_seconds
     by_window: dict[int, list[dict[str, Any]]] = {}
     snapshots: dict[int, list[SegmentSnapshot]] = {}
@@ -95,7 +116,7 @@ def redrive_entry(
             process_batch(
                 StreamBatch(
                     records=batch,
-                    shard_id=f"{shard_id}#redrive",
+                    shard_id=f"{shard_id}{REDRIVE_SUFFIX}-{batch[0]['dynamodb']['SequenceNumber']}",
                     window=(window, window + window_seconds),
                     state={},
                     is_final=True,

@@ -54,4 +54,5 @@ _CONTEXT_KEYS = (
     "keyDisplay",
     "keyHashSalt",
     "powertoolsLayerArn",
+    "parallelizationFactor",
 )

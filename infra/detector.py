@@ -187,7 +187,7 @@ class HotKeyDetector(Construct):
             bisect_batch_on_error=settings.bisect_batch_on_error,
             retry_attempts=settings.retry_attempts,
             max_record_age=Duration.hours(settings.max_record_age_hours),
-            parallelization_factor=settings.parallelization_factor,
+            parallelization_factor=options.parallelization_factor,
             report_batch_item_failures=settings.report_batch_item_failures,
             # The tumbling window gives each invocation its shard id and carried state: the basis
             # of exactly-once counting (docs/decisions.md).

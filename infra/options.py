@@ -38,11 +38,18 @@ class DetectorOptions:
     key_hash_salt: str | None = None
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
+    parallelization_factor: int = 1
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
         if not 1 <= self.window_seconds <= 900:
             raise ContextError("windowSeconds must be between 1 and 900 (Lambda's tumbling window limit)")
+        if self.parallelization_factor != 1:
+            raise ContextError(
+                "parallelizationFactor must be 1: the detector keeps each shard's figures in Lambda's "
+                "tumbling-window state, which needs the shard's records in order in one invocation at a time "
+                f"(got {self.parallelization_factor})"
+            )
         if not 0 < self.alert_threshold <= 1:
             raise ContextError("alertThreshold must be in (0, 1]")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
@@ -141,6 +148,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         key_display=str(_get(context, "keyDisplay") or "raw"),
         key_hash_salt=_get(context, "keyHashSalt"),
         powertools_layer_arn=_get(context, "powertoolsLayerArn"),
+        parallelization_factor=_int(context, "parallelizationFactor", 1),
     )
     options.validate()
     return options

@@ -32,7 +32,6 @@ class EventSourceSettings:
     bisect_batch_on_error: bool = True
     retry_attempts: int = 3
     max_record_age_hours: int = 6
-    parallelization_factor: int = 1
     report_batch_item_failures: bool = True
     starting_position: str = "TRIM_HORIZON"
 

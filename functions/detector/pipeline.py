@@ -30,6 +30,17 @@ class BatchError(RuntimeError):
     """The whole batch must be retried (Lambda bisects it and, in the end, sends it to the DLQ)."""
 
 
+class RecordFailed(BatchError):
+    """A record failed in tumbling-window mode: reported as a function error, not per item.
+
+    AWS does not document which state a retry receives after a response that carries both
+    ``batchItemFailures`` and ``state``. A function error's retry semantics are documented
+    (split on error, retry quota, on-failure destination), and the state it retries with is
+    the one from before the failed invocation either way, so the figures never depend on
+    the undocumented choice. Bisection isolates the record; it reaches the DLQ alone.
+    """
+
+
 class StatsStore(Protocol):
     def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool: ...
 
@@ -115,18 +126,23 @@ def parse_event(event: Any) -> StreamBatch:
 
 def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> BatchOutcome:
     state = ShardState.from_json(batch.state) if batch.tumbling else ShardState()
+    if batch.tumbling and batch.window is not None:
+        state.lambda_window = batch.window[0]
     shard_id = batch.shard_id if batch.tumbling and batch.shard_id else NO_SHARD
     final = batch.is_final or not batch.tumbling
     outcome = BatchOutcome()
     touched: dict[tuple[str, int], Segment] = {}
-    to_archive = _fold(batch.records, state, settings, ports, outcome, touched)
+    to_archive = _fold(batch.records, state, settings, ports, outcome, touched, per_item=not batch.tumbling)
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, state, ports.archiver, outcome)
+    # Figures first: an alerting outage (SNS) must not keep them from the stats table.
+    completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
     if ports.alerts is not None:
         # Resolution needs whole windows: only a tumbling window's final invocation has one.
         window_complete = batch.is_final and batch.tumbling
         outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()), window_complete)
-    _flush(shard_id, state, settings, ports.stats, outcome, final)
+    for key in completed:
+        del state.segments[key]
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None
     return outcome
@@ -139,6 +155,7 @@ def _fold(
     ports: Ports,
     outcome: BatchOutcome,
     touched: dict[tuple[str, int], Segment],
+    per_item: bool,
 ) -> list[tuple[Change, dict[str, Any]]]:
     archiver = ports.archiver
     resolve_key = ports.resolve_key
@@ -159,6 +176,8 @@ def _fold(
             change = parse_change(record, resolve_key, sequence_text)
         except MalformedRecord as error:
             _log_malformed(record, sequence_text, error)
+            if not per_item:
+                raise RecordFailed(f"malformed record {sequence_text}: {error}") from error
             outcome.failures.append(sequence_text)
             outcome.malformed += 1
             if not duplicate:
@@ -196,14 +215,14 @@ def _archive(
     try:
         key = archiver.archive(shard_id, items)
     except Exception as error:
-        # Reported per item so Lambda retries exactly these (and finally sends them to the DLQ);
-        # the counts they contributed stay applied once, guarded by the high-water mark.
+        # The whole invocation fails, so nothing it folded is kept (or flushed): a sequence range
+        # in a snapshot always means "counted and archived". Lambda retries and bisects; after the
+        # retries the batch goes to the DLQ and `hotkeys redrive` counts and archives it.
         logger.error(
-            "TTL archive write failed; records reported as failures",
+            "TTL archive write failed; the batch will be retried",
             extra={"records": len(items), "error": str(error), "shard_id": shard_id},
         )
-        outcome.failures.extend(str(change.sequence) for change, _ in items)
-        return
+        raise BatchError(f"TTL archive write failed: {error}") from error
     state.archived_high_water = max(change.sequence for change, _ in items)
     outcome.archived += len(items)
     logger.info("archived TTL deletions", extra={"object_key": key, "records": len(items)})
@@ -216,20 +235,26 @@ def _flush(
     stats: StatsStore,
     outcome: BatchOutcome,
     final: bool,
-) -> None:
+) -> list[tuple[str, int]]:
+    """Persist what is due; returns the segments that are complete (dropped once alerts saw them)."""
+    for segment in state.sealed:
+        _save(shard_id, segment, settings, stats, outcome)
+    state.sealed.clear()
     latest: dict[str, int] = {}
     for table, start in state.segments:
         latest[table] = max(latest.get(table, start), start)
-    for key, segment in list(state.segments.items()):
-        completed = final or segment.window_start < latest[segment.table]
-        if completed or _flush_due(segment, settings.flush_seconds):
+    completed = []
+    for key, segment in state.segments.items():
+        done = final or segment.window_start < latest[segment.table]
+        if done or _flush_due(segment, settings.flush_seconds):
             if segment.dirty or segment.flushed_at_event < 0:
                 _save(shard_id, segment, settings, stats, outcome)
-            if completed:
-                del state.segments[key]
+            if done:
+                completed.append(key)
         outcome.summary_size = max(outcome.summary_size, len(segment.entries))
         threshold = segment.wcu / 100
         outcome.keys_over_one_percent += sum(1 for entry in segment.entries.values() if entry[1] > threshold)
+    return completed
 
 
 def _flush_due(segment: Segment, flush_seconds: int) -> bool:
@@ -240,11 +265,12 @@ def _flush_due(segment: Segment, flush_seconds: int) -> bool:
 def _save(shard_id: str, segment: Segment, settings: Settings, stats: StatsStore, outcome: BatchOutcome) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
     snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
-    stats.save_segment(snapshot, expires_at)
-    outcome.stats_writes += 1
     if not segment.catalogued:
+        # Catalog first: a snapshot that readers cannot find would still count as coverage for redrive.
         stats.save_catalog(segment.table, segment.window_start, settings.window_seconds, expires_at)
         outcome.stats_writes += 1
         segment.catalogued = True
+    stats.save_segment(snapshot, expires_at)
+    outcome.stats_writes += 1
     segment.flushed_at_event = segment.last_event
     segment.dirty = False

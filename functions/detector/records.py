@@ -8,6 +8,7 @@ from enum import Enum
 from typing import Any
 
 from detector.sizing import SizingError, image_size, larger_image_size, write_units
+from detector.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 _EVENT_NAMES = frozenset(("INSERT", "MODIFY", "REMOVE"))
@@ -67,8 +68,19 @@ def key_text(value: Any) -> str:
     if isinstance(value, dict) and len(value) == 1:
         ((kind, raw),) = value.items()
         if kind in ("S", "N", "B") and isinstance(raw, str):
+            if len(raw) > MAX_KEY_TEXT_BYTES or not raw.isascii():
+                _check_key_bytes(raw)
             return raw
     raise MalformedRecord(f"partition key must be an S, N or B value, got {value!r:.80}")
+
+
+def _check_key_bytes(raw: str) -> None:
+    try:
+        size = len(raw.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MalformedRecord("partition key is not valid UTF-8 (a lone surrogate)") from None
+    if size > MAX_KEY_TEXT_BYTES:
+        raise MalformedRecord("partition key is longer than DynamoDB allows (2,048 bytes)")
 
 
 def sequence_of(record: Any) -> str:

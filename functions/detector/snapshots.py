@@ -2,29 +2,28 @@
 
 Key design (see docs/decisions.md):
 
-* segment snapshot  PK ``SEG#<table>#<window_start>#<bucket>``  SK ``<shard>#<first sequence>``
+* segment snapshot  PK ``SEG#<table>#<window_start>#<bucket>``  SK ``<shard>#<origin>``
   A whole-segment snapshot, overwritten in place (idempotent). ``bucket`` spreads
   the shards of one window over ``STATS_BUCKETS`` partition keys, so the detector's
   own writes never concentrate on one partition; a window is read with that many Queries.
 * catalog           PK ``CATALOG``  SK ``<window_start:012d>#<table>``
   Written once per segment, so readers find the windows of a time range in one Query.
+
+A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
+fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from detector import summary
-from detector.state import Segment
+from detector.state import Segment, decode_ranges, encode_ranges, padded_sequence
 
 STATS_BUCKETS = 8
 CATALOG_PK = "CATALOG"
-SEQUENCE_WIDTH = 48
-# DynamoDB items are capped at 400 KB; the compressed entries stay far below it.
-MAX_SNAPSHOT_KEY_BYTES = 300_000
 
 
 def bucket_of(shard_id: str) -> int:
@@ -39,17 +38,13 @@ def catalog_sk(start: int, table: str) -> str:
     return f"{start:012d}#{table}"
 
 
-def padded_sequence(sequence: str) -> str:
-    """Sequence numbers compare as integers; zero-padding makes string order agree."""
-    return sequence.zfill(SEQUENCE_WIDTH)
-
-
 @dataclass(frozen=True)
 class SegmentSnapshot:
     table: str
     window_start: int
     window_seconds: int
     shard_id: str
+    origin: str
     first_sequence: str
     last_sequence: str
     writes: int
@@ -59,19 +54,25 @@ class SegmentSnapshot:
     first_event: int
     last_event: int
     entries: dict[str, list[int]]
+    ranges: list[list[int]] = field(default_factory=list)
 
     @property
     def bucket(self) -> int:
         return bucket_of(self.shard_id)
 
+    def covers(self, sequence: int) -> bool:
+        """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
+        return any(first <= sequence <= last for first, last in self.ranges)
+
 
 def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: int) -> SegmentSnapshot:
-    entries, dropped = summary.compact(segment.entries, capacity, MAX_SNAPSHOT_KEY_BYTES)
+    entries, dropped = summary.compact(segment.entries, capacity)
     return SegmentSnapshot(
         table=segment.table,
         window_start=segment.window_start,
         window_seconds=window_seconds,
         shard_id=shard_id,
+        origin=segment.origin,
         first_sequence=segment.first_sequence,
         last_sequence=str(segment.last_sequence),
         writes=segment.writes,
@@ -81,24 +82,20 @@ def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: 
         first_event=segment.first_event,
         last_event=segment.last_event,
         entries=entries,
+        ranges=[list(pair) for pair in segment.ranges],
     )
 
 
-def encode_entries(entries: dict[str, list[int]]) -> bytes:
-    rows = [[key, *entry] for key, entry in entries.items()]
-    return zlib.compress(json.dumps(rows, separators=(",", ":"), ensure_ascii=False).encode("utf-8"), 6)
-
-
-def decode_entries(blob: bytes) -> dict[str, list[int]]:
-    rows = json.loads(zlib.decompress(blob).decode("utf-8"))
-    return {row[0]: [int(row[1]), int(row[2]), int(row[3])] for row in rows}
+def _binary(value: Any) -> bytes:
+    return bytes(value.value) if hasattr(value, "value") else bytes(value)
 
 
 def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
     """The snapshot as a boto3 resource-style item (plain Python values)."""
     return {
         "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.bucket),
-        "sk": f"{snapshot.shard_id}#{padded_sequence(snapshot.first_sequence)}",
+        "sk": f"{snapshot.shard_id}#{snapshot.origin}",
+        "origin": snapshot.origin,
         "table_name": snapshot.table,
         "window_start": snapshot.window_start,
         "window_seconds": snapshot.window_seconds,
@@ -112,19 +109,20 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         "first_event": snapshot.first_event,
         "last_event": snapshot.last_event,
         "entry_count": len(snapshot.entries),
-        "entries_z": encode_entries(snapshot.entries),
+        "entries_z": summary.encode_entries(snapshot.entries),
+        "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
         "expires_at": expires_at,
     }
 
 
 def from_item(item: dict[str, Any]) -> SegmentSnapshot:
-    blob = item["entries_z"]
-    raw = bytes(blob.value) if hasattr(blob, "value") else bytes(blob)
+    ranges = item.get("ranges_z")
     return SegmentSnapshot(
         table=str(item["table_name"]),
         window_start=int(item["window_start"]),
         window_seconds=int(item["window_seconds"]),
         shard_id=str(item["shard_id"]),
+        origin=str(item.get("origin") or str(item["sk"])[len(str(item["shard_id"])) + 1 :]),
         first_sequence=str(item["first_sequence"]),
         last_sequence=str(item["hwm"]).lstrip("0") or "0",
         writes=int(item["writes"]),
@@ -133,7 +131,11 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         pruned=int(item["pruned"]),
         first_event=int(item["first_event"]),
         last_event=int(item["last_event"]),
-        entries=decode_entries(raw),
+        entries=summary.decode_entries(_binary(item["entries_z"])),
+        # Snapshots written before ranges existed cover their first-to-last span.
+        ranges=decode_ranges(zlib.decompress(_binary(ranges)).decode("ascii"))
+        if ranges is not None
+        else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
     )
 
 

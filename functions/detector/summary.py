@@ -3,20 +3,30 @@
 The summary is a weighted Misra-Gries sketch with amortized pruning:
 
 * every write adds its weight (write units) to its key's counter, exactly, while
-  fewer than ``2 * capacity`` keys are tracked;
-* when a new key would make it ``2 * capacity + 1``, the ``(capacity + 1)``-th
-  largest counter value ``c`` is subtracted from every counter and the counters
-  that reach zero are dropped. ``pruned`` accumulates ``c``.
+  fewer than ``2 * capacity`` keys are tracked and their encoded size stays under
+  ``MAX_SUMMARY_BYTES``;
+* when a new key would break either limit, the ``(k + 1)``-th largest counter value
+  ``c`` is subtracted from every counter and the counters that reach zero are
+  dropped. ``pruned`` accumulates ``c``. ``k`` is ``capacity`` unless the top
+  ``capacity`` keys are too large to fit half the byte budget; then it is the largest
+  count that fits, but never below ``MIN_KEEP``.
 
 Guarantees (W = the shard-window's total weight, which is kept exactly):
 
 * a tracked key's counter is at most its true weight and at least true - pruned;
 * an untracked key's true weight is at most ``pruned``;
-* ``pruned <= W / (capacity + 1)``: each prune removes ``c`` from at least
-  ``capacity + 1`` counters, and the counters never go below zero.
+* ``pruned <= W / (k_min + 1)`` where ``k_min`` is the smallest ``k`` of any prune:
+  each prune removes ``c`` from at least ``k + 1`` counters, and counters never go
+  below zero. ``k_min`` is ``capacity`` (200: ``W / 201``) unless keys average more
+  than ``MAX_SUMMARY_BYTES / (2 * capacity)`` bytes; it is never below ``MIN_KEEP``
+  (100: ``W / 101``), so every key above 1% of its shard's window is always reported.
 
-So with the default capacity of 200, every key holding more than 0.5% of its
-shard's window weight is reported, with an error of at most ``pruned``.
+The byte budget exists because the summary travels in Lambda's tumbling-window state
+(at most 1 MB per shard, or Lambda ends the window early) and in a stats-table item
+(at most 400 KB). Keys are measured as they are encoded (``encode_entries``: raw UTF-8,
+never JSON-escaped), so 2,048-byte partition keys of any type fit: binary keys are
+2,732 characters of base64, and ``MIN_KEEP`` of those take 275 KB.
+
 Summaries merge by adding counters and adding ``pruned`` (the bounds add).
 
 Pruning happens at a record, not at a batch boundary, so the summary after a
@@ -26,10 +36,20 @@ that is what makes redelivery-safe snapshots comparable to a clean run.
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 DEFAULT_CAPACITY = 200
+# The fewest keys a prune keeps: bound W/101, so any key above 1% of its shard's window is kept.
+MIN_KEEP = 100
+# Encoded size budget of one summary (keys as UTF-8 plus ENTRY_OVERHEAD each), see the module doc.
+MAX_SUMMARY_BYTES = 330_000
+# Digits and separators of one entry's three counters and key length in ``encode_entries``.
+ENTRY_OVERHEAD = 40
+# The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64.
+MAX_KEY_TEXT_BYTES = 2732
 
 # A tracked key's entry: [writes since admitted, write units, first event second].
 WRITES, WCU, FIRST_SEEN = 0, 1, 2
@@ -46,29 +66,60 @@ class KeyFigure:
     first_seen: int
 
 
-def prune(entries: dict[str, list[int]], capacity: int) -> int:
-    """Subtract the (capacity+1)-th largest weight from every entry; returns what was subtracted."""
-    if len(entries) <= capacity:
+def entry_bytes(key: str) -> int:
+    """What one entry costs in ``encode_entries`` (before compression)."""
+    return (len(key) if key.isascii() else len(key.encode("utf-8"))) + ENTRY_OVERHEAD
+
+
+def encoded_bytes(entries: dict[str, list[int]]) -> int:
+    return sum(entry_bytes(key) for key in entries)
+
+
+def prune(entries: dict[str, list[int]], capacity: int, max_bytes: int = MAX_SUMMARY_BYTES) -> int:
+    """Keep the heaviest ``k`` keys (see the module doc) and subtract the ``(k+1)``-th largest
+    weight from them; returns what was subtracted."""
+    floor = min(MIN_KEEP, capacity)
+    if len(entries) <= floor:
         return 0
-    weights = sorted((entry[WCU] for entry in entries.values()), reverse=True)
-    cut = weights[capacity]
-    for key in [key for key, entry in entries.items() if entry[WCU] <= cut]:
+    ranked = sorted(entries.items(), key=lambda item: -item[1][WCU])
+    keep = min(capacity, len(ranked) - 1)
+    target = max_bytes // 2
+    used = sum(entry_bytes(key) for key, _ in ranked[:keep])
+    while keep > floor and used > target:
+        keep -= 1
+        used -= entry_bytes(ranked[keep][0])
+    cut = ranked[keep][1][WCU]
+    for key, _entry in ranked[keep:]:
         del entries[key]
-    for entry in entries.values():
-        entry[WCU] -= cut
+    for key, entry in ranked[:keep]:
+        if entry[WCU] <= cut:  # ties with the cut reach zero: dropped like the rest
+            del entries[key]
+        else:
+            entry[WCU] -= cut
     return cut
 
 
-def add(entries: dict[str, list[int]], key: str, wcu: int, event_time: int, capacity: int) -> int:
-    """Fold one write into the summary; returns the weight pruned (usually 0)."""
+def add(
+    entries: dict[str, list[int]],
+    key: str,
+    wcu: int,
+    event_time: int,
+    capacity: int,
+    max_bytes: int = MAX_SUMMARY_BYTES,
+) -> int:
+    """Fold one write into the summary; returns the weight pruned (usually 0).
+
+    Callers on the hot path keep the encoded size themselves (``state.Segment``); this
+    form recomputes it and serves tests and tools.
+    """
     entry = entries.get(key)
     if entry is not None:
         entry[WRITES] += 1
         entry[WCU] += wcu
         return 0
     pruned = 0
-    if len(entries) >= 2 * capacity:
-        pruned = prune(entries, capacity)
+    if len(entries) >= 2 * capacity or encoded_bytes(entries) + entry_bytes(key) > max_bytes:
+        pruned = prune(entries, capacity, max_bytes)
     entries[key] = [1, wcu, event_time]
     return pruned
 
@@ -90,22 +141,48 @@ def merge(summaries: Iterable[tuple[dict[str, list[int]], int]]) -> tuple[dict[s
     return merged, pruned_total
 
 
-def compact(entries: dict[str, list[int]], max_entries: int, max_key_bytes: int) -> tuple[dict[str, list[int]], int]:
-    """The heaviest entries that fit both limits, and the bound on what was left out.
+def compact(entries: dict[str, list[int]], max_entries: int) -> tuple[dict[str, list[int]], int]:
+    """The ``max_entries`` heaviest entries, and the bound on what was left out.
 
-    Used to persist a snapshot within DynamoDB's 400 KB item limit. Leaving out
+    Used to keep a persisted snapshot (one stats-table write) small. Leaving out
     entries of weight at most ``c`` keeps the guarantees if ``c`` is added to
-    ``pruned`` (the dropped keys then count as untracked).
+    ``pruned`` (the dropped keys then count as untracked); ``c`` is at most the
+    ``(max_entries + 1)``-th largest counter, so the bound in the module doc holds.
+    The byte size needs no limit here: the summary is already within
+    ``MAX_SUMMARY_BYTES``, which fits a 400 KB item.
     """
+    if len(entries) <= max_entries:
+        return {key: list(entry) for key, entry in entries.items()}, 0
     ranked = sorted(entries.items(), key=lambda item: (-item[1][WCU], item[0]))
-    kept: dict[str, list[int]] = {}
-    used = 0
-    dropped_max = 0
-    for key, entry in ranked:
-        size = len(key.encode("utf-8")) + 24
-        if len(kept) < max_entries and used + size <= max_key_bytes:
-            kept[key] = list(entry)
-            used += size
-        else:
-            dropped_max = max(dropped_max, entry[WCU])
-    return kept, dropped_max
+    kept = {key: list(entry) for key, entry in ranked[:max_entries]}
+    return kept, max(entry[WCU] for _, entry in ranked[max_entries:])
+
+
+def encode_entries(entries: dict[str, list[int]], level: int = 6) -> bytes:
+    """Entries as zlib-compressed bytes: a JSON list of integers, a newline, the keys' UTF-8.
+
+    Keys are never JSON-escaped (a control character would grow six-fold), so the size
+    before compression is exactly ``encoded_bytes(entries)`` at most.
+    """
+    numbers: list[int] = []
+    keys: list[bytes] = []
+    for key, (writes, wcu, first_seen) in entries.items():
+        raw = key.encode("utf-8")
+        keys.append(raw)
+        numbers.extend((len(raw), writes, wcu, first_seen))
+    header = json.dumps(numbers, separators=(",", ":")).encode("ascii")
+    return zlib.compress(header + b"\n" + b"".join(keys), level)
+
+
+def decode_entries(blob: bytes) -> dict[str, list[int]]:
+    header, newline, keys = zlib.decompress(blob).partition(b"\n")
+    if not newline:  # stored by an earlier version: JSON rows [key, writes, wcu, first_seen]
+        return {row[0]: [int(row[1]), int(row[2]), int(row[3])] for row in json.loads(header)}
+    numbers = json.loads(header)
+    entries: dict[str, list[int]] = {}
+    offset = 0
+    for index in range(0, len(numbers), 4):
+        length, writes, wcu, first_seen = numbers[index : index + 4]
+        entries[keys[offset : offset + length].decode("utf-8")] = [writes, wcu, first_seen]
+        offset += length
+    return entries

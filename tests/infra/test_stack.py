@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -276,3 +277,12 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
     (invoke,) = [c["Properties"] for c in synth.resources("AWS::Lambda::EventInvokeConfig").values()]
     assert invoke["MaximumRetryAttempts"] == 2
     assert "Fn::GetAtt" in invoke["DestinationConfig"]["OnFailure"]["Destination"]
+
+
+def test_a_parallelization_factor_other_than_1_is_refused_at_synth(synthesized: dict) -> None:
+    # Per-shard tumbling-window state needs the shard's records in order: the app refuses to build
+    from infra.app_factory import build_app
+    from infra.options import ContextError
+
+    with pytest.raises(ContextError, match="parallelizationFactor must be 1"):
+        build_app({"parallelizationFactor": "4"}, outdir=tempfile.mkdtemp(prefix="cdk-refused-"))

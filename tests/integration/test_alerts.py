@@ -13,7 +13,7 @@ import pytest
 from detector.config import Settings
 from detector.pipeline import parse_event, process_batch
 from detector.wiring import build_ports, reset_ports
-from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.esm import Chaos, RandomChaos, ShardConsumer, consume_lineage
 from hotkeys.events import sequence_number, stream_record
 from hotkeys.top import top_rows, window_figures, windows_in_range
 from infra.settings import EventSourceSettings
@@ -185,6 +185,66 @@ def test_shares_are_computed_across_shards(stats_table_name: str, topic: dict) -
     consume(settings, [shard1, shard0])
     # Then "k" raises nothing (12% < 20% of the table), while "y" (80% of the table) does
     assert {a["key"] for a in delivered(topic["queue"])} == {"y"}
+
+
+def cut(records: list[dict[str, Any]], at_second: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """A shard that ends ``at_second`` into the run, and its child shard carrying the rest."""
+    split = next(
+        (i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= T0 + at_second),
+        len(records),
+    )
+    return [("shardId-parent", records[:split]), ("shardId-child", records[split:])]
+
+
+def consume_shards(settings: Settings, lineage: list[tuple[str, list[dict[str, Any]]]], chaos: Chaos | None) -> None:
+    ports = build_ports(settings)
+    esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
+    consume_lineage(lambda e: process_batch(parse_event(e), settings, ports).response(), lineage, esm, chaos)
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+@pytest.mark.parametrize(
+    ("rollover_at", "key_returns", "resolved_in"),
+    [
+        (35, False, "00:01:00"),  # mid-burst: the child sees the key hot and takes the incident over
+        (46, True, "00:01:00"),  # after the burst; the key writes (quietly) to the child, which resolves it
+        (46, False, "00:03:00"),  # after the burst, and the key never writes again: resolved as an orphan
+    ],
+)
+def test_an_incident_survives_a_shard_rollover(
+    stats_table_name: str, topic: dict, rollover_at: int, key_returns: bool, resolved_in: str, seed: int | None
+) -> None:
+    # Given a burst of event#42 from 25 s to 45 s and background traffic for six windows; the stream
+    # shard ends at `rollover_at` and a child shard carries on
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    later = [("event#42", 1, 70, 1)] if key_returns else []
+    records = traffic([("event#42", 900, 25, 20), ("quiet", 2, 0, 400), *later])
+    # When the parent and then the child shard are consumed (cleanly, or with faults of delivery)
+    consume_shards(settings, cut(records, rollover_at), RandomChaos(random.Random(seed)) if seed else None)
+    # Then one firing and one resolved message arrive for the incident, whichever shard carried it,
+    # resolved in the first window that shows the key cool (or, unseen, three windows after its last hot one)
+    alerts = delivered(topic["queue"])
+    assert statuses(alerts) == Counter(
+        {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
+    )
+    resolved = next(a for a in alerts if a["status"] == "resolved")
+    assert resolved["window_start"] == f"2026-12-01T{resolved_in}Z"
+
+
+def test_a_share_counts_the_keys_writes_before_a_rollover(stats_table_name: str, topic: dict) -> None:
+    # Given a shard that ends 30 s into the window with "k" at 30% of its writes (900 of 3,000),
+    # and its child where "k" takes 500 of 600: "k" holds 1,400 of 3,600 (39%) of the window
+    settings = Settings(
+        stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=100, share_threshold=0.35
+    )
+    parent = traffic([("k", 30, 0, 30), ("x", 70, 0, 30)], table="t")
+    child = traffic([("k", 500 / 30, 30, 30), ("y", 100 / 30, 30, 30)], shard=1, table="t")
+    # When the parent, then the child are consumed
+    consume_shards(settings, [("shardId-parent", parent), ("shardId-child", child)], None)
+    # Then "k" is alerted with its whole window share (the child's part alone is 14% of the table)
+    alerts = [a for a in delivered(topic["queue"]) if a["key"] == "k"]
+    assert [a["status"] for a in alerts][:1] == ["firing"]
+    assert alerts[0]["share"] >= 0.35
 
 
 def test_message_forms(stats_table_name: str, topic: dict) -> None:

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from detector.config import Settings
-from detector.pipeline import parse_event, process_batch
+from detector.pipeline import BatchError, parse_event, process_batch
 from detector.wiring import build_ports
 from hotkeys.esm import ShardConsumer
 from hotkeys.events import sequence_number, stream_record
@@ -123,7 +123,7 @@ def test_a_redelivered_batch_rewrites_the_same_object(stats_table_name: str, buc
     assert [len(lines) for lines in archived(bucket).values()] == [3]
 
 
-def test_an_s3_failure_fails_the_ttl_records_and_loses_nothing(
+def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
     stats_table_name: str, bucket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given S3 rejects the first two writes
@@ -141,16 +141,18 @@ def test_an_s3_failure_fails_the_ttl_records_and_loses_nothing(
     monkeypatch.setattr(S3ObjectStore, "put", flaky)
     settings = Settings(stats_table_name=stats_table_name, archive_bucket_name=bucket)
     records = mixed()
-    # When the first invocation runs, the TTL records are reported as item failures
+    # When the first invocation runs, it fails as a whole (a function error: Lambda retries and
+    # bisects) and stores nothing, so no snapshot claims records that were not archived
     event = {
         "Records": records,
         "shardId": "shardId-7",
         "state": {},
-        "isFinalInvokeForWindow": False,
+        "isFinalInvokeForWindow": True,
         "window": {"start": "2026-12-01T03:00:00Z", "end": "2026-12-01T03:01:00Z"},
     }
-    outcome = process_batch(parse_event(event), settings, build_ports(settings))
-    assert outcome.failures == [r["dynamodb"]["SequenceNumber"] for r in records if "userIdentity" in r]
+    with pytest.raises(BatchError, match="SlowDown"):
+        process_batch(parse_event(event), settings, build_ports(settings))
+    assert build_ports(settings).stats.catalog(0, 2**40) == []
     # And through the mapping's retries every TTL item ends up archived, the counts applied once
     failures["left"] = 2
     run(settings, records)

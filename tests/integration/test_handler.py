@@ -9,6 +9,7 @@ import pytest
 
 from detector.config import ConfigError
 from detector.pipeline import NotAStreamEvent
+from detector.state import STATE_VERSION
 from hotkeys.replay import FakeLambdaContext
 from tests.conftest import load_event
 
@@ -55,7 +56,7 @@ def test_a_tumbling_window_invocation_returns_its_state(lambda_env: str) -> None
     finally:
         del os.environ["PARTITION_KEY_ATTRIBUTE"]
     assert response["batchItemFailures"] == []
-    assert isinstance(response["state"], dict) and response["state"]["v"] == 1
+    assert isinstance(response["state"], dict) and response["state"]["v"] == STATE_VERSION
     json.dumps(response)  # the runtime must be able to serialize it
 
 

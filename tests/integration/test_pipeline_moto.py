@@ -8,8 +8,10 @@ import pytest
 from detector.adapters.key_schema import PartitionKeyResolver
 from detector.adapters.stats_store import DynamoStatsStore
 from detector.config import Settings
-from detector.pipeline import BatchError, Ports, StreamBatch, process_batch
+from detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
+from hotkeys.esm import ShardConsumer
 from hotkeys.top import top_rows, window_figures, windows_in_range
+from infra.settings import EventSourceSettings
 from tests.support import ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows
@@ -50,21 +52,46 @@ def test_counts_write_units_per_key_and_skips_ttl_deletes(settings: Settings) ->
     assert rows["hot"].error_bound == 0
 
 
-def test_malformed_records_fail_alone_and_the_rest_count_once(settings: Settings) -> None:
-    # Given a batch where one record has no Keys and one an unknown eventName
+def malformed_batch() -> tuple[list, list[str]]:
+    """Five good writes of key "a", one record without Keys, one with an unknown eventName."""
     good = [write_record("a", i, T0 + 1) for i in (0, 1, 3, 4, 5)]
     no_keys = write_record("b", 2, T0 + 1)
     del no_keys["dynamodb"]["Keys"]
     unknown = write_record("c", 6, T0 + 1)
     unknown["eventName"] = "UPSERT"
-    records = [*good[:2], no_keys, *good[2:], unknown]
-    # When processed, then redelivered from the first failure (as Lambda does)
-    first = process_batch(tumbling(records), settings, ports_for(settings))
-    assert first.failures == [no_keys["dynamodb"]["SequenceNumber"], unknown["dynamodb"]["SequenceNumber"]]
-    retry = process_batch(tumbling(records[2:], state=first.state, final=True), settings, ports_for(settings))
-    # Then the bad records fail again, and each good record is counted exactly once
-    assert retry.failures == first.failures
-    assert retry.duplicates == 3
+    bad = [no_keys["dynamodb"]["SequenceNumber"], unknown["dynamodb"]["SequenceNumber"]]
+    return [*good[:2], no_keys, *good[2:], unknown], bad
+
+
+def test_in_a_tumbling_window_a_malformed_record_fails_the_invocation_and_keeps_nothing(settings: Settings) -> None:
+    # Given a batch with a malformed record
+    records, _bad = malformed_batch()
+    # When it is processed in a tumbling window, then the invocation fails as a whole (a function error,
+    # whose retry gets the state from before under every reading of the documentation) and stores nothing
+    with pytest.raises(RecordFailed, match=r"no dynamodb\.Keys"):
+        process_batch(tumbling(records, final=True), settings, ports_for(settings))
+    assert read_top(settings) == []
+
+
+def test_malformed_records_reach_the_dlq_alone_and_the_rest_count_once(settings: Settings) -> None:
+    # Given the same batch, delivered by the event source mapping (bisect on error, 2 retries)
+    records, bad = malformed_batch()
+    ports = ports_for(settings)
+    esm = EventSourceSettings(batch_size=10, tumbling_window_seconds=settings.window_seconds, retry_attempts=2)
+    run = ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-1", esm).consume(
+        records
+    )
+    # Then bisection isolates each bad record: each reaches the DLQ alone, and every good record counts once
+    assert sorted((d.start_sequence, d.end_sequence) for d in run.dead_letters) == [(seq, seq) for seq in sorted(bad)]
+    assert {row.key: row.writes for row in read_top(settings)} == {"a": 5}
+
+
+def test_without_tumbling_windows_malformed_records_are_batch_item_failures(settings: Settings) -> None:
+    # Given the same batch, invoked without tumbling-window fields (no state to get wrong)
+    records, bad = malformed_batch()
+    outcome = process_batch(StreamBatch(records=records), settings, ports_for(settings))
+    # Then each bad record is reported per item and the good ones are counted
+    assert outcome.failures == bad
     assert {row.key: row.writes for row in read_top(settings)} == {"a": 5}
 
 

@@ -99,3 +99,42 @@ def test_dry_run_changes_nothing(stats_table_name: str, stream: dict, capsys: py
     assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]) == 0
     assert "counted now 10 (dry run)" in capsys.readouterr().out
     assert total_writes(Settings(stats_table_name=stats_table_name)) == 0
+
+
+def test_a_dead_lettered_batch_between_two_counted_ones_is_counted_by_redrive(
+    stats_table_name: str, stream: dict, capsys: pytest.CaptureFixture
+) -> None:
+    # Given records 0..2 counted, a batch of 3..5 that ran (and flushed a snapshot) but whose answer was
+    # lost until its retries ran out, and records 6..9 counted with the state from before that batch
+    settings = Settings(stats_table_name=stats_table_name)
+    records = stream["records"]
+    created = records[0]["dynamodb"]["ApproximateCreationDateTime"]
+    window = (created - created % 60, created - created % 60 + 60)
+
+    def invoke(batch: list[dict[str, Any]], state: dict[str, Any], final: bool) -> dict[str, Any]:
+        outcome = process_batch(
+            StreamBatch(records=batch, shard_id=stream["shard"], window=window, state=state, is_final=final),
+            settings,
+            build_ports(settings),
+        )
+        assert outcome.state is not None
+        return outcome.state
+
+    after_first = invoke(records[:3], {}, final=False)
+    invoke(records[3:6], after_first, final=True)  # flushed, then lost: Lambda keeps the state from before
+    invoke(records[6:], after_first, final=True)
+    assert total_writes(settings) == 7
+    sqs = boto3.client("sqs")
+    dlq = sqs.create_queue(QueueName="dlq3")["QueueUrl"]
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 3, 5)))
+    # When redriven, twice
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    # Then the three dead-lettered records are counted (not taken as covered by the span 0..9), once
+    assert (result["already_counted"], result["counted"]) == (0, 3)
+    assert total_writes(settings) == 10
+    sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 3, 5)))
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    (again,) = json.loads(capsys.readouterr().out)
+    assert (again["already_counted"], again["counted"]) == (3, 0)
+    assert total_writes(settings) == 10

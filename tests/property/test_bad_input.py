@@ -1,4 +1,4 @@
-"""Hostile input never crashes a batch: good records are counted, bad ones become item failures.
+"""Hostile input never crashes a batch: good records are counted, bad ones reach the DLQ alone.
 
 Records are generated with every DynamoDB type, deep nesting, 400 KB items, empty
 strings, unicode and binary keys and 38-digit numbers; bad ones are good ones with a
@@ -22,10 +22,12 @@ from hypothesis import strategies as st
 from detector.adapters.key_schema import PartitionKeyResolver
 from detector.adapters.stats_store import DynamoStatsStore
 from detector.config import Settings
-from detector.pipeline import Ports, StreamBatch, process_batch
+from detector.pipeline import Ports, parse_event, process_batch
 from detector.sizing import larger_image_size, write_units
+from hotkeys.esm import ShardConsumer
 from hotkeys.events import sequence_number, stream_record
 from hotkeys.local import create_stats_table
+from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200
 
@@ -132,17 +134,22 @@ def test_good_records_count_and_bad_ones_fail_alone(aws: None, batch: list[tuple
         resolve_key=PartitionKeyResolver(None, lambda table: {}),
     )
     records = [record for record, _ in batch]
-    # When the batch is processed as one tumbling-window invocation
-    outcome = process_batch(
-        StreamBatch(records=records, shard_id="shardId-1", window=(T0, T0 + 60), state={}, is_final=True),
-        Settings(stats_table_name=name),
-        ports,
-    )
-    # Then exactly the defective records are reported, and every good one is counted once
+    for record in records:  # in stream order, creation times never go back: keep this batch in one window
+        stream = record.get("dynamodb")
+        if isinstance(stream, dict) and isinstance(stream.get("ApproximateCreationDateTime"), int):
+            stream["ApproximateCreationDateTime"] = T0 + 1
+    config = Settings(stats_table_name=name)
+    # When the event source mapping delivers it in one tumbling window (bisect on error, no retries)
+    run = ShardConsumer(
+        lambda event: process_batch(parse_event(event), config, ports).response(),
+        "shardId-1",
+        EventSourceSettings(batch_size=len(records), tumbling_window_seconds=60, retry_attempts=0),
+    ).consume(records)
+    # Then exactly the defective records reach the DLQ, each alone, and every good one is counted once
     bad = sorted(record["dynamodb"]["SequenceNumber"] for record, is_bad in batch if is_bad)
-    assert outcome.failures == bad
+    assert sorted(letter.start_sequence for letter in run.dead_letters) == bad
+    assert all(letter.start_sequence == letter.end_sequence for letter in run.dead_letters)
     good = [record for record, is_bad in batch if not is_bad]
-    assert outcome.counted + outcome.ttl_deletes == len(good)
     expected_wcu = sum(
         write_units(larger_image_size(r["dynamodb"].get("OldImage"), r["dynamodb"].get("NewImage")))
         for r in good

@@ -1,15 +1,28 @@
 """Exactly once: whatever Lambda's delivery schedule, the stored figures equal one clean pass.
 
-Records go through the event-source-mapping emulation (the same semantics the
-deployed mapping has) into the real pipeline and a moto stats table. The chaotic
-run adds random batch sizes, lost responses (redelivery with the old state),
-overlapping redeliveries (with the new state) and stats-table faults before and
-after a write. The stored window figures must be identical to a clean run's, and
-equal to an exact count made independently by the test.
+Records go through the event-source-mapping emulation (``hotkeys/esm.py``, whose rules
+cite the Lambda developer guide) into the real pipeline, a moto stats table and a moto
+archive bucket. The chaotic runs add, per example:
+
+* random batch sizes, lost responses (function errors: bisected, retried, dead-lettered),
+  overlapping redeliveries, and stats-table and S3 faults before and after a write;
+* few or many retry attempts, so batches really reach the DLQ; ``hotkeys redrive`` then
+  runs on every dead letter (twice: the second must change nothing);
+* both readings of what AWS leaves undocumented: the state a retry receives after a
+  partial-failure response, and where tumbling windows start relative to the epoch;
+* shard rollovers: each shard's records are cut into a parent and children, the children
+  starting their windows again with a fresh state.
+
+The stored window figures must equal an exact count made independently by the test, the
+archive must hold exactly the TTL deletions, and without dead letters and rollovers a
+pruned summary must equal a clean run's exactly.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+import os
 import random
 import uuid
 from collections import Counter, defaultdict
@@ -20,42 +33,63 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from detector.adapters.archive_store import S3ObjectStore
 from detector.adapters.key_schema import PartitionKeyResolver
 from detector.adapters.stats_store import DynamoStatsStore
+from detector.archive import TtlArchiver
 from detector.config import Settings
 from detector.pipeline import Ports, parse_event, process_batch
 from detector.snapshots import SegmentSnapshot, WindowFigures
-from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
 from hotkeys.local import create_stats_table
+from hotkeys.redrive import RedriveResult, redrive_records
 from hotkeys.top import window_figures, windows_in_range
 from infra.settings import EventSourceSettings
-from tests.support import ttl_record, wcu_of, write_record
+from tests.support import TABLE, ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800
 WINDOW = 60
+# CI runs this many delivery schedules; `make soak` runs more (EXACTLY_ONCE_EXAMPLES).
+EXAMPLES = int(os.environ.get("EXACTLY_ONCE_EXAMPLES", "40"))
+
+
+class Faults:
+    """Throttles injected before a write (nothing happened) and after it (done, answer lost)."""
+
+    def __init__(self, rng: random.Random, probability: float) -> None:
+        self.rng = rng
+        self.probability = probability
+
+    def maybe_fail(self, operation: str) -> None:
+        if self.rng.random() < self.probability:
+            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}}, operation)
 
 
 class FaultyStats:
-    """The real DynamoDB adapter, with throttles injected before and after writes."""
-
-    def __init__(self, inner: DynamoStatsStore, rng: random.Random, probability: float) -> None:
+    def __init__(self, inner: DynamoStatsStore, faults: Faults) -> None:
         self._inner = inner
-        self._rng = rng
-        self._probability = probability
-
-    def _maybe_fail(self) -> None:
-        if self._rng.random() < self._probability:
-            raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}}, "PutItem")
+        self._faults = faults
 
     def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
-        self._maybe_fail()
+        self._faults.maybe_fail("PutItem")
         saved = self._inner.save_segment(snapshot, expires_at)
-        self._maybe_fail()  # written, then the container dies before answering
+        self._faults.maybe_fail("PutItem")  # written, then the container dies before answering
         return saved
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
-        self._maybe_fail()
+        self._faults.maybe_fail("PutItem")
         self._inner.save_catalog(table, start, window_seconds, expires_at)
+
+
+class FaultyObjects(S3ObjectStore):
+    def __init__(self, bucket: str, faults: Faults) -> None:
+        super().__init__(boto3.client("s3"), bucket)
+        self._faults = faults
+
+    def put(self, key: str, body: bytes) -> None:
+        self._faults.maybe_fail("PutObject")
+        super().put(key, body)
+        self._faults.maybe_fail("PutObject")
 
 
 record_specs = st.lists(
@@ -84,29 +118,112 @@ def build_shard(specs: list[tuple[int, int, int, str]], shard: int) -> list[dict
     return records
 
 
-def run(shards: list[list[dict[str, Any]]], capacity: int, chaos_seed: int | None) -> list[WindowFigures]:
-    table_name = f"stats-{uuid.uuid4().hex[:8]}"
+def lineage(records: list[dict[str, Any]], shard: int, cuts: list[float]) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The shard's records as a parent and its children: it ends at each cut, a child carries on."""
+    points = sorted({int(cut * len(records)) for cut in cuts} - {0, len(records)})
+    bounds = [0, *points, len(records)]
+    return [(f"shardId-{shard:05d}-gen{g}", records[bounds[g] : bounds[g + 1]]) for g in range(len(bounds) - 1)]
+
+
+class Schedule:
+    """One way Lambda and AWS may deliver; ``None`` fields mean a clean run."""
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        retry_attempts: int = 20,
+        reading: str = "returned",
+        offset: int = 0,
+        cuts: list[float] | None = None,
+    ) -> None:
+        self.seed = seed
+        self.retry_attempts = retry_attempts
+        self.delivery = Delivery(partial_failure_state=reading, window_offset_seconds=offset)  # type: ignore[arg-type]
+        self.cuts = cuts or []
+
+
+def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -> dict[str, Any]:
+    suffix = uuid.uuid4().hex[:8]
+    table_name, bucket = f"stats-{suffix}", f"archive-{suffix}"
     create_stats_table(boto3.client("dynamodb"), table_name)
+    boto3.client("s3").create_bucket(Bucket=bucket)
     store = DynamoStatsStore(boto3.resource("dynamodb").Table(table_name))
-    config = Settings(stats_table_name=table_name, window_seconds=WINDOW, summary_capacity=capacity, flush_seconds=5)
-    rng = random.Random(chaos_seed)
-    stats = FaultyStats(store, rng, 0.15) if chaos_seed is not None else store
-    ports = Ports(stats=stats, resolve_key=PartitionKeyResolver(None, lambda name: {}))
-    esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=WINDOW, retry_attempts=20)
+    config = Settings(
+        stats_table_name=table_name,
+        window_seconds=WINDOW,
+        summary_capacity=capacity,
+        flush_seconds=5,
+        archive_bucket_name=bucket,
+        ttl_attribute="expireAt",
+    )
+    resolve_key = PartitionKeyResolver(None, lambda name: {})
+    rng = random.Random(schedule.seed)
+    faults = Faults(rng, 0.15 if schedule.seed is not None else 0.0)
+    ports = Ports(
+        stats=FaultyStats(store, faults),
+        resolve_key=resolve_key,
+        archiver=TtlArchiver(FaultyObjects(bucket, faults), "ttl/", lambda table: "expireAt"),
+    )
+    esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=WINDOW, retry_attempts=schedule.retry_attempts)
 
     def invoke(event: dict[str, Any]) -> dict[str, Any]:
         return process_batch(parse_event(event), config, ports).response()
 
+    runs = []
+    records_of: dict[str, list[dict[str, Any]]] = {}
     for index, records in enumerate(shards):
-        chaos = RandomChaos(rng) if chaos_seed is not None else Chaos()
-        ShardConsumer(invoke, f"shardId-{index:05d}", esm, chaos).consume(records)
-    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=None)
-    return window_figures(store, windows)
+        chaos = RandomChaos(rng) if schedule.seed is not None else Chaos()
+        shard_lineage = lineage(records, index, schedule.cuts)
+        records_of.update(shard_lineage)
+        runs.extend(consume_lineage(invoke, shard_lineage, esm, chaos, delivery=schedule.delivery))
+    letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
+    # An operator runs `hotkeys redrive` (AWS healthy again): once, then once more.
+    clean_ports = Ports(
+        stats=store,
+        resolve_key=resolve_key,
+        archiver=TtlArchiver(S3ObjectStore(boto3.client("s3"), bucket), "ttl/", lambda table: "expireAt"),
+    )
+    redriven = [redrive(letter, records_of, config, clean_ports, store) for letter in letters]
+    figures = stored_figures(store)
+    again = [redrive(letter, records_of, config, clean_ports, store) for letter in letters]
+    assert all(result.counted == 0 for result in again), "a second redrive counted records again"
+    assert stored_figures(store) == figures
+    return {
+        "figures": figures,
+        "archived": archived_event_ids(bucket),
+        "dead_letters": letters,
+        "redriven": sum(result.counted for result in redriven),
+    }
+
+
+def redrive(
+    letter: Any, records_of: dict[str, list[dict[str, Any]]], config: Settings, ports: Ports, store: DynamoStatsStore
+) -> RedriveResult:
+    """`hotkeys redrive` for one dead letter: the stream read is the one part left out (moto has no
+    tumbling-window shards); the records are those the stream holds in the letter's range."""
+    low, high = int(letter.start_sequence), int(letter.end_sequence)
+    records = [r for r in records_of[letter.shard_id] if low <= int(r["dynamodb"]["SequenceNumber"]) <= high]
+    result = RedriveResult(letter.shard_id, letter.start_sequence, letter.end_sequence, read=len(records))
+    return redrive_records(records, TABLE, result, config, ports, store, dry_run=False)
+
+
+def stored_figures(store: DynamoStatsStore) -> list[WindowFigures]:
+    return window_figures(store, windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=None))
+
+
+def archived_event_ids(bucket: str) -> Counter[str]:
+    s3 = boto3.client("s3")
+    ids: Counter[str] = Counter()
+    for entry in s3.list_objects_v2(Bucket=bucket).get("Contents", []):
+        body = gzip.decompress(s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read())
+        ids.update(json.loads(line)["event_id"] for line in body.decode().splitlines())
+    return ids
 
 
 def exact_counts(shards: list[list[dict[str, Any]]], specs: list[list[tuple[int, int, int, str]]]) -> dict:
     per_window: dict[int, Counter[str]] = defaultdict(Counter)
     ttl: Counter[int] = Counter()
+    ttl_ids: set[str] = set()
     for records, shard_specs in zip(shards, specs, strict=True):
         for record, (key, payload, _gap, kind) in zip(records, shard_specs, strict=True):
             start = record["dynamodb"]["ApproximateCreationDateTime"] // WINDOW * WINDOW
@@ -114,32 +231,74 @@ def exact_counts(shards: list[list[dict[str, Any]]], specs: list[list[tuple[int,
                 per_window[start][f"key-{key}"] += wcu_of(payload, f"key-{key}")
             elif kind == "ttl":
                 ttl[start] += 1
-    return {"wcu": per_window, "ttl": ttl}
+                ttl_ids.add(record["eventID"])
+    return {"wcu": per_window, "ttl": ttl, "ttl_ids": ttl_ids}
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=st.lists(record_specs, min_size=1, max_size=2), seed=st.integers(min_value=0, max_value=2**32))
-def test_any_delivery_schedule_stores_the_clean_figures(aws: None, specs: list, seed: int) -> None:
-    # Given one or two shards of writes, TTL deletions and poison records
-    shards = [build_shard(shard_specs, index) for index, shard_specs in enumerate(specs)]
-    # When they are consumed cleanly, and again under a random fault schedule
-    clean = run(shards, capacity=200, chaos_seed=None)
-    chaotic = run(shards, capacity=200, chaos_seed=seed)
-    # Then both runs store identical figures...
-    assert chaotic == clean
-    # ...equal to an exact count of the good records
-    exact = exact_counts(shards, specs)
-    for window in clean:
+def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
+    for window in result["figures"]:
         assert {k.key: k.wcu for k in window.keys} == dict(exact["wcu"][window.window_start])
         assert window.ttl_deletes == exact["ttl"][window.window_start]
         assert window.error_bound == 0
-    assert {w.window_start for w in clean} >= {s for s, c in exact["wcu"].items() if c}
+    assert {w.window_start for w in result["figures"]} >= {s for s, c in exact["wcu"].items() if c}
+    assert set(result["archived"]) == exact["ttl_ids"]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    specs=st.lists(record_specs, min_size=1, max_size=2),
+    seed=st.integers(min_value=0, max_value=2**32),
+    retry_attempts=st.sampled_from([0, 1, 2, 20]),
+    reading=st.sampled_from(PARTIAL_FAILURE_STATES),
+    offset=st.sampled_from([0, 17, 30]),
+    cuts=st.lists(st.floats(min_value=0, max_value=1), max_size=2),
+)
+def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
+    aws: None,
+    specs: list,
+    seed: int,
+    retry_attempts: int,
+    reading: str,
+    offset: int,
+    cuts: list[float],
+) -> None:
+    # Given one or two shards of writes, TTL deletions and poison records
+    shards = [build_shard(shard_specs, index) for index, shard_specs in enumerate(specs)]
+    exact = exact_counts(shards, specs)
+    # When they are consumed cleanly, and under a random schedule with rollovers, faults and dead
+    # letters, each followed by `hotkeys redrive`
+    clean = run(shards, capacity=200, schedule=Schedule())
+    chaotic = run(shards, 200, Schedule(seed, retry_attempts, reading, offset, cuts))
+    # Then both store the exact figures and archive exactly the TTL deletions
+    assert_exact(clean, exact)
+    assert_exact(chaotic, exact)
+    assert chaotic["figures"] == clean["figures"]
+    # and only poison records stay out (redrive reports them malformed)
+    poison = sum(1 for shard_specs in specs for spec in shard_specs if spec[3] == "poison")
+    assert sum(letter.batch_size for letter in clean["dead_letters"]) == poison
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(specs=record_specs, seed=st.integers(min_value=0, max_value=2**32))
-def test_pruned_summaries_are_identical_under_faults(aws: None, specs: list, seed: int) -> None:
+@given(
+    specs=record_specs, seed=st.integers(min_value=0, max_value=2**32), reading=st.sampled_from(PARTIAL_FAILURE_STATES)
+)
+def test_pruned_summaries_are_identical_under_faults(aws: None, specs: list, seed: int, reading: str) -> None:
     # Given a summary small enough to prune (capacity 3 for up to 26 keys)
     shards = [build_shard(specs, 0)]
-    # When consumed cleanly and chaotically, then the pruned summaries and bounds match exactly
-    assert run(shards, capacity=3, chaos_seed=seed) == run(shards, capacity=3, chaos_seed=None)
+    # When consumed cleanly and chaotically (retries enough that only poison records are dead-lettered)
+    chaotic = run(shards, 3, Schedule(seed, retry_attempts=20, reading=reading))
+    clean = run(shards, 3, Schedule())
+    # Then the pruned summaries and bounds match exactly
+    assert chaotic["figures"] == clean["figures"]
+
+
+def test_the_schedules_really_dead_letter_and_redrive() -> None:
+    # A property whose schedules never reach the DLQ would not test redrive: check one that must.
+    from moto import mock_aws
+
+    specs = [(i % 5, 100, 1, "ttl" if i % 4 == 0 else "write") for i in range(60)]
+    shards = [build_shard(specs, 0)]
+    with mock_aws():
+        result = run(shards, 200, Schedule(seed=7, retry_attempts=0, cuts=[0.5]))
+    assert result["dead_letters"] and result["redriven"] > 0
+    assert_exact(result, exact_counts(shards, [specs]))

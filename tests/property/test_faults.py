@@ -2,9 +2,13 @@
 
 Each schedule is seeded (reproducible): DynamoDB, SNS and S3 calls fail at random with
 throttling or 5xx errors, before the call or after it succeeded (the container dies
-after writing, before answering), while Lambda loses responses, redelivers overlapping
-ranges and picks random batch sizes. After every schedule the invariants are checked
-against a clean run and against exact figures the test computes itself.
+after writing, before answering), while Lambda loses responses (function errors),
+redelivers overlapping ranges and picks random batch sizes. Each schedule also draws
+the retry quota (so some batches exhaust it and go to the DLQ, then `hotkeys redrive`
+runs), the undocumented partial-failure state reading, and a stream-shard rollover
+(none, mid-burst, or right after the burst so the incident's key never writes again).
+After every schedule the invariants are checked against a clean run and against exact
+figures the test computes itself.
 
 CI runs FAULT_SCHEDULES (default 30) schedules; `make soak` runs thousands.
 """
@@ -12,12 +16,14 @@ CI runs FAULT_SCHEDULES (default 30) schedules; `make soak` runs thousands.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import random
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -28,9 +34,10 @@ from detector.adapters.aws import client, resource
 from detector.config import Settings
 from detector.pipeline import parse_event, process_batch
 from detector.wiring import build_ports, reset_ports
-from hotkeys.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
 from hotkeys.events import sequence_number, stream_record
 from hotkeys.local import create_stats_table
+from hotkeys.redrive import RedriveResult, redrive_records
 from hotkeys.replay_view import archived_objects
 from hotkeys.top import window_figures, windows_in_range
 from infra.settings import EventSourceSettings
@@ -50,7 +57,8 @@ def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
     """A burst key, background writes, application deletes, TTL deletions and two poison records."""
     rng = random.Random(42)
     events: list[tuple[float, str, str]] = [(T0 + 25 + i / 900, "event#42", "write") for i in range(900 * 12)]
-    for i in range(400):
+    # Background for six and a half windows: long enough to resolve an incident nobody carries.
+    for i in range(1300):
         events.append((T0 + i * 0.3, f"user#{rng.randint(0, 40)}", rng.choice(["write", "write", "delete", "ttl"])))
     events.sort()
     records, poison, ttl = [], set(), set()
@@ -138,21 +146,63 @@ def environment() -> tuple[Settings, str]:
     ), queue
 
 
-def run(records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | None) -> dict[str, Any]:
+STREAM_ARN = "arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x"
+
+
+@dataclass(frozen=True)
+class Schedule:
+    retry_attempts: int = 25
+    reading: str = "returned"
+    rollover_at: int | None = None  # seconds after T0 at which the shard ends and a child carries on
+
+    @classmethod
+    def draw(cls, rng: random.Random) -> Schedule:
+        return cls(
+            retry_attempts=rng.choice([1, 2, 25]),
+            reading=rng.choice(PARTIAL_FAILURE_STATES),
+            rollover_at=rng.choice([None, 31, 38, 46]),
+        )
+
+    def lineage(self, records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
+        if self.rollover_at is None:
+            return [("shardId-00001", records)]
+        at = T0 + self.rollover_at
+        split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= at)
+        return [("shardId-00001", records[:split]), ("shardId-00002", records[split:])]
+
+
+def run(
+    records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | None, schedule: Schedule = Schedule()
+) -> dict[str, Any]:
     reset_ports()
     settings, queue = environment()
     ports = build_ports(settings)
-    esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=60, retry_attempts=25)
-    consumer = ShardConsumer(
-        lambda e: process_batch(parse_event(e), settings, ports).response(),
-        "shardId-00001",
-        esm,
-        chaos,
-        stream_arn="arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x",
-    )
+    esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=60, retry_attempts=schedule.retry_attempts)
+    lineage = schedule.lineage(records)
     with faults.attach() if faults is not None else contextlib.nullcontext():
-        consumer.consume(records)
-    store = ports.stats
+        runs = consume_lineage(
+            lambda e: process_batch(parse_event(e), settings, ports).response(),
+            lineage,
+            esm,
+            chaos,
+            stream_arn=STREAM_ARN,
+            delivery=Delivery(partial_failure_state=schedule.reading),  # type: ignore[arg-type]
+        )
+    letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
+    # The operator redrives the DLQ once AWS is healthy again (a fresh container).
+    reset_ports()
+    redrive_ports = build_ports(settings)
+    records_of = dict(lineage)
+    redriven = already = malformed = 0
+    for letter in letters:
+        low, high = int(letter.start_sequence), int(letter.end_sequence)
+        batch = [r for r in records_of[letter.shard_id] if low <= int(r["dynamodb"]["SequenceNumber"]) <= high]
+        result = RedriveResult(letter.shard_id, letter.start_sequence, letter.end_sequence, read=len(batch))
+        redrive_records(batch, "tickets", result, settings, redrive_ports, redrive_ports.stats, dry_run=False)
+        redriven += result.counted
+        already += result.already_counted
+        malformed += len(result.malformed)
+    store = redrive_ports.stats
     figures = window_figures(
         store,
         windows_in_range(
@@ -172,10 +222,16 @@ def run(records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | Non
     archived_ids = []
     for item in archived_objects(settings.archive_bucket_name):
         body = s3.get_object(Bucket=settings.archive_bucket_name, Key=item["key"])["Body"].read()
-        import gzip
-
         archived_ids.extend(json.loads(line)["event_id"] for line in gzip.decompress(body).decode().splitlines())
-    return {"figures": figures, "alerts": alerts, "archived": archived_ids, "dlq": consumer.run.dead_letters}
+    return {
+        "figures": figures,
+        "alerts": alerts,
+        "archived": archived_ids,
+        "dlq": letters,
+        "redriven": redriven,
+        "already": already,
+        "malformed": malformed,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -215,19 +271,26 @@ def test_clean_run_matches_the_exact_figures(clean: dict[str, Any]) -> None:
 def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], seed: int, aws: None) -> None:
     rng = random.Random(seed)
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
-    result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults)
+    schedule = Schedule.draw(rng)
+    result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults, schedule)
     # Stats: identical to the clean pass
     assert result["figures"] == clean["result"]["figures"], dict(faults.injected)
     # Archive: every TTL deletion, nothing else; duplicates only as copies of the same event_id
     assert set(result["archived"]) == clean["ttl"]
     # Alerts: one firing and one resolved for the burst, nothing else
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
-    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), dict(faults.injected)
-    # DLQ: starts exactly at poison records, and every poison record is inside an entry
-    starts = {letter.start_sequence for letter in result["dlq"]}
-    assert starts <= clean["poison"]
-    for poison in clean["poison"]:
-        assert any(int(d.start_sequence) <= int(poison) <= int(d.end_sequence) for d in result["dlq"])
+    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), (
+        dict(faults.injected),
+        schedule,
+    )
+    # DLQ: bisection isolates every failure to one record; every poison record is there, and whatever
+    # else exhausted its retries was counted by the redrive, or found counted (a failed invocation had
+    # flushed it: its snapshot's ranges say so)
+    assert all(d.start_sequence == d.end_sequence and d.batch_size == 1 for d in result["dlq"])
+    assert {d.start_sequence for d in result["dlq"]} >= clean["poison"]
+    # (a redelivery may send a poison record, and so its dead letter, twice)
+    assert result["redriven"] + result["already"] + result["malformed"] == len(result["dlq"])
+    assert result["malformed"] == sum(1 for d in result["dlq"] if d.start_sequence in clean["poison"])
     assert all(d.shard_id and d.stream_arn for d in result["dlq"])
 
 
@@ -251,3 +314,18 @@ def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) ->
         "before PutObject",
         "after PutObject",
     } <= set(seen), seen
+
+
+def test_the_schedules_really_dead_letter_redrive_and_roll_over(clean: dict[str, Any], aws: None) -> None:
+    # The drawn schedules cover every retry quota, both state readings and every rollover point...
+    drawn = [Schedule.draw(random.Random(seed)) for seed in range(SCHEDULES)]
+    assert {s.reading for s in drawn} == set(PARTIAL_FAILURE_STATES)
+    assert {s.rollover_at for s in drawn} == {None, 31, 38, 46}
+    assert {s.retry_attempts for s in drawn} == {1, 2, 25}
+    # ...and a schedule with one retry really exhausts it, so redrive has work to do
+    rng = random.Random(5)
+    faults = FaultInjector(rng, probability=0.15)
+    result = run(clean["records"], RandomChaos(rng, lose_probability=0.3), faults, Schedule(1, "previous", 38))
+    assert result["redriven"] > 0
+    assert result["figures"] == clean["result"]["figures"]
+    assert set(result["archived"]) == clean["ttl"]

@@ -81,6 +81,7 @@ def test_bad_source_context_is_explained(context: dict, message: str) -> None:
         ({"windowSeconds": "soon"}, "windowSeconds"),
         ({"slackWorkspaceId": "T1"}, "slackChannelId"),
         ({"keyDisplay": "hash"}, "keyHashSalt"),
+        ({"parallelizationFactor": "2"}, "parallelizationFactor must be 1: .*tumbling-window state"),
     ],
 )
 def test_bad_options_are_explained(context: dict, message: str) -> None:

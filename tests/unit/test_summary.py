@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,17 +42,98 @@ def test_estimates_are_within_the_bound(stream: list[tuple[str, int]], capacity:
         assert estimate <= weight <= estimate + pruned
 
 
-@settings(max_examples=200, deadline=None)
-@given(stream=streams)
+# Many light keys around a few heavy ones: far more distinct keys than the default capacity keeps.
+# Built from a few drawn parameters (a 3,000-record list is too large for hypothesis to draw directly).
+@st.composite
+def crowded_streams(draw: st.DrawFn) -> list[tuple[str, int]]:
+    import random
+
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    heavy, light, length = draw(st.integers(1, 8)), draw(st.integers(450, 5000)), draw(st.integers(900, 3000))
+    return [
+        (f"heavy{rng.randrange(heavy)}", rng.randint(1, 400))
+        if rng.random() < 0.1
+        else (f"light{rng.randrange(light)}", rng.randint(1, 3))
+        for _ in range(length)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream=crowded_streams())
 def test_every_key_over_one_percent_is_reported_at_default_capacity(stream: list[tuple[str, int]]) -> None:
+    # Given streams with more distinct keys than 2 x capacity (so the summary must prune)
     exact: Counter[str] = Counter()
     for key, wcu in stream:
         exact[key] += wcu
-    entries, _ = fold(stream, summary.DEFAULT_CAPACITY)
+    # When folded at the default capacity
+    entries, pruned = fold(stream, summary.DEFAULT_CAPACITY)
     total = sum(exact.values())
+    # Then the summary stayed bounded, and every key above 1% of the total is still tracked
+    assert len(entries) <= 2 * summary.DEFAULT_CAPACITY
+    assert pruned * (summary.DEFAULT_CAPACITY + 1) <= total
     for key, weight in exact.items():
         if weight * 100 > total:
+            assert key in entries, (key, weight, total)
+
+
+def test_the_crowded_streams_really_prune() -> None:
+    # A bound test whose stream never fills the summary would prove nothing.
+    stream = [(f"light{i}", 1) for i in range(1000)] + [("heavy", 500)]
+    entries, pruned = fold(stream, summary.DEFAULT_CAPACITY)
+    assert pruned > 0 and len(entries) <= 2 * summary.DEFAULT_CAPACITY and "heavy" in entries
+
+
+def worst_case_keys(kind: str, count: int) -> list[str]:
+    """2,048-byte partition keys as the detector sees them (binary as base64, strings as text), with
+    pseudo-random content so that compression cannot hide their size."""
+    import base64
+    import random
+
+    rng = random.Random(kind)
+    if kind == "binary":
+        return [base64.b64encode(rng.randbytes(2048)).decode() for _ in range(count)]
+    if kind == "cjk":  # 3-byte UTF-8 characters
+        return ["".join(chr(0x4E00 + rng.randrange(20000)) for _ in range(682)) + "ab" for _ in range(count)]
+    if kind == "emoji":  # 4-byte UTF-8 characters (JSON escapes each as a 12-byte surrogate pair)
+        return ["".join(chr(0x1F300 + rng.randrange(700)) for _ in range(512)) for _ in range(count)]
+    # control characters: six-fold when JSON-escaped
+    return ["".join(chr(rng.randrange(32)) for _ in range(2048)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("kind", ["binary", "cjk", "emoji", "control"])
+def test_worst_case_keys_stay_within_the_byte_budget_and_the_one_percent_bound(kind: str) -> None:
+    # Given 700 distinct 2,048-byte keys with a few heavy ones among them
+    keys = worst_case_keys(kind, 700)
+    assert max(len(k.encode("utf-8")) for k in keys) <= summary.MAX_KEY_TEXT_BYTES
+    stream = [(key, 1 + (i % 7 == 0) * 60) for i, key in enumerate(keys)] * 2
+    exact: Counter[str] = Counter()
+    for key, wcu in stream:
+        exact[key] += wcu
+    total = sum(exact.values())
+    # When folded at the default capacity
+    entries, pruned = fold(stream, summary.DEFAULT_CAPACITY)
+    # Then the encoded summary never exceeds its budget, pruning kept at least MIN_KEEP keys
+    # (bound W / 101), and every key above 1% of the total is tracked
+    assert summary.encoded_bytes(entries) <= summary.MAX_SUMMARY_BYTES
+    assert len(summary.encode_entries(entries)) <= summary.MAX_SUMMARY_BYTES + 1024
+    assert pruned > 0 and pruned * (summary.MIN_KEEP + 1) <= total
+    for key, weight in exact.items():
+        estimate = entries[key][summary.WCU] if key in entries else 0
+        assert estimate <= weight <= estimate + pruned
+        if weight * 100 > total:
             assert key in entries
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    entries=st.dictionaries(
+        st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40),
+        st.tuples(st.integers(0, 10**6), st.integers(0, 10**9), st.integers(0, 2**34)).map(list),
+        max_size=30,
+    )
+)
+def test_the_entry_codec_round_trips_any_key(entries: dict[str, list[int]]) -> None:
+    assert summary.decode_entries(summary.encode_entries(entries)) == entries
 
 
 @settings(max_examples=200, deadline=None)
@@ -73,13 +155,11 @@ def test_merged_summaries_keep_the_summed_bound(parts: list[list[tuple[str, int]
 
 def test_compact_keeps_heaviest_and_reports_the_largest_dropped_weight() -> None:
     entries = {"a": [1, 50, 0], "b": [1, 30, 0], "c": [1, 10, 0]}
-    kept, dropped = summary.compact(entries, max_entries=2, max_key_bytes=10_000)
+    kept, dropped = summary.compact(entries, max_entries=2)
     assert list(kept) == ["a", "b"]
     assert dropped == 10
 
 
-def test_compact_respects_the_byte_budget() -> None:
-    entries = {"k" * 2048: [1, 90, 0], "small": [1, 5, 0]}
-    kept, dropped = summary.compact(entries, max_entries=10, max_key_bytes=100)
-    assert kept == {"small": [1, 5, 0]}
-    assert dropped == 90
+def test_compact_within_capacity_keeps_everything() -> None:
+    entries = {"a": [1, 50, 0], "b": [1, 30, 0]}
+    assert summary.compact(entries, max_entries=2) == (entries, 0)

@@ -123,18 +123,15 @@ class DynamoIncidentStore:
             if not _conditional_failure(error):
                 raise
 
-    def open_incidents(self, table: str, shard_id: str) -> list[dict[str, Any]]:
+    def open_incidents(self, table: str) -> list[dict[str, Any]]:
+        """The table's firing incidents and the resolved ones whose message may not have gone out,
+        whichever shard owns them (a key moves to a child shard when its shard ends)."""
         items: list[dict[str, Any]] = []
         kwargs: dict[str, Any] = {
             "KeyConditionExpression": "pk = :pk",
-            "FilterExpression": "shard_id = :shard AND (#s = :firing OR resolve_published = :no)",
+            "FilterExpression": "#s = :firing OR resolve_published = :no",
             "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {
-                ":pk": f"INC#{table}",
-                ":firing": FIRING,
-                ":shard": shard_id,
-                ":no": False,
-            },
+            "ExpressionAttributeValues": {":pk": f"INC#{table}", ":firing": FIRING, ":no": False},
         }
         while True:
             page = self._table.query(**kwargs)
@@ -143,12 +140,13 @@ class DynamoIncidentStore:
                 return items
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def resolve(self, table: str, incident_key: str, window_start: int) -> bool:
-        """Close the incident unless it was hot in this window. True if this call closed it."""
+    def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool:
+        """Close the incident unless it was hot in this window. True if this call closed it; the
+        closing shard becomes the owner (only it re-sends an unconfirmed resolved message)."""
         try:
             self._table.update_item(
                 Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no",
+                UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no, shard_id = :shard",
                 ConditionExpression="#s = :firing AND last_hot_window < :w",
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={
@@ -156,6 +154,7 @@ class DynamoIncidentStore:
                     ":firing": FIRING,
                     ":w": window_start,
                     ":no": False,
+                    ":shard": shard_id,
                 },
             )
         except ClientError as error:

@@ -1,10 +1,18 @@
 """Runs the alert rules over a shard's figures and turns them into incidents and messages.
 
 Per hot key and window, the first invocation that sees it writes to the incident
-(claim firing, claim a due reminder, or mark it still hot); later invocations of
-the same window skip it (remembered in the shard state). A publish that fails
-undoes its claim and fails the batch, so Lambda's retry publishes it: no alert is
-lost and none is sent twice by retries.
+(claim firing, claim a due reminder, or mark it still hot, which also makes this shard
+the incident's owner); later invocations of the same window skip it (remembered in the
+shard state). Delivery guarantees are in ``_deliver`` and docs/decisions.md.
+
+Stream shards end every few hours and split under load; a key's traffic then moves to a
+child shard, which starts its windows with a fresh state. Resolution therefore does not
+belong to one shard for good: at a window's final invocation a shard resolves a table's
+incident if it owns it or if the key wrote to this shard in that window (it carries the
+key now), judging the key on its merged figures (this shard's live segment plus the
+other segments of the window already stored). An incident no shard has seen hot for
+``ORPHAN_AFTER_WINDOWS`` windows (its key went quiet while its shard ended) is resolved
+by whichever shard of the table finishes a window next.
 """
 
 from __future__ import annotations
@@ -20,9 +28,26 @@ from detector.alerts.messages import FIRING, REMINDER, RESOLVED, Alert, display_
 from detector.config import Settings
 from detector.observability import logger
 from detector.snapshots import SegmentSnapshot
-from detector.state import Segment, ShardState
+from detector.state import Segment, ShardState, mark_of
+from detector.summary import FIRST_SEEN, WCU
 
 TOTALS_CACHE_SECONDS = 10.0
+# Windows after its last hot window at which an incident no shard carries is resolved anyway.
+ORPHAN_AFTER_WINDOWS = 3
+
+
+class OtherSegments:
+    """The rest of a window: the table's stored segments other than this shard's live one."""
+
+    __slots__ = ("first_seen", "keys", "wcu")
+
+    def __init__(self, wcu: int, keys: dict[str, int], first_seen: dict[str, int]) -> None:
+        self.wcu = wcu
+        self.keys = keys
+        self.first_seen = first_seen
+
+    def parts(self) -> dict[str, tuple[int, int]]:
+        return {key: (wcu, self.first_seen[key]) for key, wcu in self.keys.items()}
 
 
 class Publisher(Protocol):
@@ -47,7 +72,7 @@ class AlertDesk:
         self._publisher = publisher
         self._windows = windows
         self._clock = clock
-        self._totals: dict[tuple[str, int, str], tuple[float, int]] = {}
+        self._others: dict[tuple[str, int, str], tuple[float, OtherSegments]] = {}
         # Messages this container published (its retries must not send them again).
         self._sent: set[tuple[str, str, int, str]] = set()
 
@@ -63,20 +88,26 @@ class AlertDesk:
     # -- hot keys ---------------------------------------------------------------------------
     def _review_segment(self, shard_id: str, state: ShardState, segment: Segment) -> int:
         settings = self._settings
-        hot = rules.partition_limit_hot(segment, settings)
-        table_wcu: int | None = None
-        candidates = rules.share_candidates(segment, settings)
-        if candidates:
-            table_wcu = self._table_wcu(shard_id, segment)
-            hot.extend(rules.share_hot(segment, settings, table_wcu, candidates))
+        others: OtherSegments | None = None
+        if rules.short_bursts(segment, settings):
+            # A burst shorter than the minimum span may have begun on a parent shard.
+            others = self._other_segments(shard_id, segment)
+            hot = rules.partition_limit_hot(segment, settings, others.parts())
+        else:
+            hot = rules.partition_limit_hot(segment, settings)
+        if rules.share_candidates(segment, settings):
+            # The key's parts on other segments of this window (a parent shard's, before a
+            # rollover) count toward its share, so every key of the segment is a candidate now.
+            others = others or self._other_segments(shard_id, segment)
+            hot.extend(rules.share_hot(segment, settings, others.wcu + segment.wcu, others.keys))
         published = 0
         for key in hot:
-            mark = f"{key.table}|{key.incident_key}"
+            mark = mark_of(key.table, key.incident_key)
             if state.notified.get(mark) == key.window_start:
                 continue
-            if table_wcu is None:
-                table_wcu = self._table_wcu(shard_id, segment)
-            published += self._on_hot(key, shard_id, table_wcu)
+            if others is None:
+                others = self._other_segments(shard_id, segment)
+            published += self._on_hot(key, shard_id, others.wcu + segment.wcu)
             state.notified[mark] = key.window_start
         return published
 
@@ -164,37 +195,46 @@ class AlertDesk:
 
     # -- resolution -------------------------------------------------------------------------
     def _resolve(self, shard_id: str, segment: Segment) -> int:
-        open_incidents = self._incidents.open_incidents(segment.table, shard_id)
+        open_incidents = self._incidents.open_incidents(segment.table)
         if not open_incidents:
             return 0
-        table_wcu = self._table_wcu(shard_id, segment, fresh=True)
+        others = self._other_segments(shard_id, segment, fresh=True)
+        table_wcu = others.wcu + segment.wcu
+        window = segment.window_start
+        orphan_before = window - ORPHAN_AFTER_WINDOWS * self._settings.window_seconds
         published = 0
         for incident in open_incidents:
             reason, key, incident_key = str(incident["reason"]), str(incident["key"]), str(incident["sk"])
+            owner = str(incident.get("shard_id", ""))
+            elsewhere = others.keys.get(key, 0)
             if incident.get("status") == RESOLVED:
                 # Resolved by an earlier attempt of this window whose message may not have gone out.
-                if int(incident.get("resolved_window", -1)) == segment.window_start:
+                if owner == shard_id and int(incident.get("resolved_window", -1)) == window:
                     published += self._deliver(
-                        self._cooled(segment, key, reason, table_wcu),
+                        self._cooled(segment, key, reason, table_wcu, elsewhere),
                         RESOLVED,
                         table_wcu,
                         float(incident.get("peak", 0)),
                         "resolve_published",
                     )
                 continue
-            if int(incident["last_hot_window"]) >= segment.window_start:
+            last_hot = int(incident["last_hot_window"])
+            if last_hot >= window:
                 continue
-            level = rules.window_level(segment, self._settings, key, reason, table_wcu)
+            carries_key = owner == shard_id or key in segment.entries
+            if not carries_key and last_hot > orphan_before:
+                continue  # another shard carries this key: it decides
+            level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
             if level >= rules.resolve_level(self._settings, reason):
                 continue
-            if not self._incidents.resolve(segment.table, incident_key, segment.window_start):
+            if not self._incidents.resolve(segment.table, incident_key, window, shard_id):
                 continue
-            cooled = self._cooled(segment, key, reason, table_wcu)
+            cooled = self._cooled(segment, key, reason, table_wcu, elsewhere)
             published += self._deliver(cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published")
         return published
 
-    def _cooled(self, segment: Segment, key: str, reason: str, table_wcu: int) -> rules.HotKey:
-        level = rules.window_level(segment, self._settings, key, reason, table_wcu)
+    def _cooled(self, segment: Segment, key: str, reason: str, table_wcu: int, elsewhere: int) -> rules.HotKey:
+        level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
         seconds = self._settings.window_seconds
         wcu = int(level * seconds) if reason == rules.PARTITION_LIMIT else int(level * table_wcu)
         return rules.HotKey(
@@ -210,18 +250,25 @@ class AlertDesk:
             event_time=segment.last_event,
         )
 
-    # -- table totals -----------------------------------------------------------------------
-    def _table_wcu(self, shard_id: str, segment: Segment, fresh: bool = False) -> int:
-        """The table's write units in this window: this segment live, the other shards as last persisted."""
+    # -- the rest of the window ----------------------------------------------------------
+    def _other_segments(self, shard_id: str, segment: Segment, fresh: bool = False) -> OtherSegments:
+        """The window's other stored segments (other shards, and earlier sealed or parent segments)."""
         cache_key = (segment.table, segment.window_start, shard_id)
-        cached = self._totals.get(cache_key)
+        cached = self._others.get(cache_key)
         now = self._clock()
         if cached is None or fresh or now - cached[0] > TOTALS_CACHE_SECONDS:
-            others = sum(
-                snapshot.wcu
-                for snapshot in self._windows.window_segments(segment.table, segment.window_start)
-                if not (snapshot.shard_id == shard_id and snapshot.first_sequence == segment.first_sequence)
-            )
-            cached = (now, others)
-            self._totals[cache_key] = cached
-        return cached[1] + segment.wcu
+            wcu = 0
+            keys: dict[str, int] = {}
+            first_seen: dict[str, int] = {}
+            for snapshot in self._windows.window_segments(segment.table, segment.window_start):
+                if snapshot.shard_id == shard_id and snapshot.origin == segment.origin:
+                    continue
+                wcu += snapshot.wcu
+                for key, entry in snapshot.entries.items():
+                    keys[key] = keys.get(key, 0) + entry[WCU]
+                    first_seen[key] = min(first_seen.get(key, entry[FIRST_SEEN]), entry[FIRST_SEEN])
+            cached = (now, OtherSegments(wcu, keys, first_seen))
+            if len(self._others) > 64:  # a container sees a few windows at a time; forget the old ones
+                self._others.clear()
+            self._others[cache_key] = cached
+        return cached[1]

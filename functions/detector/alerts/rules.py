@@ -9,7 +9,9 @@ estimate uses the summary's upper bound (counter + pruned), so pruning can never
 hide a hot key.
 
 Share of table: a key's write units over the table's (all shards, this window so
-far), once the table's window total reaches ``SHARE_MIN_WCU``.
+far), once the table's window total reaches ``SHARE_MIN_WCU``. A key's write units
+include its parts on other segments of the window (``elsewhere``): after a shard
+rollover a key's window is split between the parent's segment and the child's.
 
 Resolution: a firing key resolves at the end of a window in which it was never hot
 and its full-window rate (or share) stayed below the threshold minus the hysteresis.
@@ -58,40 +60,83 @@ def key_rate(segment: Segment, entry: list[int], settings: Settings) -> tuple[in
     return upper, upper / span
 
 
-def partition_limit_hot(segment: Segment, settings: Settings) -> list[HotKey]:
+def partition_limit_hot(
+    segment: Segment, settings: Settings, elsewhere: dict[str, tuple[int, int]] | None = None
+) -> list[HotKey]:
+    """Keys whose write rate over their active span reaches the alert rate.
+
+    ``elsewhere`` (key → write units, first event second on the window's other segments)
+    adds a key's earlier part of the window: after a shard rollover a burst is split
+    between the parent's segment and the child's, and neither part alone may last the
+    minimum span. Without it, only this segment's figures count.
+    """
     limit_rate = settings.alert_wcu_per_second
     floor = limit_rate * settings.alert_min_span_seconds - segment.pruned  # cheap pre-filter
     hot = []
     for key, entry in segment.entries.items():
-        if entry[WCU] < floor:
-            continue
-        upper, rate = key_rate(segment, entry, settings)
+        other = elsewhere.get(key) if elsewhere else None
+        if other is None:
+            if entry[WCU] < floor:
+                continue
+            upper, rate = key_rate(segment, entry, settings)
+        else:
+            upper = entry[WCU] + segment.pruned + other[0]
+            span = segment.last_event - min(entry[FIRST_SEEN], other[1]) + 1
+            rate = upper / max(settings.alert_min_span_seconds, span)
         if rate >= limit_rate:
             hot.append(_hot(segment, settings, key, entry, PARTITION_LIMIT, upper, rate, 0.0))
     return hot
 
 
-def share_candidates(segment: Segment, settings: Settings) -> list[tuple[str, list[int]]]:
-    """Keys whose share of their own shard reaches the threshold (a table share can only be lower)."""
+def short_bursts(segment: Segment, settings: Settings) -> bool:
+    """Whether a key writes at the alert rate over its own span but for less than the minimum span.
+
+    Such a key may be the second half of a burst that began on a parent shard; only then is it
+    worth reading the window's other segments (``partition_limit_hot`` with ``elsewhere``).
+    """
+    limit_rate = settings.alert_wcu_per_second
+    minimum = settings.alert_min_span_seconds
+    for entry in segment.entries.values():
+        upper = entry[WCU] + segment.pruned
+        if upper < limit_rate:
+            continue
+        span = segment.last_event - entry[FIRST_SEEN] + 1
+        if span < minimum and upper >= limit_rate * span:
+            return True
+    return False
+
+
+def share_candidates(segment: Segment, settings: Settings) -> bool:
+    """Whether any key's share of its own segment reaches the threshold: the cheap test that
+    decides whether the table's figures are read at all.
+
+    A key's share of the table is at most its share of the segments that carry it (the
+    parent's and the child's, around a rollover), and by the mediant inequality at least one
+    of those reaches the threshold if their sum does. When it is this segment, ``share_hot``
+    adds the key's other parts. When only the parent's did, the parent was judged against
+    the table total known when it ran; if other shards were ahead of it then, the combined
+    share shows in ``hotkeys top`` but raises no alert (a known limit, docs/decisions.md).
+    """
     if segment.wcu <= 0:
-        return []
+        return False
     needed = settings.share_threshold * segment.wcu
-    return [(key, entry) for key, entry in segment.entries.items() if entry[WCU] + segment.pruned >= needed]
+    return any(entry[WCU] + segment.pruned >= needed for entry in segment.entries.values())
 
 
-def share_hot(
-    segment: Segment, settings: Settings, table_wcu: int, candidates: list[tuple[str, list[int]]]
-) -> list[HotKey]:
-    """Of ``candidates`` (from ``share_candidates``), the keys at or above the share threshold of the
-    table's window total (``table_wcu``, all shards)."""
+def share_hot(segment: Segment, settings: Settings, table_wcu: int, elsewhere: dict[str, int]) -> list[HotKey]:
+    """The keys at or above the share threshold of the table's window total (``table_wcu``, all
+    shards), counting each key's write units on other segments of the window (``elsewhere``)."""
     if table_wcu < settings.share_min_wcu or table_wcu <= 0:
         return []
+    needed = settings.share_threshold * table_wcu
     hot = []
-    for key, entry in candidates:
+    for key, entry in segment.entries.items():
+        other = elsewhere.get(key, 0)
+        if entry[WCU] + segment.pruned + other < needed:
+            continue
         upper, rate = key_rate(segment, entry, settings)
-        share = min(1.0, upper / table_wcu)
-        if share >= settings.share_threshold:
-            hot.append(_hot(segment, settings, key, entry, SHARE, upper, rate, share))
+        share = min(1.0, (upper + other) / table_wcu)
+        hot.append(_hot(segment, settings, key, entry, SHARE, upper + other, rate, share))
     return hot
 
 
@@ -103,10 +148,13 @@ def resolve_level(settings: Settings, reason: str) -> float:
     return ratio * settings.share_threshold
 
 
-def window_level(segment: Segment, settings: Settings, key: str, reason: str, table_wcu: int) -> float:
-    """The key's full-window rate (partition_limit) or share (share) in a completed window."""
+def window_level(
+    segment: Segment, settings: Settings, key: str, reason: str, table_wcu: int, elsewhere: int = 0
+) -> float:
+    """The key's full-window rate (partition_limit) or share (share) in a completed window, with
+    its write units on the window's other segments (``elsewhere``)."""
     entry = segment.entries.get(key)
-    upper = (entry[WCU] if entry else 0) + segment.pruned
+    upper = (entry[WCU] if entry else 0) + segment.pruned + elsewhere
     if reason == PARTITION_LIMIT:
         return upper / settings.window_seconds
     return upper / table_wcu if table_wcu > 0 else 0.0
