@@ -145,7 +145,7 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         for letter in result["dead_letters"]:
             console.print(
                 f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
-                f"{letter['endSequenceNumber']} ({letter['batchSize']} records)"
+                f"{letter['endSequenceNumber']} ({letter['batchSize']} record{'' if letter['batchSize'] == 1 else 's'})"
             )
     else:
         console.print("Nothing was sent to the DLQ.")

@@ -11,6 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.alert_topic import AlertTopic
@@ -69,22 +70,16 @@ class HotKeyDetector(Construct):
         self._grant(tables)
         for index, watched in enumerate(tables):
             self.consumer.function.add_event_source(self._event_source(watched, options, index))
-        self.monitoring = Monitoring(
-            self,
-            "Monitoring",
-            function=self.consumer.function,
-            dead_letter_queue=self.dead_letters.queue,
-            topic=self.alerts.topic,
-        )
+        undelivered: dict[str, sqs.IQueue] = {}
         if options.alert_emails:
             # Undeliverable alert e-mails land here instead of vanishing.
-            undelivered = DeadLetterQueue(self, "UndeliveredAlerts").queue
+            undelivered["Email"] = DeadLetterQueue(self, "UndeliveredAlerts").queue
             for address in options.alert_emails:
                 self.alerts.topic.add_subscription(
-                    subscriptions.EmailSubscription(address, dead_letter_queue=undelivered)
+                    subscriptions.EmailSubscription(address, dead_letter_queue=undelivered["Email"])
                 )
         if options.slack_webhook_secret_arn:
-            WebhookNotifier(
+            webhook = WebhookNotifier(
                 self,
                 "Webhook",
                 topic=self.alerts.topic,
@@ -92,6 +87,15 @@ class HotKeyDetector(Construct):
                 log_retention_days=options.log_retention_days,
                 powertools_layer_arn=options.powertools_layer_arn,
             )
+            undelivered["Webhook"] = webhook.undelivered
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            function=self.consumer.function,
+            dead_letter_queue=self.dead_letters.queue,
+            topic=self.alerts.topic,
+            undelivered_alerts=undelivered,
+        )
         if options.slack_workspace_id and options.slack_channel_id:
             SlackChannel(
                 self,
@@ -133,7 +137,6 @@ class HotKeyDetector(Construct):
                 actions=[
                     "dynamodb:PutItem",
                     "dynamodb:UpdateItem",
-                    "dynamodb:DeleteItem",
                     "dynamodb:GetItem",
                     "dynamodb:Query",
                 ],

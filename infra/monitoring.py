@@ -21,6 +21,7 @@ DETECTOR_METRICS = (
     "AlertsPublished",
     "ItemsArchived",
     "MalformedRecords",
+    "RecordsWithoutImages",
 )
 
 
@@ -33,6 +34,7 @@ class Monitoring(Construct):
         function: lambda_.IFunction,
         dead_letter_queue: sqs.IQueue,
         topic: sns.ITopic,
+        undelivered_alerts: dict[str, sqs.IQueue] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         minute = Duration.minutes(1)
@@ -65,7 +67,27 @@ class Monitoring(Construct):
                 1,
                 "The detector function is throttled",
             ),
+            "WithoutImages": self._at_least(
+                "WithoutImagesAlarm",
+                cloudwatch.Metric(
+                    namespace=NAMESPACE,
+                    metric_name="RecordsWithoutImages",
+                    dimensions_map={"service": SERVICE},
+                    statistic="Sum",
+                    period=Duration.minutes(5),
+                ),
+                1,
+                "Stream records arrive without item images (the stream is not NEW_AND_OLD_IMAGES): sizes are "
+                "key-only and TTL archives lack items. Recreate the stream with NEW_AND_OLD_IMAGES.",
+            ),
         }
+        for name, queue in (undelivered_alerts or {}).items():
+            self.alarms[f"Undelivered{name}"] = self._at_least(
+                f"Undelivered{name}Alarm",
+                queue.metric_approximate_number_of_messages_visible(period=minute, statistic="Maximum"),
+                1,
+                f"Alert messages to {name} could not be delivered: they wait in {queue.node.path}",
+            )
         for alarm in self.alarms.values():
             alarm.add_alarm_action(actions.SnsAction(topic))
             alarm.add_ok_action(actions.SnsAction(topic))

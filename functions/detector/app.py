@@ -37,6 +37,7 @@ def _record_metrics(outcome: BatchOutcome) -> None:
     metrics.add_metric(name="DuplicateRecordsSkipped", unit=MetricUnit.Count, value=outcome.duplicates)
     metrics.add_metric(name="TtlDeletions", unit=MetricUnit.Count, value=outcome.ttl_deletes)
     metrics.add_metric(name="MalformedRecords", unit=MetricUnit.Count, value=outcome.malformed)
+    metrics.add_metric(name="RecordsWithoutImages", unit=MetricUnit.Count, value=outcome.without_images)
     metrics.add_metric(name="StatsWrites", unit=MetricUnit.Count, value=outcome.stats_writes)
     metrics.add_metric(name="SummarySize", unit=MetricUnit.Count, value=outcome.summary_size)
     metrics.add_metric(name="KeysOverOnePercent", unit=MetricUnit.Count, value=outcome.keys_over_one_percent)

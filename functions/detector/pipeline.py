@@ -90,6 +90,7 @@ class BatchOutcome:
     ttl_deletes: int = 0
     duplicates: int = 0
     malformed: int = 0
+    without_images: int = 0
     stats_writes: int = 0
     summary_size: int = 0
     keys_over_one_percent: int = 0
@@ -133,6 +134,8 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     outcome = BatchOutcome()
     touched: dict[tuple[str, int], Segment] = {}
     to_archive = _fold(batch.records, state, settings, ports, outcome, touched, per_item=not batch.tumbling)
+    if outcome.without_images:
+        _log_without_images(batch.records, outcome.without_images)
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, state, ports.archiver, outcome)
     # Figures first: an alerting outage (SNS) must not keep them from the stats table.
@@ -183,6 +186,8 @@ def _fold(
             if not duplicate:
                 state.high_water = sequence
             continue
+        if change.partial:
+            outcome.without_images += 1
         if duplicate:
             outcome.duplicates += 1
         else:
@@ -195,6 +200,20 @@ def _fold(
         if archiver is not None and sequence > state.archived_high_water and archiver.wanted(change, record):
             to_archive.append((change, record))
     return to_archive
+
+
+def _log_without_images(records: list[Any], count: int) -> None:
+    first = next((r for r in records if isinstance(r, dict)), {})
+    stream = first.get("dynamodb") if isinstance(first.get("dynamodb"), dict) else {}
+    logger.error(
+        "stream records without item images: sizes are key-only and the TTL archive lacks items; "
+        "the table's stream must use NEW_AND_OLD_IMAGES",
+        extra={
+            "records": count,
+            "stream_view_type": stream.get("StreamViewType"),
+            "event_source_arn": first.get("eventSourceARN"),
+        },
+    )
 
 
 def _log_malformed(record: Any, sequence: str | None, error: Exception) -> None:

@@ -11,11 +11,13 @@ from detector.sizing import SizingError, image_size, larger_image_size, write_un
 from detector.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+FULL_VIEW = "NEW_AND_OLD_IMAGES"
 _EVENT_NAMES = frozenset(("INSERT", "MODIFY", "REMOVE"))
 
 
 class MalformedRecord(ValueError):
-    """A record that can never be processed: it becomes a batch item failure (then the DLQ)."""
+    """A record that can never be processed: it fails its invocation (tumbling windows: Lambda bisects
+    until it is alone) or is a batch item failure (without), and finally a DLQ entry."""
 
 
 class Kind(Enum):
@@ -31,6 +33,8 @@ class Change:
     sequence: int
     wcu: int
     kind: Kind
+    # The record lacks the images a NEW_AND_OLD_IMAGES stream carries: its size (and archive) is partial.
+    partial: bool = False
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -115,6 +119,7 @@ def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str |
     if sequence is None:
         sequence = sequence_of(record)
     kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
+    view = stream.get("StreamViewType")
     return Change(
         table=table,
         key=key_text(keys[key_attribute]),
@@ -123,6 +128,7 @@ def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str |
         # TTL deletions cost no capacity, but their images are validated all the same.
         wcu=_write_units(stream, keys) * (kind is Kind.WRITE),
         kind=kind,
+        partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
     )
 
 

@@ -127,6 +127,7 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     stats_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")
     assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
     assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
+    assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])  # no code deletes anything
     assert by_sid["PublishAlerts"]["Resource"] == {"Ref": demo.logical_id("AWS::SNS::Topic")}
     bucket = demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")
     assert by_sid["ArchiveTtlItems"]["Resource"] == {
@@ -180,7 +181,14 @@ def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dic
 def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
     alarms = {a["Properties"]["MetricName"]: a["Properties"] for a in demo.resources("AWS::CloudWatch::Alarm").values()}
-    assert set(alarms) == {"IteratorAge", "ApproximateNumberOfMessagesVisible", "Errors", "Throttles"}
+    assert set(alarms) == {
+        "IteratorAge",
+        "ApproximateNumberOfMessagesVisible",
+        "Errors",
+        "Throttles",
+        "RecordsWithoutImages",
+    }
+    assert alarms["RecordsWithoutImages"]["Threshold"] == 1
     assert alarms["IteratorAge"]["Threshold"] == ITERATOR_AGE_ALARM_MS < 24 * 3600 * 1000
     assert alarms["IteratorAge"]["Statistic"] == "Maximum"
     assert alarms["ApproximateNumberOfMessagesVisible"]["Threshold"] == 1
@@ -286,3 +294,43 @@ def test_a_parallelization_factor_other_than_1_is_refused_at_synth(synthesized: 
 
     with pytest.raises(ContextError, match="parallelizationFactor must be 1"):
         build_app({"parallelizationFactor": "4"}, outdir=tempfile.mkdtemp(prefix="cdk-refused-"))
+
+
+def _cloudwatch_may_publish(statement: dict[str, Any], action: str) -> bool:
+    """An Allow for CloudWatch alarms of this account only (confused-deputy conditions)."""
+    conditions = statement.get("Condition", {})
+    return (
+        statement["Effect"] == "Allow"
+        and statement["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+        and action in _actions(statement)
+        and conditions.get("StringEquals", {}).get("aws:SourceAccount") == {"Ref": "AWS::AccountId"}
+        and ":alarm:*" in json.dumps(conditions.get("ArnLike", {}).get("aws:SourceArn"))
+    )
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_cloudwatch_alarms_may_publish_to_the_encrypted_topic(synthesized: dict, mode: str) -> None:
+    # A topic policy replaces SNS's default one: without an explicit Allow, alarm actions fail
+    synth = synthesized[mode]
+    (policy,) = synth.resources("AWS::SNS::TopicPolicy").values()
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert any(_cloudwatch_may_publish(s, "sns:Publish") for s in statements), statements
+    key_statements = synth.only("AWS::KMS::Key")["KeyPolicy"]["Statement"]
+    assert any(_cloudwatch_may_publish(s, "kms:GenerateDataKey*") for s in key_statements), key_statements
+
+
+def test_every_dead_letter_and_undelivered_alert_queue_has_an_alarm(synthesized: dict) -> None:
+    # Given the mode with e-mail and webhook subscribers (three queues: stream batches, e-mails, webhook)
+    synth = synthesized["multi"]
+    queues = set(synth.resources("AWS::SQS::Queue"))
+    assert len(queues) == 3
+    topic = {"Ref": synth.logical_id("AWS::SNS::Topic")}
+    watched = set()
+    for alarm in synth.resources("AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        if props.get("MetricName") == "ApproximateNumberOfMessagesVisible":
+            assert props["Threshold"] == 1 and topic in props["AlarmActions"]
+            (dimension,) = props["Dimensions"]
+            watched.add(dimension["Value"]["Fn::GetAtt"][0])
+    # Then each queue is watched by an alarm that notifies the topic
+    assert watched == queues

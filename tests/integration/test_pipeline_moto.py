@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from detector.adapters.key_schema import PartitionKeyResolver
 from detector.adapters.stats_store import DynamoStatsStore
@@ -150,3 +153,57 @@ def test_composite_key_uses_describe_table_hash_key(settings: Settings) -> None:
     )
     assert [row.key for row in read_top(settings)] == ["acme"]
     assert calls == ["orders"]  # cached for the container's life
+
+
+def test_a_final_invocation_that_keeps_failing_stores_the_window_once_it_succeeds(settings: Settings) -> None:
+    # Given a stats table that rejects every write for a while (longer than the retry quota of 3),
+    # while a window's records are consumed (the flushes fail too: the window's figures exist only in the state)
+    records = [write_record(f"k{i % 3}", i, T0 + i // 10) for i in range(30)]
+    ports = ports_for(settings)
+    real = ports.stats
+    outage = {"left": 6}
+
+    class Unavailable:
+        def save_segment(self, snapshot: Any, expires_at: int) -> bool:
+            if outage["left"]:
+                outage["left"] -= 1
+                raise ClientError({"Error": {"Code": "InternalServerError", "Message": "down"}}, "PutItem")
+            return real.save_segment(snapshot, expires_at)
+
+        def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
+            real.save_catalog(table, start, window_seconds, expires_at)
+
+    ports.stats = Unavailable()
+    esm = EventSourceSettings(batch_size=100, tumbling_window_seconds=settings.window_seconds, retry_attempts=3)
+    # When the mapping delivers the window: its final invocation fails until the table is back
+    run = ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-1", esm).consume(
+        records
+    )
+    # Then the shard was suspended (no DLQ entry, no dropped window) and the window's figures are all stored
+    assert run.final_failures == 6 and not run.dead_letters
+    assert {row.key: row.writes for row in read_top(settings)} == {"k0": 10, "k1": 10, "k2": 10}
+
+
+@pytest.mark.parametrize("view", ["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE"])
+def test_records_from_a_stream_without_both_images_are_reported(
+    settings: Settings, view: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given records from a stream of another view type (a 30 KB item, whose images are missing or half there)
+    records = [write_record("big", i, T0 + i, payload_bytes=30_000) for i in range(3)]
+    for record in records:
+        record["dynamodb"]["StreamViewType"] = view
+        if view != "NEW_IMAGE":
+            del record["dynamodb"]["NewImage"]
+        if view != "OLD_IMAGE":
+            del record["dynamodb"]["OldImage"]
+    # When processed
+    outcome = process_batch(tumbling(records, final=True), settings, ports_for(settings))
+    # Then they are still counted (the stream shows nothing better), but reported, not passed off as complete
+    assert outcome.counted == 3 and outcome.without_images == 3
+    (logged,) = [r for r in caplog.records if "without item images" in r.getMessage()]
+    assert logged.levelname == "ERROR" and logged.stream_view_type == view and logged.records == 3
+
+
+def test_records_with_both_images_are_not_reported(settings: Settings) -> None:
+    records = [write_record("k", i, T0 + i) for i in range(3)]
+    assert process_batch(tumbling(records, final=True), settings, ports_for(settings)).without_images == 0
