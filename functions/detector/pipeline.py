@@ -203,8 +203,9 @@ def _fold(
 
 
 def _log_without_images(records: list[Any], count: int) -> None:
-    first = next((r for r in records if isinstance(r, dict)), {})
-    stream = first.get("dynamodb") if isinstance(first.get("dynamodb"), dict) else {}
+    first: dict[str, Any] = next((r for r in records if isinstance(r, dict)), {})
+    section = first.get("dynamodb")
+    stream: dict[str, Any] = section if isinstance(section, dict) else {}
     logger.error(
         "stream records without item images: sizes are key-only and the TTL archive lacks items; "
         "the table's stream must use NEW_AND_OLD_IMAGES",
