@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -13,12 +15,22 @@ from infra.options import options_from_context, source_from_context
 from infra.stack import HotKeyDetectorStack
 
 STACK_NAME = "HotKeyDetector"
+CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """cdk.json's context (feature flags and defaults): what `cdk synth` passes to the app.
+
+    `python app.py` without the CDK CLI gets no context at all, so `make synth` and the infra
+    tests would build another template than `cdk deploy` does; both read it from here instead.
+    """
+    return dict(json.loads(CDK_JSON.read_text()).get("context", {}))
 
 
 def build_app(
     context: Mapping[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, HotKeyDetectorStack]:
-    app = cdk.App(context=dict(context) if context is not None else None, outdir=outdir)
+    app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
     values = {key: app.node.try_get_context(key) for key in _CONTEXT_KEYS}
     stack = HotKeyDetectorStack(
         app,
@@ -55,4 +67,6 @@ _CONTEXT_KEYS = (
     "keyHashSalt",
     "powertoolsLayerArn",
     "parallelizationFactor",
+    "startingPosition",
+    "maxRecordAgeHours",
 )

@@ -21,7 +21,7 @@ from infra.detector_function import DetectorFunction
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
 from infra.options import DetectorOptions
-from infra.settings import EVENT_SOURCE
+from infra.settings import EVENT_SOURCE, reading_plan
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
 from infra.webhook_notifier import WebhookNotifier
@@ -34,6 +34,8 @@ class WatchedTable:
     name: str
     table: dynamodb.ITable
     ttl_attribute: str | None = None
+    # Created by this stack (its stream holds nothing old): read from the start.
+    new_table: bool = False
 
 
 class HotKeyDetector(Construct):
@@ -182,14 +184,15 @@ class HotKeyDetector(Construct):
 
     def _event_source(self, watched: WatchedTable, options: DetectorOptions, index: int) -> lambda_.IEventSource:
         settings = EVENT_SOURCE
+        plan = reading_plan(watched.new_table, options.starting_position, options.max_record_age_hours)
         return sources.DynamoEventSource(
             watched.table,
-            starting_position=lambda_.StartingPosition[settings.starting_position],
+            starting_position=lambda_.StartingPosition[plan.starting_position],
             batch_size=settings.batch_size,
             max_batching_window=Duration.seconds(settings.max_batching_window_seconds),
             bisect_batch_on_error=settings.bisect_batch_on_error,
             retry_attempts=settings.retry_attempts,
-            max_record_age=Duration.hours(settings.max_record_age_hours),
+            max_record_age=Duration.hours(plan.max_record_age_hours),
             parallelization_factor=options.parallelization_factor,
             report_batch_item_failures=settings.report_batch_item_failures,
             # The tumbling window gives each invocation its shard id and carried state: the basis

@@ -11,6 +11,7 @@ from infra.settings import (
     DEFAULT_ARCHIVE_TRANSITION_DAYS,
     DEFAULT_STATS_RETENTION_DAYS,
     DEFAULT_WINDOW_SECONDS,
+    STARTING_POSITIONS,
 )
 
 
@@ -39,6 +40,8 @@ class DetectorOptions:
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     parallelization_factor: int = 1
+    starting_position: str | None = None  # None: by source, see infra.settings.reading_plan
+    max_record_age_hours: int | None = None
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
     def validate(self) -> None:
@@ -50,6 +53,10 @@ class DetectorOptions:
                 "tumbling-window state, which needs the shard's records in order in one invocation at a time "
                 f"(got {self.parallelization_factor})"
             )
+        if self.starting_position is not None and self.starting_position not in STARTING_POSITIONS:
+            raise ContextError(f"startingPosition must be TRIM_HORIZON or LATEST, got {self.starting_position!r}")
+        if self.max_record_age_hours is not None and not 1 <= self.max_record_age_hours <= 168:
+            raise ContextError("maxRecordAgeHours must be between 1 and 168 (Lambda's limit is 7 days)")
         if not 0 < self.alert_threshold <= 1:
             raise ContextError("alertThreshold must be in (0, 1]")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
@@ -149,6 +156,8 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         key_hash_salt=_get(context, "keyHashSalt"),
         powertools_layer_arn=_get(context, "powertoolsLayerArn"),
         parallelization_factor=_int(context, "parallelizationFactor", 1),
+        starting_position=str(_get(context, "startingPosition")).upper() if _get(context, "startingPosition") else None,
+        max_record_age_hours=_int(context, "maxRecordAgeHours", 0) or None,
     )
     options.validate()
     return options

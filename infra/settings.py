@@ -31,11 +31,37 @@ class EventSourceSettings:
     tumbling_window_seconds: int = DEFAULT_WINDOW_SECONDS
     bisect_batch_on_error: bool = True
     retry_attempts: int = 3
+    # Where a new mapping starts and when a record is given up: per source, see reading_plan().
     max_record_age_hours: int = 6
     report_batch_item_failures: bool = True
-    starting_position: str = "TRIM_HORIZON"
 
 
 EVENT_SOURCE = EventSourceSettings()
+STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
+
+
+@dataclass(frozen=True)
+class ReadingPlan:
+    starting_position: str
+    max_record_age_hours: int
+
+
+def reading_plan(new_table: bool, starting_position: str | None, max_record_age_hours: int | None) -> ReadingPlan:
+    """Where the mapping starts reading a stream, and after how long it gives a record up.
+
+    * A table the stack creates (demo): its stream holds nothing old, TRIM_HORIZON reads it all.
+    * An existing table: LATEST by default. TRIM_HORIZON would replay up to 24 h of backlog,
+      and with a 6 h record age send everything older than 6 h to the DLQ on day one
+      (the DLQ and iterator-age alarms firing at once). `hotkeys watch --from trim-horizon`
+      diagnoses the past 24 h without deploying anything.
+    * TRIM_HORIZON chosen for an existing table (a backfill): the record age defaults to the
+      stream's 24 h retention, so nothing is given up for age while the backlog drains.
+    """
+    position = starting_position or ("TRIM_HORIZON" if new_table else "LATEST")
+    backfill = position == "TRIM_HORIZON" and not new_table
+    age = max_record_age_hours or (STREAM_RETENTION_HOURS if backfill else EVENT_SOURCE.max_record_age_hours)
+    return ReadingPlan(position, age)
+
+
 # Alarm on iterator age well before records fall out of the 24 h stream (and the 6 h record age).
 ITERATOR_AGE_ALARM_MS = 15 * 60 * 1000

@@ -39,7 +39,7 @@ class HotKeyDetectorStack(Stack):
     def _watched_tables(self, source: SourceSpec) -> list[WatchedTable]:
         if source.mode == "demo":
             demo = DemoTable(self, "DemoTable")
-            return [WatchedTable(name="demo", table=demo.table, ttl_attribute=demo.ttl_attribute)]
+            return [WatchedTable(name="demo", table=demo.table, ttl_attribute=demo.ttl_attribute, new_table=True)]
         watched = []
         for index, name in enumerate(source.table_names):
             if source.mode == "existing":

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION
+from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
 from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
@@ -55,18 +55,44 @@ def test_event_source_mappings_follow_the_shared_settings(synthesized: dict, mod
     assert mappings
     for mapping in mappings:
         props = mapping["Properties"]
-        assert props["StartingPosition"] == "TRIM_HORIZON"
         assert props["BisectBatchOnFunctionError"] is True
         assert props["MaximumRetryAttempts"] == EVENT_SOURCE.retry_attempts
         assert 0 < props["MaximumRetryAttempts"] <= 10
-        # Well below the stream's 24 h retention, so redrive can still re-read what was given up.
-        assert props["MaximumRecordAgeInSeconds"] == EVENT_SOURCE.max_record_age_hours * 3600 <= 12 * 3600
         assert props["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [dlq, "Arn"]}
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
         assert props["ParallelizationFactor"] == 1
         assert props["BatchSize"] == EVENT_SOURCE.batch_size
         assert props["MaximumBatchingWindowInSeconds"] == EVENT_SOURCE.max_batching_window_seconds
         assert props["TumblingWindowInSeconds"] == EVENT_SOURCE.tumbling_window_seconds
+
+
+@pytest.mark.parametrize(
+    ("mode", "position", "age_hours"),
+    [
+        # A table the stack creates has no backlog: read it all; records given up after 6 h, well inside
+        # the stream's 24 h retention, so redrive can still re-read them
+        ("demo", "TRIM_HORIZON", 6),
+        # Existing tables start at LATEST: no day-one flood of 6 h-old records into the DLQ
+        ("existing", "LATEST", 6),
+        ("enable", "LATEST", 6),
+        ("multi", "LATEST", 6),
+    ],
+)
+def test_each_source_starts_reading_where_documented(
+    synthesized: dict, mode: str, position: str, age_hours: int
+) -> None:
+    for mapping in synthesized[mode].resources("AWS::Lambda::EventSourceMapping").values():
+        assert mapping["Properties"]["StartingPosition"] == position
+        assert mapping["Properties"]["MaximumRecordAgeInSeconds"] == age_hours * 3600
+
+
+def test_a_backfill_of_an_existing_table_keeps_records_for_the_streams_retention() -> None:
+    from infra.settings import STREAM_RETENTION_HOURS, reading_plan
+
+    assert reading_plan(False, "TRIM_HORIZON", None) == ReadingPlan("TRIM_HORIZON", STREAM_RETENTION_HOURS)
+    assert reading_plan(False, None, None) == ReadingPlan("LATEST", 6)
+    assert reading_plan(True, None, None) == ReadingPlan("TRIM_HORIZON", 6)
+    assert reading_plan(False, "LATEST", 12) == ReadingPlan("LATEST", 12)
 
 
 def test_demo_table_streams_new_and_old_images_with_ttl_pitr_and_throttle_insights(demo: Synthesized) -> None:
@@ -334,3 +360,15 @@ def test_every_dead_letter_and_undelivered_alert_queue_has_an_alarm(synthesized:
             watched.add(dimension["Value"]["Fn::GetAtt"][0])
     # Then each queue is watched by an alarm that notifies the topic
     assert watched == queues
+
+
+def test_the_app_synthesizes_with_cdk_json_context_like_the_cdk_cli(synthesized: dict) -> None:
+    # `python app.py` (make synth, these tests) gets cdk.json's feature flags, as `cdk synth` passes them
+    from infra.app_factory import CDK_JSON, build_app
+
+    flags = {k: v for k, v in json.loads(CDK_JSON.read_text())["context"].items() if k.startswith("@aws-cdk/")}
+    assert flags["@aws-cdk/aws-iam:minimizePolicies"] is True
+    assert flags["@aws-cdk/core:target-partitions"] == ["aws"]  # Chatbot and the Powertools layer: aws only
+    app, _stack = build_app({}, outdir=tempfile.mkdtemp(prefix="cdk-context-"))
+    for name, value in flags.items():
+        assert app.node.try_get_context(name) == value, name

@@ -15,13 +15,28 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-SDK_CONFIG = Config(
-    retries={"max_attempts": 3, "mode": "standard"},
-    connect_timeout=2,
-    read_timeout=5,
-    # Account-id endpoints break local endpoints (moto) for DynamoDB Streams.
-    account_id_endpoint_mode="disabled",
-)
+
+
+def sdk_config(option_defaults: Any = None) -> Config:
+    """The SDK settings; ``account_id_endpoint_mode`` only where botocore knows it (1.37+).
+
+    Account-id endpoints break local endpoints (moto) for DynamoDB Streams. Older SDKs (the
+    Lambda runtime's boto3 is not pinned and varies by region) have no such endpoints, and
+    their ``Config`` rejects the option: passing it unconditionally would fail every
+    invocation at import.
+    """
+    known = Config.OPTION_DEFAULTS if option_defaults is None else option_defaults
+    settings: dict[str, Any] = {
+        "retries": {"max_attempts": 3, "mode": "standard"},
+        "connect_timeout": 2,
+        "read_timeout": 5,
+    }
+    if "account_id_endpoint_mode" in known:
+        settings["account_id_endpoint_mode"] = "disabled"
+    return Config(**settings)
+
+
+SDK_CONFIG = sdk_config()
 
 
 @cache
