@@ -175,11 +175,16 @@ class HotKeyDetector(Construct):
             f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/{self.archive.prefix}*]",
             "s3:PutObject only, under the archive prefix: object ARNs need the trailing wildcard.",
         )
+        imported = any(not t.new_table for t in tables)
         acknowledge(
             role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-            "Only actions AWS defines on '*' alone: xray:PutTraceSegments/PutTelemetryRecords (active "
-            "tracing) and dynamodb:ListStreams (the DynamoDB event source mapping).",
+            "Only actions AWS defines on '*' alone: xray:PutTraceSegments/PutTelemetryRecords (active tracing)"
+            + (
+                " and dynamodb:ListStreams (the event source mapping of an imported table's stream)."
+                if imported
+                else "."
+            ),
         )
 
     def _event_source(self, watched: WatchedTable, options: DetectorOptions, index: int) -> lambda_.IEventSource:

@@ -32,6 +32,8 @@ class DetectorFunction(Construct):
         handler: str = HANDLER,
         description: str = "Counts write units per partition key from DynamoDB streams and alerts on hot keys",
         async_dead_letter_queue: sqs.IQueue | None = None,
+        failure_handling: str = "Failures go to an SQS on-failure destination (the stream mapping's, or the async "
+        "invoke config's), which supersedes a function DLQ.",
     ) -> None:
         """The project's Python function: the stream consumer by default, or another handler of the asset."""
         super().__init__(scope, construct_id)
@@ -45,7 +47,7 @@ class DetectorFunction(Construct):
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description="Hot-key detector stream consumer",
+            description=f"Hot-key detector: {description}"[:1000],
         )
         self.role.add_to_policy(
             iam.PolicyStatement(
@@ -95,12 +97,7 @@ class DetectorFunction(Construct):
                 "Python 3.13 is pinned on purpose: it is the runtime the tests and the pinned Powertools "
                 "layer (python3.13 parameter path) are verified against.",
             )
-        acknowledge(
-            self.function,
-            "Serverless::Serverless-LambdaDLQ",
-            "Failures go to an SQS on-failure destination (the stream mapping's, or the async invoke config's), "
-            "which supersedes a function DLQ.",
-        )
+        acknowledge(self.function, "Serverless::Serverless-LambdaDLQ", failure_handling)
 
 
 _RETENTIONS = [

@@ -130,9 +130,14 @@ def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
             if f":table/{name}/stream/" not in arn:
                 raise ContextError(f"stream ARN {arn!r} does not belong to table {name!r}")
         return SourceSpec(mode="existing", table_names=names, stream_arns=arns)
-    # Several tables, or an explicit request: read (and if needed enable) each stream at deploy time.
-    if len(names) > 1 or _flag(context, "enableStream"):
+    # Changing a table (turning its stream on) is never implied: it takes an explicit request.
+    if _flag(context, "enableStream"):
         return SourceSpec(mode="enable", table_names=names)
+    if len(names) > 1:
+        raise ContextError(
+            "-c tableNames needs -c tableStreamArns=arn1,arn2 (streams already on) or -c enableStream=true "
+            "(the stack turns NEW_AND_OLD_IMAGES streams on where they are off)"
+        )
     raise ContextError("-c tableName needs -c tableStreamArn=... (stream already on) or -c enableStream=true")
 
 

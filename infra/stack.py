@@ -11,7 +11,7 @@ from constructs import Construct
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
 from infra.options import DetectorOptions, SourceSpec
-from infra.stream_enabler import StreamEnabler
+from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 
 
 class HotKeyDetectorStack(Stack):
@@ -25,7 +25,7 @@ class HotKeyDetectorStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        tables = self._watched_tables(source)
+        tables = self._watched_tables(source, options)
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
@@ -36,7 +36,7 @@ class HotKeyDetectorStack(Stack):
             if isinstance(watched.table, dynamodb.TableV2):
                 CfnOutput(self, "DemoTableName", value=watched.table.table_name)
 
-    def _watched_tables(self, source: SourceSpec) -> list[WatchedTable]:
+    def _watched_tables(self, source: SourceSpec, options: DetectorOptions) -> list[WatchedTable]:
         if source.mode == "demo":
             demo = DemoTable(self, "DemoTable")
             return [WatchedTable(name="demo", table=demo.table, ttl_attribute=demo.ttl_attribute, new_table=True)]
@@ -45,7 +45,12 @@ class HotKeyDetectorStack(Stack):
             if source.mode == "existing":
                 stream_arn = source.stream_arns[index]
             else:
-                stream_arn = StreamEnabler(self, f"Stream{index}", table_name=name).stream_arn
+                provider = StreamEnablerProvider.of(
+                    self,
+                    log_retention_days=options.log_retention_days,
+                    powertools_layer_arn=options.powertools_layer_arn,
+                )
+                stream_arn = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider).stream_arn
             table = dynamodb.Table.from_table_attributes(
                 self, f"Source{index}", table_name=name, table_stream_arn=stream_arn
             )

@@ -23,6 +23,7 @@ MODES: dict[str, dict[str, Any]] = {
     "enable": {"tableName": "orders", "enableStream": "true"},
     "multi": {
         "tableNames": "orders,users",
+        "enableStream": "true",
         "slackWorkspaceId": "T0123",
         "slackChannelId": "C0456",
         "alertEmails": "oncall@example.com",

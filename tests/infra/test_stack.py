@@ -173,18 +173,31 @@ def test_existing_table_mode_reads_the_given_stream_only(synthesized: dict) -> N
     assert all(s["Resource"] == EXISTING_STREAM for s in stream_reads)
 
 
-def test_enable_stream_mode_turns_the_stream_on_and_never_off(synthesized: dict) -> None:
+def test_enable_stream_mode_waits_for_the_stream_before_mapping_it(synthesized: dict) -> None:
+    # Given the mode that turns a table's stream on
     synth = synthesized["enable"]
-    customs = synth.resources("Custom::AWS")
-    create_calls = [json.dumps(c["Properties"].get("Create", "")) for c in customs.values()]
-    assert any(
-        "updateTable" in call and "NEW_AND_OLD_IMAGES" in call and "ValidationException" in call
-        for call in create_calls
-    )
-    assert all("Delete" not in c["Properties"] for c in customs.values())
+    (stream_id, stream) = next(iter(synth.resources("Custom::DynamoDBStream").items()))
+    # Then one custom resource per table, handled by the project's own code (enable, then poll until ENABLED)
+    assert stream["Properties"]["TableName"] == "orders"
+    handlers = {
+        f["Properties"]["Handler"]
+        for f in synth.resources("AWS::Lambda::Function").values()
+        if "stream_enabler_app" in str(f["Properties"].get("Handler"))
+    }
+    assert handlers == {"detector.stream_enabler_app.on_event", "detector.stream_enabler_app.is_complete"}
+    waiters = synth.resources("AWS::StepFunctions::StateMachine")
+    assert len(waiters) == 1  # the provider framework's is_complete poller
+    # The mapping reads the ARN the resource returns once the stream is ENABLED (so it is created after)
     mapping = synth.only("AWS::Lambda::EventSourceMapping")
-    describe_id = next(k for k, c in customs.items() if "describeTable" in json.dumps(c["Properties"]))
-    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [describe_id, "Table.LatestStreamArn"]}
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [stream_id, "StreamArn"]}
+    # The handlers may enable and describe this table's stream, and nothing disables one
+    statements = [
+        s
+        for policy in synth.resources("AWS::IAM::Policy").values()
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "dynamodb:UpdateTable" in _actions(s)
+    ]
+    assert statements and all(":table/orders" in json.dumps(s["Resource"]) for s in statements)
 
 
 def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dict) -> None:
@@ -372,3 +385,21 @@ def test_the_app_synthesizes_with_cdk_json_context_like_the_cdk_cli(synthesized:
     app, _stack = build_app({}, outdir=tempfile.mkdtemp(prefix="cdk-context-"))
     for name, value in flags.items():
         assert app.node.try_get_context(name) == value, name
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_acknowledged_wildcards_name_only_what_the_mode_grants(synthesized: dict, mode: str) -> None:
+    synth = synthesized[mode]
+    on_star = {
+        action
+        for statement in _statements(synth)
+        if "*" in (statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]])
+        for action in _actions(statement)
+    }
+    reasons = " ".join(
+        suppressed["reason"]
+        for plugin in synth.report["pluginReports"]
+        for suppressed in plugin.get("suppressedViolations", [])
+        if "Resource::*" in suppressed["ruleName"] + json.dumps(suppressed)
+    )
+    assert ("dynamodb:ListStreams" in on_star) == ("dynamodb:ListStreams" in reasons), (mode, on_star)

@@ -53,7 +53,7 @@ def test_hashed_keys_are_salted_and_stable() -> None:
         ({}, "demo"),
         ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/t/stream/x"}, "existing"),
         ({"tableName": "t", "enableStream": "true"}, "enable"),
-        ({"tableNames": "a,b"}, "enable"),
+        ({"tableNames": "a,b", "enableStream": "true"}, "enable"),
     ],
 )
 def test_source_modes(context: dict, mode: str) -> None:
@@ -67,6 +67,7 @@ def test_source_modes(context: dict, mode: str) -> None:
         ({"tableStreamArn": "arn"}, "tableName"),
         ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/other/stream/x"}, "does not belong"),
         ({"tableNames": "a,b", "tableStreamArns": "x"}, "one stream ARN per table"),
+        ({"tableNames": "a,b"}, "tableNames needs .*enableStream=true"),
     ],
 )
 def test_bad_source_context_is_explained(context: dict, message: str) -> None:

@@ -16,7 +16,6 @@ import boto3
 from botocore.config import Config
 
 
-
 def sdk_config(option_defaults: Any = None) -> Config:
     """The SDK settings; ``account_id_endpoint_mode`` only where botocore knows it (1.37+).
 
