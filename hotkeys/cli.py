@@ -48,6 +48,11 @@ EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
 """
+EXAMPLES_DOCTOR = """examples:
+  hotkeys doctor --stack HotKeyDetector
+  hotkeys doctor --stack HotKeyDetector --region eu-west-1 --json
+exit status: 0 when every check passes (warnings allowed), 1 when one fails, 2 on a usage error
+"""
 EXAMPLES_GENERATE = """examples:
   hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
@@ -138,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--ttl-deletes-per-second", type=float, default=0, help="TTL deletions to archive")
     cost.add_argument("--memory-mb", type=int, default=512, help="function memory (default 512)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check that a deployed detector is actually watching, with the fix for each problem",
+        epilog=EXAMPLES_DOCTOR,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    doctor.add_argument("--stack", default="HotKeyDetector", help="the stack's name (default HotKeyDetector)")
+    _add_common(doctor)
 
     gen = commands.add_parser(
         "generate",
@@ -394,7 +408,42 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from detector.adapters.aws import SDK_CONFIG
+    from hotkeys.doctor import StackNotFound, clients_from, diagnose, failed, to_json
+
+    session = boto3.session.Session(region_name=args.region)
+
+    def make(service: str) -> Any:
+        return session.client(service, config=SDK_CONFIG, endpoint_url=args.endpoint_url)
+
+    try:
+        checks = diagnose(clients_from(make), args.stack)
+    except StackNotFound as error:
+        raise UserError(str(error)) from None
+    if args.json:
+        print(json.dumps(to_json(checks), indent=2))
+        return 1 if failed(checks) else 0
+    return render_doctor(console, checks)
+
+
+def render_doctor(console: Console, checks: list[Any]) -> int:
+    from hotkeys.doctor import FAIL, OK
+
+    marks = {OK: "[green]ok  [/]", FAIL: "[red]FAIL[/]"}
+    for check in checks:
+        console.print(f"{marks.get(check.verdict, '[yellow]warn[/]')} {check.name}: {check.detail}", highlight=False)
+        if check.fix and check.verdict != OK:
+            console.print(f"       fix: {check.fix}", markup=False, highlight=False)
+    problems = sum(1 for check in checks if check.verdict == FAIL)
+    console.print(f"{problems} problem(s) found." if problems else "The detector is watching.")
+    return 1 if problems else 0
+
+
 COMMANDS = {
+    "doctor": cmd_doctor,
     "top": cmd_top,
     "replay": cmd_replay,
     "generate": cmd_generate,

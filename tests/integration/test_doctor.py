@@ -1,0 +1,288 @@
+"""`hotkeys doctor` against a detector "deployed" on moto.
+
+moto backs DynamoDB (the source table and its stream, the stats table), SQS, SNS and CloudWatch.
+What it does not model is stubbed with botocore's Stubber on real clients: CloudFormation's view
+of the stack, the event source mapping's state and last processing result, the function's
+configuration, and AWS's public Powertools parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from detector.adapters.key_schema import PartitionKeyResolver
+from detector.adapters.stats_store import DynamoStatsStore
+from detector.config import Settings
+from detector.pipeline import Ports, StreamBatch, process_batch
+from hotkeys.doctor import FAIL, OK, POWERTOOLS_PARAMETER, Clients, diagnose, failed
+from hotkeys.local import create_stats_table
+from infra.settings import EVENT_SOURCE
+from tests.support import write_record
+
+STACK = "HotKeyDetector"
+LAYER = "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:20"
+FUNCTION_ARN = "arn:aws:lambda:us-east-1:123456789012:function:HotKeyDetector-Consumer"
+NOW = time.time()
+
+
+@dataclass
+class Deployment:
+    stream_arn: str
+    dlq_url: str
+    email_dlq_url: str
+    topic_arn: str
+    stats_table: str
+
+
+def deploy(view: str = "NEW_AND_OLD_IMAGES", cloudwatch_allowed: bool = True, confirmed: bool = True) -> Deployment:
+    dynamodb = boto3.client("dynamodb")
+    dynamodb.create_table(
+        TableName="orders",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": view},
+    )
+    stream_arn = dynamodb.describe_table(TableName="orders")["Table"]["LatestStreamArn"]
+    create_stats_table(dynamodb, "stats")
+    sqs = boto3.client("sqs")
+    dlq = sqs.create_queue(QueueName="HotKeyDetector-DLQ")["QueueUrl"]
+    email_dlq = sqs.create_queue(QueueName="HotKeyDetector-UndeliveredAlerts")["QueueUrl"]
+    sns = boto3.client("sns")
+    topic = sns.create_topic(Name="alerts")["TopicArn"]
+    statements: list[dict[str, Any]] = [
+        {
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "sns:Publish",
+            "Resource": topic,
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        },
+    ]
+    if cloudwatch_allowed:
+        statements.append(
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                "Action": "sns:Publish",
+                "Resource": topic,
+            }
+        )
+    sns.set_topic_attributes(
+        TopicArn=topic,
+        AttributeName="Policy",
+        AttributeValue=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+    )
+    if confirmed:
+        queue_arn = sqs.get_queue_attributes(QueueUrl=email_dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    return Deployment(stream_arn, dlq, email_dlq, topic, "stats")
+
+
+def count_a_window(deployment: Deployment, at: int) -> None:
+    """The consumer has run: one window of figures in the stats table."""
+    settings = Settings(stats_table_name=deployment.stats_table)
+    records = [write_record("k", i, at, table="orders") for i in range(3)]
+    ports = Ports(
+        stats=DynamoStatsStore(boto3.resource("dynamodb").Table(deployment.stats_table)),
+        resolve_key=PartitionKeyResolver(None, lambda name: {}),
+    )
+    start = at - at % 60
+    process_batch(StreamBatch(records, "shardId-1", (start, start + 60), {}, True), settings, ports)
+
+
+def mapping(deployment: Deployment, **changes: Any) -> dict[str, Any]:
+    return {
+        "UUID": "11111111-2222-3333-4444-555555555555",
+        "EventSourceArn": deployment.stream_arn,
+        "FunctionArn": FUNCTION_ARN,
+        "State": "Enabled",
+        "LastProcessingResult": "OK",
+        "BatchSize": EVENT_SOURCE.batch_size,
+        "TumblingWindowInSeconds": 60,
+        "BisectBatchOnFunctionError": True,
+        "MaximumRetryAttempts": EVENT_SOURCE.retry_attempts,
+        "ParallelizationFactor": 1,
+        **changes,
+    }
+
+
+def stubbed_clients(deployment: Deployment, esm: dict[str, Any], layer: str = LAYER) -> tuple[Clients, list[Stubber]]:
+    region = {"region_name": "us-east-1"}
+    cloudformation = boto3.client("cloudformation", **region)
+    lambda_ = boto3.client("lambda", **region)
+    ssm = boto3.client("ssm", **region)
+    outputs = {
+        "StatsTableName": deployment.stats_table,
+        "AlertTopicArn": deployment.topic_arn,
+        "DeadLetterQueueUrl": deployment.dlq_url,
+    }
+    stack = {
+        "StackName": STACK,
+        "CreationTime": datetime.now(tz=UTC),
+        "StackStatus": "UPDATE_COMPLETE",
+        "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
+    }
+    resources = [
+        ("DetectorConsumerMapping", "AWS::Lambda::EventSourceMapping", esm["UUID"]),
+        ("DetectorDeadLetters", "AWS::SQS::Queue", deployment.dlq_url),
+        ("DetectorUndeliveredAlerts", "AWS::SQS::Queue", deployment.email_dlq_url),
+    ]
+    summaries = [
+        {
+            "LogicalResourceId": logical,
+            "ResourceType": kind,
+            "PhysicalResourceId": physical,
+            "LastUpdatedTimestamp": datetime.now(tz=UTC),
+            "ResourceStatus": "CREATE_COMPLETE",
+        }
+        for logical, kind, physical in resources
+    ]
+    configuration = {
+        "FunctionName": "HotKeyDetector-Consumer",
+        "Environment": {"Variables": {"WINDOW_SECONDS": "60"}},
+        "Layers": [{"Arn": layer}],
+    }
+    stubs = [Stubber(cloudformation), Stubber(lambda_), Stubber(ssm)]
+    stubs[0].add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": STACK})
+    stubs[0].add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
+    stubs[1].add_response("get_event_source_mapping", esm, {"UUID": esm["UUID"]})
+    stubs[1].add_response("get_function_configuration", configuration, {"FunctionName": "HotKeyDetector-Consumer"})
+    stubs[1].add_response("get_function_configuration", configuration, {"FunctionName": "HotKeyDetector-Consumer"})
+    stubs[2].add_response(
+        "get_parameter", {"Parameter": {"Name": POWERTOOLS_PARAMETER, "Value": LAYER}}, {"Name": POWERTOOLS_PARAMETER}
+    )
+    for stub in stubs:
+        stub.activate()
+    clients = Clients(
+        cloudformation=cloudformation,
+        dynamodb=boto3.client("dynamodb"),
+        streams=boto3.client("dynamodbstreams"),
+        lambda_=lambda_,
+        cloudwatch=boto3.client("cloudwatch"),
+        sqs=boto3.client("sqs"),
+        sns=boto3.client("sns"),
+        ssm=ssm,
+    )
+    return clients, stubs
+
+
+def lambda_metric(name: str, value: float) -> None:
+    boto3.client("cloudwatch").put_metric_data(
+        Namespace="AWS/Lambda",
+        MetricData=[
+            {
+                "MetricName": name,
+                "Dimensions": [{"Name": "FunctionName", "Value": "HotKeyDetector-Consumer"}],
+                "Timestamp": datetime.fromtimestamp(NOW - 600, tz=UTC),
+                "Value": value,
+            }
+        ],
+    )
+
+
+def verdicts(checks: list[Any]) -> dict[str, str]:
+    return {check.name: check.verdict for check in checks}
+
+
+def test_a_healthy_deployment_passes_every_check(aws: None) -> None:
+    # Given a deployment that counted a window ten minutes ago, with a small iterator age
+    deployment = deploy()
+    count_a_window(deployment, int(NOW) - 600)
+    lambda_metric("IteratorAge", 1200)
+    clients, stubs = stubbed_clients(deployment, mapping(deployment))
+    # When the doctor looks
+    checks = diagnose(clients, STACK, now=NOW)
+    # Then every check passes, and every stubbed call was made
+    assert not failed(checks), [c for c in checks if c.verdict != OK]
+    assert set(verdicts(checks).values()) == {OK}
+    assert {c.name for c in checks} >= {
+        "stream of orders",
+        "iterator age (last hour)",
+        "function errors (last hour)",
+        "Powertools layer",
+        "stream DLQ",
+        "alarms → topic",
+        "alert subscribers",
+        "recent figures for orders",
+    }
+    for stub in stubs:
+        stub.assert_no_pending_responses()
+
+
+def test_every_problem_is_named_with_its_fix(aws: None) -> None:
+    # Given a KEYS_ONLY stream, a disabled mapping whose settings drifted, a lagging function with errors,
+    # batches in the DLQ, a topic CloudWatch cannot publish to, nobody subscribed, no figures, another layer
+    deployment = deploy(view="KEYS_ONLY", cloudwatch_allowed=False, confirmed=False)
+    boto3.client("sqs").send_message(QueueUrl=deployment.dlq_url, MessageBody="{}")
+    lambda_metric("IteratorAge", 3_600_000)
+    lambda_metric("Errors", 4)
+    esm = mapping(deployment, State="Disabled", BatchSize=10)
+    clients, _stubs = stubbed_clients(deployment, esm, layer="arn:aws:lambda:us-east-1:1:layer:other:1")
+    # When the doctor looks
+    checks = diagnose(clients, STACK, now=NOW)
+    by_name: dict[str, list[Any]] = {}
+    for check in checks:
+        by_name.setdefault(check.name, []).append(check)
+    # Then the run fails, and each problem is reported with what to do about it
+    assert failed(checks)
+    (stream,) = by_name["stream of orders"]
+    assert stream.verdict == FAIL and "KEYS_ONLY" in stream.detail and "update-table --table-name orders" in stream.fix
+    (esm_check,) = [c for c in checks if c.name.startswith("event source mapping")]
+    assert esm_check.verdict == FAIL and "update-event-source-mapping" in esm_check.fix
+    assert by_name["iterator age (last hour)"][0].verdict == FAIL
+    assert by_name["function errors (last hour)"][0].verdict != OK
+    (dlq,) = by_name["stream DLQ"]
+    assert dlq.verdict == FAIL and f"hotkeys redrive --dlq-url {deployment.dlq_url}" in dlq.fix
+    assert by_name["alarms → topic"][0].verdict == FAIL
+    assert by_name["alert subscribers"][0].verdict == FAIL
+    assert by_name["recent figures for orders"][0].verdict != OK
+    assert by_name["Powertools layer"][0].verdict != OK
+
+
+def test_a_mapping_whose_settings_drifted_fails(aws: None) -> None:
+    deployment = deploy()
+    count_a_window(deployment, int(NOW) - 60)
+    clients, _ = stubbed_clients(deployment, mapping(deployment, TumblingWindowInSeconds=0, ParallelizationFactor=4))
+    (check,) = [c for c in diagnose(clients, STACK, now=NOW) if c.name.startswith("event source mapping")]
+    assert check.verdict == FAIL
+    assert (
+        "TumblingWindowInSeconds is 0, the stack sets 60" in check.detail
+        and "ParallelizationFactor is 4" in check.detail
+    )
+
+
+def test_an_unknown_stack_is_a_one_line_error(aws: None, capsys: pytest.CaptureFixture) -> None:
+    from hotkeys.cli import main
+
+    assert main(["doctor", "--stack", "Nope", "--region", "us-east-1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no stack named 'Nope'" in err[0]
+
+
+def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.CaptureFixture) -> None:
+    # Given a healthy deployment with one batch in the DLQ (the README's example)
+    deployment = deploy()
+    count_a_window(deployment, int(NOW) - 600)
+    lambda_metric("IteratorAge", 1200)
+    boto3.client("sqs").send_message(QueueUrl=deployment.dlq_url, MessageBody="{}")
+    clients, _ = stubbed_clients(deployment, mapping(deployment))
+    # When the doctor reports, then exactly that fails, the fix is the redrive command, and the exit status is 1
+    from rich.console import Console
+
+    from hotkeys.cli import render_doctor
+
+    checks = diagnose(clients, STACK, now=NOW)
+    assert [c.name for c in checks if c.verdict == FAIL] == ["stream DLQ"]
+    assert render_doctor(Console(width=300), checks) == 1
+    out = capsys.readouterr().out
+    assert f"fix: hotkeys redrive --dlq-url {deployment.dlq_url} --stats-table stats" in out
+    assert out.rstrip().endswith("1 problem(s) found.")
