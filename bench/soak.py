@@ -74,6 +74,7 @@ def fast_records(
 
 def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dict[str, int]) -> list[dict[str, Any]]:
     from detector.pipeline import StreamBatch, process_batch
+    from detector.state import Segment
 
     rows = []
     records = fast_records(shard, 1000, T0, minutes * 60, 100_000, seed=shard)
@@ -89,7 +90,7 @@ def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dic
             state = json.loads(json.dumps(outcome.state))
             cpu += time.process_time() - began
         state_bytes = len(json.dumps(state))
-        summary = max((len(seg["k"]) for seg in state.get("seg", [])), default=0)
+        summary = max((len(Segment.from_json(seg).entries) for seg in state.get("seg", [])), default=0)
         process_batch(StreamBatch([], f"shardId-{shard}", (start, start + 60), state, is_final=True), settings, ports)
         rows.append(
             {
