@@ -24,10 +24,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from detector.snapshots import CATALOG_PK, catalog_sk
-from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION
+from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 
 OK, WARN, FAIL = "ok", "warn", "fail"
-POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
 FULL_VIEW = "NEW_AND_OLD_IMAGES"
 
 

@@ -95,6 +95,10 @@ def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
 def replay_and_show(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import UserError, aws_target, render_top
 
+    report_path = Path(args.report) if args.report else None
+    if report_path is not None and not report_path.resolve().parent.is_dir():
+        # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
+        raise UserError(f"--report: the folder {str(report_path.parent)!r} does not exist")
     with aws_target(args.endpoint_url, args.region or "us-east-1"), backend(args.endpoint_url):
         try:
             report = run_replay(args.event_files, create_resources())
@@ -102,10 +106,21 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
             raise UserError(str(error)) from None
         result = collect(report, args.limit)
         report_bucket = report.resources.bucket
-    if args.report:
-        from hotkeys.report import heat_map, render
+        heat = None
+        if report_path is not None:
+            from detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+            from hotkeys.report import heat_map
 
-        Path(args.report).write_text(render(result, heat_map(report.event_shards)))
+            # The replay's source tables (events/tables/*.json) tell composite keys apart, as in the handler.
+            resolver = PartitionKeyResolver(None, describe_table_with(boto3.client("dynamodb")))
+            heat = heat_map(report.event_shards, resolver)
+    if report_path is not None and heat is not None:
+        from hotkeys.report import render
+
+        try:
+            report_path.write_text(render(result, heat))
+        except OSError as error:
+            raise UserError(f"--report: cannot write {str(report_path)!r}: {error.strerror}") from None
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0

@@ -12,7 +12,7 @@ import html
 from collections import defaultdict
 from typing import Any
 
-from detector.records import MalformedRecord, parse_change
+from detector.records import MalformedRecord, PartitionKeyResolver, parse_change
 
 BUCKET_SECONDS = 10
 MAX_KEYS = 25
@@ -20,6 +20,7 @@ MAX_KEYS = 25
 
 def heat_map(
     shards: list[tuple[str, list[dict[str, Any]]]],
+    resolve_key: PartitionKeyResolver,
     bucket_seconds: int = BUCKET_SECONDS,
     max_keys: int = MAX_KEYS,
 ) -> dict[str, Any]:
@@ -28,7 +29,9 @@ def heat_map(
     for _shard, records in shards:
         for record in records:
             try:
-                change = parse_change(record, lambda _table, keys: next(iter(keys)))
+                # The handler's own key resolution: DynamoDB does not order Keys, so the first
+                # attribute may be the sort key of a composite primary key.
+                change = parse_change(record, resolve_key)
             except MalformedRecord:
                 continue
             if change.wcu == 0:

@@ -109,19 +109,7 @@ class HotKeyDetector(Construct):
 
     @staticmethod
     def _environment(options: DetectorOptions, tables: Sequence[WatchedTable]) -> dict[str, str]:
-        env = {
-            "WINDOW_SECONDS": str(options.window_seconds),
-            "PARTITION_WCU_LIMIT": str(options.partition_wcu_limit),
-            "ALERT_THRESHOLD": str(options.alert_threshold),
-            "ALERT_REMINDER_SECONDS": str(options.alert_reminder_seconds),
-            "SHARE_THRESHOLD": str(options.share_threshold),
-            "SHARE_MIN_WCU": str(options.share_min_wcu),
-            "STATS_RETENTION_DAYS": str(options.stats_retention_days),
-            "ARCHIVE_PREFIX": options.archive_prefix,
-            "KEY_DISPLAY": options.key_display,
-            **({"KEY_HASH_SALT": options.key_hash_salt} if options.key_hash_salt else {}),
-            **options.extra_environment,
-        }
+        env = options.function_environment()
         ttl_attributes = {t.ttl_attribute for t in tables}
         if len(ttl_attributes) == 1 and None not in ttl_attributes:
             env["TTL_ATTRIBUTE"] = str(next(iter(ttl_attributes)))

@@ -13,11 +13,11 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from detector.names import NAMESPACE, SERVICE
 from infra.nag import acknowledge
-from infra.settings import FUNCTION_ASSET_DIR, HANDLER, POWERTOOLS_VERSION
+from infra.settings import FUNCTION_ASSET_DIR, HANDLER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, POWERTOOLS_PARAMETER
 
 ROOT = Path(__file__).resolve().parent.parent
-POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
 
 
 class DetectorFunction(Construct):
@@ -61,8 +61,8 @@ class DetectorFunction(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            runtime=lambda_.Runtime.PYTHON_3_13,
-            architecture=lambda_.Architecture.ARM_64,
+            runtime=lambda_.Runtime(LAMBDA_RUNTIME, lambda_.RuntimeFamily.PYTHON),
+            architecture=lambda_.Architecture.custom(LAMBDA_ARCHITECTURE),
             handler=handler,
             code=lambda_.Code.from_asset(
                 str(ROOT / FUNCTION_ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc", "*.egg-info"]
@@ -80,8 +80,8 @@ class DetectorFunction(Construct):
             logging_format=lambda_.LoggingFormat.JSON,
             tracing=lambda_.Tracing.ACTIVE,
             environment={
-                "POWERTOOLS_SERVICE_NAME": "hotkey-detector",
-                "POWERTOOLS_METRICS_NAMESPACE": "HotKeyDetector",
+                "POWERTOOLS_SERVICE_NAME": SERVICE,
+                "POWERTOOLS_METRICS_NAMESPACE": NAMESPACE,
                 "POWERTOOLS_LOG_LEVEL": "INFO",
                 **environment,
             },

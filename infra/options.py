@@ -19,6 +19,21 @@ class ContextError(ValueError):
     """A `-c key=value` option is invalid; the message names it."""
 
 
+# The function's environment variable for each option it receives, and the option's context key.
+FUNCTION_VARIABLES = {
+    "WINDOW_SECONDS": ("window_seconds", "windowSeconds"),
+    "PARTITION_WCU_LIMIT": ("partition_wcu_limit", "partitionWcuLimit"),
+    "ALERT_THRESHOLD": ("alert_threshold", "alertThreshold"),
+    "ALERT_REMINDER_SECONDS": ("alert_reminder_seconds", "alertReminderSeconds"),
+    "SHARE_THRESHOLD": ("share_threshold", "shareThreshold"),
+    "SHARE_MIN_WCU": ("share_min_wcu", "shareMinWcu"),
+    "STATS_RETENTION_DAYS": ("stats_retention_days", "statsRetentionDays"),
+    "ARCHIVE_PREFIX": ("archive_prefix", "archivePrefix"),
+    "KEY_DISPLAY": ("key_display", "keyDisplay"),
+    "KEY_HASH_SALT": ("key_hash_salt", "keyHashSalt"),
+}
+
+
 @dataclass(frozen=True)
 class DetectorOptions:
     window_seconds: int = DEFAULT_WINDOW_SECONDS
@@ -44,6 +59,15 @@ class DetectorOptions:
     max_record_age_hours: int | None = None
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
+    def function_environment(self) -> dict[str, str]:
+        """The detector function's settings, as the Lambda reads them (``detector.config.load_settings``)."""
+        env = {
+            name: str(getattr(self, attribute))
+            for name, (attribute, _key) in FUNCTION_VARIABLES.items()
+            if getattr(self, attribute) is not None
+        }
+        return {**env, **self.extra_environment}
+
     def validate(self) -> None:
         if not 1 <= self.window_seconds <= 900:
             raise ContextError("windowSeconds must be between 1 and 900 (Lambda's tumbling window limit)")
@@ -67,6 +91,18 @@ class DetectorOptions:
             raise ContextError("keyDisplay must be raw or hash")
         if self.key_display == "hash" and not self.key_hash_salt:
             raise ContextError("keyDisplay=hash needs -c keyHashSalt=<a long random string> (kept out of alerts)")
+        self._validate_as_the_function_will()
+
+    def _validate_as_the_function_will(self) -> None:
+        """A value the function would reject at every invocation fails the synth, with its message."""
+        from detector.config import ConfigError, load_settings
+
+        try:
+            load_settings({**self.function_environment(), "STATS_TABLE_NAME": "validated-at-synth"})
+        except ConfigError as error:
+            message = str(error)
+            keys = [key for name, (_attr, key) in FUNCTION_VARIABLES.items() if message.startswith(name)]
+            raise ContextError(f"-c {keys[0] if keys else '?'}: {message}" if keys else message) from None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 POWERTOOLS_VERSION = "3.37.0"  # must equal the aws-lambda-powertools pin in pyproject.toml (tested)
 LAMBDA_RUNTIME = "python3.13"
 LAMBDA_ARCHITECTURE = "arm64"
+# AWS's public parameter naming the managed Powertools layer for exactly this runtime, architecture and release.
+POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{LAMBDA_RUNTIME}/{POWERTOOLS_VERSION}"
 HANDLER = "detector.app.handler"
 FUNCTION_ASSET_DIR = "functions"
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
-SERVICE = "hotkey-detector"
-NAMESPACE = "HotKeyDetector"
+from detector.names import NAMESPACE, SERVICE
 
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)

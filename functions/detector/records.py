@@ -45,11 +45,11 @@ _table_names: dict[str, str] = {}
 
 def table_from_arn(arn: Any) -> str:
     """``arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL`` → NAME."""
+    if not isinstance(arn, str):  # before the cache lookup: a list or map is not even hashable
+        raise MalformedRecord("eventSourceARN is missing or not a string")
     name = _table_names.get(arn)
     if name is not None:
         return name
-    if not isinstance(arn, str):
-        raise MalformedRecord("eventSourceARN is missing")
     parts = arn.split(":", 5)
     resource = parts[5].split("/") if len(parts) == 6 else []
     if len(resource) < 2 or resource[0] != "table" or not resource[1] or parts[2] != "dynamodb":

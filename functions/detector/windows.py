@@ -10,10 +10,6 @@ def window_start(event_time: int, window_seconds: int) -> int:
     return event_time - event_time % window_seconds
 
 
-def window_end(start: int, window_seconds: int) -> int:
-    return start + window_seconds
-
-
 def iso_utc(epoch_seconds: int | float) -> str:
     return datetime.fromtimestamp(epoch_seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 

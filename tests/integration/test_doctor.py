@@ -22,9 +22,9 @@ from detector.adapters.key_schema import PartitionKeyResolver
 from detector.adapters.stats_store import DynamoStatsStore
 from detector.config import Settings
 from detector.pipeline import Ports, StreamBatch, process_batch
-from hotkeys.doctor import FAIL, OK, POWERTOOLS_PARAMETER, Clients, diagnose, failed
+from hotkeys.doctor import FAIL, OK, Clients, diagnose, failed
 from hotkeys.local import create_stats_table
-from infra.settings import EVENT_SOURCE
+from infra.settings import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from tests.support import write_record
 
 STACK = "HotKeyDetector"

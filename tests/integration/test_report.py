@@ -78,3 +78,37 @@ def test_the_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -
     )
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page with colour, not a blank one
+
+
+def test_composite_keys_are_mapped_by_partition_key_whatever_the_order_of_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Given the composite-key sample with each record's Keys listing the sort key first
+    import json
+    import shutil as files
+
+    folder = tmp_path / "events"
+    (folder / "tables").mkdir(parents=True)
+    files.copy(EVENTS / "tables" / "tenant-events.json", folder / "tables")
+    event = json.loads((EVENTS / "composite-key.json").read_text())
+    for record in event["Records"]:
+        keys = record["dynamodb"]["Keys"]
+        record["dynamodb"]["Keys"] = {"sk": keys["sk"], "tenant": keys["tenant"]}
+    (folder / "composite-key.json").write_text(json.dumps(event))
+    path = tmp_path / "report.html"
+    # When replayed with a report
+    assert main(["replay", str(folder / "composite-key.json"), "--report", str(path)]) == 0
+    parser = HeatMapParser()
+    parser.feed(path.read_text())
+    # Then the heat map's rows are tenants (the handler's partition keys), never sort keys
+    assert parser.rows and all(key.startswith("tenant#") for key in parser.rows), list(parser.rows)
+
+
+def test_a_report_into_a_missing_folder_is_refused_before_replaying(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    target = tmp_path / "no-such-folder" / "report.html"
+    assert main(["replay", str(EVENTS / "hot-key-burst.json.gz"), "--report", str(target)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip().count("\n") == 0 and "--report" in captured.err and "does not exist" in captured.err
+    assert "Replayed" not in captured.out

@@ -89,6 +89,8 @@ DEFECTS = [
     lambda r: r["dynamodb"].pop("Keys"),
     lambda r: r.update(eventName="UPSERT"),
     lambda r: r.update(eventSourceARN="arn:aws:sqs:us-east-1:1:queue"),
+    lambda r: r.update(eventSourceARN=["arn:aws:dynamodb:us-east-1:1:table/t/stream/x"]),  # unhashable
+    lambda r: r.update(eventSourceARN={"arn": "x"}),
     lambda r: r["dynamodb"].update(ApproximateCreationDateTime="yesterday"),
     lambda r: r["dynamodb"].update(Keys={"pk": {"BOOL": True}}),
     lambda r: r["dynamodb"].update(Keys={}),

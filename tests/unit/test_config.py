@@ -90,3 +90,27 @@ def test_bad_source_context_is_explained(context: dict, message: str) -> None:
 def test_bad_options_are_explained(context: dict, message: str) -> None:
     with pytest.raises(ContextError, match=message):
         options_from_context(context)
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"alertReminderSeconds": "30"}, r"-c alertReminderSeconds: ALERT_REMINDER_SECONDS must be between 60"),
+        ({"alertThreshold": "0.005"}, r"-c alertThreshold: ALERT_THRESHOLD must be between 0.01"),
+        ({"shareThreshold": "0.0001"}, r"-c shareThreshold: SHARE_THRESHOLD must be between 0.001"),
+        ({"partitionWcuLimit": "0"}, r"-c partitionWcuLimit: PARTITION_WCU_LIMIT must be between 1"),
+        ({"statsRetentionDays": "0"}, r"-c statsRetentionDays: STATS_RETENTION_DAYS must be between 1"),
+    ],
+)
+def test_a_value_the_function_would_reject_fails_the_synth_with_its_message(context: dict, message: str) -> None:
+    # Each of these used to synthesize, then fail every invocation with ConfigError
+    with pytest.raises(ContextError, match=message):
+        options_from_context(context)
+
+
+def test_the_default_options_give_the_function_valid_settings() -> None:
+    from detector.config import load_settings
+
+    options = options_from_context({})
+    settings = load_settings({**options.function_environment(), "STATS_TABLE_NAME": "s"})
+    assert (settings.window_seconds, settings.alert_threshold, settings.share_min_wcu) == (60, 0.8, 6000)
