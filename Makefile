@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DEMO_STAMP := $(VENV)/.demo-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
@@ -16,9 +17,17 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
+# The demo needs the CLI and moto only (not the CDK, linters or test tools): a lighter, faster install.
+$(DEMO_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[local]'
+	@rm -f $(VENV)/.demo-*
+	@touch $@
+
 install: $(STAMP)
 
-demo: install  ## replay the sample events through the real handler on in-process moto
+demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-process moto
 	$(BIN)/hotkeys replay events/*.json events/*.json.gz
 
 test: install  ## the whole suite: unit, property, integration (moto), infra (synthesized template)

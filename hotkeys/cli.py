@@ -66,6 +66,7 @@ class UserError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     top = commands.add_parser(
@@ -174,6 +175,15 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--start", default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)")
     gen.add_argument("--json", action="store_true", help="print what was written as JSON")
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dynamodb-hotkeys")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown (not installed)"
 
 
 def _add_common(command: argparse.ArgumentParser) -> None:
@@ -350,9 +360,11 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
                 sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
             else:
                 _release(sqs, args.dlq_url, message)
+    # Entries left in the DLQ (unreadable, or --dry-run / --keep) are work not done: exit 1 while any remain.
+    remaining = 1 if any(item.get("unreadable") for item in results) or (results and (args.dry_run or args.keep)) else 0
     if args.json:
         print(json.dumps(results, indent=2))
-        return 0
+        return remaining
     if not results:
         console.print("The DLQ is empty.")
     for item in results:
@@ -369,7 +381,9 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
         )
         for bad in item["malformed"]:
             console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
-    return 0
+    if remaining:
+        console.print("Entries remain in the DLQ (exit status 1).")
+    return remaining
 
 
 def cmd_cost(args: argparse.Namespace, console: Console) -> int:

@@ -92,6 +92,30 @@ def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
     return alerts
 
 
+def verdict(alerts: list[dict[str, Any]]) -> list[str]:
+    """The answer first: which keys were hot, how hot at their peak, and what to do about it."""
+    hot: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for alert in alerts:
+        if alert["status"] != "resolved":
+            hot.setdefault((alert["table"], alert["key"]), []).append(alert)
+    if not hot:
+        return ["No hot key: no partition key reached the alert threshold."]
+    lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'}:"]
+    for (table, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
+        peak = max(found, key=lambda a: a["wcu_per_second"])
+        shards = max(a["suggested_shards"] for a in found)
+        share = max(a["share"] for a in found)
+        if shards >= 2:
+            fix = f"write-shard it over {shards} suffixes ({key}#1..{shards})"
+        else:
+            fix = f"it takes {100 * share:.0f}% of the table's writes: spread them over more partition keys"
+        lines.append(
+            f"  {table}/{key} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
+            f"partition limit) in the window starting {peak['window_start']}; suggested fix: {fix}"
+        )
+    return lines
+
+
 def replay_and_show(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import UserError, aws_target, render_top
 
@@ -124,6 +148,8 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
+    for line in verdict(result["alerts"]):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(
         f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."

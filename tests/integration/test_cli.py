@@ -179,3 +179,47 @@ def test_replay_json_stays_valid_over_many_invocations(tmp_path: Path, capsys: p
     assert main(["replay", str(events), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["invocations"] >= 120 and sum(w["writes"] for w in result["windows"]) == 3600
+
+
+def test_version(capsys: pytest.CaptureFixture) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"hotkeys {version('dynamodb-hotkeys')}"
+
+
+def test_the_replay_verdict_comes_first_and_names_the_fix() -> None:
+    from hotkeys.replay_view import verdict
+
+    burst = {
+        "table": "tickets",
+        "key": "event#42",
+        "window_start": "2026-12-01T00:00:00Z",
+        "wcu_per_second": 882.5,
+        "percent_of_limit": 88.2,
+        "share": 0.97,
+        "suggested_shards": 2,
+    }
+    share_only = {
+        **burst,
+        "key": "celebrity#1",
+        "wcu_per_second": 16.0,
+        "percent_of_limit": 1.6,
+        "share": 0.14,
+        "suggested_shards": 1,
+    }
+    alerts = [
+        {**share_only, "status": "firing"},
+        {**burst, "status": "firing"},
+        {**burst, "status": "resolved", "wcu_per_second": 10.0},
+    ]
+    assert verdict(alerts) == [
+        "2 hot keys:",
+        "  tickets/event#42 peaked at 882 WCU/s (88% of the partition limit) in the window starting "
+        "2026-12-01T00:00:00Z; suggested fix: write-shard it over 2 suffixes (event#42#1..2)",
+        "  tickets/celebrity#1 peaked at 16 WCU/s (2% of the partition limit) in the window starting "
+        "2026-12-01T00:00:00Z; suggested fix: it takes 14% of the table's writes: spread them over more partition keys",
+    ]
+    assert verdict([]) == ["No hot key: no partition key reached the alert threshold."]

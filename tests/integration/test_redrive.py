@@ -78,16 +78,16 @@ def test_redrive_counts_what_was_never_counted_and_only_that(
         QueueUrl=dlq,
         MessageBody=json.dumps(dead_letter(stream, 0, 1, shard="shardId-00000001700000000000-0badc0de")),
     )
-    # When redriven (twice: the second finds an empty DLQ)
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    # When redriven (twice); the unreadable entry stays, so the exit status says work remains
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
     results = {r["shard_id"]: r for r in json.loads(capsys.readouterr().out)}
     # Then records 3..5 are recognised as counted, 6..9 are counted now, and the gone shard is reported
     assert results[stream["shard"]]["read"] == 7
     assert results[stream["shard"]]["already_counted"] == 3 and results[stream["shard"]]["counted"] == 4
     assert "cannot be read" in results["shardId-00000001700000000000-0badc0de"]["unreadable"]
     assert total_writes(settings) == 10
-    # The readable entry left the DLQ; the unreadable one stays for a human to look at
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    # The readable entry left the DLQ; the unreadable one stays (visible at once) for a human to look at
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
     assert [r["shard_id"] for r in json.loads(capsys.readouterr().out)] == ["shardId-00000001700000000000-0badc0de"]
     assert total_writes(settings) == 10
 
@@ -96,7 +96,7 @@ def test_dry_run_changes_nothing(stats_table_name: str, stream: dict, capsys: py
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName="dlq2")["QueueUrl"]
     sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 0, 9)))
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]) == 0
+    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]) == 1  # entries remain
     assert "counted now 10 (dry run)" in capsys.readouterr().out
     assert total_writes(Settings(stats_table_name=stats_table_name)) == 0
 
