@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,11 @@ def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str,
 
     def invoke(event: dict[str, Any]) -> dict[str, Any]:
         try:
-            return handler(event, FakeLambdaContext())
+            with warnings.catch_warnings():
+                # An invocation that fails before counting has no metrics; Powertools warns about that on
+                # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
+                warnings.filterwarnings("ignore", message="No application metrics to publish")
+                return handler(event, FakeLambdaContext())
         finally:
             # Metrics are not published locally. Powertools keeps a disabled provider's metrics and
             # prints them to stdout once 100 accumulate, which would corrupt `--json` output.
