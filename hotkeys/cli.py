@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NoReturn
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
@@ -64,8 +65,72 @@ class UserError(Exception):
     """A mistake the user can fix; shown as one line."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (naming the flag) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"hotkeys: {message} (see: {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+# One validation path: every command's flags of the same kind use the same type, so the same
+# flag name means the same thing everywhere.
+def at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(
+                f"must be {bound}{f' and at most {high:g}' if high is not None else ''}, got {text}"
+            )
+        return value
+
+    return parse
+
+
+def window_seconds(text: str) -> int:
+    value = at_least(1)(text)
+    if value > 900:
+        raise argparse.ArgumentTypeError(f"must be at most 900 (Lambda's tumbling-window limit), got {value}")
+    return value
+
+
+def endpoint_url(text: str) -> str:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(text)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise argparse.ArgumentTypeError(f"must be an http(s):// URL such as http://127.0.0.1:5000, got {text!r}")
+    return text
+
+
+def iso_time(text: str) -> int:
+    try:
+        return parse_iso_utc(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
+        ) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
+    parser = OneLineParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -79,9 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     top.add_argument("--table", help="only this source table")
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
-    when.add_argument("--last", type=int, help="the last N windows (default 1)")
-    top.add_argument("--limit", type=int, default=10, help="at most K rows (default 10)")
-    top.add_argument("--partition-limit", type=int, default=1000, help="WCU/s one partition serves (default 1000)")
+    when.add_argument("--last", type=at_least(1), help="the last N windows (default 1)")
+    top.add_argument("--limit", type=at_least(1), default=10, help="at most K rows (default 10)")
+    top.add_argument(
+        "--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves (default 1000)"
+    )
     _add_common(top)
 
     replay = commands.add_parser(
@@ -91,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
-    replay.add_argument("--limit", type=int, default=5, help="keys shown per window (default 5)")
+    replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
     replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
     _add_common(replay)
 
@@ -109,12 +176,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="latest",
         help="start at new records (default) or at the oldest the stream keeps (24 h)",
     )
-    watch.add_argument("--interval", type=float, default=2.0, help="seconds between polls (default 2)")
-    watch.add_argument("--duration", type=float, default=0, help="stop after this many seconds (default: Ctrl-C)")
+    watch.add_argument("--interval", type=number(0, above=True), default=2.0, help="seconds between polls (default 2)")
+    watch.add_argument("--duration", type=number(0), default=0, help="stop after this many seconds (default: Ctrl-C)")
     watch.add_argument("--once", action="store_true", help="read until caught up, print once, exit")
-    watch.add_argument("--limit", type=int, default=10, help="rows shown (default 10)")
-    watch.add_argument("--window-seconds", type=int, default=60, help="window length (default 60)")
-    watch.add_argument("--partition-limit", type=int, default=1000, help="WCU/s one partition serves")
+    watch.add_argument("--limit", type=at_least(1), default=10, help="rows shown (default 10)")
+    watch.add_argument("--window-seconds", type=window_seconds, default=60, help="window length (default 60)")
+    watch.add_argument("--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves")
     _add_common(watch)
 
     redrive = commands.add_parser(
@@ -126,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
     redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
     redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
-    redrive.add_argument("--window-seconds", type=int, default=60, help="the stack's window (default 60)")
+    redrive.add_argument("--window-seconds", type=window_seconds, default=60, help="the stack's window (default 60)")
     redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)
@@ -137,12 +204,16 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES_COST,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    cost.add_argument("--writes-per-second", type=float, required=True, help="the tables' writes per second")
-    cost.add_argument("--avg-item-kb", type=float, default=1.0, help="average item size in KB (default 1)")
-    cost.add_argument("--tables", type=int, default=1, help="tables watched (default 1)")
-    cost.add_argument("--reads-per-second", type=float, default=0, help="reads (Contributor Insights bills them)")
-    cost.add_argument("--ttl-deletes-per-second", type=float, default=0, help="TTL deletions to archive")
-    cost.add_argument("--memory-mb", type=int, default=512, help="function memory (default 512)")
+    cost.add_argument(
+        "--writes-per-second", type=number(0, above=True), required=True, help="the tables' writes per second"
+    )
+    cost.add_argument(
+        "--avg-item-kb", type=number(0, 400, above=True), default=1.0, help="average item size in KB (default 1)"
+    )
+    cost.add_argument("--tables", type=at_least(1), default=1, help="tables watched (default 1)")
+    cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
+    cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
+    cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
 
     doctor = commands.add_parser(
@@ -162,17 +233,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
     gen.add_argument("--table", default="orders", help="source table name (default orders)")
-    gen.add_argument("--keys", type=int, default=10_000, help="distinct partition keys (default 10000)")
+    gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
     gen.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of key popularity (default 1.1)")
-    gen.add_argument("--rate", type=float, default=100, help="background records per second (default 100)")
-    gen.add_argument("--duration", type=int, default=120, help="seconds of traffic (default 120)")
-    gen.add_argument("--item-bytes", type=int, default=1000, help="median item size in bytes (default 1000)")
+    gen.add_argument("--rate", type=number(0), default=100, help="background records per second (default 100)")
+    gen.add_argument("--duration", type=at_least(1), default=120, help="seconds of traffic (default 120)")
+    gen.add_argument("--item-bytes", type=at_least(1), default=1000, help="median item size in bytes (default 1000)")
     gen.add_argument("--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)")
-    gen.add_argument("--ttl-fraction", type=float, default=0.0, help="share of records that are TTL deletions")
+    gen.add_argument("--ttl-fraction", type=number(0, 1), default=0.0, help="share of records that are TTL deletions")
     gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
-    gen.add_argument("--shards", type=int, default=1, help="stream shards (keys map to shards by hash)")
+    gen.add_argument("--shards", type=at_least(1), default=1, help="stream shards (keys map to shards by hash)")
     gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
-    gen.add_argument("--start", default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)")
+    gen.add_argument(
+        "--start", type=iso_time, default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)"
+    )
     gen.add_argument("--json", action="store_true", help="print what was written as JSON")
     return parser
 
@@ -188,7 +261,9 @@ def _version() -> str:
 
 def _add_common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", action="store_true", help="machine-readable output")
-    command.add_argument("--endpoint-url", help="an AWS-compatible endpoint (moto server, LocalStack)")
+    command.add_argument(
+        "--endpoint-url", type=endpoint_url, help="an AWS-compatible endpoint (moto server, LocalStack)"
+    )
     command.add_argument("--region", help="AWS region (default: your AWS configuration)")
 
 
@@ -208,8 +283,6 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.top import top_rows, window_figures, windows_in_range
 
-    if args.limit < 1 or (args.last is not None and args.last < 1):
-        raise UserError("--limit and --last must be at least 1")
     since = _parse_since(args.since)
     with aws_target(args.endpoint_url, args.region):
         table = boto3.resource("dynamodb").Table(args.stats_table)
@@ -293,7 +366,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             ttl_fraction=args.ttl_fraction,
             shards=args.shards,
             seed=args.seed,
-            start=_parse_since(args.start) or 0,
+            start=args.start,
             hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
         )
         shards = generate(workload)
@@ -302,7 +375,10 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     written = []
     for index, records in shards.items():
         path = args.out if workload.shards == 1 else _shard_path(args.out, index)
-        write_event_file(path, shard_event(index, records))
+        try:
+            write_event_file(path, shard_event(index, records))
+        except OSError as error:
+            raise UserError(f"--out: cannot write {path!r}: {error.strerror}") from None
         written.append({"path": path, "records": len(records)})
     if args.json:
         print(json.dumps(written))
@@ -474,7 +550,10 @@ def _fail(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # a usage error (2, already reported in one line), --help or --version (0)
+        return int(exit_.code or 0)
     console = Console(width=None if sys.stdout.isatty() else 160)
     try:
         return COMMANDS[args.command](args, console)

@@ -42,8 +42,8 @@ def watch(args: argparse.Namespace, console: Console) -> int:
     from detector.adapters.aws import SDK_CONFIG
     from hotkeys.cli import UserError, aws_target
 
-    if args.limit < 1 or args.interval <= 0 or not 1 <= args.window_seconds <= 900:
-        raise UserError("--limit must be ≥ 1, --interval > 0 and --window-seconds between 1 and 900")
+    if args.json and not args.once:
+        raise UserError("--json needs --once (a live view cannot be printed as one JSON document)")
     settings = Settings(
         stats_table_name="-", window_seconds=args.window_seconds, partition_wcu_limit=args.partition_limit
     )

@@ -242,6 +242,8 @@ class ShardState:
                 generation=generation,
                 first_event=change.event_time,
                 last_event=change.event_time,
+                # The sealed predecessor is saved (catalog first) before this one, in this invocation.
+                catalogued=generation > 0,
             )
             self.segments[(change.table, start)] = segment
         segment.apply(change, capacity)
