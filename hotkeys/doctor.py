@@ -370,14 +370,8 @@ def _check_topic(clients: Clients, stack: StackView) -> list[Check]:
 
 
 def _subscriptions(clients: Clients, topic: str) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TopicArn": topic}
-    while True:
-        page = clients.sns.list_subscriptions_by_topic(**kwargs)
-        found.extend(page.get("Subscriptions", []))
-        if not page.get("NextToken"):
-            return found
-        kwargs["NextToken"] = page["NextToken"]
+    pages = clients.sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=topic)
+    return [subscription for page in pages for subscription in page.get("Subscriptions", [])]
 
 
 # -- the stats table ----------------------------------------------------------------------------------
@@ -420,18 +414,12 @@ def _check_recent_windows(
 
 
 def _catalog(clients: Clients, stats: str, since: int) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {
-        "TableName": stats,
-        "KeyConditionExpression": "pk = :pk AND sk >= :low",
-        "ExpressionAttributeValues": {":pk": {"S": CATALOG_PK}, ":low": {"S": catalog_sk(since, "")}},
-    }
-    while True:
-        page = clients.dynamodb.query(**kwargs)
-        items.extend(page.get("Items", []))
-        if not page.get("LastEvaluatedKey"):
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    pages = clients.dynamodb.get_paginator("query").paginate(
+        TableName=stats,
+        KeyConditionExpression="pk = :pk AND sk >= :low",
+        ExpressionAttributeValues={":pk": {"S": CATALOG_PK}, ":low": {"S": catalog_sk(since, "")}},
+    )
+    return [item for page in pages for item in page.get("Items", [])]
 
 
 def failed(checks: Iterable[Check]) -> bool:

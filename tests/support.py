@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import boto3
+
 from detector.alerts.messages import Alert
 from hotkeys.events import sequence_number, stream_record
 
@@ -13,6 +15,21 @@ TABLE = "orders"
 def payload_for(size_bytes: int) -> str:
     """A string that brings an item ({pk, payload}) to about ``size_bytes``."""
     return "x" * max(0, size_bytes)
+
+
+def create_source_table(name: str, view: str | None = "NEW_AND_OLD_IMAGES") -> str | None:
+    """A table keyed by ``pk`` (on the current backend), with a stream of ``view`` (None: no stream);
+    returns the stream's ARN."""
+    dynamodb = boto3.client("dynamodb")
+    stream = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": view}} if view else {}
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        **stream,
+    )
+    return dynamodb.describe_table(TableName=name)["Table"].get("LatestStreamArn")
 
 
 def write_record(

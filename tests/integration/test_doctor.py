@@ -25,7 +25,7 @@ from detector.pipeline import Ports, StreamBatch, process_batch
 from hotkeys.doctor import FAIL, OK, Clients, diagnose, failed
 from hotkeys.local import create_stats_table
 from infra.settings import EVENT_SOURCE, POWERTOOLS_PARAMETER
-from tests.support import write_record
+from tests.support import create_source_table, write_record
 
 STACK = "HotKeyDetector"
 LAYER = "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:20"
@@ -43,16 +43,8 @@ class Deployment:
 
 
 def deploy(view: str = "NEW_AND_OLD_IMAGES", cloudwatch_allowed: bool = True, confirmed: bool = True) -> Deployment:
-    dynamodb = boto3.client("dynamodb")
-    dynamodb.create_table(
-        TableName="orders",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": view},
-    )
-    stream_arn = dynamodb.describe_table(TableName="orders")["Table"]["LatestStreamArn"]
-    create_stats_table(dynamodb, "stats")
+    stream_arn = str(create_source_table("orders", view))
+    create_stats_table(boto3.client("dynamodb"), "stats")
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName="HotKeyDetector-DLQ")["QueueUrl"]
     email_dlq = sqs.create_queue(QueueName="HotKeyDetector-UndeliveredAlerts")["QueueUrl"]

@@ -14,23 +14,16 @@ from detector.wiring import build_ports
 from hotkeys.cli import main
 from hotkeys.events import shape_stream_record
 from hotkeys.top import window_figures, windows_in_range
+from tests.support import create_source_table
 
 
 @pytest.fixture
 def stream(aws: None) -> dict[str, Any]:
     """A source table with a stream and ten writes; its shard and the shaped records."""
-    dynamodb = boto3.client("dynamodb")
-    dynamodb.create_table(
-        TableName="orders",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
+    arn = str(create_source_table("orders"))
     table = boto3.resource("dynamodb").Table("orders")
     for i in range(10):
         table.put_item(Item={"pk": f"order#{i % 3}", "n": i})
-    arn = dynamodb.describe_table(TableName="orders")["Table"]["LatestStreamArn"]
     streams = boto3.client("dynamodbstreams")
     shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]["ShardId"]
     iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType="TRIM_HORIZON")

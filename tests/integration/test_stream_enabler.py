@@ -9,19 +9,11 @@ import pytest
 from botocore.stub import Stubber
 
 from detector.stream_enabler_app import WrongStream, is_complete, on_event
+from tests.support import create_source_table
 
 
 def create_table(name: str, view: str | None = None) -> None:
-    extra: dict[str, Any] = {}
-    if view:
-        extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
-    boto3.client("dynamodb").create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-        **extra,
-    )
+    create_source_table(name, view)
 
 
 def request(kind: str, table: str, physical_id: str | None = None) -> dict[str, Any]:
