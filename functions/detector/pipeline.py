@@ -137,7 +137,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if outcome.without_images:
         _log_without_images(batch.records, outcome.without_images)
     if to_archive and ports.archiver is not None:
-        _archive(shard_id, to_archive, state, ports.archiver, outcome)
+        _archive(shard_id, to_archive, ports.archiver, outcome)
     # Figures first: an alerting outage (SNS) must not keep them from the stats table.
     completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
     if ports.alerts is not None:
@@ -197,7 +197,9 @@ def _fold(
                 outcome.ttl_deletes += 1
             else:
                 outcome.counted += 1
-        if archiver is not None and sequence > state.archived_high_water and archiver.wanted(change, record):
+        # A redelivered record was archived by the invocation that counted it: an archive failure fails
+        # the whole invocation, so "counted" implies "archived".
+        if archiver is not None and not duplicate and archiver.wanted(change, record):
             to_archive.append((change, record))
     return to_archive
 
@@ -228,7 +230,6 @@ def _log_malformed(record: Any, sequence: str | None, error: Exception) -> None:
 def _archive(
     shard_id: str,
     items: list[tuple[Change, dict[str, Any]]],
-    state: ShardState,
     archiver: Archiver,
     outcome: BatchOutcome,
 ) -> None:
@@ -243,7 +244,6 @@ def _archive(
             extra={"records": len(items), "error": str(error), "shard_id": shard_id},
         )
         raise BatchError(f"TTL archive write failed: {error}") from error
-    state.archived_high_water = max(change.sequence for change, _ in items)
     outcome.archived += len(items)
     logger.info("archived TTL deletions", extra={"object_key": key, "records": len(items)})
 

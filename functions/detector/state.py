@@ -212,7 +212,6 @@ class ShardState:
     """
 
     high_water: int = -1
-    archived_high_water: int = -1
     segments: dict[tuple[str, int], Segment] = field(default_factory=dict)
     notified: dict[str, int] = field(default_factory=dict)
     # Segments whose range list filled up in this invocation: flushed, never carried.
@@ -256,7 +255,6 @@ class ShardState:
         return {
             "v": STATE_VERSION,
             "hwm": str(self.high_water),
-            "ahwm": str(self.archived_high_water),
             "seg": [segment.to_json() for segment in self.segments.values()],
             "ntf": self.notified,
         }
@@ -270,7 +268,6 @@ class ShardState:
         segments = [Segment.from_json(item) for item in data.get("seg", [])]
         return cls(
             high_water=int(data.get("hwm", -1)),
-            archived_high_water=int(data.get("ahwm", -1)),
             segments={(segment.table, segment.window_start): segment for segment in segments},
             notified={key: int(value) for key, value in data.get("ntf", {}).items()},
         )
