@@ -95,7 +95,6 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
     return {
         "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.bucket),
         "sk": f"{snapshot.shard_id}#{snapshot.origin}",
-        "origin": snapshot.origin,
         "table_name": snapshot.table,
         "window_start": snapshot.window_start,
         "window_seconds": snapshot.window_seconds,
@@ -122,7 +121,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         window_start=int(item["window_start"]),
         window_seconds=int(item["window_seconds"]),
         shard_id=str(item["shard_id"]),
-        origin=str(item.get("origin") or str(item["sk"])[len(str(item["shard_id"])) + 1 :]),
+        origin=str(item["sk"])[len(str(item["shard_id"])) + 1 :],  # the sort key is "<shard>#<origin>"
         first_sequence=str(item["first_sequence"]),
         last_sequence=str(item["hwm"]).lstrip("0") or "0",
         writes=int(item["writes"]),
