@@ -30,8 +30,9 @@ install: $(STAMP)
 demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-process moto
 	$(BIN)/hotkeys replay events/*.json events/*.json.gz
 
+# One pytest-xdist worker per core; a file stays on one worker (the infra file synthesizes the app once).
 test: install  ## the whole suite: unit, property, integration (moto), infra (synthesized template)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: install
 	$(BIN)/ruff check .
