@@ -150,6 +150,16 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         return 0
     for line in verdict(result["alerts"]):
         console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if args.endpoint_url:
+        # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
+        created = report.resources
+        console.print(
+            f"Created on {args.endpoint_url}: stats table {created.stats_table}, topic {created.topic_arn}, "
+            f"bucket {created.bucket}, DLQ {created.dlq_url}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(
         f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."

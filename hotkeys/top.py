@@ -8,6 +8,8 @@ from typing import Any, Protocol
 from detector.snapshots import SegmentSnapshot, WindowFigures, merge_window
 from detector.windows import iso_utc
 
+TABLE_LOOKBACK_SECONDS = 86_400
+
 
 class StatsReader(Protocol):
     def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]: ...
@@ -42,7 +44,8 @@ def windows_in_range(
         if latest is None:
             return []
         # The catalog is ordered by window start; fetch generously, then keep the last N distinct starts.
-        since = latest - 900 * max(last or 1, 1)
+        # The latest window is the latest of any table: for one table, look back a day for its own.
+        since = latest - (TABLE_LOOKBACK_SECONDS if table is not None else 900 * max(last or 1, 1))
     windows = sorted(set(reader.catalog(since, until)))
     if table is not None:
         windows = [w for w in windows if w[1] == table]

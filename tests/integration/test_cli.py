@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import boto3
 import pytest
 
 from hotkeys.cli import main
@@ -232,3 +233,27 @@ def test_the_replay_verdict_comes_first_and_names_the_fix() -> None:
         "2026-12-01T00:00:00Z; suggested fix: it takes 14% of the table's writes: spread them over more partition keys",
     ]
     assert verdict([]) == ["No hot key: no partition key reached the alert threshold."]
+
+
+def test_top_for_one_table_finds_its_windows_when_another_table_is_newer(
+    stats_table_name: str, capsys: pytest.CaptureFixture
+) -> None:
+    # Given a table whose last window is an hour older than another table's
+    from detector.adapters.key_schema import PartitionKeyResolver
+    from detector.adapters.stats_store import DynamoStatsStore
+    from detector.config import Settings
+    from detector.pipeline import Ports, StreamBatch, process_batch
+    from tests.support import write_record
+
+    settings = Settings(stats_table_name=stats_table_name)
+    ports = Ports(
+        stats=DynamoStatsStore(boto3.resource("dynamodb").Table(stats_table_name)),
+        resolve_key=PartitionKeyResolver(None, lambda name: {}),
+    )
+    for table, start in (("old", 1_796_083_200), ("new", 1_796_083_200 + 3600)):
+        records = [write_record(f"{table}-key", i, start + 1, table=table) for i in range(3)]
+        process_batch(StreamBatch(records, "shardId-1", (start, start + 60), {}, True), settings, ports)
+    # When asking for that table's last window without --since
+    assert main(["top", "--stats-table", stats_table_name, "--table", "old", "--json"]) == 0
+    # Then its own latest window is shown (not nothing, as when the range followed the newest table)
+    assert [row["key"] for row in json.loads(capsys.readouterr().out)] == ["old-key"]

@@ -88,3 +88,13 @@ def test_replay_runs_against_an_endpoint(endpoint: str, capsys: pytest.CaptureFi
     result = json.loads(capsys.readouterr().out)
     assert sum(window["writes"] for window in result["windows"]) == 5
     assert [d["startSequenceNumber"] for d in result["dead_letters"]] == ["100000000000000000003"]
+
+
+def test_replay_on_an_endpoint_says_what_it_created_there(endpoint: str, capsys: pytest.CaptureFixture) -> None:
+    assert main(["replay", "events/poison-record.json", "--endpoint-url", endpoint]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith(f"Created on {endpoint}:"))
+    stats_table = line.split("stats table ", 1)[1].split(",", 1)[0]
+    # The named stats table is really there, and `hotkeys top` can read it
+    assert main(["top", "--stats-table", stats_table, "--endpoint-url", endpoint, "--json", "--last", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)
