@@ -43,8 +43,9 @@ format: install
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: install  ## speed and cost figures for docs/benchmarks.md
+bench: install  ## speed and cost figures for docs/benchmarks.md, then what a Lambda container pays per record
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.lambda_process
 
 soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thousands of fault schedules
 	$(BIN)/python -m bench.soak
