@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from detector import summary
-from detector.state import Segment, decode_ranges, encode_ranges, padded_sequence
+from detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 
 STATS_BUCKETS = 8
 CATALOG_PK = "CATALOG"
@@ -62,7 +62,7 @@ class SegmentSnapshot:
 
     def covers(self, sequence: int) -> bool:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
-        return any(first <= sequence <= last for first, last in self.ranges)
+        return ranges_cover(self.ranges, sequence)
 
 
 def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: int) -> SegmentSnapshot:

@@ -108,7 +108,7 @@ class Segment:
         return len(self.ranges) >= MAX_RANGES
 
     def covers(self, sequence: int) -> bool:
-        return any(first <= sequence <= last for first, last in self.ranges)
+        return ranges_cover(self.ranges, sequence)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +172,11 @@ SEQUENCE_WIDTH = 48
 def padded_sequence(sequence: str) -> str:
     """Sequence numbers compare as integers; zero-padding makes string order agree."""
     return sequence.zfill(SEQUENCE_WIDTH)
+
+
+def ranges_cover(ranges: list[list[int]], sequence: int) -> bool:
+    """Whether a record was folded by one of the invocations behind these ranges."""
+    return any(first <= sequence <= last for first, last in ranges)
 
 
 def encode_ranges(ranges: list[list[int]]) -> str:
