@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from detector import summary
 from detector.alerts import rules
 from detector.alerts.messages import FIRING, REMINDER, RESOLVED, Alert, display_key
 from detector.config import Settings
@@ -39,15 +40,15 @@ ORPHAN_AFTER_WINDOWS = 3
 class OtherSegments:
     """The rest of a window: the table's stored segments other than this shard's live one."""
 
-    __slots__ = ("first_seen", "keys", "wcu")
+    __slots__ = ("entries", "keys", "wcu")
 
-    def __init__(self, wcu: int, keys: dict[str, int], first_seen: dict[str, int]) -> None:
+    def __init__(self, wcu: int, entries: dict[str, list[int]]) -> None:
         self.wcu = wcu
-        self.keys = keys
-        self.first_seen = first_seen
+        self.entries = entries  # merged summary entries (summary.merge): [writes, wcu, first_seen]
+        self.keys = {key: entry[WCU] for key, entry in entries.items()}
 
     def parts(self) -> dict[str, tuple[int, int]]:
-        return {key: (wcu, self.first_seen[key]) for key, wcu in self.keys.items()}
+        return {key: (entry[WCU], entry[FIRST_SEEN]) for key, entry in self.entries.items()}
 
 
 class Publisher(Protocol):
@@ -257,17 +258,13 @@ class AlertDesk:
         cached = self._others.get(cache_key)
         now = self._clock()
         if cached is None or fresh or now - cached[0] > TOTALS_CACHE_SECONDS:
-            wcu = 0
-            keys: dict[str, int] = {}
-            first_seen: dict[str, int] = {}
-            for snapshot in self._windows.window_segments(segment.table, segment.window_start):
-                if snapshot.shard_id == shard_id and snapshot.origin == segment.origin:
-                    continue
-                wcu += snapshot.wcu
-                for key, entry in snapshot.entries.items():
-                    keys[key] = keys.get(key, 0) + entry[WCU]
-                    first_seen[key] = min(first_seen.get(key, entry[FIRST_SEEN]), entry[FIRST_SEEN])
-            cached = (now, OtherSegments(wcu, keys, first_seen))
+            others = [
+                snapshot
+                for snapshot in self._windows.window_segments(segment.table, segment.window_start)
+                if not (snapshot.shard_id == shard_id and snapshot.origin == segment.origin)
+            ]
+            entries, _pruned = summary.merge((snapshot.entries, snapshot.pruned) for snapshot in others)
+            cached = (now, OtherSegments(sum(snapshot.wcu for snapshot in others), entries))
             if len(self._others) > 64:  # a container sees a few windows at a time; forget the old ones
                 self._others.clear()
             self._others[cache_key] = cached
