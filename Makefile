@@ -37,7 +37,7 @@ test: install  ## the whole suite: unit, property, integration (moto), infra (sy
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy functions/detector hotkeys infra app.py bench
+	$(BIN)/mypy functions/hotkeys infra app.py bench
 
 format: install
 	$(BIN)/ruff format .

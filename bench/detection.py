@@ -14,7 +14,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
-from hotkeys.events import sequence_number, stream_record
+from hotkeys.cli.events import sequence_number, stream_record
 
 T0 = 1_796_083_200
 LIMIT = 1000
@@ -82,15 +82,15 @@ def peak_rate(seconds: Counter[int], span: int = 10) -> float:
 def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     import boto3
 
-    from detector.adapters.incident_store import DynamoIncidentStore
-    from detector.adapters.key_schema import PartitionKeyResolver
-    from detector.adapters.stats_store import DynamoStatsStore
-    from detector.alerts.desk import AlertDesk
-    from detector.config import Settings
-    from detector.pipeline import Ports, parse_event, process_batch
-    from hotkeys.esm import ShardConsumer
-    from hotkeys.local import create_stats_table
-    from hotkeys.top import window_figures, windows_in_range
+    from hotkeys.cli.esm import ShardConsumer
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.cli.top import window_figures, windows_in_range
+    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.alerts.desk import AlertDesk
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.pipeline import Ports, parse_event, process_batch
     from infra.settings import EventSourceSettings
 
     records, truth = workload(zipf, keys, seed)

@@ -6,7 +6,7 @@ outside the timing), and the state carried between invocations. Per invocation i
 ``json.loads`` of the event bytes (what the runtime does before calling the handler), the
 handler, and the state's round trip; ``gc.callbacks`` add up the collector's share. Modes compare
 the garbage-collection policy at initialisation: CPython's default, and ``gc.freeze()`` after
-initialisation (what ``detector.app`` does).
+initialisation (what ``hotkeys.detector.app`` does).
 
     python -m bench.lambda_process            # 60,000 ~1 KB records (Zipf 1.1), batches of 1,000
 
@@ -44,9 +44,9 @@ def child(mode: str, folder: str) -> dict[str, Any]:
         }
     )
     from bench.run import NullStats
-    from detector import app
-    from detector.adapters.key_schema import PartitionKeyResolver
-    from detector.pipeline import Ports
+    from hotkeys.detector import app
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.pipeline import Ports
 
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
     app.build_ports = lambda settings: ports  # type: ignore[assignment]  # AWS answered in-process

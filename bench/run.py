@@ -27,7 +27,7 @@ from typing import Any
 from bench.naive import naive_handler
 from bench.report import render
 from bench.stubs import NullStats, NullTable
-from hotkeys.generate import Workload, generate
+from hotkeys.cli.generate import Workload, generate
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
@@ -48,9 +48,9 @@ def _timed(action: Callable[[], Any]) -> float:
 
 def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int) -> dict[str, float]:
     """Median per-record microseconds and same-run ratios."""
-    from detector import app
-    from detector.adapters.key_schema import PartitionKeyResolver
-    from detector.pipeline import Ports
+    from hotkeys.detector import app
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.pipeline import Ports
 
     os.environ.setdefault("STATS_TABLE_NAME", "bench-stats")
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
@@ -112,7 +112,7 @@ def _item_bytes(item: dict[str, Any]) -> int:
     """DynamoDB size of a resource-level item (plain Python values, bytes for binary)."""
     from boto3.dynamodb.types import Binary, TypeSerializer
 
-    from detector.sizing import image_size
+    from hotkeys.detector.sizing import image_size
 
     serializer = TypeSerializer()
     typed: dict[str, Any] = {}
@@ -130,13 +130,13 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
     import boto3
     from moto import mock_aws
 
-    from detector.adapters.aws import resource
-    from detector.config import Settings
-    from detector.pipeline import parse_event, process_batch
-    from detector.sizing import write_units
-    from detector.wiring import build_ports, reset_ports
-    from hotkeys.esm import ShardConsumer
-    from hotkeys.local import create_stats_table
+    from hotkeys.cli.esm import ShardConsumer
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.detector.adapters.aws import resource
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.pipeline import parse_event, process_batch
+    from hotkeys.detector.sizing import write_units
+    from hotkeys.detector.wiring import build_ports, reset_ports
     from infra.settings import EventSourceSettings
 
     counted = {"requests": 0, "wcu": 0}
@@ -168,7 +168,7 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
 
 
 def _record_wcu(record: dict[str, Any]) -> int:
-    from detector.sizing import larger_image_size, write_units
+    from hotkeys.detector.sizing import larger_image_size, write_units
 
     stream = record["dynamodb"]
     return write_units(larger_image_size(stream.get("OldImage"), stream.get("NewImage")))
@@ -178,7 +178,7 @@ def detection_quality(quick: bool) -> list[dict[str, Any]]:
     from moto import mock_aws
 
     from bench.detection import evaluate
-    from detector.observability import logger
+    from hotkeys.detector.observability import logger
 
     logger.setLevel("CRITICAL")
     combos = [(1.1, 10_000)] if quick else [(s, k) for s in (0.8, 1.1, 1.5) for k in (10_000, 1_000_000)]

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hotkeys.events import sequence_number, stream_record
+from hotkeys.cli.events import sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_796_083_200
@@ -73,8 +73,8 @@ def fast_records(
 
 
 def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dict[str, int]) -> list[dict[str, Any]]:
-    from detector.pipeline import StreamBatch, process_batch
-    from detector.state import Segment
+    from hotkeys.detector.pipeline import StreamBatch, process_batch
+    from hotkeys.detector.state import Segment
 
     rows = []
     records = fast_records(shard, 1000, T0, minutes * 60, 100_000, seed=shard)
@@ -109,7 +109,7 @@ def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dic
 
 def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
     """One window, 1,000,000 distinct keys: the summary and the traced memory stay bounded."""
-    from detector.pipeline import StreamBatch, process_batch
+    from hotkeys.detector.pipeline import StreamBatch, process_batch
 
     # 1,000 s of unique keys, all in one 900 s window (the longest Lambda allows) but the last 100 s.
     records = fast_records(99, 1000, T0, 1000, 10, seed=99, unique_keys=True)
@@ -150,10 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     import boto3
     from moto import mock_aws
 
-    from detector.adapters.aws import resource
-    from detector.config import Settings
-    from detector.wiring import build_ports
-    from hotkeys.local import create_stats_table
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.detector.adapters.aws import resource
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.wiring import build_ports
 
     counter = {"requests": 0}
     with mock_aws():

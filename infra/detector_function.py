@@ -13,9 +13,16 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from detector.names import NAMESPACE, SERVICE
+from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.nag import acknowledge
-from infra.settings import FUNCTION_ASSET_DIR, HANDLER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, POWERTOOLS_PARAMETER
+from infra.settings import (
+    FUNCTION_ASSET_DIR,
+    FUNCTION_ASSET_EXCLUDE,
+    HANDLER,
+    LAMBDA_ARCHITECTURE,
+    LAMBDA_RUNTIME,
+    POWERTOOLS_PARAMETER,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,9 +71,7 @@ class DetectorFunction(Construct):
             runtime=lambda_.Runtime(LAMBDA_RUNTIME, lambda_.RuntimeFamily.PYTHON),
             architecture=lambda_.Architecture.custom(LAMBDA_ARCHITECTURE),
             handler=handler,
-            code=lambda_.Code.from_asset(
-                str(ROOT / FUNCTION_ASSET_DIR), exclude=["**/__pycache__", "**/*.pyc", "*.egg-info"]
-            ),
+            code=lambda_.Code.from_asset(str(ROOT / FUNCTION_ASSET_DIR), exclude=list(FUNCTION_ASSET_EXCLUDE)),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
             # 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into ~50 MB of Python
             # objects and the summary is bounded (≤ 400 keys per window), so memory is mostly CPU

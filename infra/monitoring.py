@@ -10,7 +10,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from detector.names import NAMESPACE, SERVICE
+from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.settings import ITERATOR_AGE_ALARM_MS
 
 DETECTOR_METRICS = (

@@ -60,7 +60,7 @@ class DetectorOptions:
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
     def function_environment(self) -> dict[str, str]:
-        """The detector function's settings, as the Lambda reads them (``detector.config.load_settings``)."""
+        """The detector function's settings, as the Lambda reads them (``hotkeys.detector.config.load_settings``)."""
         env = {
             name: str(getattr(self, attribute))
             for name, (attribute, _key) in FUNCTION_VARIABLES.items()
@@ -95,7 +95,7 @@ class DetectorOptions:
 
     def _validate_as_the_function_will(self) -> None:
         """A value the function would reject at every invocation fails the synth, with its message."""
-        from detector.config import ConfigError, load_settings
+        from hotkeys.detector.config import ConfigError, load_settings
 
         try:
             load_settings({**self.function_environment(), "STATS_TABLE_NAME": "validated-at-synth"})

@@ -13,8 +13,10 @@ LAMBDA_RUNTIME = "python3.13"
 LAMBDA_ARCHITECTURE = "arm64"
 # AWS's public parameter naming the managed Powertools layer for exactly this runtime, architecture and release.
 POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{LAMBDA_RUNTIME}/{POWERTOOLS_VERSION}"
-HANDLER = "detector.app.handler"
+HANDLER = "hotkeys.detector.app.handler"
 FUNCTION_ASSET_DIR = "functions"
+# The functions need `hotkeys/__init__.py` and `hotkeys/detector/` only: the CLI and build leftovers stay out.
+FUNCTION_ASSET_EXCLUDE = ("hotkeys/cli", "**/__pycache__", "**/*.pyc", "*.egg-info")
 
 DEFAULT_WINDOW_SECONDS = 60
 DEFAULT_STATS_RETENTION_DAYS = 14

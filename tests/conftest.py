@@ -12,10 +12,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from detector.adapters.aws import reset_clients
-from detector.config import Settings
-from detector.wiring import reset_ports
-from hotkeys.local import create_stats_table
+from hotkeys.cli.local import create_stats_table
+from hotkeys.detector.adapters.aws import reset_clients
+from hotkeys.detector.config import Settings
+from hotkeys.detector.wiring import reset_ports
 
 EVENTS_DIR = Path(__file__).resolve().parent.parent / "events"
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import boto3
 
-from detector.alerts.messages import Alert
-from hotkeys.events import sequence_number, stream_record
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.detector.alerts.messages import Alert
 
 TABLE = "orders"
 

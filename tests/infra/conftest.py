@@ -38,6 +38,11 @@ class Synthesized:
     report: dict[str, Any]
     template_path: Path
 
+    def asset_directory(self, function: dict[str, Any]) -> Path:
+        """The staged folder a function's code is uploaded from (cdk.out/asset.<hash>)."""
+        key = function["Properties"]["Code"]["S3Key"]  # <content hash>.zip
+        return self.template_path.parent / f"asset.{key.removesuffix('.zip')}"
+
     def resources(self, kind: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self.template["Resources"].items() if v["Type"] == kind}
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
@@ -119,7 +121,7 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
     props = demo.only("AWS::Lambda::Function")
     assert props["Runtime"] == "python3.13"
     assert props["Architectures"] == ["arm64"]
-    assert props["Handler"] == "detector.app.handler"
+    assert props["Handler"] == "hotkeys.detector.app.handler"
     assert props["TracingConfig"] == {"Mode": "Active"}
     assert props["LoggingConfig"]["LogFormat"] == "JSON"
     assert props["MemorySize"] == 512 and props["Timeout"] == 60
@@ -184,7 +186,10 @@ def test_enable_stream_mode_waits_for_the_stream_before_mapping_it(synthesized: 
         for f in synth.resources("AWS::Lambda::Function").values()
         if "stream_enabler_app" in str(f["Properties"].get("Handler"))
     }
-    assert handlers == {"detector.stream_enabler_app.on_event", "detector.stream_enabler_app.is_complete"}
+    assert handlers == {
+        "hotkeys.detector.stream_enabler_app.on_event",
+        "hotkeys.detector.stream_enabler_app.is_complete",
+    }
     waiters = synth.resources("AWS::StepFunctions::StateMachine")
     assert len(waiters) == 1  # the provider framework's is_complete poller
     # The mapping reads the ARN the resource returns once the stream is ENABLED (so it is created after)
@@ -311,7 +316,7 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
         for f in synth.resources("AWS::Lambda::Function").values()
         if "Handler" in f["Properties"]
     }
-    sender = functions["detector.webhook_app.handler"]
+    sender = functions["hotkeys.detector.webhook_app.handler"]
     assert sender["Environment"]["Variables"]["WEBHOOK_SECRET_ARN"] == WEBHOOK_SECRET
     secret_reads = [s for s in _statements(synth) if "secretsmanager:GetSecretValue" in _actions(s)]
     assert [s["Resource"] for s in secret_reads] == [WEBHOOK_SECRET]
@@ -403,3 +408,39 @@ def test_acknowledged_wildcards_name_only_what_the_mode_grants(synthesized: dict
         if "Resource::*" in suppressed["ruleName"] + json.dumps(suppressed)
     )
     assert ("dynamodb:ListStreams" in on_star) == ("dynamodb:ListStreams" in reasons), (mode, on_star)
+
+
+def test_the_function_asset_is_the_detector_alone_and_imports_on_its_own(demo: Synthesized) -> None:
+    """Given the synthesized demo stack, when its functions' staged asset is loaded the way Lambda
+    loads it (that folder first on the path, no project install), then every handler imports and the
+    CLI is not in the upload."""
+    functions = demo.resources("AWS::Lambda::Function")
+    ours = {k: v for k, v in functions.items() if str(v["Properties"].get("Handler", "")).startswith("hotkeys.")}
+    assert ours, "no function of the project's asset found"
+    folders = {demo.asset_directory(function) for function in ours.values()}
+    assert len(folders) == 1, folders
+    (asset,) = folders
+    assert (asset / "hotkeys" / "__init__.py").is_file()
+    assert (asset / "hotkeys" / "detector" / "app.py").is_file()
+    assert not (asset / "hotkeys" / "cli").exists()
+    assert not list(asset.rglob("__pycache__")) and not list(asset.glob("*.egg-info"))
+    handlers = sorted({function["Properties"]["Handler"] for function in ours.values()})
+    # -S: no site processing, so the editable install's path entry (functions/) is not added; the
+    # third-party packages (Powertools, boto3: the layer and the runtime in Lambda) come from site-packages.
+    third_party = [path for path in sysconfig.get_paths().values() if path.endswith("site-packages")]
+    program = (
+        "import importlib, sys\n"
+        f"sys.path[:0] = [{str(asset)!r}]\n"
+        f"sys.path += {sorted(set(third_party))!r}\n"
+        f"for name in {handlers!r}:\n"
+        "    module, _, attribute = name.rpartition('.')\n"
+        "    loaded = importlib.import_module(module)\n"
+        "    assert callable(getattr(loaded, attribute)), name\n"
+        "    assert loaded.__file__.startswith(sys.path[0]), loaded.__file__\n"
+        "print('ok')\n"
+    )
+    environment = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true"}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", program], capture_output=True, text=True, env=environment, cwd=asset, check=False
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr

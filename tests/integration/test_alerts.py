@@ -10,12 +10,12 @@ from typing import Any
 import boto3
 import pytest
 
-from detector.config import Settings
-from detector.pipeline import parse_event, process_batch
-from detector.wiring import build_ports, reset_ports
-from hotkeys.esm import Chaos, RandomChaos, ShardConsumer, consume_lineage
-from hotkeys.events import sequence_number, stream_record
-from hotkeys.top import top_rows, window_figures, windows_in_range
+from hotkeys.cli.esm import Chaos, RandomChaos, ShardConsumer, consume_lineage
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import parse_event, process_batch
+from hotkeys.detector.wiring import build_ports, reset_ports
 from infra.settings import EventSourceSettings
 from tests.support import ORDERS_ALERT
 
@@ -262,7 +262,7 @@ def test_message_forms(stats_table_name: str, topic: dict) -> None:
 
 
 def test_email_and_chatbot_forms_are_well_formed() -> None:
-    from detector.alerts.messages import chatbot_payload, email_text, sns_publish_arguments
+    from hotkeys.detector.alerts.messages import chatbot_payload, email_text, sns_publish_arguments
 
     alert = ORDERS_ALERT
     arguments = sns_publish_arguments("arn:aws:sns:us-east-1:123456789012:t", alert)
@@ -299,7 +299,7 @@ def test_a_failed_publish_fails_the_batch_and_the_retry_publishes_once(
     stats_table_name: str, topic: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given SNS refuses the first two publishes
-    from detector.adapters.publisher import SnsPublisher
+    from hotkeys.detector.adapters.publisher import SnsPublisher
 
     real_publish = SnsPublisher.publish
     failures = {"left": 2}

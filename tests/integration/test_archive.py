@@ -10,11 +10,11 @@ from typing import Any
 import boto3
 import pytest
 
-from detector.config import Settings
-from detector.pipeline import BatchError, parse_event, process_batch
-from detector.wiring import build_ports
-from hotkeys.esm import ShardConsumer
-from hotkeys.events import sequence_number, stream_record
+from hotkeys.cli.esm import ShardConsumer
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import BatchError, parse_event, process_batch
+from hotkeys.detector.wiring import build_ports
 from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z
@@ -127,7 +127,7 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
     stats_table_name: str, bucket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given S3 rejects the first two writes
-    from detector.adapters.archive_store import S3ObjectStore
+    from hotkeys.detector.adapters.archive_store import S3ObjectStore
 
     real_put = S3ObjectStore.put
     failures = {"left": 2}
@@ -158,7 +158,7 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
     run(settings, records)
     keys = sorted(line["keys"]["pk"] for lines in archived(bucket).values() for line in lines)
     assert set(keys) == {"session#1", "session#4", "session#6"}
-    from hotkeys.top import window_figures, windows_in_range
+    from hotkeys.cli.top import window_figures, windows_in_range
 
     store = build_ports(settings).stats
     (window,) = window_figures(

@@ -8,7 +8,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from hotkeys.cli import main
+from hotkeys.cli.main import main
 
 TOP_FIELDS = [
     "table",
@@ -25,8 +25,8 @@ TOP_FIELDS = [
 
 def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
     # Given the sample burst replayed into this stats table (same backend)
-    from hotkeys.local import LocalResources
-    from hotkeys.replay import run_replay
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
 
     run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))
     # When `hotkeys top --json` reads it
@@ -54,8 +54,8 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
 
 
 def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
-    from hotkeys.local import LocalResources
-    from hotkeys.replay import run_replay
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
 
     run_replay(["events/mixed-traffic.json", "events/ttl-expirations.json"], LocalResources(stats_table_name))
     assert main(["top", "--stats-table", stats_table_name, "--table", "sessions", "--last", "1"]) == 0
@@ -166,8 +166,8 @@ def test_cost_rejects_nonsense(capsys: pytest.CaptureFixture) -> None:
 
 def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
     # Given three windows of traffic (the mixed sample spans two, the TTL sample one, on other tables)
-    from hotkeys.local import LocalResources
-    from hotkeys.replay import run_replay
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
 
     run_replay(["events/mixed-traffic.json", "events/hot-key-burst.json.gz"], LocalResources(stats_table_name))
     # When asking for the last window only
@@ -201,7 +201,7 @@ def test_version(capsys: pytest.CaptureFixture) -> None:
 
 
 def test_the_replay_verdict_comes_first_and_names_the_fix() -> None:
-    from hotkeys.replay_view import verdict
+    from hotkeys.cli.replay_view import verdict
 
     burst = {
         "table": "tickets",
@@ -239,10 +239,10 @@ def test_top_for_one_table_finds_its_windows_when_another_table_is_newer(
     stats_table_name: str, capsys: pytest.CaptureFixture
 ) -> None:
     # Given a table whose last window is an hour older than another table's
-    from detector.adapters.key_schema import PartitionKeyResolver
-    from detector.adapters.stats_store import DynamoStatsStore
-    from detector.config import Settings
-    from detector.pipeline import Ports, StreamBatch, process_batch
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
     from tests.support import write_record
 
     settings = Settings(stats_table_name=stats_table_name)

@@ -18,12 +18,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from detector.adapters.key_schema import PartitionKeyResolver
-from detector.adapters.stats_store import DynamoStatsStore
-from detector.config import Settings
-from detector.pipeline import Ports, StreamBatch, process_batch
-from hotkeys.doctor import FAIL, OK, Clients, diagnose, failed
-from hotkeys.local import create_stats_table
+from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose, failed
+from hotkeys.cli.local import create_stats_table
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
 from infra.settings import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from tests.support import create_source_table, write_record
 
@@ -253,7 +253,7 @@ def test_a_mapping_whose_settings_drifted_fails(aws: None) -> None:
 
 
 def test_an_unknown_stack_is_a_one_line_error(aws: None, capsys: pytest.CaptureFixture) -> None:
-    from hotkeys.cli import main
+    from hotkeys.cli.main import main
 
     assert main(["doctor", "--stack", "Nope", "--region", "us-east-1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -270,7 +270,7 @@ def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.Ca
     # When the doctor reports, then exactly that fails, the fix is the redrive command, and the exit status is 1
     from rich.console import Console
 
-    from hotkeys.cli import render_doctor
+    from hotkeys.cli.main import render_doctor
 
     checks = diagnose(clients, STACK, now=NOW)
     assert [c.name for c in checks if c.verdict == FAIL] == ["stream DLQ"]

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from detector.config import ConfigError
-from detector.pipeline import NotAStreamEvent
-from detector.state import STATE_VERSION
-from hotkeys.replay import FakeLambdaContext
+from hotkeys.cli.replay import FakeLambdaContext
+from hotkeys.detector.config import ConfigError
+from hotkeys.detector.pipeline import NotAStreamEvent
+from hotkeys.detector.state import STATE_VERSION
 from tests.conftest import load_event
 
 
@@ -22,7 +22,7 @@ def lambda_env(monkeypatch: pytest.MonkeyPatch, stats_table_name: str) -> str:
 
 
 def invoke(event: dict[str, Any]) -> dict[str, Any]:
-    from detector.app import handler
+    from hotkeys.detector.app import handler
 
     return handler(event, FakeLambdaContext())
 

@@ -8,12 +8,12 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from detector.adapters.key_schema import PartitionKeyResolver
-from detector.adapters.stats_store import DynamoStatsStore
-from detector.config import Settings
-from detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
-from hotkeys.esm import ShardConsumer
-from hotkeys.top import top_rows, window_figures, windows_in_range
+from hotkeys.cli.esm import ShardConsumer
+from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
 from infra.settings import EventSourceSettings
 from tests.support import ttl_record, wcu_of, write_record
 

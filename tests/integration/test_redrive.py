@@ -8,12 +8,12 @@ from typing import Any
 import boto3
 import pytest
 
-from detector.config import Settings
-from detector.pipeline import StreamBatch, process_batch
-from detector.wiring import build_ports
-from hotkeys.cli import main
-from hotkeys.events import shape_stream_record
-from hotkeys.top import window_figures, windows_in_range
+from hotkeys.cli.events import shape_stream_record
+from hotkeys.cli.main import main
+from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import StreamBatch, process_batch
+from hotkeys.detector.wiring import build_ports
 from tests.support import create_source_table
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hotkeys.cli import main
+from hotkeys.cli.main import main
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from hotkeys.replay import create_resources, run_replay
-from hotkeys.replay_view import collect
+from hotkeys.cli.replay import create_resources, run_replay
+from hotkeys.cli.replay_view import collect
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 SAMPLES = sorted(p.name for p in EVENTS.iterdir() if p.name.endswith((".json", ".json.gz")))

@@ -8,11 +8,11 @@ from typing import Any
 import boto3
 import pytest
 
-from detector.sizing import image_size, write_units
-from hotkeys.cli import main
-from hotkeys.esm import ShardConsumer
-from hotkeys.events import shape_stream_record
-from hotkeys.replay import FakeLambdaContext
+from hotkeys.cli.esm import ShardConsumer
+from hotkeys.cli.events import shape_stream_record
+from hotkeys.cli.main import main
+from hotkeys.cli.replay import FakeLambdaContext
+from hotkeys.detector.sizing import image_size, write_units
 from infra.settings import EVENT_SOURCE
 
 
@@ -51,7 +51,7 @@ def test_writes_through_the_stream_show_up_in_top(
     assert len(records) == 51 and ":table/events/stream/" in records[0]["eventSourceARN"]
     assert all(isinstance(r["dynamodb"]["ApproximateCreationDateTime"], int) for r in records)
     monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
-    from detector.app import handler
+    from hotkeys.detector.app import handler
 
     ShardConsumer(lambda event: handler(event, FakeLambdaContext()), "shardId-0001", EVENT_SOURCE).consume(records)
     # Then `hotkeys top --json` names the busy tenant (its hash key, found with DescribeTable)

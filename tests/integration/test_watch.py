@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto.server import ThreadedMotoServer
 
-from hotkeys.cli import main
+from hotkeys.cli.main import main
 
 
 def _free_port() -> int:

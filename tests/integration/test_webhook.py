@@ -11,9 +11,9 @@ from typing import Any
 import boto3
 import pytest
 
-from detector.alerts.messages import Alert, sns_publish_arguments
-from detector.config import ConfigError
-from hotkeys.replay import FakeLambdaContext
+from hotkeys.cli.replay import FakeLambdaContext
+from hotkeys.detector.alerts.messages import Alert, sns_publish_arguments
+from hotkeys.detector.config import ConfigError
 from tests.support import ORDERS_ALERT
 
 
@@ -57,7 +57,7 @@ def test_alert_is_posted_to_the_webhook_from_the_secret(
         Name="hotkeys/webhook", SecretString=json.dumps({"url": webhook})
     )["ARN"]
     monkeypatch.setenv("WEBHOOK_SECRET_ARN", arn)
-    from detector.webhook_app import handler
+    from hotkeys.detector.webhook_app import handler
 
     assert handler(sns_event(ALERT), FakeLambdaContext()) == {"delivered": 1}
     (payload,) = Receiver.received
@@ -70,7 +70,7 @@ def test_a_refused_post_raises_so_lambda_retries(aws: None, webhook: str, monkey
     arn = boto3.client("secretsmanager").create_secret(Name="hotkeys/webhook2", SecretString=webhook)["ARN"]
     monkeypatch.setenv("WEBHOOK_SECRET_ARN", arn)
     Receiver.status = 500
-    from detector.webhook_app import WebhookError, handler
+    from hotkeys.detector.webhook_app import WebhookError, handler
 
     with pytest.raises(WebhookError, match="500"):
         handler(sns_event(ALERT), FakeLambdaContext())
@@ -81,7 +81,7 @@ def test_plain_http_to_a_remote_host_is_refused(aws: None, monkeypatch: pytest.M
         Name="hotkeys/webhook3", SecretString="http://hooks.example.com/x"
     )["ARN"]
     monkeypatch.setenv("WEBHOOK_SECRET_ARN", arn)
-    from detector.webhook_app import handler
+    from hotkeys.detector.webhook_app import handler
 
     with pytest.raises(ConfigError, match="https"):
         handler(sns_event(ALERT), FakeLambdaContext())

@@ -19,14 +19,14 @@ import boto3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from detector.adapters.key_schema import PartitionKeyResolver
-from detector.adapters.stats_store import DynamoStatsStore
-from detector.config import Settings
-from detector.pipeline import Ports, parse_event, process_batch
-from detector.sizing import larger_image_size, write_units
-from hotkeys.esm import ShardConsumer
-from hotkeys.events import sequence_number, stream_record
-from hotkeys.local import create_stats_table
+from hotkeys.cli.esm import ShardConsumer
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.local import create_stats_table
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.sizing import larger_image_size, write_units
 from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200
@@ -79,7 +79,7 @@ def good_records(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _typed(attributes: dict[str, Any]) -> dict[str, Any]:
-    from hotkeys.events import to_dynamodb_json
+    from hotkeys.cli.events import to_dynamodb_json
 
     return to_dynamodb_json(attributes)
 

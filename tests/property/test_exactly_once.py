@@ -33,17 +33,17 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from detector.adapters.archive_store import S3ObjectStore
-from detector.adapters.key_schema import PartitionKeyResolver
-from detector.adapters.stats_store import DynamoStatsStore
-from detector.archive import TtlArchiver
-from detector.config import Settings
-from detector.pipeline import Ports, parse_event, process_batch
-from detector.snapshots import SegmentSnapshot, WindowFigures
-from hotkeys.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
-from hotkeys.local import create_stats_table
-from hotkeys.redrive import RedriveResult, redrive_records
-from hotkeys.top import window_figures, windows_in_range
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.local import create_stats_table
+from hotkeys.cli.redrive import RedriveResult, redrive_records
+from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.detector.adapters.archive_store import S3ObjectStore
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.archive import TtlArchiver
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
 from infra.settings import EventSourceSettings
 from tests.support import TABLE, ttl_record, wcu_of, write_record
 

@@ -30,16 +30,16 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from detector.adapters.aws import client, resource
-from detector.config import Settings
-from detector.pipeline import parse_event, process_batch
-from detector.wiring import build_ports, reset_ports
-from hotkeys.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
-from hotkeys.events import sequence_number, stream_record
-from hotkeys.local import create_stats_table
-from hotkeys.redrive import RedriveResult, redrive_records
-from hotkeys.replay_view import archived_objects
-from hotkeys.top import window_figures, windows_in_range
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.local import create_stats_table
+from hotkeys.cli.redrive import RedriveResult, redrive_records
+from hotkeys.cli.replay_view import archived_objects
+from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.detector.adapters.aws import client, resource
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import parse_event, process_batch
+from hotkeys.detector.wiring import build_ports, reset_ports
 from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200
@@ -248,7 +248,7 @@ def clean(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         }.items():
             patch.setenv(name, value)
         patch.delenv("AWS_ENDPOINT_URL", raising=False)
-        from detector.adapters.aws import reset_clients
+        from hotkeys.detector.adapters.aws import reset_clients
 
         reset_clients()
         records, poison, ttl = workload()

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detector.sizing import image_size, larger_image_size, value_size
+from hotkeys.detector.sizing import image_size, larger_image_size, value_size
 
 names = st.text(min_size=1, max_size=12)
 numbers = (

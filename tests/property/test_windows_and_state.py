@@ -7,9 +7,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from detector.records import Change, Kind
-from detector.state import ShardState
-from detector.windows import iso_utc, parse_iso_utc, window_start
+from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.state import ShardState
+from hotkeys.detector.windows import iso_utc, parse_iso_utc, window_start
 
 
 @given(event_time=st.integers(min_value=0, max_value=4_102_444_800), seconds=st.integers(min_value=1, max_value=900))

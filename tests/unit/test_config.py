@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from detector.alerts.messages import display_key
-from detector.config import ConfigError, load_settings
+from hotkeys.detector.alerts.messages import display_key
+from hotkeys.detector.config import ConfigError, load_settings
 from infra.options import ContextError, options_from_context, source_from_context
 
 
@@ -109,7 +109,7 @@ def test_a_value_the_function_would_reject_fails_the_synth_with_its_message(cont
 
 
 def test_the_default_options_give_the_function_valid_settings() -> None:
-    from detector.config import load_settings
+    from hotkeys.detector.config import load_settings
 
     options = options_from_context({})
     settings = load_settings({**options.function_environment(), "STATS_TABLE_NAME": "s"})

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hotkeys.esm import Chaos, Delivery, ShardConsumer, ShardStuck, consume_lineage
-from hotkeys.events import sequence_number
+from hotkeys.cli.esm import Chaos, Delivery, ShardConsumer, ShardStuck, consume_lineage
+from hotkeys.cli.events import sequence_number
 from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200

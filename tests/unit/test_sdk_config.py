@@ -7,7 +7,7 @@ from collections import OrderedDict
 import pytest
 from botocore.config import Config
 
-from detector.adapters.aws import sdk_config
+from hotkeys.detector.adapters.aws import sdk_config
 
 
 def test_an_older_botocore_without_account_id_endpoints_still_gets_a_config(monkeypatch: pytest.MonkeyPatch) -> None:

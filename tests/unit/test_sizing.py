@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from detector.sizing import SizingError, binary_size, image_size, number_size, value_size, write_units
+from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size, write_units
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from detector import summary
-from detector.records import Change, Kind
-from detector.state import LAMBDA_STATE_LIMIT_BYTES, MAX_RANGES, ShardState, mark_of, max_state_bytes
+from hotkeys.detector import summary
+from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.state import LAMBDA_STATE_LIMIT_BYTES, MAX_RANGES, ShardState, mark_of, max_state_bytes
 from tests.unit.test_summary import worst_case_keys
 
 T0 = 1_796_083_200

@@ -1,0 +1,446 @@
+"""``hotkeys doctor``: is the deployed detector actually watching? One verdict per check, with the fix.
+
+Reads the stack's outputs and resources (CloudFormation), then checks what a person on call
+needs to trust: every mapped stream is ENABLED with NEW_AND_OLD_IMAGES and is the table's
+current stream; every event source mapping is Enabled, its last processing result is OK and
+its settings are the stack's; the function's iterator age and errors over the last hour; the
+depth of every dead-letter and undelivered-alert queue; whether CloudWatch may publish to the
+alert topic and anyone is subscribed; a recent window in the stats table per watched table;
+and that the Powertools layer is the one the code was tested with.
+
+All AWS access goes through ``Clients`` (plain boto3 clients), so tests can back them with moto
+and stub what moto does not model.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from hotkeys.detector.snapshots import CATALOG_PK, catalog_sk
+from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+FULL_VIEW = "NEW_AND_OLD_IMAGES"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: str
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class Clients:
+    cloudformation: Any
+    dynamodb: Any
+    streams: Any
+    lambda_: Any
+    cloudwatch: Any
+    sqs: Any
+    sns: Any
+    ssm: Any
+
+
+@dataclass
+class StackView:
+    """What the stack says about itself: outputs and physical ids by resource type."""
+
+    name: str
+    outputs: dict[str, str]
+    resources: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # type → [(logical, physical)]
+
+    def of_type(self, kind: str) -> list[tuple[str, str]]:
+        return self.resources.get(kind, [])
+
+
+class StackNotFound(LookupError):
+    pass
+
+
+def read_stack(cloudformation: Any, name: str) -> StackView:
+    try:
+        stacks = cloudformation.describe_stacks(StackName=name)["Stacks"]
+    except ClientError as error:
+        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
+            raise StackNotFound(f"no stack named {name!r} here (check --stack and --region)") from None
+        raise
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+    view = StackView(name=name, outputs=outputs)
+    for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=name):
+        for resource in page["StackResourceSummaries"]:
+            view.resources.setdefault(resource["ResourceType"], []).append(
+                (resource["LogicalResourceId"], resource.get("PhysicalResourceId", ""))
+            )
+    return view
+
+
+def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> list[Check]:
+    stack = read_stack(clients.cloudformation, stack_name)
+    moment = time.time() if now is None else now
+    checks: list[Check] = []
+    mappings = [_mapping(clients, uuid) for _, uuid in stack.of_type("AWS::Lambda::EventSourceMapping")]
+    if not mappings:
+        checks.append(Check("event source mappings", FAIL, "the stack has no event source mapping", "redeploy"))
+    consumer = _consumer_name(mappings)
+    window_seconds = _window_seconds(clients, consumer)
+    for mapping in mappings:
+        checks.extend(_check_stream(clients, mapping))
+        checks.append(_check_mapping(mapping, window_seconds))
+    if consumer:
+        checks.extend(_check_function_health(clients, consumer, moment))
+        checks.append(_check_layer(clients, consumer))
+    checks.extend(_check_queues(clients, stack))
+    checks.extend(_check_topic(clients, stack))
+    checks.extend(_check_recent_windows(clients, stack, mappings, window_seconds, moment))
+    return checks
+
+
+# -- event source mappings and streams ---------------------------------------------------------
+def _mapping(clients: Clients, uuid: str) -> dict[str, Any]:
+    return dict(clients.lambda_.get_event_source_mapping(UUID=uuid))
+
+
+def _consumer_name(mappings: list[dict[str, Any]]) -> str | None:
+    arns = {str(m.get("FunctionArn", "")) for m in mappings if m.get("FunctionArn")}
+    return next(iter(arns)).split(":")[-1] if arns else None
+
+
+def _window_seconds(clients: Clients, function: str | None) -> int:
+    if not function:
+        return EVENT_SOURCE.tumbling_window_seconds
+    configuration = clients.lambda_.get_function_configuration(FunctionName=function)
+    variables = configuration.get("Environment", {}).get("Variables", {})
+    return int(variables.get("WINDOW_SECONDS", EVENT_SOURCE.tumbling_window_seconds))
+
+
+def _table_of(stream_arn: str) -> str:
+    return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
+
+
+def _check_stream(clients: Clients, mapping: dict[str, Any]) -> list[Check]:
+    arn = str(mapping.get("EventSourceArn", ""))
+    table = _table_of(arn)
+    name = f"stream of {table}"
+    try:
+        description = clients.dynamodb.describe_table(TableName=table)["Table"]
+    except ClientError as error:
+        return [Check(name, FAIL, f"cannot describe table {table}: {error}", "check the table exists in this region")]
+    specification = description.get("StreamSpecification") or {}
+    if not specification.get("StreamEnabled"):
+        return [
+            Check(name, FAIL, "the table's stream is off", f"redeploy with -c tableName={table} -c enableStream=true")
+        ]
+    checks = []
+    view = specification.get("StreamViewType")
+    if view != FULL_VIEW:
+        checks.append(
+            Check(
+                name,
+                FAIL,
+                f"view type {view}: item sizes are key-only and the TTL archive gets keys without items",
+                f"aws dynamodb update-table --table-name {table} --stream-specification StreamEnabled=false, "
+                "then redeploy with -c enableStream=true",
+            )
+        )
+    if description.get("LatestStreamArn") != arn:
+        checks.append(
+            Check(
+                name,
+                FAIL,
+                "the mapping reads an old stream (the table's stream was turned off and on since the deploy)",
+                "redeploy, so the mapping follows the table's current stream",
+            )
+        )
+    status = clients.streams.describe_stream(StreamArn=arn, Limit=1)["StreamDescription"].get("StreamStatus")
+    if status != "ENABLED":
+        checks.append(Check(name, FAIL, f"stream status {status}", "wait for ENABLED, or re-enable the stream"))
+    return checks or [Check(name, OK, f"ENABLED, {FULL_VIEW}, the table's current stream")]
+
+
+def _expected_mapping(window_seconds: int) -> dict[str, Any]:
+    settings = EVENT_SOURCE
+    return {
+        "BatchSize": settings.batch_size,
+        "TumblingWindowInSeconds": window_seconds,
+        "BisectBatchOnFunctionError": settings.bisect_batch_on_error,
+        "MaximumRetryAttempts": settings.retry_attempts,
+        "ParallelizationFactor": 1,
+    }
+
+
+def _check_mapping(mapping: dict[str, Any], window_seconds: int) -> Check:
+    name = f"event source mapping {mapping.get('UUID', '?')} ({_table_of(str(mapping.get('EventSourceArn', '')))})"
+    state = mapping.get("State")
+    if state != "Enabled":
+        return Check(
+            name,
+            FAIL,
+            f"state {state}",
+            f"aws lambda update-event-source-mapping --uuid {mapping.get('UUID')} --enabled",
+        )
+    drift = {
+        key: (mapping.get(key), wanted)
+        for key, wanted in _expected_mapping(window_seconds).items()
+        if mapping.get(key) != wanted
+    }
+    if drift:
+        detail = ", ".join(f"{key} is {have}, the stack sets {want}" for key, (have, want) in drift.items())
+        return Check(name, FAIL, detail, "redeploy the stack (the mapping was changed outside it)")
+    result = str(mapping.get("LastProcessingResult") or "")
+    if result.startswith("PROBLEM"):
+        return Check(name, FAIL, f"last processing result: {result}", "see the function's logs and the Errors alarm")
+    return Check(name, OK, f"Enabled, settings as deployed, last result: {result or 'none yet'}")
+
+
+# -- the function ---------------------------------------------------------------------------------
+def _statistic(clients: Clients, function: str, metric: str, statistic: str, now: float) -> float | None:
+    end = datetime.fromtimestamp(now, tz=UTC)
+    points = clients.cloudwatch.get_metric_statistics(
+        Namespace="AWS/Lambda",
+        MetricName=metric,
+        Dimensions=[{"Name": "FunctionName", "Value": function}],
+        StartTime=end - timedelta(hours=1),
+        EndTime=end,
+        Period=3600,
+        Statistics=[statistic],
+    )["Datapoints"]
+    values = [float(point[statistic]) for point in points]
+    if not values:
+        return None
+    return max(values) if statistic == "Maximum" else sum(values)
+
+
+def _check_function_health(clients: Clients, function: str, now: float) -> list[Check]:
+    age = _statistic(clients, function, "IteratorAge", "Maximum", now)
+    errors = _statistic(clients, function, "Errors", "Sum", now)
+    checks = []
+    if age is None:
+        checks.append(Check("iterator age (last hour)", OK, "no data: no records in the last hour"))
+    elif age >= ITERATOR_AGE_ALARM_MS:
+        checks.append(
+            Check(
+                "iterator age (last hour)",
+                FAIL,
+                f"the detector lags its stream by up to {age / 60_000:.0f} min",
+                "records older than the maximum record age go to the DLQ: find the cause in the function's logs "
+                "(errors, a final invocation that keeps failing, throttles)",
+            )
+        )
+    else:
+        checks.append(Check("iterator age (last hour)", OK, f"at most {age / 1000:.1f} s behind"))
+    if errors:
+        checks.append(
+            Check(
+                "function errors (last hour)",
+                WARN,
+                f"{errors:.0f} failed invocations (retried and bisected by Lambda)",
+                "persistent errors end in the DLQ: see the logs ('malformed stream record', AWS errors)",
+            )
+        )
+    else:
+        checks.append(Check("function errors (last hour)", OK, "none"))
+    return checks
+
+
+def _check_layer(clients: Clients, function: str) -> Check:
+    layers = [
+        str(layer["Arn"])
+        for layer in clients.lambda_.get_function_configuration(FunctionName=function).get("Layers", [])
+    ]
+    name = "Powertools layer"
+    try:
+        expected = clients.ssm.get_parameter(Name=POWERTOOLS_PARAMETER)["Parameter"]["Value"]
+    except ClientError:
+        return Check(name, WARN, f"cannot read {POWERTOOLS_PARAMETER} here; layers: {', '.join(layers) or 'none'}")
+    if expected in layers:
+        return Check(name, OK, f"Powertools {POWERTOOLS_VERSION}, as tested")
+    return Check(
+        name,
+        WARN,
+        f"the function's layers ({', '.join(layers) or 'none'}) are not Powertools {POWERTOOLS_VERSION} ({expected})",
+        "redeploy without -c powertoolsLayerArn, or with the ARN above",
+    )
+
+
+# -- queues and the topic ---------------------------------------------------------------------------
+def _queue_depth(clients: Clients, url: str) -> int:
+    attributes = clients.sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes.get("ApproximateNumberOfMessages", 0)) + int(
+        attributes.get("ApproximateNumberOfMessagesNotVisible", 0)
+    )
+
+
+def _check_queues(clients: Clients, stack: StackView) -> list[Check]:
+    dlq = stack.outputs.get("DeadLetterQueueUrl")
+    stats = stack.outputs.get("StatsTableName", "STATS_TABLE")
+    checks = []
+    for logical, url in stack.of_type("AWS::SQS::Queue"):
+        depth = _queue_depth(clients, url)
+        stream_dlq = url == dlq
+        name = "stream DLQ" if stream_dlq else f"undelivered alerts ({logical})"
+        if not depth:
+            checks.append(Check(name, OK, "empty"))
+        elif stream_dlq:
+            checks.append(
+                Check(
+                    name,
+                    FAIL,
+                    f"{depth} batches given up on (their records are not counted)",
+                    f"hotkeys redrive --dlq-url {url} --stats-table {stats} (within the stream's 24 h)",
+                )
+            )
+        else:
+            checks.append(
+                Check(
+                    name,
+                    FAIL,
+                    f"{depth} alert messages could not be delivered",
+                    "check the subscriber; the messages keep the alerts",
+                )
+            )
+    return checks
+
+
+def _allows_cloudwatch(policy: dict[str, Any]) -> bool:
+    for statement in _as_list(policy.get("Statement")):
+        principal = statement.get("Principal", {})
+        services = _as_list(principal.get("Service")) if isinstance(principal, dict) else []
+        if (
+            statement.get("Effect") == "Allow"
+            and "cloudwatch.amazonaws.com" in services
+            and {"sns:Publish", "SNS:Publish", "sns:*"} & set(_as_list(statement.get("Action")))
+        ):
+            return True
+    return False
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _check_topic(clients: Clients, stack: StackView) -> list[Check]:
+    topic = stack.outputs.get("AlertTopicArn")
+    if not topic:
+        return [Check("alert topic", FAIL, "the stack has no AlertTopicArn output", "redeploy")]
+    attributes = clients.sns.get_topic_attributes(TopicArn=topic)["Attributes"]
+    policy = json.loads(attributes.get("Policy") or "{}")
+    checks = []
+    if _allows_cloudwatch(policy):
+        checks.append(Check("alarms → topic", OK, "CloudWatch may publish to the alert topic"))
+    else:
+        checks.append(
+            Check(
+                "alarms → topic",
+                FAIL,
+                "the topic policy does not allow cloudwatch.amazonaws.com to publish: alarm actions fail",
+                "redeploy this version of the stack (it adds the Allow statement)",
+            )
+        )
+    subscriptions = _subscriptions(clients, topic)
+    confirmed = [s for s in subscriptions if s.get("SubscriptionArn", "").startswith("arn:")]
+    pending = len(subscriptions) - len(confirmed)
+    if confirmed:
+        protocols = sorted({str(s.get("Protocol")) for s in confirmed})
+        detail = f"{len(confirmed)} confirmed ({', '.join(protocols)})" + (f", {pending} pending" if pending else "")
+        checks.append(Check("alert subscribers", OK, detail))
+    else:
+        checks.append(
+            Check(
+                "alert subscribers",
+                WARN if pending else FAIL,
+                f"no confirmed subscription ({pending} pending confirmation)" if pending else "nobody is subscribed",
+                "confirm the e-mail AWS sent, or deploy with -c alertEmails=... / -c slackWorkspaceId=...",
+            )
+        )
+    return checks
+
+
+def _subscriptions(clients: Clients, topic: str) -> list[dict[str, Any]]:
+    pages = clients.sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=topic)
+    return [subscription for page in pages for subscription in page.get("Subscriptions", [])]
+
+
+# -- the stats table ----------------------------------------------------------------------------------
+def _check_recent_windows(
+    clients: Clients, stack: StackView, mappings: list[dict[str, Any]], window_seconds: int, now: float
+) -> list[Check]:
+    stats = stack.outputs.get("StatsTableName")
+    if not stats:
+        return [Check("stats table", FAIL, "the stack has no StatsTableName output", "redeploy")]
+    since = int(now) - 86_400
+    items = _catalog(clients, stats, since)
+    latest: dict[str, int] = {}
+    for item in items:
+        table = str(item["table_name"]["S"])
+        latest[table] = max(latest.get(table, 0), int(item["window_start"]["N"]))
+    checks = []
+    for table in sorted({_table_of(str(m.get("EventSourceArn", ""))) for m in mappings}):
+        name = f"recent figures for {table}"
+        if table not in latest:
+            checks.append(
+                Check(
+                    name,
+                    WARN,
+                    "no window in the last 24 h: no writes since the deploy, or nothing is counted",
+                    "write to the table, then run doctor again; if still nothing, check the mapping above",
+                )
+            )
+            continue
+        age = now - (latest[table] + window_seconds)
+        verdict = OK if age <= 3600 else WARN
+        checks.append(
+            Check(
+                name,
+                verdict,
+                f"latest window {datetime.fromtimestamp(latest[table], tz=UTC):%Y-%m-%dT%H:%M:%SZ} "
+                f"({max(0, age) / 60:.0f} min ago)",
+            )
+        )
+    return checks
+
+
+def _catalog(clients: Clients, stats: str, since: int) -> list[dict[str, Any]]:
+    pages = clients.dynamodb.get_paginator("query").paginate(
+        TableName=stats,
+        KeyConditionExpression="pk = :pk AND sk >= :low",
+        ExpressionAttributeValues={":pk": {"S": CATALOG_PK}, ":low": {"S": catalog_sk(since, "")}},
+    )
+    return [item for page in pages for item in page.get("Items", [])]
+
+
+def failed(checks: Iterable[Check]) -> bool:
+    return any(check.verdict == FAIL for check in checks)
+
+
+def to_json(checks: list[Check]) -> list[dict[str, str]]:
+    return [asdict(check) for check in checks]
+
+
+ClientFactory = Callable[[str], Any]
+
+
+def clients_from(make: ClientFactory) -> Clients:
+    return Clients(
+        cloudformation=make("cloudformation"),
+        dynamodb=make("dynamodb"),
+        streams=make("dynamodbstreams"),
+        lambda_=make("lambda"),
+        cloudwatch=make("cloudwatch"),
+        sqs=make("sqs"),
+        sns=make("sns"),
+        ssm=make("ssm"),
+    )

@@ -1,0 +1,173 @@
+"""Synthetic DynamoDB stream workloads, reproducible by seed.
+
+Keys follow a Zipf law; items are realistic (~15 attributes, nested map and
+list, a payload sized to the requested item size); hot keys can be injected at
+a given write-unit rate for a given time; keys map to shards by hash, as
+partitions do.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import random
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from hotkeys.cli.events import sequence_number, stream_record
+
+T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
+_HOT = re.compile(r"^(?P<key>.+):(?P<wcu>\d+(\.\d+)?)wcu@(?P<start>\d+)s(\+(?P<duration>\d+)s)?$")
+
+
+class GenerateError(ValueError):
+    """Invalid generator options (shown as one line)."""
+
+
+@dataclass(frozen=True)
+class HotKey:
+    key: str
+    wcu_per_second: float
+    start: int
+    duration: int
+
+    @classmethod
+    def parse(cls, text: str, default_duration: int) -> HotKey:
+        match = _HOT.match(text)
+        if not match:
+            raise GenerateError(f"--hot must look like 'event#42:900wcu@30s' or 'k:500wcu@0s+60s', got {text!r}")
+        duration = int(match["duration"]) if match["duration"] else default_duration
+        return cls(match["key"], float(match["wcu"]), int(match["start"]), duration)
+
+
+@dataclass(frozen=True)
+class Workload:
+    table: str = "orders"
+    keys: int = 10_000
+    zipf: float = 1.1
+    rate: float = 100.0  # background records per second, all shards together
+    duration: int = 120
+    item_bytes: int = 1000
+    item_spread: float = 0.3  # lognormal sigma of the item size
+    ttl_fraction: float = 0.0
+    shards: int = 1
+    seed: int = 1
+    start: int = T0
+    hot: tuple[HotKey, ...] = field(default_factory=tuple)
+
+    def validate(self) -> None:
+        if self.keys < 1 or self.shards < 1 or self.duration < 1 or self.rate < 0:
+            raise GenerateError("--keys, --shards and --duration must be at least 1, --rate at least 0")
+        if not 0 <= self.ttl_fraction <= 1:
+            raise GenerateError("--ttl-fraction must be between 0 and 1")
+        if self.item_bytes < 50 or self.item_bytes > 400_000:
+            raise GenerateError("--item-bytes must be between 50 and 400000 (DynamoDB's item limit)")
+
+
+def key_name(index: int) -> str:
+    return f"user#{index:07d}"
+
+
+def shard_of(key: str, shards: int) -> int:
+    return zlib.crc32(key.encode()) % shards
+
+
+def _item(key: str, rng: random.Random, size: int, when: int) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": key,
+        "status": rng.choice(["NEW", "PAID", "SHIPPED", "DELIVERED"]),
+        "createdAt": when - rng.randint(0, 86_400),
+        "updatedAt": when,
+        "amount": Decimal(rng.randint(100, 99_999)) / 100,
+        "currency": "EUR",
+        "version": rng.randint(1, 50),
+        "gift": rng.random() < 0.1,
+        "address": {"street": "1 Main St", "city": "Lyon", "zip": "69001", "country": "FR"},
+        "lines": [{"sku": f"SKU-{rng.randint(1, 999)}", "qty": rng.randint(1, 5)} for _ in range(2)],
+        "tags": {"web", "promo"},
+        "note": "",
+    }
+    # The other attributes take ~209 bytes by DynamoDB's rules ("note" is 4 more).
+    item["note"] = "n" * max(0, size - 213)
+    return item
+
+
+def _item_size(workload: Workload, rng: random.Random) -> int:
+    if workload.item_spread <= 0:
+        return workload.item_bytes
+    return int(min(399_000, max(60, rng.lognormvariate(0, workload.item_spread) * workload.item_bytes)))
+
+
+def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float, str, str]]:
+    """(time, key, kind) of the Zipf-distributed background traffic."""
+    weights = list(itertools.accumulate(1 / (rank**workload.zipf) for rank in range(1, workload.keys + 1)))
+    total = weights[-1]
+    count = int(workload.rate * workload.duration)
+    for index in range(count):
+        key = key_name(bisect.bisect_left(weights, rng.random() * total))
+        kind = (
+            "ttl"
+            if rng.random() < workload.ttl_fraction
+            else rng.choices(["MODIFY", "INSERT", "REMOVE"], weights=[80, 15, 5])[0]
+        )
+        yield workload.start + index / max(workload.rate, 1e-9), key, kind
+
+
+def _hot_traffic(workload: Workload) -> Iterator[tuple[float, str, str]]:
+    for hot in workload.hot:
+        # ~900-byte items cost one write unit each, so the record rate is the WCU rate.
+        count = int(hot.wcu_per_second * hot.duration)
+        for index in range(count):
+            yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
+
+
+def generate(workload: Workload) -> dict[int, list[dict[str, Any]]]:
+    """Records per shard index, in sequence order."""
+    workload.validate()
+    rng = random.Random(workload.seed)
+    events = sorted(itertools.chain(_background(workload, rng), _hot_traffic(workload)), key=lambda e: e[0])
+    shards: dict[int, list[dict[str, Any]]] = {index: [] for index in range(workload.shards)}
+    for when, key, kind in events:
+        shard = shard_of(key, workload.shards)
+        position = len(shards[shard])
+        shards[shard].append(_record(workload, rng, shard, position, int(when), key, kind))
+    return shards
+
+
+def _record(
+    workload: Workload, rng: random.Random, shard: int, position: int, when: int, key: str, kind: str
+) -> dict[str, Any]:
+    sequence = sequence_number(shard, position)
+    common: dict[str, Any] = {
+        "table": workload.table,
+        "keys": {"pk": key},
+        "sequence": sequence,
+        "event_time": when,
+    }
+    if kind == "HOT":
+        image = {"pk": key, "seat": rng.randint(1, 50_000), "note": "h" * (880 - len(key))}
+        return stream_record(event_name="MODIFY", new_image=image, old_image=image, **common)
+    size = _item_size(workload, rng)
+    if kind == "ttl":
+        old = _item(key, rng, size, when)
+        old["expireAt"] = when - rng.randint(1, 86_400)
+        return stream_record(event_name="REMOVE", old_image=old, ttl_delete=True, **common)
+    new = _item(key, rng, size, when)
+    if kind == "INSERT":
+        return stream_record(event_name="INSERT", new_image=new, **common)
+    if kind == "REMOVE":
+        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1), **common)
+    # An update changes a few attributes: status, version, timestamp, and sometimes the note.
+    old = dict(new, status="NEW", updatedAt=when - rng.randint(1, 3600), version=new["version"] - 1)
+    if rng.random() < 0.3:
+        old["note"] = "n" * max(0, len(new["note"]) - rng.randint(-200, 200))
+    return stream_record(event_name="MODIFY", new_image=new, old_image=old, **common)
+
+
+def shard_event(shard: int, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Lambda event file for one shard (``shardId`` as Lambda sets it with tumbling windows)."""
+    return {"shardId": f"shardId-{shard:05d}-generated", "Records": records}

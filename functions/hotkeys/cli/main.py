@@ -1,0 +1,578 @@
+"""The ``hotkeys`` command line.
+
+User mistakes (a missing file, a wrong table name, no credentials, an endpoint
+that does not answer) end with a one-line message and exit status 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any, NoReturn
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+from rich.console import Console
+from rich.table import Table
+
+from hotkeys.detector.windows import parse_iso_utc
+
+EXAMPLES_TOP = """examples:
+  hotkeys top --stats-table hotkeys-stats
+  hotkeys top --stats-table hotkeys-stats --table orders --last 5 --limit 20
+  hotkeys top --stats-table hotkeys-stats --since 2026-11-30T10:00:00Z --json
+"""
+EXAMPLES_REPLAY = """examples:
+  hotkeys replay events/*.json
+  hotkeys replay captured.json --json
+  hotkeys replay events/hot-key-burst.json --endpoint-url http://127.0.0.1:5000
+"""
+
+
+EXAMPLES_WATCH = """examples:
+  hotkeys watch --table orders
+  hotkeys watch --table orders --from trim-horizon --once --json
+  hotkeys watch --table orders --endpoint-url http://127.0.0.1:5000 --duration 60
+"""
+EXAMPLES_REDRIVE = """examples:
+  hotkeys redrive --dlq-url https://sqs.eu-west-1.amazonaws.com/111122223333/HotKeyDetector-DLQ \\
+                  --stats-table HotKeyDetector-Stats --dry-run
+  hotkeys redrive --dlq-url URL --stats-table NAME --archive-bucket BUCKET --json
+"""
+EXAMPLES_COST = """examples:
+  hotkeys cost --writes-per-second 10000
+  hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
+"""
+EXAMPLES_DOCTOR = """examples:
+  hotkeys doctor --stack HotKeyDetector
+  hotkeys doctor --stack HotKeyDetector --region eu-west-1 --json
+exit status: 0 when every check passes (warnings allowed), 1 when one fails, 2 on a usage error
+"""
+EXAMPLES_GENERATE = """examples:
+  hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
+  hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
+  hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
+"""
+
+
+class UserError(Exception):
+    """A mistake the user can fix; shown as one line."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (naming the flag) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"hotkeys: {message} (see: {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+# One validation path: every command's flags of the same kind use the same type, so the same
+# flag name means the same thing everywhere.
+def at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(
+                f"must be {bound}{f' and at most {high:g}' if high is not None else ''}, got {text}"
+            )
+        return value
+
+    return parse
+
+
+def window_seconds(text: str) -> int:
+    value = at_least(1)(text)
+    if value > 900:
+        raise argparse.ArgumentTypeError(f"must be at most 900 (Lambda's tumbling-window limit), got {value}")
+    return value
+
+
+def endpoint_url(text: str) -> str:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(text)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise argparse.ArgumentTypeError(f"must be an http(s):// URL such as http://127.0.0.1:5000, got {text!r}")
+    return text
+
+
+def iso_time(text: str) -> int:
+    try:
+        return parse_iso_utc(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    top = commands.add_parser(
+        "top",
+        help="hottest keys per window, from the stats table",
+        epilog=EXAMPLES_TOP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)")
+    top.add_argument("--table", help="only this source table")
+    when = top.add_mutually_exclusive_group()
+    when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
+    when.add_argument("--last", type=at_least(1), help="the last N windows (default 1)")
+    top.add_argument("--limit", type=at_least(1), default=10, help="at most K rows (default 10)")
+    top.add_argument(
+        "--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves (default 1000)"
+    )
+    _add_common(top)
+
+    replay = commands.add_parser(
+        "replay",
+        help="run the real handler over event files, locally",
+        epilog=EXAMPLES_REPLAY,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
+    replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
+    replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
+    _add_common(replay)
+
+    watch = commands.add_parser(
+        "watch",
+        help="live top keys of a table's stream, read from here",
+        epilog=EXAMPLES_WATCH,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    watch.add_argument("--table", required=True, help="the table whose stream to read")
+    watch.add_argument(
+        "--from",
+        dest="start",
+        choices=["latest", "trim-horizon"],
+        default="latest",
+        help="start at new records (default) or at the oldest the stream keeps (24 h)",
+    )
+    watch.add_argument("--interval", type=number(0, above=True), default=2.0, help="seconds between polls (default 2)")
+    watch.add_argument("--duration", type=number(0), default=0, help="stop after this many seconds (default: Ctrl-C)")
+    watch.add_argument("--once", action="store_true", help="read until caught up, print once, exit")
+    watch.add_argument("--limit", type=at_least(1), default=10, help="rows shown (default 10)")
+    watch.add_argument("--window-seconds", type=window_seconds, default=60, help="window length (default 60)")
+    watch.add_argument("--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves")
+    _add_common(watch)
+
+    redrive = commands.add_parser(
+        "redrive",
+        help="re-read the stream ranges in the DLQ and count them",
+        epilog=EXAMPLES_REDRIVE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
+    redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
+    redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
+    redrive.add_argument("--window-seconds", type=window_seconds, default=60, help="the stack's window (default 60)")
+    redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
+    redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
+    _add_common(redrive)
+
+    cost = commands.add_parser(
+        "cost",
+        help="monthly cost of the detector vs Contributor Insights",
+        epilog=EXAMPLES_COST,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cost.add_argument(
+        "--writes-per-second", type=number(0, above=True), required=True, help="the tables' writes per second"
+    )
+    cost.add_argument(
+        "--avg-item-kb", type=number(0, 400, above=True), default=1.0, help="average item size in KB (default 1)"
+    )
+    cost.add_argument("--tables", type=at_least(1), default=1, help="tables watched (default 1)")
+    cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
+    cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
+    cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
+    cost.add_argument("--json", action="store_true", help="machine-readable output")
+
+    doctor = commands.add_parser(
+        "doctor",
+        help="check that a deployed detector is actually watching, with the fix for each problem",
+        epilog=EXAMPLES_DOCTOR,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    doctor.add_argument("--stack", default="HotKeyDetector", help="the stack's name (default HotKeyDetector)")
+    _add_common(doctor)
+
+    gen = commands.add_parser(
+        "generate",
+        help="write a synthetic stream workload as event files",
+        epilog=EXAMPLES_GENERATE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
+    gen.add_argument("--table", default="orders", help="source table name (default orders)")
+    gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
+    gen.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of key popularity (default 1.1)")
+    gen.add_argument("--rate", type=number(0), default=100, help="background records per second (default 100)")
+    gen.add_argument("--duration", type=at_least(1), default=120, help="seconds of traffic (default 120)")
+    gen.add_argument("--item-bytes", type=at_least(1), default=1000, help="median item size in bytes (default 1000)")
+    gen.add_argument("--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)")
+    gen.add_argument("--ttl-fraction", type=number(0, 1), default=0.0, help="share of records that are TTL deletions")
+    gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
+    gen.add_argument("--shards", type=at_least(1), default=1, help="stream shards (keys map to shards by hash)")
+    gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
+    gen.add_argument(
+        "--start", type=iso_time, default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)"
+    )
+    gen.add_argument("--json", action="store_true", help="print what was written as JSON")
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dynamodb-hotkeys")
+    except PackageNotFoundError:  # run from a source tree that was not installed
+        return "unknown (not installed)"
+
+
+def _add_common(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--json", action="store_true", help="machine-readable output")
+    command.add_argument(
+        "--endpoint-url", type=endpoint_url, help="an AWS-compatible endpoint (moto server, LocalStack)"
+    )
+    command.add_argument("--region", help="AWS region (default: your AWS configuration)")
+
+
+def aws_target(endpoint_url: str | None, region: str | None) -> contextlib.AbstractContextManager[None]:
+    """The endpoint and region chosen on the command line, for the duration of a command."""
+    from hotkeys.cli.envs import environment
+
+    values = {"AWS_ENDPOINT_URL": endpoint_url} if endpoint_url else {}
+    if region:
+        values.update({"AWS_REGION": region, "AWS_DEFAULT_REGION": region})
+    return environment(values)
+
+
+def cmd_top(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+
+    since = _parse_since(args.since)
+    with aws_target(args.endpoint_url, args.region):
+        table = boto3.resource("dynamodb").Table(args.stats_table)
+        store = DynamoStatsStore(table)
+        windows = windows_in_range(
+            store,
+            since=since,
+            last=args.last if since is None else None,
+            until=int(time.time()) + 86_400,
+            table=args.table,
+        )
+        rows = top_rows(window_figures(store, windows), args.limit)
+    if args.json:
+        print(json.dumps([row.to_json() for row in rows], indent=2))
+        return 0
+    if not rows:
+        console.print("No figures yet for that selection.")
+        return 0
+    render_top(console, [row.to_json() for row in rows], args.partition_limit, title="Hottest partition keys")
+    return 0
+
+
+def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
+    grid = Table(title=title)
+    for column, justify in (
+        ("window (UTC)", "left"),
+        ("table", "left"),
+        ("key", "left"),
+        ("WCU/s", "right"),
+        ("% of partition", "right"),
+        ("share", "right"),
+        ("writes", "right"),
+        ("WCU", "right"),
+        ("± WCU", "right"),
+    ):
+        grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        percent = 100 * row["wcu_per_second"] / partition_limit
+        grid.add_row(
+            row["window_start"],
+            row["table"],
+            row["key"],
+            f"{row['wcu_per_second']:.1f}",
+            f"{percent:.0f}%",
+            f"{100 * row['share']:.1f}%",
+            str(row["writes"]),
+            str(row["wcu"]),
+            str(row["error_bound"]),
+        )
+    console.print(grid)
+
+
+def _parse_since(text: str | None) -> int | None:
+    if text is None:
+        return None
+    try:
+        return parse_iso_utc(text)
+    except ValueError:
+        raise UserError(f"--since must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}") from None
+
+
+def cmd_replay(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli.replay_view import replay_and_show
+
+    return replay_and_show(args, console)
+
+
+def cmd_generate(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli.generate import GenerateError, HotKey, Workload, generate, shard_event
+    from hotkeys.cli.io import write_event_file
+
+    try:
+        workload = Workload(
+            table=args.table,
+            keys=args.keys,
+            zipf=args.zipf,
+            rate=args.rate,
+            duration=args.duration,
+            item_bytes=args.item_bytes,
+            item_spread=args.item_spread,
+            ttl_fraction=args.ttl_fraction,
+            shards=args.shards,
+            seed=args.seed,
+            start=args.start,
+            hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
+        )
+        shards = generate(workload)
+    except GenerateError as error:
+        raise UserError(str(error)) from None
+    written = []
+    for index, records in shards.items():
+        path = args.out if workload.shards == 1 else _shard_path(args.out, index)
+        try:
+            write_event_file(path, shard_event(index, records))
+        except OSError as error:
+            raise UserError(f"--out: cannot write {path!r}: {error.strerror}") from None
+        written.append({"path": path, "records": len(records)})
+    if args.json:
+        print(json.dumps(written))
+    else:
+        for item in written:
+            console.print(f"wrote {item['records']} records to {item['path']}")
+    return 0
+
+
+def _shard_path(path: str, index: int) -> str:
+    for suffix in (".json.gz", ".json"):
+        if path.endswith(suffix):
+            return f"{path[: -len(suffix)]}-shard-{index}{suffix}"
+    return f"{path}-shard-{index}"
+
+
+def cmd_watch(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli.watch_view import watch
+
+    return watch(args, console)
+
+
+def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
+    """A message kept in the DLQ is made visible again at once, for the next look."""
+    sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
+
+
+def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from hotkeys.cli.redrive import batch_info, drain, redrive_entry
+    from hotkeys.detector.adapters.aws import SDK_CONFIG
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.wiring import build_ports
+
+    with aws_target(args.endpoint_url, args.region):
+        settings = Settings(
+            stats_table_name=args.stats_table,
+            window_seconds=args.window_seconds,
+            archive_bucket_name=args.archive_bucket,
+        )
+        ports = build_ports(settings)
+        sqs = boto3.client("sqs", config=SDK_CONFIG)
+        streams = boto3.client("dynamodbstreams", config=SDK_CONFIG)
+        results: list[dict[str, Any]] = []
+        for message in drain(sqs, args.dlq_url):
+            info = batch_info(message)
+            if info is None:
+                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
+                _release(sqs, args.dlq_url, message)
+                continue
+            result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
+            results.append(asdict(result))
+            if not args.dry_run and not args.keep and result.unreadable is None:
+                sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+            else:
+                _release(sqs, args.dlq_url, message)
+    # Entries left in the DLQ (unreadable, or --dry-run / --keep) are work not done: exit 1 while any remain.
+    remaining = 1 if any(item.get("unreadable") for item in results) or (results and (args.dry_run or args.keep)) else 0
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return remaining
+    if not results:
+        console.print("The DLQ is empty.")
+    for item in results:
+        if item.get("unreadable"):
+            console.print(
+                f"[red]could no longer be read[/] {item.get('shard_id', '')} "
+                f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
+            )
+            continue
+        console.print(
+            f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
+            f"already counted {item['already_counted']}, counted now {item['counted']}"
+            + (" (dry run)" if args.dry_run else "")
+        )
+        for bad in item["malformed"]:
+            console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
+    if remaining:
+        console.print("Entries remain in the DLQ (exit status 1).")
+    return remaining
+
+
+def cmd_cost(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli.cost import CostInputs, estimate
+
+    try:
+        result = estimate(
+            CostInputs(
+                writes_per_second=args.writes_per_second,
+                avg_item_kb=args.avg_item_kb,
+                tables=args.tables,
+                reads_per_second=args.reads_per_second,
+                ttl_deletes_per_second=args.ttl_deletes_per_second,
+                memory_mb=args.memory_mb,
+            )
+        )
+    except ValueError as error:
+        raise UserError(str(error)) from None
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    grid = Table(
+        title=f"Monthly cost, {args.writes_per_second:,.0f} writes/s of {args.avg_item_kb:g} KB items "
+        f"({result['shards']} stream shards)"
+    )
+    grid.add_column("item")
+    grid.add_column("USD / month", justify="right")
+    for name, value in result["detector"].items():
+        grid.add_row(f"detector: {name.replace('_', ' ')}", f"{value:,.2f}")
+    grid.add_row("[bold]detector total[/]", f"[bold]{result['detector_total']:,.2f}[/]")
+    for name, value in result["contributor_insights"].items():
+        grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
+    grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    console.print(grid)
+    console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
+    import boto3
+
+    from hotkeys.cli.doctor import StackNotFound, clients_from, diagnose, failed, to_json
+    from hotkeys.detector.adapters.aws import SDK_CONFIG
+
+    session = boto3.session.Session(region_name=args.region)
+
+    def make(service: str) -> Any:
+        return session.client(service, config=SDK_CONFIG, endpoint_url=args.endpoint_url)
+
+    try:
+        checks = diagnose(clients_from(make), args.stack)
+    except StackNotFound as error:
+        raise UserError(str(error)) from None
+    if args.json:
+        print(json.dumps(to_json(checks), indent=2))
+        return 1 if failed(checks) else 0
+    return render_doctor(console, checks)
+
+
+def render_doctor(console: Console, checks: list[Any]) -> int:
+    from hotkeys.cli.doctor import FAIL, OK
+
+    marks = {OK: "[green]ok  [/]", FAIL: "[red]FAIL[/]"}
+    for check in checks:
+        console.print(f"{marks.get(check.verdict, '[yellow]warn[/]')} {check.name}: {check.detail}", highlight=False)
+        if check.fix and check.verdict != OK:
+            console.print(f"       fix: {check.fix}", markup=False, highlight=False)
+    problems = sum(1 for check in checks if check.verdict == FAIL)
+    console.print(f"{problems} problem(s) found." if problems else "The detector is watching.")
+    return 1 if problems else 0
+
+
+COMMANDS = {
+    "doctor": cmd_doctor,
+    "top": cmd_top,
+    "replay": cmd_replay,
+    "generate": cmd_generate,
+    "watch": cmd_watch,
+    "redrive": cmd_redrive,
+    "cost": cmd_cost,
+}
+
+
+def _fail(message: str) -> int:
+    # Plain print: one line, never wrapped or styled, whatever the terminal width.
+    print(f"hotkeys: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # a usage error (2, already reported in one line), --help or --version (0)
+        return int(exit_.code or 0)
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    try:
+        return COMMANDS[args.command](args, console)
+    except UserError as error:
+        return _fail(str(error))
+    except (NoCredentialsError, NoRegionError) as error:
+        return _fail(f"AWS is not configured ({error}); set credentials and --region")
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        message = error.response.get("Error", {}).get("Message", str(error))
+        if code == "ResourceNotFoundException":
+            message += " (check the table name, --region and --endpoint-url)"
+        return _fail(f"AWS refused the request: {code}: {message}")
+    except BotoCoreError as error:
+        return _fail(f"cannot reach AWS: {error}")
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Runs a replay on the chosen backend and shows what the detector would have said."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+from rich.console import Console
+
+from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, run_replay
+from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+
+
+@contextlib.contextmanager
+def backend(endpoint_url: str | None) -> Iterator[None]:
+    if endpoint_url:
+        yield
+        return
+    from moto import mock_aws
+
+    with mock_aws():
+        yield
+
+
+def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+
+    store = DynamoStatsStore(boto3.resource("dynamodb").Table(report.resources.stats_table))
+    windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
+    figures = window_figures(store, windows)
+    top: list[dict[str, Any]] = []
+    for window in figures:
+        top.extend(row.to_json() for row in top_rows([window], per_window))
+    return {
+        "records": report.records,
+        "shards": report.shards,
+        "invocations": report.invocations,
+        "top": top,
+        "windows": [
+            {
+                "table": w.table,
+                "window_start": w.window_start,
+                "writes": w.writes,
+                "wcu": w.wcu,
+                "ttl_deletes": w.ttl_deletes,
+                "error_bound": w.error_bound,
+            }
+            for w in figures
+        ],
+        "alerts": drain_alerts(report.resources.alert_queue_url),
+        "archived": archived_objects(report.resources.bucket),
+        "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
+    }
+
+
+def archived_objects(bucket: str | None) -> list[dict[str, Any]]:
+    """The TTL archive's objects: key and number of items (lines)."""
+    if not bucket:
+        return []
+    s3 = boto3.client("s3")
+    found = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for entry in page.get("Contents", []):
+            body = s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()
+            lines = gzip.decompress(body).decode("utf-8").splitlines()
+            found.append({"key": entry["Key"], "items": len(lines), "bytes": entry["Size"]})
+    return sorted(found, key=lambda item: item["key"])
+
+
+def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
+    """The alerts the topic delivered to the replay's SQS subscriber (SNS envelope → subject + document)."""
+    if not queue_url:
+        return []
+    sqs = boto3.client("sqs")
+    alerts = []
+    while True:
+        batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
+        messages = batch.get("Messages", [])
+        if not messages:
+            break
+        for message in messages:
+            envelope = json.loads(message["Body"])
+            alerts.append({"subject": envelope.get("Subject"), **json.loads(envelope["Message"])})
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    alerts.sort(key=lambda a: (a["window_start"], a["table"], a["key"], a["status"]))
+    return alerts
+
+
+def verdict(alerts: list[dict[str, Any]]) -> list[str]:
+    """The answer first: which keys were hot, how hot at their peak, and what to do about it."""
+    hot: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for alert in alerts:
+        if alert["status"] != "resolved":
+            hot.setdefault((alert["table"], alert["key"]), []).append(alert)
+    if not hot:
+        return ["No hot key: no partition key reached the alert threshold."]
+    lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'}:"]
+    for (table, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
+        peak = max(found, key=lambda a: a["wcu_per_second"])
+        shards = max(a["suggested_shards"] for a in found)
+        share = max(a["share"] for a in found)
+        if shards >= 2:
+            fix = f"write-shard it over {shards} suffixes ({key}#1..{shards})"
+        else:
+            fix = f"it takes {100 * share:.0f}% of the table's writes: spread them over more partition keys"
+        lines.append(
+            f"  {table}/{key} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
+            f"partition limit) in the window starting {peak['window_start']}; suggested fix: {fix}"
+        )
+    return lines
+
+
+def replay_and_show(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli.main import UserError, aws_target, render_top
+
+    report_path = Path(args.report) if args.report else None
+    if report_path is not None and not report_path.resolve().parent.is_dir():
+        # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
+        raise UserError(f"--report: the folder {str(report_path.parent)!r} does not exist")
+    with aws_target(args.endpoint_url, args.region or "us-east-1"), backend(args.endpoint_url):
+        try:
+            report = run_replay(args.event_files, create_resources())
+        except ReplayError as error:
+            raise UserError(str(error)) from None
+        result = collect(report, args.limit)
+        report_bucket = report.resources.bucket
+        heat = None
+        if report_path is not None:
+            from hotkeys.cli.report import heat_map
+            from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+
+            # The replay's source tables (events/tables/*.json) tell composite keys apart, as in the handler.
+            resolver = PartitionKeyResolver(None, describe_table_with(boto3.client("dynamodb")))
+            heat = heat_map(report.event_shards, resolver)
+    if report_path is not None and heat is not None:
+        from hotkeys.cli.report import render
+
+        try:
+            report_path.write_text(render(result, heat))
+        except OSError as error:
+            raise UserError(f"--report: cannot write {str(report_path)!r}: {error.strerror}") from None
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return 0
+    for line in verdict(result["alerts"]):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if args.endpoint_url:
+        # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
+        created = report.resources
+        console.print(
+            f"Created on {args.endpoint_url}: stats table {created.stats_table}, topic {created.topic_arn}, "
+            f"bucket {created.bucket}, DLQ {created.dlq_url}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    console.print(
+        f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
+        f"in {result['invocations']} invocations."
+    )
+    render_top(console, result["top"], 1000, title="Top keys per window")
+    if result["alerts"]:
+        console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
+        for alert in result["alerts"]:
+            console.print(f"  {alert['subject']}", markup=False, highlight=False)
+            if alert["status"] != "resolved":
+                console.print(
+                    f"      window {alert['window_start']}, {alert['wcu']:,} WCU, "
+                    f"share {100 * alert['share']:.1f}%"
+                    f", suggested shards: {alert['suggested_shards']}",
+                    markup=False,
+                    highlight=False,
+                )
+    else:
+        console.print("No alerts were published.")
+    if result["archived"]:
+        total = sum(item["items"] for item in result["archived"])
+        console.print(f"[bold]TTL archive[/]: {total} expired items in {len(result['archived'])} object(s):")
+        for item in result["archived"]:
+            console.print(
+                f"  s3://{report_bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    else:
+        console.print("No TTL deletions were archived.")
+    if result["dead_letters"]:
+        console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
+        for letter in result["dead_letters"]:
+            console.print(
+                f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
+                f"{letter['endSequenceNumber']} ({letter['batchSize']} record{'' if letter['batchSize'] == 1 else 's'})"
+            )
+    else:
+        console.print("Nothing was sent to the DLQ.")
+    if args.report:
+        console.print(f"Report written to {args.report}")
+    return 0

@@ -1,0 +1,84 @@
+"""``hotkeys top``: the hottest keys per window, merged over all shards from the stats table."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, merge_window
+from hotkeys.detector.windows import iso_utc
+
+TABLE_LOOKBACK_SECONDS = 86_400
+
+
+class StatsReader(Protocol):
+    def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]: ...
+
+    def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
+
+    def latest_window(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class TopRow:
+    table: str
+    key: str
+    window_start: str
+    window_seconds: int
+    writes: int
+    wcu: int
+    wcu_per_second: float
+    share: float
+    error_bound: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def windows_in_range(
+    reader: StatsReader, *, since: int | None, last: int | None, until: int, table: str | None
+) -> list[tuple[int, str, int]]:
+    """The (window_start, table, window_seconds) to show: from ``since``, or the ``last`` N windows."""
+    if since is None:
+        latest = reader.latest_window()
+        if latest is None:
+            return []
+        # The catalog is ordered by window start; fetch generously, then keep the last N distinct starts.
+        # The latest window is the latest of any table: for one table, look back a day for its own.
+        since = latest - (TABLE_LOOKBACK_SECONDS if table is not None else 900 * max(last or 1, 1))
+    windows = sorted(set(reader.catalog(since, until)))
+    if table is not None:
+        windows = [w for w in windows if w[1] == table]
+    if last is not None:
+        starts = sorted({w[0] for w in windows})[-last:]
+        windows = [w for w in windows if w[0] in starts]
+    return windows
+
+
+def window_figures(reader: StatsReader, windows: list[tuple[int, str, int]]) -> list[WindowFigures]:
+    figures = []
+    for start, table, _seconds in windows:
+        snapshots = reader.window_segments(table, start)
+        if snapshots:
+            figures.append(merge_window(snapshots))
+    return figures
+
+
+def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
+    rows = [
+        TopRow(
+            table=window.table,
+            key=key.key,
+            window_start=iso_utc(window.window_start),
+            window_seconds=window.window_seconds,
+            writes=key.writes,
+            wcu=key.wcu,
+            wcu_per_second=round(key.wcu / window.window_seconds, 3),
+            share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
+            error_bound=key.error_bound,
+        )
+        for window in figures
+        for key in window.keys
+    ]
+    rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.key))
+    return rows[:limit]

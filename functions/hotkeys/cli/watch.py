@@ -1,0 +1,115 @@
+"""``hotkeys watch``: a live top-keys view of a table's stream, read from your machine.
+
+It follows every open shard (parents before children), folds records with the same
+parsing, sizing and summary code as the Lambda, and shows the current windows' hottest
+keys with their write rate over their active time and the share of the partition limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hotkeys.cli.streams import ShardCursor, lineage_order, list_shards, stream_arn_of
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.alerts.rules import key_rate
+from hotkeys.detector.config import Settings
+from hotkeys.detector.records import MalformedRecord, parse_change
+from hotkeys.detector.state import Segment, ShardState
+from hotkeys.detector.summary import WRITES
+from hotkeys.detector.windows import iso_utc
+
+
+@dataclass(frozen=True)
+class LiveRow:
+    table: str
+    key: str
+    window_start: str
+    writes: int
+    wcu: int
+    wcu_per_second: float
+    percent_of_limit: float
+    share: float
+
+
+class StreamWatcher:
+    def __init__(self, dynamodb: Any, streams: Any, table: str, settings: Settings, start: str = "LATEST") -> None:
+        self._streams = streams
+        self._settings = settings
+        self._start = start
+        description = dynamodb.describe_table(TableName=table)
+        self.arn = stream_arn_of(description["Table"], table)
+        # The Lambda's own resolver: the only key attribute, else the HASH key of this description.
+        self._resolve_key = PartitionKeyResolver(None, lambda _table: description)
+        self._cursors: dict[str, ShardCursor] = {}
+        self._states: dict[str, ShardState] = {}
+        self.records = 0
+        self.malformed = 0
+
+    def _refresh_shards(self) -> list[ShardCursor]:
+        for shard in lineage_order(list_shards(self._streams, self.arn)):
+            if shard["ShardId"] not in self._cursors:
+                self._cursors[shard["ShardId"]] = ShardCursor(shard["ShardId"], shard.get("ParentShardId"))
+        return list(self._cursors.values())
+
+    def poll(self) -> int:
+        """One GetRecords per readable shard; returns how many records were read."""
+        read = 0
+        for cursor in self._refresh_shards():
+            parent = self._cursors.get(cursor.parent_id or "")
+            if cursor.closed or (parent is not None and not parent.closed):
+                continue
+            if not cursor.started:
+                # Children of a shard we followed start at their beginning, so nothing is skipped.
+                kind = "TRIM_HORIZON" if parent is not None else self._start
+                cursor.iterator = self._streams.get_shard_iterator(
+                    StreamArn=self.arn, ShardId=cursor.shard_id, ShardIteratorType=kind
+                )["ShardIterator"]
+                cursor.started = True
+            response = self._streams.get_records(ShardIterator=cursor.iterator, Limit=1000)
+            cursor.iterator = response.get("NextShardIterator")
+            cursor.closed = cursor.iterator is None
+            read += self._fold(cursor.shard_id, response.get("Records", []))
+        self.records += read
+        return read
+
+    def _fold(self, shard_id: str, raws: list[dict[str, Any]]) -> int:
+        from hotkeys.cli.events import shape_stream_record
+
+        state = self._states.setdefault(shard_id, ShardState())
+        for raw in raws:
+            try:
+                change = parse_change(shape_stream_record(raw, self.arn), self._resolve_key)
+            except MalformedRecord:
+                self.malformed += 1
+                continue
+            if change.sequence > state.high_water:
+                state.apply(change, self._settings.window_seconds, self._settings.summary_capacity)
+        return len(raws)
+
+    def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:
+        segments: dict[tuple[str, int], list[Segment]] = {}
+        for state in self._states.values():
+            for (table, start), segment in state.segments.items():
+                segments.setdefault((table, start), []).append(segment)
+        rows = []
+        for table, start in sorted(segments, key=lambda k: k[1])[-windows:]:
+            parts = segments[(table, start)]
+            total = sum(p.wcu for p in parts) or 1
+            for segment in parts:
+                for key, entry in segment.entries.items():
+                    upper, rate = key_rate(segment, entry, self._settings)
+                    rows.append(
+                        LiveRow(
+                            table,
+                            key,
+                            iso_utc(start),
+                            entry[WRITES],
+                            upper,
+                            round(rate, 1),
+                            round(100 * rate / self._settings.partition_wcu_limit, 1),
+                            round(upper / total, 4),
+                        )
+                    )
+        rows.sort(key=lambda row: (-row.wcu_per_second, row.key))
+        return rows[:limit]

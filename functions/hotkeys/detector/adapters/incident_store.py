@@ -1,0 +1,178 @@
+"""Alert incidents in the stats table: conditional writes make "one firing per incident" hold
+across retries, duplicate deliveries and concurrent containers.
+
+Item: PK ``INC#<table>``, SK ``<reason>#<key>``. Times are event times (seconds), so a
+replayed backlog alerts as it would have live; ``expires_at`` lets DynamoDB's TTL drop
+incidents whose shard went away without resolving them.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from hotkeys.detector.alerts.rules import HotKey
+
+INCIDENT_RETENTION_SECONDS = 2 * 86_400
+FIRING, RESOLVED = "firing", "resolved"
+
+
+def _conditional_failure(error: ClientError) -> bool:
+    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+class DynamoIncidentStore:
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    @staticmethod
+    def _key(table: str, incident_key: str) -> dict[str, str]:
+        return {"pk": f"INC#{table}", "sk": incident_key}
+
+    def claim_firing(self, hot: HotKey, shard_id: str) -> bool:
+        """Start an incident unless one is already firing. True if this call started it."""
+        try:
+            self._table.put_item(
+                Item={
+                    **self._key(hot.table, hot.incident_key),
+                    "status": FIRING,
+                    "published": False,
+                    "table_name": hot.table,
+                    "key": hot.key,
+                    "reason": hot.reason,
+                    "shard_id": shard_id,
+                    "fired_window": hot.window_start,
+                    "last_hot_window": hot.window_start,
+                    "notified_at": hot.event_time,
+                    "peak": Decimal(str(hot.wcu_per_second)),
+                    "expires_at": hot.event_time + INCIDENT_RETENTION_SECONDS,
+                },
+                ConditionExpression="attribute_not_exists(pk) OR #s = :resolved OR expires_at < :now",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":resolved": RESOLVED, ":now": hot.event_time},
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def claim_reminder(self, hot: HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None:
+        """Mark a reminder due; returns the incident's previous values if this call claimed it."""
+        try:
+            response = self._table.update_item(
+                Key=self._key(hot.table, hot.incident_key),
+                UpdateExpression="SET notified_at = :now, last_hot_window = :w, shard_id = :shard, expires_at = :exp",
+                ConditionExpression="#s = :firing AND notified_at <= :due",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":now": hot.event_time,
+                    ":w": hot.window_start,
+                    ":shard": shard_id,
+                    ":exp": hot.event_time + INCIDENT_RETENTION_SECONDS,
+                    ":firing": FIRING,
+                    ":due": hot.event_time - reminder_seconds,
+                },
+                ReturnValues="ALL_OLD",
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return None
+            raise
+        return dict(response.get("Attributes", {}))
+
+    def release_reminder(self, hot: HotKey, previous_notified_at: int) -> None:
+        try:
+            self._table.update_item(
+                Key=self._key(hot.table, hot.incident_key),
+                UpdateExpression="SET notified_at = :old",
+                ConditionExpression="notified_at = :now",
+                ExpressionAttributeValues={":old": previous_notified_at, ":now": hot.event_time},
+            )
+        except ClientError as error:
+            if not _conditional_failure(error):
+                raise
+
+    def mark_hot(self, hot: HotKey, shard_id: str) -> None:
+        """The key is still hot in this window: it must not resolve at the window's end."""
+        self._table.update_item(
+            Key=self._key(hot.table, hot.incident_key),
+            UpdateExpression="SET last_hot_window = :w, shard_id = :shard, expires_at = :exp",
+            ConditionExpression="#s = :firing",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={
+                ":w": hot.window_start,
+                ":shard": shard_id,
+                ":exp": hot.event_time + INCIDENT_RETENTION_SECONDS,
+                ":firing": FIRING,
+            },
+        )
+
+    def raise_peak(self, hot: HotKey) -> None:
+        """Keep the incident's peak rate (it sizes the sharding advice in later messages)."""
+        try:
+            self._table.update_item(
+                Key=self._key(hot.table, hot.incident_key),
+                UpdateExpression="SET peak = :rate",
+                ConditionExpression="attribute_exists(pk) AND peak < :rate",
+                ExpressionAttributeValues={":rate": Decimal(str(hot.wcu_per_second))},
+            )
+        except ClientError as error:
+            if not _conditional_failure(error):
+                raise
+
+    def open_incidents(self, table: str) -> list[dict[str, Any]]:
+        """The table's firing incidents and the resolved ones whose message may not have gone out,
+        whichever shard owns them (a key moves to a child shard when its shard ends)."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": "pk = :pk",
+            "FilterExpression": "#s = :firing OR resolve_published = :no",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":pk": f"INC#{table}", ":firing": FIRING, ":no": False},
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if not page.get("LastEvaluatedKey"):
+                return items
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool:
+        """Close the incident unless it was hot in this window. True if this call closed it; the
+        closing shard becomes the owner (only it re-sends an unconfirmed resolved message)."""
+        try:
+            self._table.update_item(
+                Key=self._key(table, incident_key),
+                UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no, shard_id = :shard",
+                ConditionExpression="#s = :firing AND last_hot_window < :w",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":resolved": RESOLVED,
+                    ":firing": FIRING,
+                    ":w": window_start,
+                    ":no": False,
+                    ":shard": shard_id,
+                },
+            )
+        except ClientError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def get(self, table: str, incident_key: str) -> dict[str, Any] | None:
+        item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")
+        return dict(item) if item else None
+
+    def mark_published(self, table: str, incident_key: str, flag: str) -> None:
+        """Record that the firing (``published``) or resolved (``resolve_published``) message went out."""
+        self._table.update_item(
+            Key=self._key(table, incident_key),
+            UpdateExpression="SET #f = :yes",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#f": flag},
+            ExpressionAttributeValues={":yes": True},
+        )

@@ -1,0 +1,97 @@
+"""The stats table (DynamoDB): segment snapshots, the window catalog and alert incidents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from hotkeys.detector.snapshots import (
+    CATALOG_PK,
+    STATS_BUCKETS,
+    SegmentSnapshot,
+    catalog_sk,
+    from_item,
+    padded_sequence,
+    segment_pk,
+    to_item,
+)
+
+
+def _is_conditional_failure(error: ClientError) -> bool:
+    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+class DynamoStatsStore:
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    # -- writes ---------------------------------------------------------------------------
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
+        """Overwrite the segment's snapshot unless a newer one (higher sequence) is stored."""
+        try:
+            self._table.put_item(
+                Item=to_item(snapshot, expires_at),
+                ConditionExpression="attribute_not_exists(hwm) OR hwm <= :hwm",
+                ExpressionAttributeValues={":hwm": padded_sequence(snapshot.last_sequence)},
+            )
+        except ClientError as error:
+            if _is_conditional_failure(error):
+                return False  # a replay of older records: the stored snapshot already covers them
+            raise
+        return True
+
+    def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
+        self._table.put_item(
+            Item={
+                "pk": CATALOG_PK,
+                "sk": catalog_sk(start, table),
+                "table_name": table,
+                "window_start": start,
+                "window_seconds": window_seconds,
+                "expires_at": expires_at,
+            }
+        )
+
+    # -- reads ----------------------------------------------------------------------------
+    def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]:
+        snapshots: list[SegmentSnapshot] = []
+        for bucket in range(STATS_BUCKETS):
+            for item in self._query(
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": segment_pk(table, start, bucket)},
+            ):
+                snapshots.append(from_item(item))
+        return snapshots
+
+    def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]:
+        """(window_start, table, window_seconds) of the windows starting in [since, until]."""
+        items = self._query(
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues={
+                ":pk": CATALOG_PK,
+                ":low": f"{max(since, 0):012d}#",
+                ":high": f"{until:012d}#\uffff",
+            },
+        )
+        return [(int(i["window_start"]), str(i["table_name"]), int(i["window_seconds"])) for i in items]
+
+    def latest_window(self) -> int | None:
+        page = self._table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": CATALOG_PK},
+            ScanIndexForward=False,
+            Limit=1,
+        )
+        items = page.get("Items", [])
+        return int(items[0]["window_start"]) if items else None
+
+    def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return items
+            kwargs["ExclusiveStartKey"] = last

@@ -1,0 +1,180 @@
+"""Alert messages: one SNS publish, a form per subscriber kind (JSON, e-mail text, Chatbot)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
+from hotkeys.detector.windows import iso_utc
+
+SUBJECT_LIMIT = 100
+FIRING, REMINDER, RESOLVED = "firing", "reminder", "resolved"
+
+
+@dataclass(frozen=True)
+class Alert:
+    table: str
+    key: str
+    window_start: int
+    window_seconds: int
+    wcu: int
+    wcu_per_second: float
+    partition_limit_wcu: int
+    share: float
+    reason: str
+    status: str
+    peak_wcu_per_second: float
+
+    @property
+    def percent_of_limit(self) -> float:
+        return round(100 * self.wcu_per_second / self.partition_limit_wcu, 1)
+
+    @property
+    def suggested_shards(self) -> int:
+        return suggested_shards(self.peak_wcu_per_second, self.partition_limit_wcu)
+
+    def document(self) -> dict[str, Any]:
+        """The JSON form (default, sqs, lambda subscribers): exactly these fields."""
+        return {
+            "table": self.table,
+            "key": self.key,
+            "window_start": iso_utc(self.window_start),
+            "window_seconds": self.window_seconds,
+            "wcu": self.wcu,
+            "wcu_per_second": self.wcu_per_second,
+            "partition_limit_wcu": self.partition_limit_wcu,
+            "percent_of_limit": self.percent_of_limit,
+            "share": self.share,
+            "reason": self.reason,
+            "status": self.status,
+            "suggested_shards": self.suggested_shards,
+        }
+
+
+def display_key(key: str, mode: str, salt: str) -> str:
+    """The key as alerts and logs show it: raw, or a salted hash when keys are personal data."""
+    if mode != "hash":
+        return key
+    return "sha256:" + hashlib.sha256(f"{salt}:{key}".encode()).hexdigest()[:16]
+
+
+def subject(alert: Alert) -> str:
+    tag = {FIRING: "[hot key]", REMINDER: "[hot key, still]", RESOLVED: "[resolved]"}[alert.status]
+    if alert.reason == PARTITION_LIMIT:
+        detail = f"at {alert.wcu_per_second:,.0f} WCU/s ({alert.percent_of_limit:.0f}% of partition limit)"
+    else:
+        detail = f"{100 * alert.share:.0f}% of table writes ({alert.wcu_per_second:,.0f} WCU/s)"
+    if alert.status == RESOLVED:
+        detail = (
+            "back under the partition-limit threshold"
+            if alert.reason == PARTITION_LIMIT
+            else ("back under the share-of-table threshold")
+        )
+    head = f"{tag} {alert.table}: "
+    room = SUBJECT_LIMIT - len(head) - len(detail) - 1
+    key = alert.key if len(alert.key) <= room else alert.key[: max(room - 1, 8)] + "…"
+    return f"{head}{key} {detail}"[:SUBJECT_LIMIT]
+
+
+def _advice(alert: Alert) -> str:
+    shards = alert.suggested_shards
+    if shards <= 1:
+        return (
+            "At this rate one partition can still serve the key; if it keeps growing, spread its writes "
+            f"over suffixes ('{alert.key}#<n>') or cache and batch them."
+        )
+    return (
+        f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
+        f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
+        f"{alert.partition_limit_wcu} WCU/s)). Write to '{alert.key}#<n>' with n random in 1..{shards} "
+        "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
+        f"mod {shards}) when a reader must find one item again."
+    )
+
+
+def _what(alert: Alert) -> str:
+    if alert.reason == PARTITION_LIMIT:
+        return (
+            f"Partition key '{alert.key}' of table {alert.table} is writing about "
+            f"{alert.wcu_per_second:,.1f} WCU/s, {alert.percent_of_limit:.0f}% of the "
+            f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
+            "whatever the table's capacity."
+        )
+    return (
+        f"Partition key '{alert.key}' takes {100 * alert.share:.1f}% of table {alert.table}'s write units "
+        f"in the window starting {iso_utc(alert.window_start)} ({alert.wcu_per_second:,.1f} WCU/s)."
+    )
+
+
+def email_text(alert: Alert) -> str:
+    if alert.status == RESOLVED:
+        return (
+            f"Resolved: partition key '{alert.key}' of table {alert.table} stayed under the alert threshold "
+            f"for the whole window starting {iso_utc(alert.window_start)}.\n"
+            f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s.\n"
+        )
+    lines = [
+        _what(alert),
+        "",
+        f"Window: {iso_utc(alert.window_start)} ({alert.window_seconds} s), {alert.wcu:,} write units so far.",
+        _advice(alert),
+        "",
+        "Blind spots: reads never appear in a stream; writes that change nothing produce no record; "
+        "transactional writes cost twice what is shown; throttled writes never reach the stream.",
+        f"See it live: hotkeys top --stats-table <StatsTableName> --table {alert.table}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def chatbot_payload(alert: Alert) -> dict[str, Any]:
+    """AWS Chatbot (Amazon Q Developer in chat applications) custom notification schema, v1.0."""
+    description = email_text(alert) if alert.status == RESOLVED else f"{_what(alert)}\n{_advice(alert)}"
+    return {
+        "version": "1.0",
+        "source": "custom",
+        "id": f"{alert.table}:{alert.reason}:{alert.key}:{alert.window_start}:{alert.status}",
+        "content": {
+            "textType": "client-markdown",
+            "title": subject(alert),
+            "description": description,
+            "nextSteps": [
+                f"`hotkeys top --stats-table <StatsTableName> --table {alert.table}`",
+                "Spread writes with a key suffix (see above), or cache/batch the writes to this key",
+            ]
+            if alert.status != RESOLVED
+            else [],
+            "keywords": [alert.table, alert.reason, alert.status],
+        },
+        "metadata": {
+            "threadId": f"hotkey-{alert.table}-{alert.reason}-{alert.key}"[:256],
+            "summary": subject(alert),
+            "eventType": f"HotKey{alert.status.capitalize()}",
+            "relatedResources": [alert.table],
+            "additionalContext": {k: str(v) for k, v in alert.document().items()},
+        },
+    }
+
+
+def sns_publish_arguments(topic_arn: str, alert: Alert) -> dict[str, Any]:
+    document = json.dumps(alert.document())
+    structure = {
+        "default": document,
+        "sqs": document,
+        "lambda": document,
+        "email": email_text(alert),
+        "email-json": document,
+        "https": json.dumps(chatbot_payload(alert)),
+    }
+    return {
+        "TopicArn": topic_arn,
+        "Subject": subject(alert),
+        "Message": json.dumps(structure),
+        "MessageStructure": "json",
+        "MessageAttributes": {
+            name: {"DataType": "String", "StringValue": value}
+            for name, value in (("table", alert.table), ("reason", alert.reason), ("status", alert.status))
+        },
+    }

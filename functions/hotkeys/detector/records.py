@@ -1,0 +1,145 @@
+"""A raw DynamoDB stream record (Lambda event format) → the few facts the detector needs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from hotkeys.detector.sizing import SizingError, image_size, larger_image_size, write_units
+from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
+
+TTL_PRINCIPAL = "dynamodb.amazonaws.com"
+FULL_VIEW = "NEW_AND_OLD_IMAGES"
+_EVENT_NAMES = frozenset(("INSERT", "MODIFY", "REMOVE"))
+
+
+class MalformedRecord(ValueError):
+    """A record that can never be processed: it fails its invocation (tumbling windows: Lambda bisects
+    until it is alone) or is a batch item failure (without), and finally a DLQ entry."""
+
+
+class Kind(Enum):
+    WRITE = "write"
+    TTL_DELETE = "ttl_delete"
+
+
+@dataclass(slots=True)
+class Change:
+    table: str
+    key: str
+    event_time: int
+    sequence: int
+    wcu: int
+    kind: Kind
+    # The record lacks the images a NEW_AND_OLD_IMAGES stream carries: its size (and archive) is partial.
+    partial: bool = False
+
+
+# (table name, the record's Keys map) -> partition key attribute.
+PartitionKeyResolver = Callable[[str, dict[str, Any]], str]
+
+_table_names: dict[str, str] = {}
+
+
+def table_from_arn(arn: Any) -> str:
+    """``arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL`` → NAME."""
+    if not isinstance(arn, str):  # before the cache lookup: a list or map is not even hashable
+        raise MalformedRecord("eventSourceARN is missing or not a string")
+    name = _table_names.get(arn)
+    if name is not None:
+        return name
+    parts = arn.split(":", 5)
+    resource = parts[5].split("/") if len(parts) == 6 else []
+    if len(resource) < 2 or resource[0] != "table" or not resource[1] or parts[2] != "dynamodb":
+        raise MalformedRecord(f"eventSourceARN is not a DynamoDB stream ARN: {arn!r:.120}")
+    _table_names[arn] = resource[1]
+    return resource[1]
+
+
+def is_ttl_delete(record: dict[str, Any]) -> bool:
+    identity = record.get("userIdentity")
+    return (
+        isinstance(identity, dict)
+        and identity.get("type") == "Service"
+        and identity.get("principalId") == TTL_PRINCIPAL
+    )
+
+
+def key_text(value: Any) -> str:
+    """A key attribute value (S, N or B) as text: strings and numbers as-is, binary as base64."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((kind, raw),) = value.items()
+        if kind in ("S", "N", "B") and isinstance(raw, str):
+            if len(raw) > MAX_KEY_TEXT_BYTES or not raw.isascii():
+                _check_key_bytes(raw)
+            return raw
+    raise MalformedRecord(f"partition key must be an S, N or B value, got {value!r:.80}")
+
+
+def _check_key_bytes(raw: str) -> None:
+    try:
+        size = len(raw.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise MalformedRecord("partition key is not valid UTF-8 (a lone surrogate)") from None
+    if size > MAX_KEY_TEXT_BYTES:
+        raise MalformedRecord("partition key is longer than DynamoDB allows (2,048 bytes)")
+
+
+def sequence_of(record: Any) -> str:
+    """The record's SequenceNumber (the batch item identifier), validated."""
+    stream = record.get("dynamodb") if isinstance(record, dict) else None
+    sequence = stream.get("SequenceNumber") if isinstance(stream, dict) else None
+    if not isinstance(sequence, str) or not sequence.isdigit():
+        raise MalformedRecord("record has no numeric dynamodb.SequenceNumber")
+    return sequence
+
+
+def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str | None = None) -> Change:
+    """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
+    if not isinstance(record, dict):
+        raise MalformedRecord("record is not a map")
+    stream = record.get("dynamodb")
+    if not isinstance(stream, dict):
+        raise MalformedRecord("record has no dynamodb section")
+    event_name = record.get("eventName")
+    if event_name not in _EVENT_NAMES:
+        raise MalformedRecord(f"unknown eventName {event_name!r:.40}")
+    table = table_from_arn(record.get("eventSourceARN"))
+    keys = stream.get("Keys")
+    if not isinstance(keys, dict) or not keys:
+        raise MalformedRecord("record has no dynamodb.Keys")
+    key_attribute = resolve_key(table, keys)
+    if key_attribute not in keys:
+        raise MalformedRecord(f"partition key attribute {key_attribute!r} is not in the record's Keys")
+    created = stream.get("ApproximateCreationDateTime")
+    if isinstance(created, bool) or not isinstance(created, int | float):
+        raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
+    if sequence is None:
+        sequence = sequence_of(record)
+    kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
+    view = stream.get("StreamViewType")
+    return Change(
+        table=table,
+        key=key_text(keys[key_attribute]),
+        event_time=int(created),
+        sequence=int(sequence),
+        # TTL deletions cost no capacity, but their images are validated all the same.
+        wcu=_write_units(stream, keys) * (kind is Kind.WRITE),
+        kind=kind,
+        partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
+    )
+
+
+def _write_units(stream: dict[str, Any], keys: dict[str, Any]) -> int:
+    """Put/Update cost the larger of the old and new item; Delete the deleted item."""
+    old = stream.get("OldImage")
+    new = stream.get("NewImage")
+    try:
+        if old is None and new is None:
+            # KEYS_ONLY or NEW_IMAGE-less views: the keys are all we can see.
+            return write_units(image_size(keys))
+        return write_units(larger_image_size(old, new))
+    except SizingError as error:
+        raise MalformedRecord(f"unparsable image: {error}") from None

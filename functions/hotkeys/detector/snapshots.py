@@ -1,0 +1,174 @@
+"""The stats table's items: what a shard persists per window, and how readers merge it.
+
+Key design (see docs/decisions.md):
+
+* segment snapshot  PK ``SEG#<table>#<window_start>#<bucket>``  SK ``<shard>#<origin>``
+  A whole-segment snapshot, overwritten in place (idempotent). ``bucket`` spreads
+  the shards of one window over ``STATS_BUCKETS`` partition keys, so the detector's
+  own writes never concentrate on one partition; a window is read with that many Queries.
+* catalog           PK ``CATALOG``  SK ``<window_start:012d>#<table>``
+  Written once per segment, so readers find the windows of a time range in one Query.
+
+A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
+fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from hotkeys.detector import summary
+from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
+
+STATS_BUCKETS = 8
+CATALOG_PK = "CATALOG"
+
+
+def bucket_of(shard_id: str) -> int:
+    return zlib.crc32(shard_id.encode("utf-8")) % STATS_BUCKETS
+
+
+def segment_pk(table: str, start: int, bucket: int) -> str:
+    return f"SEG#{table}#{start}#{bucket}"
+
+
+def catalog_sk(start: int, table: str) -> str:
+    return f"{start:012d}#{table}"
+
+
+@dataclass(frozen=True)
+class SegmentSnapshot:
+    table: str
+    window_start: int
+    window_seconds: int
+    shard_id: str
+    origin: str
+    first_sequence: str
+    last_sequence: str
+    writes: int
+    wcu: int
+    ttl_deletes: int
+    pruned: int
+    first_event: int
+    last_event: int
+    entries: dict[str, list[int]]
+    ranges: list[list[int]] = field(default_factory=list)
+
+    @property
+    def bucket(self) -> int:
+        return bucket_of(self.shard_id)
+
+    def covers(self, sequence: int) -> bool:
+        """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
+        return ranges_cover(self.ranges, sequence)
+
+
+def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: int) -> SegmentSnapshot:
+    entries, dropped = summary.compact(segment.entries, capacity)
+    return SegmentSnapshot(
+        table=segment.table,
+        window_start=segment.window_start,
+        window_seconds=window_seconds,
+        shard_id=shard_id,
+        origin=segment.origin,
+        first_sequence=segment.first_sequence,
+        last_sequence=str(segment.last_sequence),
+        writes=segment.writes,
+        wcu=segment.wcu,
+        ttl_deletes=segment.ttl_deletes,
+        pruned=segment.pruned + dropped,
+        first_event=segment.first_event,
+        last_event=segment.last_event,
+        entries=entries,
+        ranges=[list(pair) for pair in segment.ranges],
+    )
+
+
+def _binary(value: Any) -> bytes:
+    return bytes(value.value) if hasattr(value, "value") else bytes(value)
+
+
+def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
+    """The snapshot as a boto3 resource-style item (plain Python values)."""
+    return {
+        "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.bucket),
+        "sk": f"{snapshot.shard_id}#{snapshot.origin}",
+        "table_name": snapshot.table,
+        "window_start": snapshot.window_start,
+        "window_seconds": snapshot.window_seconds,
+        "shard_id": snapshot.shard_id,
+        "first_sequence": snapshot.first_sequence,
+        "hwm": padded_sequence(snapshot.last_sequence),
+        "writes": snapshot.writes,
+        "wcu": snapshot.wcu,
+        "ttl_deletes": snapshot.ttl_deletes,
+        "pruned": snapshot.pruned,
+        "first_event": snapshot.first_event,
+        "last_event": snapshot.last_event,
+        "entry_count": len(snapshot.entries),
+        "entries_z": summary.encode_entries(snapshot.entries),
+        "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
+        "expires_at": expires_at,
+    }
+
+
+def from_item(item: dict[str, Any]) -> SegmentSnapshot:
+    ranges = item.get("ranges_z")
+    return SegmentSnapshot(
+        table=str(item["table_name"]),
+        window_start=int(item["window_start"]),
+        window_seconds=int(item["window_seconds"]),
+        shard_id=str(item["shard_id"]),
+        origin=str(item["sk"])[len(str(item["shard_id"])) + 1 :],  # the sort key is "<shard>#<origin>"
+        first_sequence=str(item["first_sequence"]),
+        last_sequence=str(item["hwm"]).lstrip("0") or "0",
+        writes=int(item["writes"]),
+        wcu=int(item["wcu"]),
+        ttl_deletes=int(item["ttl_deletes"]),
+        pruned=int(item["pruned"]),
+        first_event=int(item["first_event"]),
+        last_event=int(item["last_event"]),
+        entries=summary.decode_entries(_binary(item["entries_z"])),
+        # Snapshots written before ranges existed cover their first-to-last span.
+        ranges=decode_ranges(zlib.decompress(_binary(ranges)).decode("ascii"))
+        if ranges is not None
+        else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
+    )
+
+
+@dataclass(frozen=True)
+class WindowFigures:
+    """A table's merged figures for one window, over all its shards' segments."""
+
+    table: str
+    window_start: int
+    window_seconds: int
+    writes: int
+    wcu: int
+    ttl_deletes: int
+    error_bound: int
+    keys: list[summary.KeyFigure]
+
+
+def merge_window(snapshots: list[SegmentSnapshot]) -> WindowFigures:
+    if not snapshots:
+        raise ValueError("no snapshots to merge")
+    first = snapshots[0]
+    entries, pruned = summary.merge((snap.entries, snap.pruned) for snap in snapshots)
+    keys = [
+        summary.KeyFigure(key=key, writes=e[0], wcu=e[1], error_bound=pruned, first_seen=e[2])
+        for key, e in entries.items()
+    ]
+    keys.sort(key=lambda figure: (-figure.wcu, figure.key))
+    return WindowFigures(
+        table=first.table,
+        window_start=first.window_start,
+        window_seconds=first.window_seconds,
+        writes=sum(snap.writes for snap in snapshots),
+        wcu=sum(snap.wcu for snap in snapshots),
+        ttl_deletes=sum(snap.ttl_deletes for snap in snapshots),
+        error_bound=pruned,
+        keys=keys,
+    )

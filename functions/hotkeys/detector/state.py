@@ -1,0 +1,278 @@
+"""A shard's in-flight figures, carried between invocations in Lambda's tumbling-window state.
+
+Lambda hands each invocation the state the previous successful invocation of the same
+shard and window returned. The state holds, per (table, window) segment, the exact
+totals, the bounded heavy-hitter summary and the sequence ranges it counted, plus the
+high-water mark: the highest sequence number already folded in. Records at or below it
+are skipped, so a redelivered record is never counted twice, whatever Lambda re-sends.
+
+Coverage: each invocation that folds new records of a segment opens a new sequence
+range (first and last record it folded). Ranges of different invocations are never
+joined, because the function cannot see whether Lambda sent a batch to the on-failure
+destination in between; ``hotkeys redrive`` counts exactly what no range covers. A
+segment whose range list is full is sealed (flushed as it is) and a new segment of the
+same shard and window starts, so the state stays bounded.
+
+Identity: a segment is named by its shard, Lambda's window start and a generation
+(``origin``), never by its first record. A failed invocation may already have flushed
+a snapshot; whatever Lambda does next (retry, bisect, dead-letter the batch that began
+the segment), the state it carries on with writes the same identity, so the stale
+snapshot is overwritten (or, holding the higher sequence, stays: then its ranges say
+exactly what it counted).
+
+Size: Lambda ends a window early when the state exceeds 1 MB per shard. The summary is
+carried as one base64 string of ``summary.encode_entries`` (never JSON-escaped), within
+``summary.MAX_SUMMARY_BYTES``; ranges are at most ``MAX_RANGES``; alert marks are hashes.
+``max_state_bytes`` states the bound and a test checks it at the worst case.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from hotkeys.detector import summary
+from hotkeys.detector.records import Change, Kind
+
+STATE_VERSION = 2
+# Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
+MAX_RANGES = 256
+# The longest sequence number DynamoDB Streams issues (21 to 40 digits).
+MAX_SEQUENCE_DIGITS = 40
+# Lambda's limit on the tumbling-window state ("a maximum of 1 MB per shard").
+LAMBDA_STATE_LIMIT_BYTES = 1_000_000
+# zlib level for the carried summary: level 1 is ~4x cheaper than 6 and the state is transient.
+STATE_ZLIB_LEVEL = 1
+
+
+@dataclass
+class Segment:
+    """One shard's figures for one (table, window), from its first record on."""
+
+    table: str
+    window_start: int
+    first_sequence: str
+    # The segment's name within its shard (see the module doc); stable across retries.
+    origin: str = ""
+    generation: int = 0
+    entries: dict[str, list[int]] = field(default_factory=dict)
+    pruned: int = 0
+    writes: int = 0
+    wcu: int = 0
+    ttl_deletes: int = 0
+    first_event: int = 0
+    last_event: int = 0
+    last_sequence: int = -1
+    flushed_at_event: int = -1
+    catalogued: bool = False
+    dirty: bool = True
+    # [first, last] sequence numbers folded by each successful invocation, in order.
+    ranges: list[list[int]] = field(default_factory=list)
+    # Encoded size of ``entries`` (summary.entry_bytes), kept incrementally.
+    entry_bytes: int = 0
+    # Not carried: whether this invocation already opened its range.
+    range_open: bool = field(default=False, compare=False)
+
+    def apply(self, change: Change, capacity: int) -> None:
+        sequence = change.sequence
+        if self.range_open:
+            self.ranges[-1][1] = sequence
+        else:
+            self.ranges.append([sequence, sequence])
+            self.range_open = True
+        self.last_event = max(self.last_event, change.event_time)
+        self.last_sequence = sequence
+        self.dirty = True
+        if change.kind is Kind.TTL_DELETE:
+            self.ttl_deletes += 1
+            return
+        self.writes += 1
+        self.wcu += change.wcu
+        entries = self.entries
+        entry = entries.get(change.key)
+        if entry is not None:
+            entry[summary.WRITES] += 1
+            entry[summary.WCU] += change.wcu
+            return
+        size = summary.entry_bytes(change.key)
+        if len(entries) >= 2 * capacity or self.entry_bytes + size > summary.MAX_SUMMARY_BYTES:
+            self.pruned += summary.prune(entries, capacity)
+            self.entry_bytes = summary.encoded_bytes(entries)
+        entries[change.key] = [1, change.wcu, change.event_time]
+        self.entry_bytes += size
+
+    @property
+    def ranges_full(self) -> bool:
+        return len(self.ranges) >= MAX_RANGES
+
+    def covers(self, sequence: int) -> bool:
+        return ranges_cover(self.ranges, sequence)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "t": self.table,
+            "w": self.window_start,
+            "s": self.first_sequence,
+            "o": self.origin,
+            "g": self.generation,
+            "k": base64.b64encode(summary.encode_entries(self.entries, STATE_ZLIB_LEVEL)).decode("ascii"),
+            "p": self.pruned,
+            "n": self.writes,
+            "u": self.wcu,
+            "x": self.ttl_deletes,
+            "e0": self.first_event,
+            "e1": self.last_event,
+            "q": str(self.last_sequence),
+            "f": self.flushed_at_event,
+            "c": self.catalogued,
+            "d": self.dirty,
+            "r": encode_ranges(self.ranges),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Segment:
+        raw = data["k"]
+        if isinstance(raw, dict):  # version 1 (before the encoded summary and ranges): upgrade in flight
+            entries = {key: [int(v) for v in entry] for key, entry in raw.items()}
+            data = {
+                **data,
+                "r": f"{data['s']}-{data['q']}" if int(data["q"]) >= 0 else "",
+                "o": padded_sequence(str(data["s"])),  # the identity version 1 gave its snapshot
+                "g": 0,
+            }
+        else:
+            entries = summary.decode_entries(base64.b64decode(raw))
+        return cls(
+            table=data["t"],
+            window_start=int(data["w"]),
+            first_sequence=data["s"],
+            origin=str(data["o"]),
+            generation=int(data["g"]),
+            entries=entries,
+            pruned=int(data["p"]),
+            writes=int(data["n"]),
+            wcu=int(data["u"]),
+            ttl_deletes=int(data["x"]),
+            first_event=int(data["e0"]),
+            last_event=int(data["e1"]),
+            last_sequence=int(data["q"]),
+            flushed_at_event=int(data["f"]),
+            catalogued=bool(data["c"]),
+            dirty=bool(data["d"]),
+            ranges=decode_ranges(data["r"]),
+            entry_bytes=summary.encoded_bytes(entries),
+        )
+
+
+SEQUENCE_WIDTH = 48
+
+
+def padded_sequence(sequence: str) -> str:
+    """Sequence numbers compare as integers; zero-padding makes string order agree."""
+    return sequence.zfill(SEQUENCE_WIDTH)
+
+
+def ranges_cover(ranges: list[list[int]], sequence: int) -> bool:
+    """Whether a record was folded by one of the invocations behind these ranges."""
+    return any(first <= sequence <= last for first, last in ranges)
+
+
+def encode_ranges(ranges: list[list[int]]) -> str:
+    """``first-last,first-last``: sequence numbers stay text (they exceed 2**53)."""
+    return ",".join(f"{first}-{last}" for first, last in ranges)
+
+
+def decode_ranges(text: str) -> list[list[int]]:
+    if not text:
+        return []
+    return [[int(part) for part in item.split("-")] for item in text.split(",")]
+
+
+def mark_of(table: str, incident_key: str) -> str:
+    """A short, fixed-size name for "this key was already handled in this window" (keys can be 2 KB)."""
+    return hashlib.blake2b(f"{table}|{incident_key}".encode(), digest_size=8).hexdigest()
+
+
+def max_state_bytes() -> int:
+    """An upper bound of one shard's serialized state (one segment: see ShardState)."""
+    summary_chars = 4 * ((summary.MAX_SUMMARY_BYTES + summary.MAX_KEY_TEXT_BYTES + 64) * 1001 // 1000 + 64) // 3
+    ranges_chars = MAX_RANGES * (2 * MAX_SEQUENCE_DIGITS + 2)
+    # At most one mark per summary entry and window, each ~35 characters in JSON.
+    marks_chars = 2 * 2 * summary.DEFAULT_CAPACITY * 35
+    return summary_chars + ranges_chars + marks_chars + 4_096
+
+
+class StateError(ValueError):
+    """The carried state is not one this version wrote."""
+
+
+@dataclass
+class ShardState:
+    """What one shard carries from one invocation to the next within a window.
+
+    The returned state holds one segment per table: a segment of an earlier window is
+    completed (flushed and dropped) as soon as a later window appears.
+    """
+
+    high_water: int = -1
+    segments: dict[tuple[str, int], Segment] = field(default_factory=dict)
+    notified: dict[str, int] = field(default_factory=dict)
+    # Segments whose range list filled up in this invocation: flushed, never carried.
+    sealed: list[Segment] = field(default_factory=list)
+    # Not carried: the start of Lambda's window (tumbling mode), which names new segments.
+    lambda_window: int | None = None
+
+    def apply(self, change: Change, window_seconds: int, capacity: int) -> Segment:
+        event_time = change.event_time
+        start = event_time - event_time % window_seconds
+        segment = self.segments.get((change.table, start))
+        generation = 0
+        if segment is not None and not segment.range_open and segment.ranges_full:
+            self.sealed.append(segment)
+            generation = segment.generation + 1
+            segment = None
+        if segment is None:
+            first = str(change.sequence)
+            segment = Segment(
+                table=change.table,
+                window_start=start,
+                first_sequence=first,
+                # Without a tumbling window each batch is its own segment, named by its first record.
+                origin=f"{self.lambda_window:012d}.{generation}"
+                if self.lambda_window is not None
+                else padded_sequence(first),
+                generation=generation,
+                first_event=change.event_time,
+                last_event=change.event_time,
+                # The sealed predecessor is saved (catalog first) before this one, in this invocation.
+                catalogued=generation > 0,
+            )
+            self.segments[(change.table, start)] = segment
+        segment.apply(change, capacity)
+        self.high_water = change.sequence
+        return segment
+
+    def to_json(self) -> dict[str, Any]:
+        if self.sealed:
+            raise StateError("sealed segments must be flushed before the state is returned")
+        return {
+            "v": STATE_VERSION,
+            "hwm": str(self.high_water),
+            "seg": [segment.to_json() for segment in self.segments.values()],
+            "ntf": self.notified,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ShardState:
+        if not data:
+            return cls()
+        if not isinstance(data, dict) or data.get("v") not in (1, STATE_VERSION):
+            raise StateError("the tumbling-window state was not written by this version of the detector")
+        segments = [Segment.from_json(item) for item in data.get("seg", [])]
+        return cls(
+            high_water=int(data.get("hwm", -1)),
+            segments={(segment.table, segment.window_start): segment for segment in segments},
+            notified={key: int(value) for key, value in data.get("ntf", {}).items()},
+        )

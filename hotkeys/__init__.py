@@ -1,1 +1,0 @@
-"""``hotkeys``: read the detector's stats, replay events locally, generate workloads."""
