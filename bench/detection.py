@@ -85,13 +85,13 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     from hotkeys.cli.esm import ShardConsumer
     from hotkeys.cli.local import create_stats_table
     from hotkeys.cli.top import window_figures, windows_in_range
+    from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.alerts.desk import AlertDesk
     from hotkeys.detector.config import Settings
     from hotkeys.detector.pipeline import Ports, parse_event, process_batch
-    from infra.settings import EventSourceSettings
 
     records, truth = workload(zipf, keys, seed)
     name = f"quality-{zipf}-{keys}"

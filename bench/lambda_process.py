@@ -37,19 +37,20 @@ def child(mode: str, folder: str) -> dict[str, Any]:
             "AWS_ACCESS_KEY_ID": "bench",
             "AWS_SECRET_ACCESS_KEY": "bench",
             "AWS_REGION": "us-east-1",
-            "STATS_TABLE_NAME": "bench-stats",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
     )
     from bench.run import NullStats
-    from hotkeys.detector import app
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.config import Settings
     from hotkeys.detector.pipeline import Ports
 
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
-    app.build_ports = lambda settings: ports  # type: ignore[assignment]  # AWS answered in-process
+    container = Container(Settings(stats_table_name="bench-stats"), ports)  # AWS answered in-process
+    handle = build_handler(lambda: container)
     gc.unfreeze()
     gc.collect()
     if mode == "freeze":
@@ -77,7 +78,7 @@ def child(mode: str, folder: str) -> dict[str, Any]:
         event = json.loads(body)
         parsed = time.process_time()
         event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
-        response = app.handler(event, Context())
+        response = handle(event, Context())  # type: ignore[arg-type]
         state = json.loads(json.dumps(response["state"]))
         done = time.process_time()
         parse += parsed - started

@@ -48,13 +48,14 @@ def _timed(action: Callable[[], Any]) -> float:
 
 def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int) -> dict[str, float]:
     """Median per-record microseconds and same-run ratios."""
-    from hotkeys.detector import app
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.config import Settings
     from hotkeys.detector.pipeline import Ports
 
-    os.environ.setdefault("STATS_TABLE_NAME", "bench-stats")
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
-    app.build_ports = lambda settings: ports  # type: ignore[assignment]  # AWS calls stubbed
+    container = Container(Settings(stats_table_name="bench-stats"), ports)  # AWS calls stubbed
+    handler = build_handler(lambda: container)
     texts = [json.dumps({"Records": records[i : i + batch_size]}) for i in range(0, len(records), batch_size)]
 
     class Context:
@@ -65,7 +66,7 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
         state: dict[str, Any] = {}
         for event in events:
             event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
-            response = app.handler(event, Context())
+            response = handler(event, Context())  # type: ignore[arg-type]
             # The runtime serializes the returned state and parses it for the next call: our cost too.
             state = json.loads(json.dumps(response["state"]))
 
@@ -132,12 +133,12 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
 
     from hotkeys.cli.esm import ShardConsumer
     from hotkeys.cli.local import create_stats_table
-    from hotkeys.detector.adapters.aws import resource
+    from hotkeys.deployment import EventSourceSettings
+    from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
     from hotkeys.detector.pipeline import parse_event, process_batch
     from hotkeys.detector.sizing import write_units
-    from hotkeys.detector.wiring import build_ports, reset_ports
-    from infra.settings import EventSourceSettings
+    from hotkeys.detector.wiring import build_ports
 
     counted = {"requests": 0, "wcu": 0}
 
@@ -149,15 +150,14 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
         name = f"bench-stats-{batch_size}-{tumbling}"
         create_stats_table(boto3.client("dynamodb", region_name="us-east-1"), name)
         settings = Settings(stats_table_name=name)
-        reset_ports()
-        ports = build_ports(settings)
-        resource("dynamodb").meta.client.meta.events.register("provide-client-params.dynamodb.PutItem", count)
+        aws = AwsClients()
+        ports = build_ports(settings, aws)
+        aws.resource("dynamodb").meta.client.meta.events.register("provide-client-params.dynamodb.PutItem", count)
         esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=60 if tumbling else 0)
         ShardConsumer(
             lambda event: process_batch(parse_event(event), settings, ports).response(), "shardId-1", esm
         ).consume(records)
-        resource("dynamodb").meta.client.meta.events.unregister("provide-client-params.dynamodb.PutItem", count)
-        reset_ports()
+        aws.resource("dynamodb").meta.client.meta.events.unregister("provide-client-params.dynamodb.PutItem", count)
     source_wcu = sum(_record_wcu(record) for record in records)
     n = len(records)
     return {

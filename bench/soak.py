@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     from moto import mock_aws
 
     from hotkeys.cli.local import create_stats_table
-    from hotkeys.detector.adapters.aws import resource
+    from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
     from hotkeys.detector.wiring import build_ports
 
@@ -159,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     with mock_aws():
         create_stats_table(boto3.client("dynamodb"), "soak-stats")
         settings = Settings(stats_table_name="soak-stats")
-        ports = build_ports(settings)
-        resource("dynamodb").meta.client.meta.events.register(
+        aws = AwsClients()
+        ports = build_ports(settings, aws)
+        aws.resource("dynamodb").meta.client.meta.events.register(
             "provide-client-params.dynamodb.PutItem",
             lambda **_: counter.__setitem__("requests", counter["requests"] + 1),
         )

@@ -11,7 +11,7 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
-from infra.options import options_from_context, source_from_context
+from infra.options import CONTEXT_KEYS, options_from_context, source_from_context
 from infra.stack import HotKeyDetectorStack
 
 STACK_NAME = "HotKeyDetector"
@@ -31,7 +31,7 @@ def build_app(
     context: Mapping[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, HotKeyDetectorStack]:
     app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
-    values = {key: app.node.try_get_context(key) for key in _CONTEXT_KEYS}
+    values = {key: app.node.try_get_context(key) for key in CONTEXT_KEYS}
     stack = HotKeyDetectorStack(
         app,
         str(app.node.try_get_context("stackName") or STACK_NAME),
@@ -42,31 +42,3 @@ def build_app(
     )
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(), ServerlessChecks())
     return app, stack
-
-
-_CONTEXT_KEYS = (
-    "tableName",
-    "tableNames",
-    "tableStreamArn",
-    "tableStreamArns",
-    "enableStream",
-    "windowSeconds",
-    "partitionWcuLimit",
-    "alertThreshold",
-    "shareThreshold",
-    "shareMinWcu",
-    "alertReminderSeconds",
-    "statsRetentionDays",
-    "archiveTransitionDays",
-    "archiveExpirationDays",
-    "alertEmails",
-    "slackWorkspaceId",
-    "slackChannelId",
-    "slackWebhookSecretArn",
-    "keyDisplay",
-    "keyHashSalt",
-    "powertoolsLayerArn",
-    "parallelizationFactor",
-    "startingPosition",
-    "maxRecordAgeHours",
-)

@@ -6,7 +6,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from infra.settings import DEMO_TABLE_TTL_ATTRIBUTE
+from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE
 
 
 class DemoTable(Construct):

@@ -14,6 +14,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from hotkeys.deployment import EVENT_SOURCE, reading_plan
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
 from infra.dead_letter_queue import DeadLetterQueue
@@ -21,7 +22,6 @@ from infra.detector_function import DetectorFunction
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
 from infra.options import DetectorOptions
-from infra.settings import EVENT_SOURCE, reading_plan
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
 from infra.webhook_notifier import WebhookNotifier

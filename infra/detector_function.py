@@ -13,16 +13,10 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from hotkeys.deployment import HANDLER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, POWERTOOLS_PARAMETER
 from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.nag import acknowledge
-from infra.settings import (
-    FUNCTION_ASSET_DIR,
-    FUNCTION_ASSET_EXCLUDE,
-    HANDLER,
-    LAMBDA_ARCHITECTURE,
-    LAMBDA_RUNTIME,
-    POWERTOOLS_PARAMETER,
-)
+from infra.settings import FUNCTION_ASSET_DIR, FUNCTION_ASSET_EXCLUDE
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,8 +10,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from hotkeys.deployment import ITERATOR_AGE_ALARM_MS
 from hotkeys.detector.names import NAMESPACE, SERVICE
-from infra.settings import ITERATOR_AGE_ALARM_MS
 
 DETECTOR_METRICS = (
     "RecordsCounted",

@@ -1,76 +1,196 @@
-"""What a user can choose about the detector: construct props and `cdk -c` context, in one typed place."""
+"""What a user can choose about the detector: construct props and `cdk -c` context.
+
+The function's settings are ``hotkeys.detector.config.OPTIONS`` (validated here by the
+function's own ``load_settings``, so a value the function would reject fails the synth with
+the function's message); the options only the stack reads are ``STACK_OPTIONS`` below, parsed
+by the same ``Option`` code. ``CONTEXT_KEYS`` and the README's options table derive from both.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from infra.settings import (
-    DEFAULT_ARCHIVE_PREFIX,
-    DEFAULT_ARCHIVE_TRANSITION_DAYS,
-    DEFAULT_STATS_RETENTION_DAYS,
-    DEFAULT_WINDOW_SECONDS,
-    STARTING_POSITIONS,
-)
+from hotkeys.deployment import STARTING_POSITIONS
+from hotkeys.detector.config import OPTION_BY_VARIABLE, OPTIONS, ConfigError, Option, Settings, load_settings
 
 
 class ContextError(ValueError):
     """A `-c key=value` option is invalid; the message names it."""
 
 
-# The function's environment variable for each option it receives, and the option's context key.
-FUNCTION_VARIABLES = {
-    "WINDOW_SECONDS": ("window_seconds", "windowSeconds"),
-    "PARTITION_WCU_LIMIT": ("partition_wcu_limit", "partitionWcuLimit"),
-    "ALERT_THRESHOLD": ("alert_threshold", "alertThreshold"),
-    "ALERT_REMINDER_SECONDS": ("alert_reminder_seconds", "alertReminderSeconds"),
-    "SHARE_THRESHOLD": ("share_threshold", "shareThreshold"),
-    "SHARE_MIN_WCU": ("share_min_wcu", "shareMinWcu"),
-    "STATS_RETENTION_DAYS": ("stats_retention_days", "statsRetentionDays"),
-    "ARCHIVE_PREFIX": ("archive_prefix", "archivePrefix"),
-    "KEY_DISPLAY": ("key_display", "keyDisplay"),
-    "KEY_HASH_SALT": ("key_hash_salt", "keyHashSalt"),
-}
+# Which tables to watch: read by source_from_context (rules between them, not one value each).
+SOURCE_OPTIONS: tuple[tuple[str, str], ...] = (
+    ("tableName, tableNames", "the table(s) to watch (default: a demo table the stack creates)"),
+    ("tableStreamArn, tableStreamArns", "their streams, already on with NEW_AND_OLD_IMAGES (one per table)"),
+    ("enableStream", "true: the stack turns NEW_AND_OLD_IMAGES streams on where they are off (never off again)"),
+)
+SOURCE_KEYS = ("tableName", "tableNames", "tableStreamArn", "tableStreamArns", "enableStream", "stackName")
+
+STACK_OPTIONS: tuple[Option, ...] = (
+    Option(
+        "starting_position",
+        "startingPosition",
+        "choice",
+        None,
+        "where a new mapping starts reading: LATEST or TRIM_HORIZON",
+        choices=STARTING_POSITIONS,
+        context_key="startingPosition",
+        default_text="LATEST (demo table: TRIM_HORIZON)",
+    ),
+    Option(
+        "max_record_age_hours",
+        "maxRecordAgeHours",
+        "int",
+        None,
+        "a record not processed after this many hours goes to the DLQ (Lambda's limit is 7 days)",
+        low=1,
+        high=168,
+        context_key="maxRecordAgeHours",
+        default_text="6 (TRIM_HORIZON on an existing table: 24)",
+    ),
+    Option(
+        "parallelization_factor",
+        "parallelizationFactor",
+        "int",
+        1,
+        "must be 1: per-shard state needs the shard's records in order, one invocation at a time",
+        low=1,
+        high=10,
+        context_key="parallelizationFactor",
+    ),
+    Option(
+        "archive_transition_days",
+        "archiveTransitionDays",
+        "int",
+        30,
+        "archived items move to Glacier Instant Retrieval after this many days",
+        low=1,
+        high=3650,
+        context_key="archiveTransitionDays",
+    ),
+    Option(
+        "archive_expiration_days",
+        "archiveExpirationDays",
+        "int",
+        None,
+        "archived items are deleted after this many days (default: kept)",
+        low=1,
+        high=36_500,
+        context_key="archiveExpirationDays",
+    ),
+    Option(
+        "alert_emails",
+        "alertEmails",
+        "text",
+        None,
+        "comma-separated e-mail addresses subscribed to the alert topic",
+        context_key="alertEmails",
+    ),
+    Option(
+        "slack_workspace_id",
+        "slackWorkspaceId",
+        "text",
+        None,
+        "AWS Chatbot: the Slack workspace (with slackChannelId)",
+        context_key="slackWorkspaceId",
+    ),
+    Option(
+        "slack_channel_id",
+        "slackChannelId",
+        "text",
+        None,
+        "AWS Chatbot: the Slack channel (with slackWorkspaceId)",
+        context_key="slackChannelId",
+    ),
+    Option(
+        "slack_webhook_secret_arn",
+        "slackWebhookSecretArn",
+        "text",
+        None,
+        "a Secrets Manager secret holding a Slack incoming-webhook URL (no Chatbot needed)",
+        context_key="slackWebhookSecretArn",
+    ),
+    Option(
+        "powertools_layer_arn",
+        "powertoolsLayerArn",
+        "text",
+        None,
+        "override the Powertools layer (default: AWS's public SSM parameter for the tested release)",
+        context_key="powertoolsLayerArn",
+    ),
+    Option(
+        "log_retention_days",
+        "logRetentionDays",
+        "int",
+        30,
+        "days the functions' logs are kept",
+        low=1,
+        high=3653,
+        context_key="logRetentionDays",
+    ),
+)
+STACK_OPTION_BY_KEY = {option.variable: option for option in STACK_OPTIONS}
+FUNCTION_OPTIONS = tuple(option for option in OPTIONS if option.context_key)
+CONTEXT_KEYS = SOURCE_KEYS + tuple(str(o.context_key) for o in FUNCTION_OPTIONS) + tuple(STACK_OPTION_BY_KEY)
 
 
 @dataclass(frozen=True)
 class DetectorOptions:
-    window_seconds: int = DEFAULT_WINDOW_SECONDS
-    partition_wcu_limit: int = 1000
-    alert_threshold: float = 0.8
-    share_threshold: float = 0.10
-    share_min_wcu: int = 6000
-    alert_reminder_seconds: int = 900
-    stats_retention_days: int = DEFAULT_STATS_RETENTION_DAYS
-    archive_prefix: str = DEFAULT_ARCHIVE_PREFIX
-    archive_transition_days: int = DEFAULT_ARCHIVE_TRANSITION_DAYS
+    """The detector construct's props. ``function`` holds the function's settings by context key."""
+
+    function: Mapping[str, Any] = field(default_factory=dict)
+    starting_position: str | None = None  # None: by source, see hotkeys.deployment.reading_plan
+    max_record_age_hours: int | None = None
+    parallelization_factor: int = 1
+    archive_transition_days: int = 30
     archive_expiration_days: int | None = None
     alert_emails: tuple[str, ...] = ()
     slack_workspace_id: str | None = None
     slack_channel_id: str | None = None
     slack_webhook_secret_arn: str | None = None
-    key_display: str = "raw"
-    key_hash_salt: str | None = None
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
-    parallelization_factor: int = 1
-    starting_position: str | None = None  # None: by source, see infra.settings.reading_plan
-    max_record_age_hours: int | None = None
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
+    @cached_property
+    def settings(self) -> Settings:
+        """The function's settings exactly as it will load them, or ContextError naming the option."""
+        unknown = sorted(set(self.function) - {str(option.context_key) for option in FUNCTION_OPTIONS})
+        if unknown:
+            raise ContextError(f"unknown function option(s): {', '.join(unknown)}")
+        environment = {
+            option.variable: _text(self.function[str(option.context_key)])
+            for option in FUNCTION_OPTIONS
+            if self.function.get(str(option.context_key)) not in (None, "")
+        }
+        try:
+            return load_settings({**environment, "STATS_TABLE_NAME": "validated-at-synth"})
+        except ConfigError as error:
+            key = OPTION_BY_VARIABLE[error.variable].context_key
+            raise ContextError(f"-c {key}: {error}" if key else str(error)) from None
+
+    @property
+    def window_seconds(self) -> int:
+        return self.settings.window_seconds
+
+    @property
+    def archive_prefix(self) -> str:
+        return self.settings.archive_prefix
+
     def function_environment(self) -> dict[str, str]:
-        """The detector function's settings, as the Lambda reads them (``hotkeys.detector.config.load_settings``)."""
+        """Every function setting in effect (not only those chosen), as the function reads it."""
         env = {
-            name: str(getattr(self, attribute))
-            for name, (attribute, _key) in FUNCTION_VARIABLES.items()
-            if getattr(self, attribute) is not None
+            option.variable: _text(getattr(self.settings, option.name))
+            for option in FUNCTION_OPTIONS
+            if getattr(self.settings, option.name) not in (None, "")
         }
         return {**env, **self.extra_environment}
 
     def validate(self) -> None:
-        if not 1 <= self.window_seconds <= 900:
-            raise ContextError("windowSeconds must be between 1 and 900 (Lambda's tumbling window limit)")
+        _ = self.settings
         if self.parallelization_factor != 1:
             raise ContextError(
                 "parallelizationFactor must be 1: the detector keeps each shard's figures in Lambda's "
@@ -79,30 +199,16 @@ class DetectorOptions:
             )
         if self.starting_position is not None and self.starting_position not in STARTING_POSITIONS:
             raise ContextError(f"startingPosition must be TRIM_HORIZON or LATEST, got {self.starting_position!r}")
-        if self.max_record_age_hours is not None and not 1 <= self.max_record_age_hours <= 168:
-            raise ContextError("maxRecordAgeHours must be between 1 and 168 (Lambda's limit is 7 days)")
-        if not 0 < self.alert_threshold <= 1:
-            raise ContextError("alertThreshold must be in (0, 1]")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
             raise ContextError("slackWorkspaceId and slackChannelId go together")
         if self.slack_webhook_secret_arn and not self.slack_webhook_secret_arn.startswith("arn:"):
             raise ContextError("slackWebhookSecretArn must be a Secrets Manager secret ARN")
-        if self.key_display not in ("raw", "hash"):
-            raise ContextError("keyDisplay must be raw or hash")
-        if self.key_display == "hash" and not self.key_hash_salt:
-            raise ContextError("keyDisplay=hash needs -c keyHashSalt=<a long random string> (kept out of alerts)")
-        self._validate_as_the_function_will()
 
-    def _validate_as_the_function_will(self) -> None:
-        """A value the function would reject at every invocation fails the synth, with its message."""
-        from hotkeys.detector.config import ConfigError, load_settings
 
-        try:
-            load_settings({**self.function_environment(), "STATS_TABLE_NAME": "validated-at-synth"})
-        except ConfigError as error:
-            message = str(error)
-            keys = [key for name, (_attr, key) in FUNCTION_VARIABLES.items() if message.startswith(name)]
-            raise ContextError(f"-c {keys[0] if keys else '?'}: {message}" if keys else message) from None
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -117,26 +223,6 @@ class SourceSpec:
 def _get(context: Mapping[str, Any], name: str) -> Any:
     value = context.get(name)
     return None if value in (None, "") else value
-
-
-def _int(context: Mapping[str, Any], name: str, default: int) -> int:
-    value = _get(context, name)
-    if value is None:
-        return default
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise ContextError(f"-c {name} must be a whole number, got {value!r}") from None
-
-
-def _float(context: Mapping[str, Any], name: str, default: float) -> float:
-    value = _get(context, name)
-    if value is None:
-        return default
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ContextError(f"-c {name} must be a number, got {value!r}") from None
 
 
 def _list(context: Mapping[str, Any], name: str) -> tuple[str, ...]:
@@ -177,28 +263,49 @@ def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
     raise ContextError("-c tableName needs -c tableStreamArn=... (stream already on) or -c enableStream=true")
 
 
+def _stack_option(context: Mapping[str, Any], key: str) -> Any:
+    option = STACK_OPTION_BY_KEY[key]
+    value = _get(context, key)
+    try:
+        return option.parse(None if value is None else _text(value))
+    except ConfigError as error:
+        raise ContextError(f"-c {error}") from None
+
+
 def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
-    expiration = _get(context, "archiveExpirationDays")
+    position = _stack_option(context, "startingPosition")
     options = DetectorOptions(
-        window_seconds=_int(context, "windowSeconds", DEFAULT_WINDOW_SECONDS),
-        partition_wcu_limit=_int(context, "partitionWcuLimit", 1000),
-        alert_threshold=_float(context, "alertThreshold", 0.8),
-        share_threshold=_float(context, "shareThreshold", 0.10),
-        share_min_wcu=_int(context, "shareMinWcu", 6000),
-        alert_reminder_seconds=_int(context, "alertReminderSeconds", 900),
-        stats_retention_days=_int(context, "statsRetentionDays", DEFAULT_STATS_RETENTION_DAYS),
-        archive_transition_days=_int(context, "archiveTransitionDays", DEFAULT_ARCHIVE_TRANSITION_DAYS),
-        archive_expiration_days=_int(context, "archiveExpirationDays", 0) if expiration is not None else None,
+        function={key: context[key] for key in (str(o.context_key) for o in FUNCTION_OPTIONS) if key in context},
+        starting_position=position,
+        max_record_age_hours=_stack_option(context, "maxRecordAgeHours"),
+        parallelization_factor=_stack_option(context, "parallelizationFactor"),
+        archive_transition_days=_stack_option(context, "archiveTransitionDays"),
+        archive_expiration_days=_stack_option(context, "archiveExpirationDays"),
         alert_emails=_list(context, "alertEmails"),
-        slack_workspace_id=_get(context, "slackWorkspaceId"),
-        slack_channel_id=_get(context, "slackChannelId"),
-        slack_webhook_secret_arn=_get(context, "slackWebhookSecretArn"),
-        key_display=str(_get(context, "keyDisplay") or "raw"),
-        key_hash_salt=_get(context, "keyHashSalt"),
-        powertools_layer_arn=_get(context, "powertoolsLayerArn"),
-        parallelization_factor=_int(context, "parallelizationFactor", 1),
-        starting_position=str(_get(context, "startingPosition")).upper() if _get(context, "startingPosition") else None,
-        max_record_age_hours=_int(context, "maxRecordAgeHours", 0) or None,
+        slack_workspace_id=_stack_option(context, "slackWorkspaceId"),
+        slack_channel_id=_stack_option(context, "slackChannelId"),
+        slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),
+        powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
+        log_retention_days=_stack_option(context, "logRetentionDays"),
     )
     options.validate()
     return options
+
+
+def options_table() -> str:
+    """The README's table of context options (a test keeps the README equal to it)."""
+    rows = ["| option | default | meaning |", "|---|---|---|"]
+    rows += [f"| {', '.join(f'`{k}`' for k in keys.split(', '))} | — | {text} |" for keys, text in SOURCE_OPTIONS]
+    for option in STACK_OPTIONS:
+        rows.append(f"| `{option.context_key}` | {option.documented_default} | {option.help} |")
+    for option in FUNCTION_OPTIONS:
+        bounds = f" (between {option.documented_range})" if option.documented_range else ""
+        rows.append(
+            f"| `{option.context_key}` | {option.documented_default} | {option.help}{bounds}; "
+            f"the function's `{option.variable}` |"
+        )
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(options_table())

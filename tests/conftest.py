@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,11 +12,10 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from moto.server import ThreadedMotoServer
 
 from hotkeys.cli.local import create_stats_table
-from hotkeys.detector.adapters.aws import reset_clients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.wiring import reset_ports
 
 EVENTS_DIR = Path(__file__).resolve().parent.parent / "events"
 
@@ -39,11 +39,7 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    reset_clients()
-    reset_ports()
     yield
-    reset_clients()
-    reset_ports()
 
 
 @pytest.fixture
@@ -66,3 +62,19 @@ def settings(stats_table_name: str) -> Settings:
 
 def load_event(name: str) -> dict[str, Any]:
     return json.loads((EVENTS_DIR / name).read_text())
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint() -> Iterator[str]:
+    """A moto server in a thread, for what runs in another process or must go over HTTP."""
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{port}"
+    server.stop()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
+from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
 from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
@@ -89,7 +89,7 @@ def test_each_source_starts_reading_where_documented(
 
 
 def test_a_backfill_of_an_existing_table_keeps_records_for_the_streams_retention() -> None:
-    from infra.settings import STREAM_RETENTION_HOURS, reading_plan
+    from hotkeys.deployment import STREAM_RETENTION_HOURS, reading_plan
 
     assert reading_plan(False, "TRIM_HORIZON", None) == ReadingPlan("TRIM_HORIZON", STREAM_RETENTION_HOURS)
     assert reading_plan(False, None, None) == ReadingPlan("LATEST", 6)

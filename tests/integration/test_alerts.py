@@ -13,10 +13,11 @@ import pytest
 from hotkeys.cli.esm import Chaos, RandomChaos, ShardConsumer, consume_lineage
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.deployment import EventSourceSettings
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
-from hotkeys.detector.wiring import build_ports, reset_ports
-from infra.settings import EventSourceSettings
+from hotkeys.detector.wiring import build_ports
 from tests.support import ORDERS_ALERT
 
 T0 = 1_796_083_200
@@ -73,7 +74,7 @@ def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str 
 def consume(
     settings: Settings, shards: list[list[dict[str, Any]]], chaos: Chaos | None = None, batch_size: int = 500
 ) -> None:
-    ports = build_ports(settings)
+    ports = build_ports(settings, AwsClients())
     esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
     for index, records in enumerate(shards):
         ShardConsumer(
@@ -110,7 +111,6 @@ def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(stats_
     records = traffic([("event#42", 900, 25, 20), ("quiet", 5, 0, 150)])
     for seed in (None, 1, 2):
         settings = Settings(stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9)
-        reset_ports()  # a fresh container for each run
         boto3.resource("dynamodb").Table(stats_table_name).delete_item(
             Key={"pk": "INC#tickets", "sk": "partition_limit#event#42"}
         )
@@ -197,7 +197,7 @@ def cut(records: list[dict[str, Any]], at_second: int) -> list[tuple[str, list[d
 
 
 def consume_shards(settings: Settings, lineage: list[tuple[str, list[dict[str, Any]]]], chaos: Chaos | None) -> None:
-    ports = build_ports(settings)
+    ports = build_ports(settings, AwsClients())
     esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
     consume_lineage(lambda e: process_batch(parse_event(e), settings, ports).response(), lineage, esm, chaos)
 
@@ -317,7 +317,7 @@ def test_a_failed_publish_fails_the_batch_and_the_retry_publishes_once(
     consume(settings, [records])
     # Then one firing arrives, and the counts equal the records exactly (nothing double-counted)
     assert statuses(delivered(topic["queue"]))[("event#42", "partition_limit", "firing")] == 1
-    store = build_ports(settings).stats
+    store = build_ports(settings, AwsClients()).stats
     windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table=None)  # type: ignore[arg-type]
     rows = {r.key: r.writes for r in top_rows(window_figures(store, windows), 10)}  # type: ignore[arg-type]
     assert rows["event#42"] == 900 * 15

@@ -12,10 +12,11 @@ import pytest
 
 from hotkeys.cli.esm import ShardConsumer
 from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.deployment import EventSourceSettings
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
-from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z
 BIG = "12345678901234567890123456789012345678"  # 38 significant digits
@@ -55,7 +56,7 @@ def record(position: int, kind: str, key: str = "session#1", replica: bool = Fal
 
 
 def run(settings: Settings, records: list[dict[str, Any]], batch_size: int = 100) -> Any:
-    ports = build_ports(settings)
+    ports = build_ports(settings, AwsClients())
     esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=60, retry_attempts=10)
     return ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-7", esm).consume(
         records
@@ -109,7 +110,7 @@ def test_exactly_the_ttl_deletions_are_archived_with_exact_values(stats_table_na
 
 def test_a_redelivered_batch_rewrites_the_same_object(stats_table_name: str, bucket: str) -> None:
     settings = Settings(stats_table_name=stats_table_name, archive_bucket_name=bucket)
-    ports = build_ports(settings)
+    ports = build_ports(settings, AwsClients())
     event = {
         "Records": mixed(),
         "shardId": "shardId-7",
@@ -151,8 +152,8 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
         "window": {"start": "2026-12-01T03:00:00Z", "end": "2026-12-01T03:01:00Z"},
     }
     with pytest.raises(BatchError, match="SlowDown"):
-        process_batch(parse_event(event), settings, build_ports(settings))
-    assert build_ports(settings).stats.catalog(0, 2**40) == []
+        process_batch(parse_event(event), settings, build_ports(settings, AwsClients()))
+    assert build_ports(settings, AwsClients()).stats.catalog(0, 2**40) == []
     # And through the mapping's retries every TTL item ends up archived, the counts applied once
     failures["left"] = 2
     run(settings, records)
@@ -160,7 +161,7 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
     assert set(keys) == {"session#1", "session#4", "session#6"}
     from hotkeys.cli.top import window_figures, windows_in_range
 
-    store = build_ports(settings).stats
+    store = build_ports(settings, AwsClients()).stats
     (window,) = window_figures(
         store,
         windows_in_range(

@@ -20,11 +20,11 @@ from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose, failed
 from hotkeys.cli.local import create_stats_table
+from hotkeys.deployment import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
-from infra.settings import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from tests.support import create_source_table, write_record
 
 STACK = "HotKeyDetector"

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
+import boto3
 import pytest
 
+from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.replay import FakeLambdaContext
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.app import build_handler, container_from
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.pipeline import NotAStreamEvent
 from hotkeys.detector.state import STATE_VERSION
@@ -15,29 +22,27 @@ from tests.conftest import load_event
 
 
 @pytest.fixture
-def lambda_env(monkeypatch: pytest.MonkeyPatch, stats_table_name: str) -> str:
-    monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
-    monkeypatch.setenv("TTL_ATTRIBUTE", "expireAt")
-    return stats_table_name
+def lambda_env(stats_table_name: str) -> dict[str, str]:
+    return {"STATS_TABLE_NAME": stats_table_name, "TTL_ATTRIBUTE": "expireAt"}
 
 
-def invoke(event: dict[str, Any]) -> dict[str, Any]:
-    from hotkeys.detector.app import handler
+def invoke(event: dict[str, Any], environment: dict[str, str]) -> dict[str, Any]:
+    """The decorated handler in a fresh container with this environment (as Lambda starts one)."""
+    handler = build_handler(lambda: container_from(environment, AwsClients()))
+    return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
 
-    return handler(event, FakeLambdaContext())
 
-
-def test_a_plain_event_file_returns_the_partial_batch_response(lambda_env: str) -> None:
+def test_a_plain_event_file_returns_the_partial_batch_response(lambda_env: dict[str, str]) -> None:
     # Given the poison-record sample (no tumbling-window fields, as `sam local invoke -e` sends it)
     event = load_event("poison-record.json")
     # When the handler runs
-    response = invoke(event)
+    response = invoke(event, lambda_env)
     # Then exactly the poison record is reported, and no state is returned (no tumbling window)
     poison = event["Records"][3]["dynamodb"]["SequenceNumber"]
     assert response == {"batchItemFailures": [{"itemIdentifier": poison}]}
 
 
-def test_a_tumbling_window_invocation_returns_its_state(lambda_env: str) -> None:
+def test_a_tumbling_window_invocation_returns_its_state(lambda_env: dict[str, str]) -> None:
     event = load_event("composite-key.json")
     event.update(
         {
@@ -48,31 +53,81 @@ def test_a_tumbling_window_invocation_returns_its_state(lambda_env: str) -> None
         }
     )
     # The composite table has no description on this backend: the partition key is given instead
-    import os
-
-    os.environ["PARTITION_KEY_ATTRIBUTE"] = "tenant"
-    try:
-        response = invoke(event)
-    finally:
-        del os.environ["PARTITION_KEY_ATTRIBUTE"]
+    response = invoke(event, {**lambda_env, "PARTITION_KEY_ATTRIBUTE": "tenant"})
     assert response["batchItemFailures"] == []
     assert isinstance(response["state"], dict) and response["state"]["v"] == STATE_VERSION
     json.dumps(response)  # the runtime must be able to serialize it
 
 
-def test_a_missing_setting_is_named(monkeypatch: pytest.MonkeyPatch, aws: None) -> None:
+def test_a_missing_setting_is_named(aws: None) -> None:
     with pytest.raises(ConfigError, match="STATS_TABLE_NAME"):
-        invoke(load_event("poison-record.json"))
+        invoke(load_event("poison-record.json"), {})
 
 
 @pytest.mark.parametrize("name,value", [("WINDOW_SECONDS", "0"), ("ALERT_THRESHOLD", "high"), ("KEY_DISPLAY", "hash")])
-def test_invalid_settings_are_named(lambda_env: str, monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
-    monkeypatch.setenv(name, value)
+def test_invalid_settings_are_named(lambda_env: dict[str, str], name: str, value: str) -> None:
     with pytest.raises(ConfigError, match=name):
-        invoke(load_event("poison-record.json"))
+        invoke(load_event("poison-record.json"), {**lambda_env, name: value})
 
 
 @pytest.mark.parametrize("event", [{}, {"Records": "nope"}, {"Records": [{"eventSource": "aws:sqs", "body": "x"}]}])
-def test_an_event_that_is_not_a_stream_event_gets_a_clear_error(lambda_env: str, event: dict) -> None:
+def test_an_event_that_is_not_a_stream_event_gets_a_clear_error(lambda_env: dict[str, str], event: dict) -> None:
     with pytest.raises(NotAStreamEvent, match="not a DynamoDB stream event"):
-        invoke(event)
+        invoke(event, lambda_env)
+
+
+LAMBDA_LIKE = """
+import json, sys
+from hotkeys.detector.app import handler
+from hotkeys.cli.replay import FakeLambdaContext
+event = json.load(open(sys.argv[1]))
+try:
+    print(json.dumps(handler(event, FakeLambdaContext())))
+except Exception as error:
+    print(json.dumps({"error": type(error).__name__, "message": str(error)}))
+"""
+
+
+def run_as_lambda(environment: dict[str, str], event_file: str) -> dict[str, Any]:
+    """The module-level handler in its own process, configured only by its environment (as in Lambda)."""
+    keep = {k: v for k, v in os.environ.items() if k.startswith(("PATH", "HOME", "LANG", "PYTHON", "VIRTUAL_ENV"))}
+    credentials = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    quiet = {
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "ERROR",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", LAMBDA_LIKE, event_file],
+        env={**keep, **credentials, **quiet, **environment},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def test_the_deployed_handler_reads_its_settings_and_endpoint_from_the_environment_once(
+    moto_endpoint: str, tmp_path: Any
+) -> None:
+    # Given a stats table on a moto server and the poison-record sample on disk
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint, region_name="us-east-1")
+    create_stats_table(dynamodb, "handler-process-stats")
+    event_file = tmp_path / "event.json"
+    event_file.write_text(json.dumps(load_event("poison-record.json")))
+    # When the module-level handler runs in a fresh process configured only by its environment
+    environment = {"STATS_TABLE_NAME": "handler-process-stats", "AWS_ENDPOINT_URL": moto_endpoint}
+    response = run_as_lambda(environment, str(event_file))
+    # Then it answers as the in-process handler does
+    poison = load_event("poison-record.json")["Records"][3]["dynamodb"]["SequenceNumber"]
+    assert response == {"batchItemFailures": [{"itemIdentifier": poison}]}
+    # And without its table name it names the variable
+    assert run_as_lambda({"AWS_ENDPOINT_URL": moto_endpoint}, str(event_file)) == {
+        "error": "ConfigError",
+        "message": "STATS_TABLE_NAME is required: the name of the detector's stats table",
+    }

@@ -10,11 +10,11 @@ from botocore.exceptions import ClientError
 
 from hotkeys.cli.esm import ShardConsumer
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
-from infra.settings import EventSourceSettings
 from tests.support import ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows

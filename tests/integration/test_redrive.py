@@ -11,6 +11,7 @@ import pytest
 from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
 from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import StreamBatch, process_batch
 from hotkeys.detector.wiring import build_ports
@@ -46,7 +47,7 @@ def dead_letter(stream: dict[str, Any], first: int, last: int, shard: str | None
 
 
 def total_writes(settings: Settings) -> int:
-    store = build_ports(settings).stats
+    store = build_ports(settings, AwsClients()).stats
     windows = windows_in_range(store, since=0, last=None, until=2**40, table="orders")  # type: ignore[arg-type]
     return sum(w.writes for w in window_figures(store, windows))  # type: ignore[arg-type]
 
@@ -62,7 +63,7 @@ def test_redrive_counts_what_was_never_counted_and_only_that(
     process_batch(
         StreamBatch(records=first, shard_id=stream["shard"], window=window, state={}, is_final=True),
         settings,
-        build_ports(settings),
+        build_ports(settings, AwsClients()),
     )
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
@@ -108,7 +109,7 @@ def test_a_dead_lettered_batch_between_two_counted_ones_is_counted_by_redrive(
         outcome = process_batch(
             StreamBatch(records=batch, shard_id=stream["shard"], window=window, state=state, is_final=final),
             settings,
-            build_ports(settings),
+            build_ports(settings, AwsClients()),
         )
         assert outcome.state is not None
         return outcome.state

@@ -11,6 +11,7 @@ import pytest
 
 from hotkeys.cli.replay import create_resources, run_replay
 from hotkeys.cli.replay_view import collect
+from hotkeys.detector.adapters.aws import AwsClients
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 SAMPLES = sorted(p.name for p in EVENTS.iterdir() if p.name.endswith((".json", ".json.gz")))
@@ -26,7 +27,7 @@ def normalized(result: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_sample_replays_to_its_expected_output(aws: None, sample: str) -> None:
     report = run_replay([str(EVENTS / sample)], create_resources())
-    result = normalized(json.loads(json.dumps(collect(report, per_window=5), default=str)))
+    result = normalized(json.loads(json.dumps(collect(report, per_window=5, aws=AwsClients()), default=str)))
     expected_file = EVENTS / "expected" / (sample.removesuffix(".gz").removesuffix(".json") + ".json")
     if os.environ.get("UPDATE_EXPECTED"):
         expected_file.write_text(json.dumps(result, indent=1) + "\n")

@@ -12,8 +12,8 @@ from hotkeys.cli.esm import ShardConsumer
 from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import FakeLambdaContext
+from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.sizing import image_size, write_units
-from infra.settings import EVENT_SOURCE
 
 
 def read_stream(table: str) -> list[dict[str, Any]]:
@@ -50,9 +50,10 @@ def test_writes_through_the_stream_show_up_in_top(
     records = read_stream("events")
     assert len(records) == 51 and ":table/events/stream/" in records[0]["eventSourceARN"]
     assert all(isinstance(r["dynamodb"]["ApproximateCreationDateTime"], int) for r in records)
-    monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
-    from hotkeys.detector.app import handler
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.app import build_handler, container_from
 
+    handler = build_handler(lambda: container_from({"STATS_TABLE_NAME": stats_table_name}, AwsClients()))
     ShardConsumer(lambda event: handler(event, FakeLambdaContext()), "shardId-0001", EVENT_SOURCE).consume(records)
     # Then `hotkeys top --json` names the busy tenant (its hash key, found with DescribeTable)
     assert main(["top", "--stats-table", stats_table_name, "--table", "events", "--since", "2000-01-01", "--json"]) == 0

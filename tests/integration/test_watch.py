@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 import json
-import socket
-from collections.abc import Iterator
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from hotkeys.cli.main import main
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def endpoint() -> Iterator[str]:
-    port = _free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    yield f"http://127.0.0.1:{port}"
-    server.stop()
+def endpoint(moto_endpoint: str) -> str:
+    return moto_endpoint
 
 
 def make_table(endpoint: str, name: str, stream: bool) -> None:

@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from hotkeys.cli.esm import ShardConsumer
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
+from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.sizing import larger_image_size, write_units
-from infra.settings import EventSourceSettings
 
 T0 = 1_796_083_200
 

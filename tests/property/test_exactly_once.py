@@ -37,14 +37,14 @@ from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_records
 from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.archive import TtlArchiver
-from hotkeys.detector.config import Settings
+from hotkeys.detector.config import OPTION_BY_NAME, Settings
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
-from infra.settings import EventSourceSettings
 from tests.support import TABLE, ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800
@@ -278,16 +278,31 @@ def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     assert sum(letter.batch_size for letter in clean["dead_letters"]) == poison
 
 
+SMALLEST_CAPACITY = int(OPTION_BY_NAME["summary_capacity"].low or 10)
+many_key_specs = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=6 * SMALLEST_CAPACITY),  # key: enough to pass 2x capacity
+        st.integers(min_value=0, max_value=3000),
+        st.integers(min_value=0, max_value=3),
+        st.sampled_from(["write", "write", "write", "write", "ttl", "poison"]),
+    ),
+    min_size=4 * SMALLEST_CAPACITY,
+    max_size=160,
+)
+
+
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    specs=record_specs, seed=st.integers(min_value=0, max_value=2**32), reading=st.sampled_from(PARTIAL_FAILURE_STATES)
+    specs=many_key_specs,
+    seed=st.integers(min_value=0, max_value=2**32),
+    reading=st.sampled_from(PARTIAL_FAILURE_STATES),
 )
 def test_pruned_summaries_are_identical_under_faults(aws: None, specs: list, seed: int, reading: str) -> None:
-    # Given a summary small enough to prune (capacity 3 for up to 26 keys)
+    # Given the smallest summary the settings allow, and more keys than it holds
     shards = [build_shard(specs, 0)]
     # When consumed cleanly and chaotically (retries enough that only poison records are dead-lettered)
-    chaotic = run(shards, 3, Schedule(seed, retry_attempts=20, reading=reading))
-    clean = run(shards, 3, Schedule())
+    chaotic = run(shards, SMALLEST_CAPACITY, Schedule(seed, retry_attempts=20, reading=reading))
+    clean = run(shards, SMALLEST_CAPACITY, Schedule())
     # Then the pruned summaries and bounds match exactly
     assert chaotic["figures"] == clean["figures"]
 

@@ -36,11 +36,11 @@ from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_records
 from hotkeys.cli.replay_view import archived_objects
 from hotkeys.cli.top import window_figures, windows_in_range
-from hotkeys.detector.adapters.aws import client, resource
+from hotkeys.deployment import EventSourceSettings
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
-from hotkeys.detector.wiring import build_ports, reset_ports
-from infra.settings import EventSourceSettings
+from hotkeys.detector.wiring import build_ports
 
 T0 = 1_796_083_200
 SCHEDULES = int(os.environ.get("FAULT_SCHEDULES", "30"))
@@ -114,8 +114,13 @@ class FaultInjector:
             raise ReadTimeoutError(endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com")
 
     @contextlib.contextmanager
-    def attach(self) -> Iterator[None]:
-        clients = [resource("dynamodb").meta.client, client("sns"), client("s3"), client("dynamodb")]
+    def attach(self, aws_clients: AwsClients) -> Iterator[None]:
+        clients = [
+            aws_clients.resource("dynamodb").meta.client,
+            aws_clients.client("sns"),
+            aws_clients.client("s3"),
+            aws_clients.client("dynamodb"),
+        ]
         for aws in clients:
             aws.meta.events.register("before-call.*.*", self.before)
             aws.meta.events.register("after-call.*.*", self.after)
@@ -174,12 +179,12 @@ class Schedule:
 def run(
     records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | None, schedule: Schedule = Schedule()
 ) -> dict[str, Any]:
-    reset_ports()
     settings, queue = environment()
-    ports = build_ports(settings)
+    aws = AwsClients()  # the container's clients: faults are injected into exactly these
+    ports = build_ports(settings, aws)
     esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=60, retry_attempts=schedule.retry_attempts)
     lineage = schedule.lineage(records)
-    with faults.attach() if faults is not None else contextlib.nullcontext():
+    with faults.attach(aws) if faults is not None else contextlib.nullcontext():
         runs = consume_lineage(
             lambda e: process_batch(parse_event(e), settings, ports).response(),
             lineage,
@@ -190,8 +195,7 @@ def run(
         )
     letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
     # The operator redrives the DLQ once AWS is healthy again (a fresh container).
-    reset_ports()
-    redrive_ports = build_ports(settings)
+    redrive_ports = build_ports(settings, AwsClients())
     records_of = dict(lineage)
     redriven = already = malformed = 0
     for letter in letters:
@@ -220,7 +224,7 @@ def run(
             alerts.append(json.loads(json.loads(message["Body"])["Message"]))
             sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
     archived_ids = []
-    for item in archived_objects(settings.archive_bucket_name):
+    for item in archived_objects(settings.archive_bucket_name, AwsClients()):
         body = s3.get_object(Bucket=settings.archive_bucket_name, Key=item["key"])["Body"].read()
         archived_ids.extend(json.loads(line)["event_id"] for line in gzip.decompress(body).decode().splitlines())
     return {
@@ -248,9 +252,6 @@ def clean(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         }.items():
             patch.setenv(name, value)
         patch.delenv("AWS_ENDPOINT_URL", raising=False)
-        from hotkeys.detector.adapters.aws import reset_clients
-
-        reset_clients()
         records, poison, ttl = workload()
         yield {"records": records, "poison": poison, "ttl": ttl, "result": run(records, Chaos(), None)}
 

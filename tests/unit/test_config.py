@@ -83,7 +83,7 @@ def test_bad_source_context_is_explained(context: dict, message: str) -> None:
         ({"slackWorkspaceId": "T1"}, "slackChannelId"),
         ({"keyDisplay": "hash"}, "keyHashSalt"),
         ({"parallelizationFactor": "2"}, "parallelizationFactor must be 1: .*tumbling-window state"),
-        ({"startingPosition": "AT_TIMESTAMP"}, "startingPosition must be TRIM_HORIZON or LATEST"),
+        ({"startingPosition": "AT_TIMESTAMP"}, "startingPosition must be one of TRIM_HORIZON, LATEST"),
         ({"maxRecordAgeHours": "200"}, "maxRecordAgeHours must be between 1 and 168"),
     ],
 )

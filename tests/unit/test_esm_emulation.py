@@ -12,7 +12,7 @@ import pytest
 
 from hotkeys.cli.esm import Chaos, Delivery, ShardConsumer, ShardStuck, consume_lineage
 from hotkeys.cli.events import sequence_number
-from infra.settings import EventSourceSettings
+from hotkeys.deployment import EventSourceSettings
 
 T0 = 1_796_083_200
 

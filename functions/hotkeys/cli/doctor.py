@@ -23,8 +23,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 from hotkeys.detector.snapshots import CATALOG_PK, catalog_sk
-from infra.settings import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 FULL_VIEW = "NEW_AND_OLD_IMAGES"

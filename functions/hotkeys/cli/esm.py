@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from infra.settings import EVENT_SOURCE, EventSourceSettings
+from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]

@@ -8,20 +8,43 @@ traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any, NoReturn
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
 from rich.table import Table
 
+from hotkeys.cli.common import (
+    OneLineParser,
+    UserError,
+    add_aws_flags,
+    add_setting_flags,
+    at_least,
+    aws_clients,
+    iso_time,
+    number,
+    render_top,
+    settings_from_args,
+)
+from hotkeys.detector.config import OPTIONS
 from hotkeys.detector.windows import parse_iso_utc
+
+# The settings each command that runs the detector's code takes, as the function's own flags.
+REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)
+WATCH_SETTINGS = ("window_seconds", "partition_wcu_limit", "summary_capacity", "partition_key_attribute")
+REDRIVE_SETTINGS = (
+    "window_seconds",
+    "summary_capacity",
+    "partition_key_attribute",
+    "archive_prefix",
+    "ttl_attribute",
+)
+TOP_SETTINGS = ("partition_wcu_limit",)
 
 EXAMPLES_TOP = """examples:
   hotkeys top --stats-table hotkeys-stats
@@ -61,74 +84,6 @@ EXAMPLES_GENERATE = """examples:
 """
 
 
-class UserError(Exception):
-    """A mistake the user can fix; shown as one line."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a usage mistake is one line on stderr (naming the flag) and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        print(f"hotkeys: {message} (see: {self.prog} --help)", file=sys.stderr)
-        raise SystemExit(2)
-
-
-# One validation path: every command's flags of the same kind use the same type, so the same
-# flag name means the same thing everywhere.
-def at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
-        return value
-
-    return parse
-
-
-def number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
-            bound = f"above {low:g}" if above else f"at least {low:g}"
-            raise argparse.ArgumentTypeError(
-                f"must be {bound}{f' and at most {high:g}' if high is not None else ''}, got {text}"
-            )
-        return value
-
-    return parse
-
-
-def window_seconds(text: str) -> int:
-    value = at_least(1)(text)
-    if value > 900:
-        raise argparse.ArgumentTypeError(f"must be at most 900 (Lambda's tumbling-window limit), got {value}")
-    return value
-
-
-def endpoint_url(text: str) -> str:
-    from urllib.parse import urlparse
-
-    parsed = urlparse(text)
-    if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise argparse.ArgumentTypeError(f"must be an http(s):// URL such as http://127.0.0.1:5000, got {text!r}")
-    return text
-
-
-def iso_time(text: str) -> int:
-    try:
-        return parse_iso_utc(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
-        ) from None
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="hotkeys", description="Find the DynamoDB partition keys about to throttle.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -146,9 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
     when.add_argument("--last", type=at_least(1), help="the last N windows (default 1)")
     top.add_argument("--limit", type=at_least(1), default=10, help="at most K rows (default 10)")
-    top.add_argument(
-        "--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves (default 1000)"
-    )
+    add_setting_flags(top, TOP_SETTINGS)
     _add_common(top)
 
     replay = commands.add_parser(
@@ -160,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
     replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
     replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
+    add_setting_flags(replay.add_argument_group("the function's settings (as deployed with -c ...)"), REPLAY_SETTINGS)
     _add_common(replay)
 
     watch = commands.add_parser(
@@ -180,8 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--duration", type=number(0), default=0, help="stop after this many seconds (default: Ctrl-C)")
     watch.add_argument("--once", action="store_true", help="read until caught up, print once, exit")
     watch.add_argument("--limit", type=at_least(1), default=10, help="rows shown (default 10)")
-    watch.add_argument("--window-seconds", type=window_seconds, default=60, help="window length (default 60)")
-    watch.add_argument("--partition-limit", type=at_least(1), default=1000, help="WCU/s one partition serves")
+    add_setting_flags(watch, WATCH_SETTINGS)
     _add_common(watch)
 
     redrive = commands.add_parser(
@@ -193,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
     redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
     redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
-    redrive.add_argument("--window-seconds", type=window_seconds, default=60, help="the stack's window (default 60)")
+    add_setting_flags(redrive.add_argument_group("the deployed function's settings"), REDRIVE_SETTINGS)
     redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)
@@ -261,78 +214,32 @@ def _version() -> str:
 
 def _add_common(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", action="store_true", help="machine-readable output")
-    command.add_argument(
-        "--endpoint-url", type=endpoint_url, help="an AWS-compatible endpoint (moto server, LocalStack)"
-    )
-    command.add_argument("--region", help="AWS region (default: your AWS configuration)")
-
-
-def aws_target(endpoint_url: str | None, region: str | None) -> contextlib.AbstractContextManager[None]:
-    """The endpoint and region chosen on the command line, for the duration of a command."""
-    from hotkeys.cli.envs import environment
-
-    values = {"AWS_ENDPOINT_URL": endpoint_url} if endpoint_url else {}
-    if region:
-        values.update({"AWS_REGION": region, "AWS_DEFAULT_REGION": region})
-    return environment(values)
+    add_aws_flags(command)
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
-    import boto3
-
     from hotkeys.cli.top import top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
+    settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
     since = _parse_since(args.since)
-    with aws_target(args.endpoint_url, args.region):
-        table = boto3.resource("dynamodb").Table(args.stats_table)
-        store = DynamoStatsStore(table)
-        windows = windows_in_range(
-            store,
-            since=since,
-            last=args.last if since is None else None,
-            until=int(time.time()) + 86_400,
-            table=args.table,
-        )
-        rows = top_rows(window_figures(store, windows), args.limit)
+    store = DynamoStatsStore(aws_clients(args).resource("dynamodb").Table(args.stats_table))
+    windows = windows_in_range(
+        store,
+        since=since,
+        last=args.last if since is None else None,
+        until=int(time.time()) + 86_400,
+        table=args.table,
+    )
+    rows = top_rows(window_figures(store, windows), args.limit)
     if args.json:
         print(json.dumps([row.to_json() for row in rows], indent=2))
         return 0
     if not rows:
         console.print("No figures yet for that selection.")
         return 0
-    render_top(console, [row.to_json() for row in rows], args.partition_limit, title="Hottest partition keys")
+    render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
     return 0
-
-
-def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
-    grid = Table(title=title)
-    for column, justify in (
-        ("window (UTC)", "left"),
-        ("table", "left"),
-        ("key", "left"),
-        ("WCU/s", "right"),
-        ("% of partition", "right"),
-        ("share", "right"),
-        ("writes", "right"),
-        ("WCU", "right"),
-        ("± WCU", "right"),
-    ):
-        grid.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for row in rows:
-        percent = 100 * row["wcu_per_second"] / partition_limit
-        grid.add_row(
-            row["window_start"],
-            row["table"],
-            row["key"],
-            f"{row['wcu_per_second']:.1f}",
-            f"{percent:.0f}%",
-            f"{100 * row['share']:.1f}%",
-            str(row["writes"]),
-            str(row["wcu"]),
-            str(row["error_bound"]),
-        )
-    console.print(grid)
 
 
 def _parse_since(text: str | None) -> int | None:
@@ -347,7 +254,7 @@ def _parse_since(text: str | None) -> int | None:
 def cmd_replay(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.replay_view import replay_and_show
 
-    return replay_and_show(args, console)
+    return replay_and_show(args, console, REPLAY_SETTINGS)
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
@@ -398,7 +305,7 @@ def _shard_path(path: str, index: int) -> str:
 def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.watch_view import watch
 
-    return watch(args, console)
+    return watch(args, console, WATCH_SETTINGS)
 
 
 def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
@@ -407,35 +314,29 @@ def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
 
 
 def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
-    import boto3
-
     from hotkeys.cli.redrive import batch_info, drain, redrive_entry
-    from hotkeys.detector.adapters.aws import SDK_CONFIG
-    from hotkeys.detector.config import Settings
     from hotkeys.detector.wiring import build_ports
 
-    with aws_target(args.endpoint_url, args.region):
-        settings = Settings(
-            stats_table_name=args.stats_table,
-            window_seconds=args.window_seconds,
-            archive_bucket_name=args.archive_bucket,
-        )
-        ports = build_ports(settings)
-        sqs = boto3.client("sqs", config=SDK_CONFIG)
-        streams = boto3.client("dynamodbstreams", config=SDK_CONFIG)
-        results: list[dict[str, Any]] = []
-        for message in drain(sqs, args.dlq_url):
-            info = batch_info(message)
-            if info is None:
-                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
-                _release(sqs, args.dlq_url, message)
-                continue
-            result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
-            results.append(asdict(result))
-            if not args.dry_run and not args.keep and result.unreadable is None:
-                sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
-            else:
-                _release(sqs, args.dlq_url, message)
+    settings = settings_from_args(
+        args, REDRIVE_SETTINGS, stats_table_name=args.stats_table, archive_bucket_name=args.archive_bucket
+    )
+    aws = aws_clients(args)
+    ports = build_ports(settings, aws)
+    sqs = aws.client("sqs")
+    streams = aws.client("dynamodbstreams")
+    results: list[dict[str, Any]] = []
+    for message in drain(sqs, args.dlq_url):
+        info = batch_info(message)
+        if info is None:
+            results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
+            _release(sqs, args.dlq_url, message)
+            continue
+        result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
+        results.append(asdict(result))
+        if not args.dry_run and not args.keep and result.unreadable is None:
+            sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+        else:
+            _release(sqs, args.dlq_url, message)
     # Entries left in the DLQ (unreadable, or --dry-run / --keep) are work not done: exit 1 while any remain.
     remaining = 1 if any(item.get("unreadable") for item in results) or (results and (args.dry_run or args.keep)) else 0
     if args.json:
@@ -499,18 +400,10 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
-    import boto3
-
     from hotkeys.cli.doctor import StackNotFound, clients_from, diagnose, failed, to_json
-    from hotkeys.detector.adapters.aws import SDK_CONFIG
-
-    session = boto3.session.Session(region_name=args.region)
-
-    def make(service: str) -> Any:
-        return session.client(service, config=SDK_CONFIG, endpoint_url=args.endpoint_url)
 
     try:
-        checks = diagnose(clients_from(make), args.stack)
+        checks = diagnose(clients_from(aws_clients(args).client), args.stack)
     except StackNotFound as error:
         raise UserError(str(error)) from None
     if args.json:

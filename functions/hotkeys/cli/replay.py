@@ -9,6 +9,8 @@ created there with the same names and settings the stack uses.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import io
 import json
 import os
 import uuid
@@ -17,13 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import boto3
-
-from hotkeys.cli.envs import environment
 from hotkeys.cli.esm import DeadLetter, ShardConsumer
 from hotkeys.cli.io import read_event_file
 from hotkeys.cli.local import LocalResources, create_stats_table
-from infra.settings import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
+from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.config import Settings
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -53,7 +54,7 @@ class ReplayReport:
     event_shards: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
 
 
-def create_source_tables(folders: dict[str, list[Path]]) -> list[str]:
+def create_source_tables(folders: dict[str, list[Path]], aws: AwsClients) -> list[str]:
     """Creates the source tables described beside the events (``tables/<name>.json``, CreateTable input).
 
     The detector calls DescribeTable to find the partition key of a table with a
@@ -61,7 +62,7 @@ def create_source_tables(folders: dict[str, list[Path]]) -> list[str]:
     ``folders`` maps each table to the folders of the event files that hold its records.
     """
     created: list[str] = []
-    dynamodb = boto3.client("dynamodb")
+    dynamodb = aws.client("dynamodb")
     for name in sorted(folders):
         description = next((d for d in (f / "tables" / f"{name}.json" for f in folders[name]) if d.is_file()), None)
         if description is not None:
@@ -104,20 +105,21 @@ def load_events(
     return [(shard, records) for (_arn, shard), records in shards.items()]
 
 
-def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:
+def create_resources(aws: AwsClients | None = None, prefix: str = "hotkeys-replay") -> LocalResources:
+    aws = aws or AwsClients()
     suffix = uuid.uuid4().hex[:6]
     stats = f"{prefix}-stats-{suffix}"
-    create_stats_table(boto3.client("dynamodb"), stats)
-    sns = boto3.client("sns")
-    sqs = boto3.client("sqs")
+    create_stats_table(aws.client("dynamodb"), stats)
+    sns = aws.client("sns")
+    sqs = aws.client("sqs")
     topic_arn = sns.create_topic(Name=f"{prefix}-alerts-{suffix}")["TopicArn"]
     alert_queue = sqs.create_queue(QueueName=f"{prefix}-alert-copies-{suffix}")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=alert_queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     dlq_url = sqs.create_queue(QueueName=f"{prefix}-dlq-{suffix}")["QueueUrl"]
     bucket = f"{prefix}-archive-{suffix}"
-    s3 = boto3.client("s3")
-    region = boto3.session.Session().region_name or "us-east-1"
+    s3 = aws.client("s3")
+    region = aws.region or "us-east-1"
     if region == "us-east-1":
         s3.create_bucket(Bucket=bucket)
     else:
@@ -125,54 +127,68 @@ def create_resources(prefix: str = "hotkeys-replay") -> LocalResources:
     return LocalResources(stats, topic_arn, bucket, dlq_url, alert_queue)
 
 
-def run_replay(paths: list[str], resources: LocalResources, extra_env: dict[str, str] | None = None) -> ReplayReport:
-    """Replays the events against existing resources (the caller chooses the backend)."""
+def replay_settings(resources: LocalResources, chosen: Settings | None = None) -> Settings:
+    """The function's settings for a replay: the chosen ones (or the defaults) on these resources.
+
+    The TTL attribute defaults to the demo table's, as the demo stack deploys it.
+    """
+    base = chosen or Settings(stats_table_name=resources.stats_table)
+    return dataclasses.replace(
+        base,
+        stats_table_name=resources.stats_table,
+        alert_topic_arn=resources.topic_arn,
+        archive_bucket_name=resources.bucket,
+        ttl_attribute=base.ttl_attribute or DEMO_TABLE_TTL_ATTRIBUTE,
+    )
+
+
+def run_replay(
+    paths: list[str], resources: LocalResources, aws: AwsClients | None = None, settings: Settings | None = None
+) -> ReplayReport:
+    """Replays the events through the real handler, with ``settings``, on ``aws`` (the caller's backend;
+    boto3's default session if None). Settings default to ``replay_settings(resources)``.
+
+    The event source mapping is emulated as deployed (``hotkeys.deployment.EVENT_SOURCE``) with the
+    settings' window as its tumbling window, as the stack configures it.
+    """
+    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.observability import logger, metrics
+    from hotkeys.detector.wiring import build_ports
+
+    aws = aws or AwsClients()
+    settings = settings or replay_settings(resources)
     table_folders: dict[str, list[Path]] = {}
     shards = load_events(paths, table_folders)
-    create_source_tables(table_folders)
+    create_source_tables(table_folders, aws)
     report = ReplayReport(resources=resources, shards=len(shards), event_shards=shards)
-    env = {
-        "STATS_TABLE_NAME": resources.stats_table,
-        "WINDOW_SECONDS": str(EVENT_SOURCE.tumbling_window_seconds),
-        "POWERTOOLS_METRICS_DISABLED": "true",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-        # As the demo stack deploys it (its table's TTL attribute).
-        "TTL_ATTRIBUTE": DEMO_TABLE_TTL_ATTRIBUTE,
-    }
-    if resources.topic_arn:
-        env["ALERT_TOPIC_ARN"] = resources.topic_arn
-    if resources.bucket:
-        env["ARCHIVE_BUCKET_NAME"] = resources.bucket
-    env.update(extra_env or {})
-    from hotkeys.detector.app import handler
-    from hotkeys.detector.observability import logger, metrics
+    container = Container(settings, build_ports(settings, aws))
+    handler = build_handler(lambda: container)
+    mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
 
     def invoke(event: dict[str, Any]) -> dict[str, Any]:
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
                 # An invocation that fails before counting has no metrics; Powertools warns about that on
                 # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
+                # The metrics it does publish are EMF lines on stdout (CloudWatch reads them in Lambda):
+                # kept out of the replay's own output.
                 warnings.filterwarnings("ignore", message="No application metrics to publish")
-                return handler(event, FakeLambdaContext())
+                return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
         finally:
-            # Metrics are not published locally. Powertools keeps a disabled provider's metrics and
-            # prints them to stdout once 100 accumulate, which would corrupt `--json` output.
             metrics.clear_metrics()
 
     level = logger.log_level
     logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
     try:
-        with environment(env):
-            for shard_id, records in shards:
-                records.sort(key=_sequence_order)
-                arn = next((r.get("eventSourceARN") for r in records if isinstance(r, dict)), None)
-                consumer = ShardConsumer(invoke, shard_id, EVENT_SOURCE, stream_arn=arn)
-                run = consumer.consume(records)
-                report.records += len(records)
-                report.invocations += run.invocations
-                report.dead_letters.extend(run.dead_letters)
-            _send_dead_letters(resources, report.dead_letters)
+        for shard_id, records in shards:
+            records.sort(key=_sequence_order)
+            arn = next((r.get("eventSourceARN") for r in records if isinstance(r, dict)), None)
+            consumer = ShardConsumer(invoke, shard_id, mapping, stream_arn=arn)
+            run = consumer.consume(records)
+            report.records += len(records)
+            report.invocations += run.invocations
+            report.dead_letters.extend(run.dead_letters)
+        _send_dead_letters(resources, report.dead_letters, aws)
     finally:
         logger.setLevel(level)
     return report
@@ -185,9 +201,9 @@ def _sequence_order(record: Any) -> int:
         return 0
 
 
-def _send_dead_letters(resources: LocalResources, letters: list[DeadLetter]) -> None:
+def _send_dead_letters(resources: LocalResources, letters: list[DeadLetter], aws: AwsClients) -> None:
     if not resources.dlq_url:
         return
-    sqs = boto3.client("sqs")
+    sqs = aws.client("sqs")
     for letter in letters:
         sqs.send_message(QueueUrl=resources.dlq_url, MessageBody=json.dumps(letter.to_message()))

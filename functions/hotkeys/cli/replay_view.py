@@ -10,11 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 from rich.console import Console
 
-from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, run_replay
+from hotkeys.cli.common import UserError, aws_clients, render_top, settings_from_args
+from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, replay_settings, run_replay
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.detector.adapters.aws import AwsClients
 
 
 @contextlib.contextmanager
@@ -28,10 +29,10 @@ def backend(endpoint_url: str | None) -> Iterator[None]:
         yield
 
 
-def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
+def collect(report: ReplayReport, per_window: int, aws: AwsClients) -> dict[str, Any]:
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
-    store = DynamoStatsStore(boto3.resource("dynamodb").Table(report.resources.stats_table))
+    store = DynamoStatsStore(aws.resource("dynamodb").Table(report.resources.stats_table))
     windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
     figures = window_figures(store, windows)
     top: list[dict[str, Any]] = []
@@ -53,17 +54,17 @@ def collect(report: ReplayReport, per_window: int) -> dict[str, Any]:
             }
             for w in figures
         ],
-        "alerts": drain_alerts(report.resources.alert_queue_url),
-        "archived": archived_objects(report.resources.bucket),
+        "alerts": drain_alerts(report.resources.alert_queue_url, aws),
+        "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
     }
 
 
-def archived_objects(bucket: str | None) -> list[dict[str, Any]]:
+def archived_objects(bucket: str | None, aws: AwsClients) -> list[dict[str, Any]]:
     """The TTL archive's objects: key and number of items (lines)."""
     if not bucket:
         return []
-    s3 = boto3.client("s3")
+    s3 = aws.client("s3")
     found = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
         for entry in page.get("Contents", []):
@@ -73,11 +74,11 @@ def archived_objects(bucket: str | None) -> list[dict[str, Any]]:
     return sorted(found, key=lambda item: item["key"])
 
 
-def drain_alerts(queue_url: str | None) -> list[dict[str, Any]]:
+def drain_alerts(queue_url: str | None, aws: AwsClients) -> list[dict[str, Any]]:
     """The alerts the topic delivered to the replay's SQS subscriber (SNS envelope → subject + document)."""
     if not queue_url:
         return []
-    sqs = boto3.client("sqs")
+    sqs = aws.client("sqs")
     alerts = []
     while True:
         batch = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
@@ -116,19 +117,21 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def replay_and_show(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.main import UserError, aws_target, render_top
-
+def replay_and_show(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...]) -> int:
+    # The function's settings as chosen (validated before anything runs); the resources come later.
+    chosen = settings_from_args(args, settings_names, stats_table_name="-")
     report_path = Path(args.report) if args.report else None
     if report_path is not None and not report_path.resolve().parent.is_dir():
         # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
         raise UserError(f"--report: the folder {str(report_path.parent)!r} does not exist")
-    with aws_target(args.endpoint_url, args.region or "us-east-1"), backend(args.endpoint_url):
+    with backend(args.endpoint_url):
+        aws = aws_clients(args, default_region="us-east-1")
         try:
-            report = run_replay(args.event_files, create_resources())
+            resources = create_resources(aws)
+            report = run_replay(args.event_files, resources, aws, replay_settings(resources, chosen))
         except ReplayError as error:
             raise UserError(str(error)) from None
-        result = collect(report, args.limit)
+        result = collect(report, args.limit, aws)
         report_bucket = report.resources.bucket
         heat = None
         if report_path is not None:
@@ -136,7 +139,7 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
             from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
 
             # The replay's source tables (events/tables/*.json) tell composite keys apart, as in the handler.
-            resolver = PartitionKeyResolver(None, describe_table_with(boto3.client("dynamodb")))
+            resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe_table_with(aws.client("dynamodb")))
             heat = heat_map(report.event_shards, resolver)
     if report_path is not None and heat is not None:
         from hotkeys.cli.report import render
@@ -164,7 +167,7 @@ def replay_and_show(args: argparse.Namespace, console: Console) -> int:
         f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."
     )
-    render_top(console, result["top"], 1000, title="Top keys per window")
+    render_top(console, result["top"], chosen.partition_wcu_limit, title="Top keys per window")
     if result["alerts"]:
         console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
         for alert in result["alerts"]:

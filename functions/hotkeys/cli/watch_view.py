@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from hotkeys.cli.common import UserError, aws_clients, settings_from_args
 from hotkeys.cli.streams import StreamError
 from hotkeys.cli.watch import LiveRow, StreamWatcher
-from hotkeys.detector.config import Settings
 
 
 def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
@@ -36,43 +36,37 @@ def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
     return grid
 
 
-def watch(args: argparse.Namespace, console: Console) -> int:
-    import boto3
-
-    from hotkeys.cli.main import UserError, aws_target
-    from hotkeys.detector.adapters.aws import SDK_CONFIG
-
+def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...]) -> int:
     if args.json and not args.once:
         raise UserError("--json needs --once (a live view cannot be printed as one JSON document)")
-    settings = Settings(
-        stats_table_name="-", window_seconds=args.window_seconds, partition_wcu_limit=args.partition_limit
-    )
-    with aws_target(args.endpoint_url, args.region):
-        dynamodb = boto3.client("dynamodb", config=SDK_CONFIG)
-        streams = boto3.client("dynamodbstreams", config=SDK_CONFIG)
-        try:
-            watcher = StreamWatcher(
-                dynamodb,
-                streams,
-                args.table,
-                settings,
-                start="TRIM_HORIZON" if args.start == "trim-horizon" else "LATEST",
-            )
-        except StreamError as error:
-            raise UserError(str(error)) from None
-        if args.once:
-            while watcher.poll():
-                pass
-            rows = watcher.rows(args.limit)
-            if args.json:
-                print(json.dumps([asdict(row) for row in rows], indent=2))
-            else:
-                console.print(_table(rows, watcher))
-            return 0
-        deadline = time.monotonic() + args.duration if args.duration else None
-        with Live(_table([], watcher), console=console, refresh_per_second=2) as live:
-            while deadline is None or time.monotonic() < deadline:
-                watcher.poll()
-                live.update(_table(watcher.rows(args.limit), watcher))
-                time.sleep(args.interval)
+    # Nothing is stored: the stats table is not used.
+    settings = settings_from_args(args, settings_names, stats_table_name="-")
+    aws = aws_clients(args)
+    dynamodb = aws.client("dynamodb")
+    streams = aws.client("dynamodbstreams")
+    try:
+        watcher = StreamWatcher(
+            dynamodb,
+            streams,
+            args.table,
+            settings,
+            start="TRIM_HORIZON" if args.start == "trim-horizon" else "LATEST",
+        )
+    except StreamError as error:
+        raise UserError(str(error)) from None
+    if args.once:
+        while watcher.poll():
+            pass
+        rows = watcher.rows(args.limit)
+        if args.json:
+            print(json.dumps([asdict(row) for row in rows], indent=2))
+        else:
+            console.print(_table(rows, watcher))
+        return 0
+    deadline = time.monotonic() + args.duration if args.duration else None
+    with Live(_table([], watcher), console=console, refresh_per_second=2) as live:
+        while deadline is None or time.monotonic() < deadline:
+            watcher.poll()
+            live.update(_table(watcher.rows(args.limit), watcher))
+            time.sleep(args.interval)
     return 0

@@ -1,36 +1,65 @@
-"""Lambda entry point: configuration → event → one call into the pipeline → response."""
+"""Lambda entry point: configuration → event → one call into the pipeline → response.
+
+The container's settings and ports are built once, at the first invocation, from the
+function's environment (``load_settings``) and boto3's default session. ``build_handler``
+makes the same decorated handler around other settings and ports: the CLI's replay and
+the tests run exactly this code without touching the process environment.
+"""
 
 from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings, load_settings
 from hotkeys.detector.observability import logger, metrics, tracer
-from hotkeys.detector.pipeline import BatchOutcome, parse_event, process_batch
+from hotkeys.detector.pipeline import BatchOutcome, Ports, parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
 
-
-@cache
-def _settings_for(environment: tuple[tuple[str, str], ...]) -> Settings:
-    return load_settings(dict(environment))
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
-@logger.inject_lambda_context(log_event=False, clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    settings = _settings_for(tuple(sorted(os.environ.items())))
-    batch = parse_event(event)
-    logger.append_keys(shard_id=batch.shard_id, records=len(batch.records))
-    outcome = process_batch(batch, settings, build_ports(settings))
-    _record_metrics(outcome)
-    return outcome.response()
+@dataclass(frozen=True)
+class Container:
+    """What one Lambda container keeps between invocations."""
+
+    settings: Settings
+    ports: Ports
+
+
+def build_handler(container: Callable[[], Container]) -> Handler:
+    """The handler, with its settings and ports from ``container`` (called at each invocation; cache it)."""
+
+    @logger.inject_lambda_context(log_event=False, clear_state=True)
+    @tracer.capture_lambda_handler(capture_response=False)
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        current = container()
+        batch = parse_event(event)
+        logger.append_keys(shard_id=batch.shard_id, records=len(batch.records))
+        outcome = process_batch(batch, current.settings, current.ports)
+        _record_metrics(outcome)
+        return outcome.response()
+
+    return handler
+
+
+def container_from(environment: Mapping[str, str], aws: AwsClients) -> Container:
+    settings = load_settings(environment)
+    return Container(settings, build_ports(settings, aws))
+
+
+@cache  # once per container: the environment of a Lambda function does not change while it runs
+def _this_container() -> Container:
+    return container_from(os.environ, AwsClients())
 
 
 def _record_metrics(outcome: BatchOutcome) -> None:
@@ -45,6 +74,8 @@ def _record_metrics(outcome: BatchOutcome) -> None:
     metrics.add_metric(name="ItemsArchived", unit=MetricUnit.Count, value=outcome.archived)
     metrics.add_metric(name="AlertsPublished", unit=MetricUnit.Count, value=outcome.alerts_published)
 
+
+handler = build_handler(_this_container)
 
 # Initialisation is done. Lambda parses each event in this process before calling the handler, and
 # a 1,000-record event allocates enough objects to trigger full collections, which would scan every

@@ -1,127 +1,372 @@
-"""Settings from the environment, read and validated at every invocation.
+"""The detector's settings: one typed schema for the function, the CDK app and the CLI.
 
-Every error names the variable, so a misconfigured deployment says what to fix
-in its first log line instead of failing somewhere deep in the pipeline.
+Each ``Option`` says once what a setting is called on every surface (the function's
+environment variable, the ``cdk -c`` context key, the CLI flag), its default, its
+valid range and its help text. ``load_settings`` (the function, once per container),
+``infra.options`` (the synth), the CLI's flags and the README's options table all
+derive from ``OPTIONS``, and a value is validated by the same code wherever it is
+given, so what ``cdk synth`` accepts the function accepts too. No dependencies, no I/O.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
-MAX_TUMBLING_WINDOW_SECONDS = 900
+MAX_TUMBLING_WINDOW_SECONDS = 900  # Lambda's limit for a stream mapping's tumbling window
+DEFAULT_SPAN_SECONDS = 10  # alert span and flush interval, unless the window is shorter
+
+Kind = Literal["int", "number", "text", "flag", "choice"]
+Value = int | float | str | bool | None
+TRUE_WORDS = ("true", "1", "yes")
+FALSE_WORDS = ("false", "0", "no")
 
 
 class ConfigError(ValueError):
-    """An environment variable is missing or invalid."""
+    """A setting is missing or invalid. ``str()`` names the environment variable;
+    ``problem`` is the same sentence without it, for surfaces that name the setting their own way."""
+
+    def __init__(self, variable: str, problem: str) -> None:
+        super().__init__(f"{variable} {problem}")
+        self.variable = variable
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the Settings attribute
+    variable: str  # the function's environment variable
+    kind: Kind
+    default: Value
+    help: str
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] = ()
+    context_key: str | None = None  # `cdk deploy -c key=value`; None: the stack sets it itself
+    cli_flag: str | None = None  # the flag of the CLI commands that emulate the function
+    default_text: str | None = None  # how the default reads where it depends on another setting
+
+    def parse(self, raw: str | None) -> Value:
+        """The typed value of ``raw`` (the default when empty), or ConfigError naming the variable."""
+        text = (raw or "").strip()
+        if not text:
+            return self.default
+        if self.kind == "int":
+            return self.check_range(self._number(text, int, "a whole number"))
+        if self.kind == "number":
+            return self.check_range(self._number(text, float, "a number"))
+        if self.kind == "flag":
+            word = text.lower()
+            if word not in TRUE_WORDS + FALSE_WORDS:
+                raise ConfigError(self.variable, f"must be true or false, got {text!r}")
+            return word in TRUE_WORDS
+        if self.kind == "choice":  # any case; the value is the choice as the schema spells it
+            chosen = [choice for choice in self.choices if choice.lower() == text.lower()]
+            if not chosen:
+                raise ConfigError(self.variable, f"must be one of {', '.join(self.choices)}, got {text!r}")
+            return chosen[0]
+        return text
+
+    def _number(self, text: str, kind: type[int] | type[float], noun: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise ConfigError(self.variable, f"must be {noun}, got {text!r}") from None
+        if not math.isfinite(value):
+            raise ConfigError(self.variable, f"must be {noun}, got {text!r}")
+        return value
+
+    def check_range(self, value: float) -> float:
+        if (self.low is not None and value < self.low) or (self.high is not None and value > self.high):
+            got = value if isinstance(value, int) else f"{value:g}"
+            raise ConfigError(self.variable, f"must be between {self.documented_range}, got {got}")
+        return value
+
+    @property
+    def documented_range(self) -> str:
+        if self.low is None or self.high is None:
+            return ""
+        return f"{_number_text(self.low)} and {_number_text(self.high)}"
+
+    @property
+    def documented_default(self) -> str:
+        if self.default_text is not None:
+            return self.default_text
+        if self.default in (None, ""):
+            return "—"
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        return _number_text(self.default) if isinstance(self.default, int | float) else str(self.default)
+
+
+def _number_text(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("stats_table_name", "STATS_TABLE_NAME", "text", None, "the detector's stats table (set by the stack)"),
+    Option(
+        "window_seconds",
+        "WINDOW_SECONDS",
+        "int",
+        60,
+        "length of a counting window, in seconds (the mapping's tumbling window)",
+        low=1,
+        high=MAX_TUMBLING_WINDOW_SECONDS,
+        context_key="windowSeconds",
+        cli_flag="--window-seconds",
+    ),
+    Option(
+        "partition_wcu_limit",
+        "PARTITION_WCU_LIMIT",
+        "int",
+        1000,
+        "write units per second one partition serves",
+        low=1,
+        high=1_000_000,
+        context_key="partitionWcuLimit",
+        cli_flag="--partition-limit",
+    ),
+    Option(
+        "alert_threshold",
+        "ALERT_THRESHOLD",
+        "number",
+        0.8,
+        "alert when a key's rate reaches this fraction of the partition limit",
+        low=0.01,
+        high=1.0,
+        context_key="alertThreshold",
+        cli_flag="--alert-threshold",
+    ),
+    Option(
+        "alert_hysteresis",
+        "ALERT_HYSTERESIS",
+        "number",
+        0.2,
+        "an alert resolves below (threshold - hysteresis) of the limit; smaller than the threshold",
+        low=0.0,
+        high=1.0,
+        context_key="alertHysteresis",
+        cli_flag="--alert-hysteresis",
+    ),
+    Option(
+        "alert_min_span_seconds",
+        "ALERT_MIN_SPAN_SECONDS",
+        "int",
+        DEFAULT_SPAN_SECONDS,
+        "a rate counts only over at least this many seconds of writes (at most the window)",
+        low=1,
+        high=MAX_TUMBLING_WINDOW_SECONDS,
+        context_key="alertMinSpanSeconds",
+        cli_flag="--alert-min-span-seconds",
+        default_text=f"{DEFAULT_SPAN_SECONDS} (the window, if shorter)",
+    ),
+    Option(
+        "alert_reminder_seconds",
+        "ALERT_REMINDER_SECONDS",
+        "int",
+        900,
+        "an open incident is re-announced after this many seconds",
+        low=60,
+        high=86_400,
+        context_key="alertReminderSeconds",
+        cli_flag="--alert-reminder-seconds",
+    ),
+    Option(
+        "share_threshold",
+        "SHARE_THRESHOLD",
+        "number",
+        0.10,
+        "alert when one key takes this fraction of a busy table's write units",
+        low=0.001,
+        high=1.0,
+        context_key="shareThreshold",
+        cli_flag="--share-threshold",
+    ),
+    Option(
+        "share_min_wcu",
+        "SHARE_MIN_WCU",
+        "int",
+        6000,
+        "write units per window below which a table is too quiet for share alerts",
+        low=0,
+        high=10**12,
+        context_key="shareMinWcu",
+        cli_flag="--share-min-wcu",
+    ),
+    Option("alert_topic_arn", "ALERT_TOPIC_ARN", "text", None, "the alert topic (set by the stack)"),
+    Option(
+        "partition_key_attribute",
+        "PARTITION_KEY_ATTRIBUTE",
+        "text",
+        None,
+        "the partition key's attribute name, for every watched table (default: read with DescribeTable)",
+        context_key="partitionKeyAttribute",
+        cli_flag="--partition-key-attribute",
+    ),
+    Option(
+        "summary_capacity",
+        "SUMMARY_CAPACITY",
+        "int",
+        200,
+        "keys kept per shard and window before the smallest are pruned",
+        low=10,
+        high=2000,
+        context_key="summaryCapacity",
+        cli_flag="--summary-capacity",
+    ),
+    Option(
+        "flush_seconds",
+        "FLUSH_SECONDS",
+        "int",
+        DEFAULT_SPAN_SECONDS,
+        "an open window's figures are written at most this often (at most the window)",
+        low=1,
+        high=MAX_TUMBLING_WINDOW_SECONDS,
+        context_key="flushSeconds",
+        cli_flag="--flush-seconds",
+        default_text=f"{DEFAULT_SPAN_SECONDS} (the window, if shorter)",
+    ),
+    Option(
+        "stats_retention_days",
+        "STATS_RETENTION_DAYS",
+        "int",
+        14,
+        "days the stats table keeps a window's figures",
+        low=1,
+        high=3650,
+        context_key="statsRetentionDays",
+    ),
+    Option("archive_bucket_name", "ARCHIVE_BUCKET_NAME", "text", None, "the TTL archive bucket (set by the stack)"),
+    Option(
+        "archive_prefix",
+        "ARCHIVE_PREFIX",
+        "text",
+        "ttl-archive/",
+        "key prefix of archived TTL deletions (a trailing / is added)",
+        context_key="archivePrefix",
+        cli_flag="--archive-prefix",
+    ),
+    Option(
+        "archive_replicated_ttl",
+        "ARCHIVE_REPLICATED_TTL",
+        "flag",
+        False,
+        "also archive TTL deletions replicated from another region of a global table",
+        context_key="archiveReplicatedTtl",
+        cli_flag="--archive-replicated-ttl",
+    ),
+    Option(
+        "ttl_attribute",
+        "TTL_ATTRIBUTE",
+        "text",
+        None,
+        "the TTL attribute, for every watched table (default: read with DescribeTimeToLive)",
+        context_key="ttlAttribute",
+        cli_flag="--ttl-attribute",
+    ),
+    Option(
+        "key_display",
+        "KEY_DISPLAY",
+        "choice",
+        "raw",
+        "how keys appear in alerts: raw, or hash (salted SHA-256; keys can be personal data)",
+        choices=("raw", "hash"),
+        context_key="keyDisplay",
+        cli_flag="--key-display",
+    ),
+    Option(
+        "key_hash_salt",
+        "KEY_HASH_SALT",
+        "text",
+        "",
+        "the salt of hashed keys (required with keyDisplay=hash; keep it secret)",
+        context_key="keyHashSalt",
+        cli_flag="--key-hash-salt",
+    ),
+)
+OPTION_BY_NAME = {option.name: option for option in OPTIONS}
+OPTION_BY_VARIABLE = {option.variable: option for option in OPTIONS}
+
+
+def default_of(name: str) -> Any:
+    return OPTION_BY_NAME[name].default
 
 
 @dataclass(frozen=True)
 class Settings:
+    """The function's validated settings. Defaults are the schema's; constructing one checks it."""
+
     stats_table_name: str
-    window_seconds: int = 60
-    partition_wcu_limit: int = 1000
-    alert_threshold: float = 0.8
-    alert_hysteresis: float = 0.2
-    alert_min_span_seconds: int = 10
-    alert_reminder_seconds: int = 900
-    share_threshold: float = 0.10
-    share_min_wcu: int = 6000
+    window_seconds: int = field(default=default_of("window_seconds"))
+    partition_wcu_limit: int = field(default=default_of("partition_wcu_limit"))
+    alert_threshold: float = field(default=default_of("alert_threshold"))
+    alert_hysteresis: float = field(default=default_of("alert_hysteresis"))
+    alert_min_span_seconds: int = field(default=default_of("alert_min_span_seconds"))
+    alert_reminder_seconds: int = field(default=default_of("alert_reminder_seconds"))
+    share_threshold: float = field(default=default_of("share_threshold"))
+    share_min_wcu: int = field(default=default_of("share_min_wcu"))
     alert_topic_arn: str | None = None
     partition_key_attribute: str | None = None
-    summary_capacity: int = 200
-    flush_seconds: int = 10
-    stats_retention_days: int = 14
+    summary_capacity: int = field(default=default_of("summary_capacity"))
+    flush_seconds: int = field(default=default_of("flush_seconds"))
+    stats_retention_days: int = field(default=default_of("stats_retention_days"))
     archive_bucket_name: str | None = None
-    archive_prefix: str = "ttl-archive/"
-    archive_replicated_ttl: bool = False
+    archive_prefix: str = field(default=default_of("archive_prefix"))
+    archive_replicated_ttl: bool = field(default=default_of("archive_replicated_ttl"))
     ttl_attribute: str | None = None
-    key_display: str = "raw"
-    key_hash_salt: str = ""
+    key_display: str = field(default=default_of("key_display"))
+    key_hash_salt: str = field(default=default_of("key_hash_salt"))
+
+    def __post_init__(self) -> None:
+        if not self.stats_table_name:
+            raise ConfigError("STATS_TABLE_NAME", "is required: the name of the detector's stats table")
+        for option in OPTIONS:
+            value = getattr(self, option.name)
+            if option.kind in ("int", "number") and value is not None:
+                option.check_range(value)
+            if option.kind == "choice" and value not in option.choices:
+                raise ConfigError(option.variable, f"must be one of {', '.join(option.choices)}, got {value!r}")
+        _check_together(self)
+        if not self.archive_prefix.endswith("/"):
+            object.__setattr__(self, "archive_prefix", self.archive_prefix + "/")
 
     @property
     def alert_wcu_per_second(self) -> float:
         return self.alert_threshold * self.partition_wcu_limit
 
 
-def _text(env: Mapping[str, str], name: str) -> str | None:
-    value = env.get(name, "").strip()
-    return value or None
-
-
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = _text(env, name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _fraction(env: Mapping[str, str], name: str, default: float, low: float, high: float) -> float:
-    raw = _text(env, name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, got {value}")
-    return value
-
-
-def _flag(env: Mapping[str, str], name: str) -> bool:
-    raw = (_text(env, name) or "false").lower()
-    if raw not in ("true", "false", "1", "0", "yes", "no"):
-        raise ConfigError(f"{name} must be true or false, got {raw!r}")
-    return raw in ("true", "1", "yes")
-
-
-def _choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    raw = (_text(env, name) or default).lower()
-    if raw not in choices:
-        raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {raw!r}")
-    return raw
+def _check_together(settings: Settings) -> None:
+    """The rules between settings."""
+    if settings.alert_hysteresis >= settings.alert_threshold:
+        raise ConfigError(
+            "ALERT_HYSTERESIS",
+            f"({settings.alert_hysteresis:g}) must be smaller than ALERT_THRESHOLD ({settings.alert_threshold:g})",
+        )
+    for name in ("alert_min_span_seconds", "flush_seconds"):
+        if getattr(settings, name) > settings.window_seconds:
+            raise ConfigError(
+                OPTION_BY_NAME[name].variable,
+                f"must be at most WINDOW_SECONDS ({settings.window_seconds}), got {getattr(settings, name)}",
+            )
+    if settings.key_display == "hash" and not settings.key_hash_salt:
+        raise ConfigError("KEY_HASH_SALT", "is required when KEY_DISPLAY=hash (an unsalted hash of a key is guessable)")
 
 
 def load_settings(env: Mapping[str, str]) -> Settings:
-    stats_table_name = _text(env, "STATS_TABLE_NAME")
-    if stats_table_name is None:
-        raise ConfigError("STATS_TABLE_NAME is required: the name of the detector's stats table")
-    window_seconds = _int(env, "WINDOW_SECONDS", 60, 1, MAX_TUMBLING_WINDOW_SECONDS)
-    threshold = _fraction(env, "ALERT_THRESHOLD", 0.8, 0.01, 1.0)
-    hysteresis = _fraction(env, "ALERT_HYSTERESIS", 0.2, 0.0, 1.0)
-    if hysteresis >= threshold:
-        raise ConfigError(f"ALERT_HYSTERESIS ({hysteresis}) must be smaller than ALERT_THRESHOLD ({threshold})")
-    key_display = _choice(env, "KEY_DISPLAY", "raw", ("raw", "hash"))
-    salt = _text(env, "KEY_HASH_SALT") or ""
-    if key_display == "hash" and not salt:
-        raise ConfigError("KEY_HASH_SALT is required when KEY_DISPLAY=hash (an unsalted hash of a key is guessable)")
-    prefix = _text(env, "ARCHIVE_PREFIX") or "ttl-archive/"
-    return Settings(
-        stats_table_name=stats_table_name,
-        window_seconds=window_seconds,
-        partition_wcu_limit=_int(env, "PARTITION_WCU_LIMIT", 1000, 1, 1_000_000),
-        alert_threshold=threshold,
-        alert_hysteresis=hysteresis,
-        alert_min_span_seconds=_int(env, "ALERT_MIN_SPAN_SECONDS", min(10, window_seconds), 1, window_seconds),
-        alert_reminder_seconds=_int(env, "ALERT_REMINDER_SECONDS", 900, 60, 86_400),
-        share_threshold=_fraction(env, "SHARE_THRESHOLD", 0.10, 0.001, 1.0),
-        share_min_wcu=_int(env, "SHARE_MIN_WCU", 6000, 0, 10**12),
-        alert_topic_arn=_text(env, "ALERT_TOPIC_ARN"),
-        partition_key_attribute=_text(env, "PARTITION_KEY_ATTRIBUTE"),
-        summary_capacity=_int(env, "SUMMARY_CAPACITY", 200, 10, 2000),
-        flush_seconds=_int(env, "FLUSH_SECONDS", min(10, window_seconds), 1, window_seconds),
-        stats_retention_days=_int(env, "STATS_RETENTION_DAYS", 14, 1, 3650),
-        archive_bucket_name=_text(env, "ARCHIVE_BUCKET_NAME"),
-        archive_prefix=prefix if prefix.endswith("/") else prefix + "/",
-        archive_replicated_ttl=_flag(env, "ARCHIVE_REPLICATED_TTL"),
-        ttl_attribute=_text(env, "TTL_ATTRIBUTE"),
-        key_display=key_display,
-        key_hash_salt=salt,
-    )
+    """The function's settings from its environment (read once per container); errors name the variable."""
+    values = {option.name: option.parse(env.get(option.variable)) for option in OPTIONS}
+    window = values["window_seconds"]
+    assert isinstance(window, int)
+    for name in ("alert_min_span_seconds", "flush_seconds"):  # defaults that follow a short window
+        if not (env.get(OPTION_BY_NAME[name].variable) or "").strip():
+            values[name] = min(DEFAULT_SPAN_SECONDS, window)
+    if values["stats_table_name"] is None:
+        raise ConfigError("STATS_TABLE_NAME", "is required: the name of the detector's stats table")
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+def settings_fields() -> tuple[str, ...]:
+    return tuple(item.name for item in fields(Settings))

@@ -10,13 +10,19 @@ place, and a KEYS_ONLY or NEW_IMAGE stream would make every size key-only or one
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.aws import client
+from hotkeys.detector.adapters.aws import AwsClients
 
 VIEW_TYPE = "NEW_AND_OLD_IMAGES"
+
+
+@cache  # one set of clients per container
+def _clients() -> AwsClients:
+    return AwsClients()
 
 
 class WrongStream(RuntimeError):
@@ -28,7 +34,7 @@ def on_event(event: dict[str, Any], _context: Any = None, dynamodb: Any = None) 
     physical_id = f"stream-{table}"
     if event["RequestType"] == "Delete":
         return {"PhysicalResourceId": event.get("PhysicalResourceId", physical_id)}
-    dynamodb = dynamodb or client("dynamodb")
+    dynamodb = dynamodb or _clients().client("dynamodb")
     specification = _table(dynamodb, table).get("StreamSpecification") or {}
     if specification.get("StreamEnabled"):
         _require_full_images(table, specification.get("StreamViewType"))
@@ -43,13 +49,14 @@ def is_complete(
     if event["RequestType"] == "Delete":
         return {"IsComplete": True}
     table = str(event["ResourceProperties"]["TableName"])
-    description = _table(dynamodb or client("dynamodb"), table)
+    description = _table(dynamodb or _clients().client("dynamodb"), table)
     specification = description.get("StreamSpecification") or {}
     arn = description.get("LatestStreamArn")
     if not specification.get("StreamEnabled") or not arn:
         return {"IsComplete": False}
     _require_full_images(table, specification.get("StreamViewType"))
-    status = (streams or client("dynamodbstreams")).describe_stream(StreamArn=arn, Limit=1)["StreamDescription"]
+    streams = streams or _clients().client("dynamodbstreams")
+    status = streams.describe_stream(StreamArn=arn, Limit=1)["StreamDescription"]
     if status.get("StreamStatus") != "ENABLED":
         return {"IsComplete": False}
     return {"IsComplete": True, "Data": {"StreamArn": arn}}

@@ -35,7 +35,9 @@ def webhook_url(secret_id: str) -> str:
         url = str(json.loads(url).get("url", ""))
     parsed = urlparse(url)
     if parsed.scheme != "https" and not (parsed.scheme == "http" and parsed.hostname in _LOOPBACK):
-        raise ConfigError(f"the secret {secret_id} must hold an https:// webhook URL")
+        raise ConfigError(
+            "WEBHOOK_SECRET_ARN", f"must name a secret holding an https:// webhook URL ({secret_id} does not)"
+        )
     return url
 
 
@@ -74,7 +76,7 @@ def post(url: str, payload: dict[str, Any]) -> int:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     secret_id = os.environ.get("WEBHOOK_SECRET_ARN", "").strip()
     if not secret_id:
-        raise ConfigError("WEBHOOK_SECRET_ARN is required: the secret holding the webhook URL")
+        raise ConfigError("WEBHOOK_SECRET_ARN", "is required: the secret holding the webhook URL")
     url = webhook_url(secret_id)
     delivered = 0
     for record in event.get("Records", []):

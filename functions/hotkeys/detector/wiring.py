@@ -1,11 +1,9 @@
-"""Builds the pipeline's ports from settings: the one place that knows the concrete adapters."""
+"""Builds the pipeline's ports from settings and AWS clients: the one place that knows the concrete adapters."""
 
 from __future__ import annotations
 
-from functools import cache
-
 from hotkeys.detector.adapters.archive_store import S3ObjectStore, TtlAttributeResolver
-from hotkeys.detector.adapters.aws import client, resource
+from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
 from hotkeys.detector.adapters.publisher import SnsPublisher
@@ -16,29 +14,24 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports
 
 
-@cache
-def build_ports(settings: Settings) -> Ports:
-    table = resource("dynamodb").Table(settings.stats_table_name)
+def build_ports(settings: Settings, aws: AwsClients) -> Ports:
+    table = aws.resource("dynamodb").Table(settings.stats_table_name)
     stats = DynamoStatsStore(table)
     alerts = None
     if settings.alert_topic_arn:  # no topic, no alerting
-        publisher = SnsPublisher(client("sns"), settings.alert_topic_arn)
+        publisher = SnsPublisher(aws.client("sns"), settings.alert_topic_arn)
         alerts = AlertDesk(settings, DynamoIncidentStore(table), publisher, stats)
     archiver = None
     if settings.archive_bucket_name:  # no bucket, no archive
         archiver = TtlArchiver(
-            S3ObjectStore(client("s3"), settings.archive_bucket_name),
+            S3ObjectStore(aws.client("s3"), settings.archive_bucket_name),
             settings.archive_prefix,
-            TtlAttributeResolver(settings.ttl_attribute, client("dynamodb")),
+            TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb")),
             replicated_ttl=settings.archive_replicated_ttl,
         )
     return Ports(
         stats=stats,
-        resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table_with(client("dynamodb"))),
+        resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table_with(aws.client("dynamodb"))),
         archiver=archiver,
         alerts=alerts,
     )
-
-
-def reset_ports() -> None:
-    build_ports.cache_clear()

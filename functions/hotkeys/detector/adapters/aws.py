@@ -3,13 +3,13 @@
 Standard retry mode with 3 attempts and short timeouts: a throttled or slow call
 fails the invocation within seconds (well inside the function timeout), and
 Lambda's own retry (with bisection) takes over, instead of the SDK hiding a
-problem behind minutes of backoff. ``AWS_ENDPOINT_URL`` and ``AWS_REGION`` are
-honoured by boto3 itself.
+problem behind minutes of backoff. In Lambda the target is boto3's default (the
+function's region); the CLI passes the region and endpoint the user chose.
 """
 
 from __future__ import annotations
 
-from functools import cache
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -38,17 +38,41 @@ def sdk_config(option_defaults: Any = None) -> Config:
 SDK_CONFIG = sdk_config()
 
 
-@cache
-def client(service: str) -> Any:
-    return boto3.session.Session().client(service, config=SDK_CONFIG)
+@dataclass(frozen=True)
+class AwsTarget:
+    """Where AWS is: a region and an endpoint (moto, LocalStack), or None for boto3's own defaults."""
+
+    region: str | None = None
+    endpoint_url: str | None = None
 
 
-@cache
-def resource(service: str) -> Any:
-    return boto3.session.Session().resource(service, config=SDK_CONFIG)
+class AwsClients:
+    """boto3 clients of one session and target, made on first use and kept (one per service).
 
+    Passed as a value: the function makes one per container, the CLI one per command, a test one
+    per test; nothing reads or writes process-wide state to choose an endpoint.
+    """
 
-def reset_clients() -> None:
-    """Forget cached clients (tests switch endpoints and credentials)."""
-    client.cache_clear()
-    resource.cache_clear()
+    def __init__(self, target: AwsTarget | None = None, session: boto3.session.Session | None = None) -> None:
+        self.target = target or AwsTarget()
+        self._session = session or boto3.session.Session(region_name=self.target.region)
+        self._clients: dict[str, Any] = {}
+        self._resources: dict[str, Any] = {}
+
+    @property
+    def region(self) -> str | None:
+        return self._session.region_name
+
+    def client(self, service: str) -> Any:
+        if service not in self._clients:
+            self._clients[service] = self._session.client(
+                service, config=SDK_CONFIG, endpoint_url=self.target.endpoint_url
+            )
+        return self._clients[service]
+
+    def resource(self, service: str) -> Any:
+        if service not in self._resources:
+            self._resources[service] = self._session.resource(
+                service, config=SDK_CONFIG, endpoint_url=self.target.endpoint_url
+            )
+        return self._resources[service]

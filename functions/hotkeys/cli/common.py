@@ -1,0 +1,176 @@
+"""What every ``hotkeys`` command shares: the error users see, flag types, settings flags, AWS clients.
+
+The commands that run the detector's code take its settings as flags derived from the
+schema (``hotkeys.detector.config.OPTIONS``): the same names, defaults, ranges and
+messages as the deployed function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from rich.console import Console
+from rich.table import Table
+
+from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
+from hotkeys.detector.config import OPTION_BY_NAME, OPTION_BY_VARIABLE, ConfigError, Option, Settings, load_settings
+from hotkeys.detector.windows import parse_iso_utc
+
+
+class UserError(Exception):
+    """A mistake the user can fix; shown as one line."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (naming the flag) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"hotkeys: {message} (see: {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+# One validation path: every command's flags of the same kind use the same type, so the same
+# flag name means the same thing everywhere.
+def at_least(low: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+        if not math.isfinite(value) or (value <= low if above else value < low) or (high is not None and value > high):
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(
+                f"must be {bound}{f' and at most {high:g}' if high is not None else ''}, got {text}"
+            )
+        return value
+
+    return parse
+
+
+def window_seconds(text: str) -> int:
+    value = at_least(1)(text)
+    if value > 900:
+        raise argparse.ArgumentTypeError(f"must be at most 900 (Lambda's tumbling-window limit), got {value}")
+    return value
+
+
+def endpoint_url(text: str) -> str:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(text)
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise argparse.ArgumentTypeError(f"must be an http(s):// URL such as http://127.0.0.1:5000, got {text!r}")
+    return text
+
+
+def iso_time(text: str) -> int:
+    try:
+        return parse_iso_utc(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an ISO 8601 time such as 2026-11-30T10:00:00Z, got {text!r}"
+        ) from None
+
+
+def setting_type(option: Option) -> Callable[[str], Any]:
+    """The function's own parser of a setting, as an argparse type (its message, without the variable)."""
+
+    def parse(text: str) -> Any:
+        if not text.strip():
+            raise argparse.ArgumentTypeError("must not be empty")
+        try:
+            return option.parse(text)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(error.problem) from None
+
+    return parse
+
+
+def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: tuple[str, ...]) -> None:
+    """Flags for these settings, each from the schema: name, type, range, help and default."""
+    for name in names:
+        option = OPTION_BY_NAME[name]
+        if option.cli_flag is None:
+            raise ValueError(f"setting {name} has no CLI flag in the schema")
+        parser.add_argument(
+            option.cli_flag,
+            dest=name,
+            type=setting_type(option),
+            default=None,
+            help=f"{option.help} (default {option.documented_default}; the function's {option.variable})",
+        )
+
+
+def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed: Any) -> Settings:
+    """The function's settings from these flags and ``fixed`` values, validated by ``load_settings``."""
+    given = {name: getattr(args, name, None) for name in names}
+    given.update(fixed)
+    environment = {
+        OPTION_BY_NAME[name].variable: str(value).lower() if isinstance(value, bool) else str(value)
+        for name, value in given.items()
+        if value is not None
+    }
+    try:
+        return load_settings(environment)
+    except ConfigError as error:
+        flag = OPTION_BY_VARIABLE[error.variable].cli_flag
+        raise UserError(f"{flag}: {error.problem}" if flag else str(error)) from None
+
+
+def add_aws_flags(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--endpoint-url", type=endpoint_url, help="an AWS-compatible endpoint (moto server, LocalStack)"
+    )
+    command.add_argument("--region", help="AWS region (default: your AWS configuration)")
+
+
+def aws_clients(args: argparse.Namespace, default_region: str | None = None) -> AwsClients:
+    """Clients for the region and endpoint chosen on the command line (nothing process-wide is changed)."""
+    return AwsClients(AwsTarget(region=args.region or default_region, endpoint_url=args.endpoint_url))
+
+
+def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
+    grid = Table(title=title)
+    for column, justify in (
+        ("window (UTC)", "left"),
+        ("table", "left"),
+        ("key", "left"),
+        ("WCU/s", "right"),
+        ("% of partition", "right"),
+        ("share", "right"),
+        ("writes", "right"),
+        ("WCU", "right"),
+        ("± WCU", "right"),
+    ):
+        grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        percent = 100 * row["wcu_per_second"] / partition_limit
+        grid.add_row(
+            row["window_start"],
+            row["table"],
+            row["key"],
+            f"{row['wcu_per_second']:.1f}",
+            f"{percent:.0f}%",
+            f"{100 * row['share']:.1f}%",
+            str(row["writes"]),
+            str(row["wcu"]),
+            str(row["error_bound"]),
+        )
+    console.print(grid)
