@@ -10,7 +10,7 @@ initialisation (what ``hotkeys.detector.app`` does).
 
     python -m bench.lambda_process            # 60,000 ~1 KB records (Zipf 1.1), batches of 1,000
 
-Not covered yet (issue 16): the deployed wiring (alerts and archive on), other item shapes and
+Not covered yet: the deployed wiring (alerts and archive on), other item shapes and
 batch sizes, and a parse the function owns.
 """
 

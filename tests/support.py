@@ -71,7 +71,7 @@ def wcu_of(payload_bytes: int, key: str) -> int:
     return max(1, -(-size // 1024))
 
 
-# The example alert: event#123 of orders at 930 WCU/s, 93% of the partition limit.
+# A typical alert: event#123 of orders at 930 WCU/s, 93% of the partition limit.
 ORDERS_ALERT = Alert(
     table="orders",
     key="event#123",

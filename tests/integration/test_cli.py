@@ -152,7 +152,7 @@ def test_generate_writes_one_file_per_shard(tmp_path: Path) -> None:
 
 
 def test_cost_compares_with_contributor_insights(capsys: pytest.CaptureFixture) -> None:
-    # At the reference point (10,000 writes/s of 1 KB items) the detector costs less
+    # At the reference point (10,000 writes/s of 1 KB items) the detector costs less
     assert main(["cost", "--writes-per-second", "10000", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["shards"] == 10
@@ -263,3 +263,16 @@ def test_top_for_one_table_finds_its_windows_when_another_table_is_newer(
     assert main(["top", "--stats-table", stats_table_name, "--table", "old", "--json"]) == 0
     # Then its own latest window is shown (not nothing, as when the range followed the newest table)
     assert [row["key"] for row in json.loads(capsys.readouterr().out)] == ["old-key"]
+
+
+def test_the_cost_figures_in_the_docs_are_the_models(capsys: pytest.CaptureFixture) -> None:
+    # docs/cost.md quotes `hotkeys cost`: each quoted row must be what the command says today
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cost.md").read_text()
+    for rate in (1_000, 10_000, 100_000):
+        assert main(["cost", "--writes-per-second", str(rate), "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        row = (
+            f"| {rate:,} | {result['shards']} | {result['detector_total']:,.2f} | "
+            f"{result['contributor_insights_total']:,.2f} |"
+        )
+        assert row in text, row

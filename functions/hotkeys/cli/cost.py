@@ -11,7 +11,10 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-PRICES_DATED = "2026-11 (us-east-1 list prices; update hotkeys/cost.py PRICES if they changed)"
+from hotkeys.deployment import EVENT_SOURCE
+from hotkeys.detector.config import default_of
+
+PRICES_DATED = "2026-11 (us-east-1 list prices; update functions/hotkeys/cli/cost.py PRICES if they changed)"
 PRICES = {
     "lambda_request": 0.20 / 1e6,  # per invocation
     "lambda_gb_second_arm64": 0.0000133334,
@@ -28,7 +31,7 @@ SECONDS_PER_MONTH = 30 * 86_400
 # this handler, per record, at one full vCPU (docs/benchmarks.md). Lambda gives memory/1769 MB vCPU.
 CPU_SECONDS_PER_RECORD = 120e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
-STATS_WRITES_PER_SHARD_WINDOW = 8  # 6 flushes + final + catalog (docs/benchmarks.md)
+RETENTION_DAYS = default_of("stats_retention_days")
 STATS_WRU_PER_WRITE = 2
 
 
@@ -40,13 +43,20 @@ class CostInputs:
     reads_per_second: float = 0.0  # Contributor Insights counts reads too; the detector never sees them
     ttl_deletes_per_second: float = 0.0
     memory_mb: int = 512
-    batch_size: int = 1000
-    window_seconds: int = 60
+    batch_size: int = EVENT_SOURCE.batch_size
+    window_seconds: int = default_of("window_seconds")
+    flush_seconds: int = default_of("flush_seconds")
     gsis: int = 0
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
             raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
+
+
+def stats_writes_per_shard_window(inputs: CostInputs) -> int:
+    """One snapshot per flush interval of event time (the last is the window's final one), plus the
+    window's catalog item: 7 for 60 s windows flushed every 10 s, as `make soak` measures."""
+    return math.ceil(inputs.window_seconds / inputs.flush_seconds) + 1
 
 
 def shards(inputs: CostInputs) -> int:
@@ -58,23 +68,25 @@ def shards(inputs: CostInputs) -> int:
 def detector_cost(inputs: CostInputs) -> dict[str, float]:
     records = inputs.writes_per_second * SECONDS_PER_MONTH
     shard_count = shards(inputs)
-    # Each shard is invoked at least once per batching window (5 s) and once per tumbling window.
+    # Each shard is invoked at least once per batching window and once per tumbling window.
     per_shard_rate = inputs.writes_per_second / shard_count
-    invocations_per_second = shard_count * max(per_shard_rate / inputs.batch_size, 1 / 5) + (
+    batching = 1 / EVENT_SOURCE.max_batching_window_seconds
+    invocations_per_second = shard_count * max(per_shard_rate / inputs.batch_size, batching) + (
         shard_count / inputs.window_seconds
     )
     invocations = invocations_per_second * SECONDS_PER_MONTH
     vcpu = min(1.0, inputs.memory_mb / 1769)
     seconds = records * CPU_SECONDS_PER_RECORD / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
-    stats_writes = windows * STATS_WRITES_PER_SHARD_WINDOW
+    stats_writes = windows * stats_writes_per_shard_window(inputs)
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
     archive_objects = min(ttl, invocations)
     return {
         "lambda_requests": invocations * PRICES["lambda_request"],
         "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
         "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
-        "stats_table_storage": windows * 14 / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],  # ~2 KB each
+        # ~2 KB per window kept for the retention period
+        "stats_table_storage": windows * RETENTION_DAYS / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],

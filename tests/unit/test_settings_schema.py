@@ -1,0 +1,141 @@
+"""Every setting of the schema reaches every surface: the function's environment, `cdk -c`, the CLI, the README.
+
+The expected values below are written out by hand (not computed by the code under test), and a
+new option fails `test_every_option_has_a_sample` until it is added here and proven on each surface.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hotkeys.cli.common import settings_from_args
+from hotkeys.cli.main import REDRIVE_SETTINGS, REPLAY_SETTINGS, TOP_SETTINGS, WATCH_SETTINGS, build_parser
+from hotkeys.detector.config import OPTIONS, ConfigError, Settings, load_settings, settings_fields
+from infra.options import ContextError, options_from_context, options_table
+
+# A valid value other than the default, as text, and what the function must make of it.
+SAMPLES: dict[str, tuple[str, Any]] = {
+    "stats_table_name": ("my-stats", "my-stats"),
+    "window_seconds": ("30", 30),
+    "partition_wcu_limit": ("500", 500),
+    "alert_threshold": ("0.5", 0.5),
+    "alert_hysteresis": ("0.1", 0.1),
+    "alert_min_span_seconds": ("5", 5),
+    "alert_reminder_seconds": ("120", 120),
+    "share_threshold": ("0.25", 0.25),
+    "share_min_wcu": ("100", 100),
+    "alert_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:t", "arn:aws:sns:eu-west-1:111122223333:t"),
+    "partition_key_attribute": ("tenant", "tenant"),
+    "summary_capacity": ("50", 50),
+    "flush_seconds": ("5", 5),
+    "stats_retention_days": ("3", 3),
+    "archive_bucket_name": ("my-bucket", "my-bucket"),
+    "archive_prefix": ("expired", "expired/"),
+    "archive_replicated_ttl": ("true", True),
+    "ttl_attribute": ("expiresAt", "expiresAt"),
+    "key_display": ("HASH", "hash"),
+    "key_hash_salt": ("pepper", "pepper"),
+}
+# Out of range or of the wrong type, for every setting that has a range or a type.
+INVALID: dict[str, str] = {
+    "window_seconds": "901",
+    "partition_wcu_limit": "0",
+    "alert_threshold": "1.5",
+    "alert_hysteresis": "-0.1",
+    "alert_min_span_seconds": "0",
+    "alert_reminder_seconds": "59",
+    "share_threshold": "0.0001",
+    "share_min_wcu": "many",
+    "summary_capacity": "9",
+    "flush_seconds": "soon",
+    "stats_retention_days": "0",
+    "archive_replicated_ttl": "maybe",
+    "key_display": "base64",
+}
+# What some samples need beside them (a hashed key needs its salt).
+COMPANIONS: dict[str, dict[str, str]] = {"key_display": {"key_hash_salt": "pepper"}}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def by_name(name: str) -> Any:
+    return next(option for option in OPTIONS if option.name == name)
+
+
+def test_every_option_has_a_sample_and_is_a_setting() -> None:
+    assert set(SAMPLES) == {option.name for option in OPTIONS} == set(settings_fields())
+    for name, text in INVALID.items():
+        assert by_name(name).kind in ("int", "number", "flag", "choice"), name
+    assert {o.name for o in OPTIONS if o.kind != "text"} == set(INVALID)
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_the_function_reads_each_setting_from_its_variable(name: str) -> None:
+    option = by_name(name)
+    text, expected = SAMPLES[name]
+    companions = {by_name(other).variable: SAMPLES[other][0] for other in COMPANIONS.get(name, {})}
+    environment = {"STATS_TABLE_NAME": "s", **companions, option.variable: text}
+    assert getattr(load_settings(environment), name) == expected
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_the_function_refuses_each_bad_value_naming_the_variable(name: str) -> None:
+    option = by_name(name)
+    with pytest.raises(ConfigError, match=f"^{option.variable} "):
+        load_settings({"STATS_TABLE_NAME": "s", option.variable: INVALID[name]})
+
+
+@pytest.mark.parametrize("name", [o.name for o in OPTIONS if o.context_key])
+def test_each_context_option_reaches_the_functions_environment(name: str) -> None:
+    option = by_name(name)
+    text, expected = SAMPLES[name]
+    companions = {by_name(other).context_key: SAMPLES[other][0] for other in COMPANIONS.get(name, {})}
+    options = options_from_context({**companions, str(option.context_key): text})
+    environment = options.function_environment()
+    assert getattr(load_settings({**environment, "STATS_TABLE_NAME": "s"}), name) == expected
+
+
+@pytest.mark.parametrize("name", [name for name in INVALID if by_name(name).context_key])
+def test_a_value_the_function_refuses_fails_the_synth_naming_the_option(name: str) -> None:
+    option = by_name(name)
+    with pytest.raises(ContextError, match=f"-c {option.context_key}: {option.variable} "):
+        options_from_context({str(option.context_key): INVALID[name]})
+
+
+def test_only_what_the_stack_sets_itself_has_no_context_option() -> None:
+    assert {o.variable for o in OPTIONS if not o.context_key} == {
+        "STATS_TABLE_NAME",
+        "ALERT_TOPIC_ARN",
+        "ARCHIVE_BUCKET_NAME",
+    }
+
+
+@pytest.mark.parametrize("name", [o.name for o in OPTIONS if o.cli_flag])
+def test_replay_takes_each_flagged_setting_as_the_function_would(name: str) -> None:
+    option = by_name(name)
+    text, expected = SAMPLES[name]
+    companions = [arg for other in COMPANIONS.get(name, {}) for arg in (by_name(other).cli_flag, SAMPLES[other][0])]
+    args = build_parser().parse_args(["replay", "x.json", *companions, str(option.cli_flag), text])
+    settings = settings_from_args(args, REPLAY_SETTINGS, stats_table_name="s")
+    assert isinstance(settings, Settings) and getattr(settings, name) == expected
+
+
+def test_every_flagged_setting_is_a_replay_flag_and_the_other_commands_use_the_schemas_flags(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    assert set(REPLAY_SETTINGS) == {o.name for o in OPTIONS if o.cli_flag}
+    for names in (WATCH_SETTINGS, TOP_SETTINGS, REDRIVE_SETTINGS):
+        assert set(names) <= set(REPLAY_SETTINGS)
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["replay", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # argparse wraps help text
+    for option in OPTIONS:
+        if option.cli_flag:
+            assert option.cli_flag in shown and option.variable in shown, option.name
+
+
+def test_the_readme_options_table_is_the_schemas() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert options_table() in readme
