@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+
 
 @dataclass(frozen=True)
 class LocalResources:
@@ -16,16 +18,19 @@ class LocalResources:
 
 
 def create_stats_table(dynamodb: Any, name: str) -> None:
-    """Same key schema and TTL attribute as the CDK stack's stats table."""
+    """Same key schema and TTL attribute as the CDK stack's stats table (``stats_schema``)."""
     dynamodb.create_table(
         TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        KeySchema=[
+            {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
+        ],
         AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": SORT_KEY, "AttributeType": "S"},
         ],
         BillingMode="PAY_PER_REQUEST",
     )
     dynamodb.update_time_to_live(
-        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"}
+        TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE}
     )

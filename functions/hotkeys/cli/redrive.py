@@ -25,6 +25,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
 from hotkeys.detector.records import MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.windows import window_start
 
 UNREADABLE_CODES = (
     "TrimmedDataAccessException",
@@ -103,7 +104,7 @@ def redrive_records(
         except MalformedRecord as error:
             result.malformed.append({"sequence_number": str(sequence), "reason": str(error)})
             continue
-        window = change.event_time - change.event_time % window_seconds
+        window = window_start(change.event_time, window_seconds)
         if window not in snapshots:
             snapshots[window] = reader.window_segments(table, window)
         if _covered(snapshots[window], shard_id, sequence):

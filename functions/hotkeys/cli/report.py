@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from hotkeys.detector.records import MalformedRecord, PartitionKeyResolver, parse_change
+from hotkeys.detector.windows import window_start
 
 BUCKET_SECONDS = 10
 MAX_KEYS = 25
@@ -36,7 +37,7 @@ def heat_map(
                 continue
             if change.wcu == 0:
                 continue
-            bucket = change.event_time - change.event_time % bucket_seconds
+            bucket = window_start(change.event_time, bucket_seconds)
             cells[(change.table, change.key)][bucket] += change.wcu
             times.add(bucket)
     if not times:

@@ -12,11 +12,11 @@ from typing import Any
 
 from hotkeys.cli.streams import ShardCursor, lineage_order, list_shards, stream_arn_of
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
-from hotkeys.detector.alerts.rules import key_rate
+from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.config import Settings
 from hotkeys.detector.records import MalformedRecord, parse_change
-from hotkeys.detector.state import Segment, ShardState
-from hotkeys.detector.summary import WRITES
+from hotkeys.detector.snapshots import SegmentSnapshot, merge_window, snapshot_of
+from hotkeys.detector.state import ShardState
 from hotkeys.detector.windows import iso_utc
 
 
@@ -88,28 +88,31 @@ class StreamWatcher:
         return len(raws)
 
     def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:
-        segments: dict[tuple[str, int], list[Segment]] = {}
-        for state in self._states.values():
+        """The hottest keys of the latest windows, merged over shards as `top` merges them."""
+        settings = self._settings
+        by_window: dict[tuple[int, str], list[SegmentSnapshot]] = {}
+        for shard_id, state in self._states.items():
             for (table, start), segment in state.segments.items():
-                segments.setdefault((table, start), []).append(segment)
+                snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
+                by_window.setdefault((start, table), []).append(snapshot)
         rows = []
-        for table, start in sorted(segments, key=lambda k: k[1])[-windows:]:
-            parts = segments[(table, start)]
-            total = sum(p.wcu for p in parts) or 1
-            for segment in parts:
-                for key, entry in segment.entries.items():
-                    upper, rate = key_rate(segment, entry, self._settings)
-                    rows.append(
-                        LiveRow(
-                            table,
-                            key,
-                            iso_utc(start),
-                            entry[WRITES],
-                            upper,
-                            round(rate, 1),
-                            round(100 * rate / self._settings.partition_wcu_limit, 1),
-                            round(upper / total, 4),
-                        )
+        for start, table in sorted(by_window)[-windows:]:
+            window = merge_window(by_window[(start, table)])
+            for key in window.keys:
+                upper = key.wcu + key.error_bound
+                # The window is still open: the rate runs to the latest record read, not the window's end.
+                rate = active_rate(upper, key.first_seen, window.last_event, settings.alert_min_span_seconds)
+                rows.append(
+                    LiveRow(
+                        table,
+                        key.key,
+                        iso_utc(start),
+                        key.writes,
+                        upper,
+                        round(rate, 1),
+                        round(100 * rate / settings.partition_wcu_limit, 1),
+                        round(upper / (window.wcu or 1), 4),
                     )
+                )
         rows.sort(key=lambda row: (-row.wcu_per_second, row.key))
         return rows[:limit]

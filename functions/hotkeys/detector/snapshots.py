@@ -150,6 +150,7 @@ class WindowFigures:
     ttl_deletes: int
     error_bound: int
     keys: list[summary.KeyFigure]
+    last_event: int = 0  # the latest event time any of its segments has seen
 
 
 def merge_window(snapshots: list[SegmentSnapshot]) -> WindowFigures:
@@ -171,4 +172,5 @@ def merge_window(snapshots: list[SegmentSnapshot]) -> WindowFigures:
         ttl_deletes=sum(snap.ttl_deletes for snap in snapshots),
         error_bound=pruned,
         keys=keys,
+        last_event=max(snap.last_event for snap in snapshots),
     )

@@ -35,6 +35,7 @@ from typing import Any
 
 from hotkeys.detector import summary
 from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.windows import window_start
 
 STATE_VERSION = 2
 # Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
@@ -226,7 +227,7 @@ class ShardState:
 
     def apply(self, change: Change, window_seconds: int, capacity: int) -> Segment:
         event_time = change.event_time
-        start = event_time - event_time % window_seconds
+        start = window_start(event_time, window_seconds)
         segment = self.segments.get((change.table, start))
         generation = 0
         if segment is not None and not segment.range_open and segment.ranges_full:

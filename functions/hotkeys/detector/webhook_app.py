@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hotkeys.detector.alerts.messages import RESOLVED
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.observability import logger
 
@@ -43,7 +44,7 @@ def webhook_url(secret_id: str) -> str:
 
 def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
     """Slack incoming-webhook JSON: a text fallback and one markdown section."""
-    if document.get("status") == "resolved":
+    if document.get("status") == RESOLVED:
         detail = f"Back under the threshold for the whole window starting {document.get('window_start')}."
     else:
         detail = (

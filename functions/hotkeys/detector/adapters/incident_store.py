@@ -13,14 +13,11 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
+from hotkeys.detector.alerts.messages import FIRING, RESOLVED
 from hotkeys.detector.alerts.rules import HotKey
 
 INCIDENT_RETENTION_SECONDS = 2 * 86_400
-FIRING, RESOLVED = "firing", "resolved"
-
-
-def _conditional_failure(error: ClientError) -> bool:
-    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
 class DynamoIncidentStore:
@@ -54,7 +51,7 @@ class DynamoIncidentStore:
                 ExpressionAttributeValues={":resolved": RESOLVED, ":now": hot.event_time},
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if is_conditional_check_failure(error):
                 return False
             raise
         return True
@@ -78,7 +75,7 @@ class DynamoIncidentStore:
                 ReturnValues="ALL_OLD",
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if is_conditional_check_failure(error):
                 return None
             raise
         return dict(response.get("Attributes", {}))
@@ -92,7 +89,7 @@ class DynamoIncidentStore:
                 ExpressionAttributeValues={":old": previous_notified_at, ":now": hot.event_time},
             )
         except ClientError as error:
-            if not _conditional_failure(error):
+            if not is_conditional_check_failure(error):
                 raise
 
     def mark_hot(self, hot: HotKey, shard_id: str) -> None:
@@ -120,7 +117,7 @@ class DynamoIncidentStore:
                 ExpressionAttributeValues={":rate": Decimal(str(hot.wcu_per_second))},
             )
         except ClientError as error:
-            if not _conditional_failure(error):
+            if not is_conditional_check_failure(error):
                 raise
 
     def open_incidents(self, table: str) -> list[dict[str, Any]]:
@@ -158,7 +155,7 @@ class DynamoIncidentStore:
                 },
             )
         except ClientError as error:
-            if _conditional_failure(error):
+            if is_conditional_check_failure(error):
                 return False
             raise
         return True

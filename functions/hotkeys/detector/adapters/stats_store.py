@@ -6,6 +6,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
@@ -16,10 +17,6 @@ from hotkeys.detector.snapshots import (
     segment_pk,
     to_item,
 )
-
-
-def _is_conditional_failure(error: ClientError) -> bool:
-    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
 class DynamoStatsStore:
@@ -36,7 +33,7 @@ class DynamoStatsStore:
                 ExpressionAttributeValues={":hwm": padded_sequence(snapshot.last_sequence)},
             )
         except ClientError as error:
-            if _is_conditional_failure(error):
+            if is_conditional_check_failure(error):
                 return False  # a replay of older records: the stored snapshot already covers them
             raise
         return True

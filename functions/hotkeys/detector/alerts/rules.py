@@ -53,11 +53,16 @@ def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> in
     return max(1, math.ceil(peak_wcu_per_second / (0.8 * partition_wcu_limit)))
 
 
+def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: int) -> float:
+    """Write units per second over a key's active span: from its first write to the latest event
+    seen, at least ``min_span_seconds`` (a burst is not divided by the idle rest of the window)."""
+    return wcu / max(min_span_seconds, last_event - first_seen + 1)
+
+
 def key_rate(segment: Segment, entry: list[int], settings: Settings) -> tuple[int, float]:
     """(upper-bound write units, write units per second over the key's active span)."""
     upper = entry[WCU] + segment.pruned
-    span = max(settings.alert_min_span_seconds, segment.last_event - entry[FIRST_SEEN] + 1)
-    return upper, upper / span
+    return upper, active_rate(upper, entry[FIRST_SEEN], segment.last_event, settings.alert_min_span_seconds)
 
 
 def partition_limit_hot(
