@@ -12,7 +12,7 @@ import html
 from collections import defaultdict
 from typing import Any
 
-from hotkeys.detector.records import MalformedRecord, PartitionKeyResolver, parse_change
+from hotkeys.detector.records import MalformedRecord, ResolveKey, parse_change
 from hotkeys.detector.windows import window_start
 
 BUCKET_SECONDS = 10
@@ -21,7 +21,7 @@ MAX_KEYS = 25
 
 def heat_map(
     shards: list[tuple[str, list[dict[str, Any]]]],
-    resolve_key: PartitionKeyResolver,
+    resolve_key: ResolveKey,
     bucket_seconds: int = BUCKET_SECONDS,
     max_keys: int = MAX_KEYS,
 ) -> dict[str, Any]:

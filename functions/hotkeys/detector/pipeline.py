@@ -6,13 +6,12 @@ the local replay and the benchmark run exactly the same code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
-from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, sequence_of
+from hotkeys.detector.records import Change, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
 from hotkeys.detector.snapshots import SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState
 from hotkeys.detector.windows import parse_iso_utc
@@ -55,7 +54,7 @@ class Archiver(Protocol):
     def archive(self, shard_id: str, items: list[tuple[Change, dict[str, Any]]]) -> str: ...
 
 
-class AlertDesk(Protocol):
+class Alerting(Protocol):
     """Evaluates alert rules on the shard's figures; raises if an alert could not be published."""
 
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int: ...
@@ -64,9 +63,9 @@ class AlertDesk(Protocol):
 @dataclass
 class Ports:
     stats: StatsStore
-    resolve_key: Callable[[str, dict[str, Any]], str]
+    resolve_key: ResolveKey
     archiver: Archiver | None = None
-    alerts: AlertDesk | None = None
+    alerts: Alerting | None = None
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Protocol
 
 from hotkeys.detector.sizing import SizingError, image_size, larger_image_size, write_units
 from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
@@ -38,7 +37,11 @@ class Change:
 
 
 # (table name, the record's Keys map) -> partition key attribute.
-PartitionKeyResolver = Callable[[str, dict[str, Any]], str]
+class ResolveKey(Protocol):
+    """The port that names a record's partition key: (table, the record's Keys) → key attribute value."""
+
+    def __call__(self, table: str, keys: dict[str, Any], /) -> str: ...
+
 
 _table_names: dict[str, str] = {}
 
@@ -96,7 +99,7 @@ def sequence_of(record: Any) -> str:
     return sequence
 
 
-def parse_change(record: Any, resolve_key: PartitionKeyResolver, sequence: str | None = None) -> Change:
+def parse_change(record: Any, resolve_key: ResolveKey, sequence: str | None = None) -> Change:
     """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
     if not isinstance(record, dict):
         raise MalformedRecord("record is not a map")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
 from hotkeys.detector.alerts.messages import FIRING, RESOLVED
@@ -164,12 +164,18 @@ class DynamoIncidentStore:
         item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")
         return dict(item) if item else None
 
-    def mark_published(self, table: str, incident_key: str, flag: str) -> None:
-        """Record that the firing (``published``) or resolved (``resolve_published``) message went out."""
-        self._table.update_item(
-            Key=self._key(table, incident_key),
-            UpdateExpression="SET #f = :yes",
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeNames={"#f": flag},
-            ExpressionAttributeValues={":yes": True},
-        )
+    def mark_published(self, table: str, incident_key: str, flag: str) -> bool:
+        """Record that the firing (``published``) or resolved (``resolve_published``) message went out.
+
+        False if it could not be recorded (the caller remembers the message instead)."""
+        try:
+            self._table.update_item(
+                Key=self._key(table, incident_key),
+                UpdateExpression="SET #f = :yes",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#f": flag},
+                ExpressionAttributeValues={":yes": True},
+            )
+        except (ClientError, BotoCoreError):
+            return False
+        return True

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hotkeys.detector.alerts.messages import Alert, sns_publish_arguments
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hotkeys.detector.alerts.messages import Alert, PublishOutcomeUnknown, PublishRefused, sns_publish_arguments
 
 
 class SnsPublisher:
@@ -13,5 +15,11 @@ class SnsPublisher:
         self._topic_arn = topic_arn
 
     def publish(self, alert: Alert) -> str:
-        response = self._client.publish(**sns_publish_arguments(self._topic_arn, alert))
+        """The message id; PublishRefused if SNS answered with an error, PublishOutcomeUnknown if it did not answer."""
+        try:
+            response = self._client.publish(**sns_publish_arguments(self._topic_arn, alert))
+        except ClientError as error:
+            raise PublishRefused(str(error)) from error
+        except BotoCoreError as error:
+            raise PublishOutcomeUnknown(str(error)) from error
         return str(response.get("MessageId", ""))

@@ -21,11 +21,17 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from hotkeys.detector import summary
 from hotkeys.detector.alerts import rules
-from hotkeys.detector.alerts.messages import FIRING, REMINDER, RESOLVED, Alert, display_key
+from hotkeys.detector.alerts.messages import (
+    FIRING,
+    REMINDER,
+    RESOLVED,
+    Alert,
+    PublishOutcomeUnknown,
+    PublishRefused,
+    display_key,
+)
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
 from hotkeys.detector.snapshots import SegmentSnapshot
@@ -59,11 +65,33 @@ class WindowReader(Protocol):
     def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
 
 
+class IncidentStore(Protocol):
+    """Incidents with conditional transitions (see adapters/incident_store.py for the rules)."""
+
+    def claim_firing(self, hot: rules.HotKey, shard_id: str) -> bool: ...
+
+    def claim_reminder(self, hot: rules.HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None: ...
+
+    def release_reminder(self, hot: rules.HotKey, previous_notified_at: int) -> None: ...
+
+    def mark_hot(self, hot: rules.HotKey, shard_id: str) -> None: ...
+
+    def raise_peak(self, hot: rules.HotKey) -> None: ...
+
+    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
+
+    def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool: ...
+
+    def get(self, table: str, incident_key: str) -> dict[str, Any] | None: ...
+
+    def mark_published(self, table: str, incident_key: str, flag: str) -> bool: ...
+
+
 class AlertDesk:
     def __init__(
         self,
         settings: Settings,
-        incidents: Any,
+        incidents: IncidentStore,
         publisher: Publisher,
         windows: WindowReader,
         clock: Callable[[], float] = time.monotonic,
@@ -132,7 +160,7 @@ class AlertDesk:
             incidents.raise_peak(hot)
             try:
                 self._publish(hot, REMINDER, table_wcu, peak)
-            except ClientError:
+            except PublishRefused:
                 incidents.release_reminder(hot, int(previous.get("notified_at", 0)))
                 raise
             return 1
@@ -152,7 +180,7 @@ class AlertDesk:
         if memory not in self._sent:
             try:
                 self._publish(hot, status, table_wcu, peak)
-            except BotoCoreError as error:  # no answer; an SNS error answer (ClientError) propagates as is
+            except PublishOutcomeUnknown as error:  # an error answer (PublishRefused) propagates as is
                 self._sent.add(memory)
                 logger.warning(
                     "alert publish outcome unknown; not resent",
@@ -160,10 +188,8 @@ class AlertDesk:
                 )
                 raise
             self._sent.add(memory)
-        try:
-            self._incidents.mark_published(hot.table, hot.incident_key, flag)
-        except (ClientError, BotoCoreError) as error:
-            logger.warning("could not mark alert as published", extra={"key": hot.key, "error": str(error)})
+        if not self._incidents.mark_published(hot.table, hot.incident_key, flag):
+            logger.warning("could not mark alert as published", extra={"key": hot.key, "flag": flag})
         return 1
 
     def _publish(self, hot: rules.HotKey, status: str, table_wcu: int, peak: float) -> None:

@@ -14,6 +14,14 @@ SUBJECT_LIMIT = 100
 FIRING, REMINDER, RESOLVED = "firing", "reminder", "resolved"
 
 
+class PublishRefused(RuntimeError):
+    """The alert service answered with an error: nothing was sent (a retry may send it)."""
+
+
+class PublishOutcomeUnknown(RuntimeError):
+    """No answer from the alert service (timeout, connection lost): the alert may have been sent."""
+
+
 @dataclass(frozen=True)
 class Alert:
     table: str

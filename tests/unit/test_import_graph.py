@@ -1,0 +1,134 @@
+"""The package's layering, read from the source (every import, also those inside functions).
+
+* no import cycles between the project's modules;
+* the Lambda code (`hotkeys.detector`) imports nothing of the CLI: its asset leaves the CLI out;
+* the detector's logic imports neither the handler layer nor AWS SDKs (I/O stays in adapters);
+* the CDK app imports nothing that builds Powertools objects (nothing of the function runs at synth).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ROOT / "functions"
+HANDLER_LAYER = {
+    "hotkeys.detector.app",
+    "hotkeys.detector.wiring",
+    "hotkeys.detector.stream_enabler_app",
+    "hotkeys.detector.webhook_app",
+}
+
+
+def module_name(path: Path) -> str:
+    relative = path.relative_to(SOURCES if SOURCES in path.parents else ROOT).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    found: set[str] = set()
+    package = module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # `from pkg import module`
+    return found
+
+
+def project_graph() -> dict[str, set[str]]:
+    files = [*SOURCES.rglob("*.py"), *(ROOT / "infra").glob("*.py"), ROOT / "app.py"]
+    modules = {module_name(path): path for path in files}
+    return {name: {i for i in imports_of(path) if i in modules and i != name} for name, path in modules.items()}
+
+
+def closure(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), set()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def cycle_through(graph: dict[str, set[str]], start: str) -> list[str] | None:
+    path: list[str] = []
+
+    def visit(node: str) -> bool:
+        path.append(node)
+        for target in sorted(graph.get(node, set())):
+            if target == start or (target not in path and target.startswith("hotkeys") and visit(target)):
+                return True
+        path.pop()
+        return False
+
+    return [*path, start] if visit(start) else None
+
+
+GRAPH = project_graph()
+
+
+def test_the_graph_sees_the_package() -> None:
+    assert "hotkeys.detector.pipeline" in GRAPH and "hotkeys.cli.main" in GRAPH and "infra.stack" in GRAPH
+    assert "hotkeys.detector.config" in GRAPH["hotkeys.detector.pipeline"] or closure(
+        GRAPH, "hotkeys.detector.pipeline"
+    ) >= {"hotkeys.detector.config"}
+
+
+@pytest.mark.parametrize("module", sorted(name for name in GRAPH if name.startswith("hotkeys")))
+def test_no_module_imports_itself_through_others(module: str) -> None:
+    assert cycle_through(GRAPH, module) is None, " -> ".join(cycle_through(GRAPH, module) or [])
+
+
+def test_the_lambda_code_imports_nothing_of_the_cli() -> None:
+    for name in GRAPH:
+        if name.startswith("hotkeys.detector"):
+            assert not {m for m in closure(GRAPH, name) if m.startswith("hotkeys.cli")}, name
+
+
+def test_the_detectors_logic_stays_out_of_the_handler_layer_and_the_sdk() -> None:
+    logic = [
+        name
+        for name in GRAPH
+        if name.startswith("hotkeys.detector.")
+        and name not in HANDLER_LAYER
+        and not name.startswith("hotkeys.detector.adapters")
+    ]
+    assert "hotkeys.detector.pipeline" in logic and "hotkeys.detector.summary" in logic
+    for name in logic:
+        reached = closure(GRAPH, name) | {name}
+        assert not reached & HANDLER_LAYER, (name, reached & HANDLER_LAYER)
+        assert not {m for m in reached if m.startswith("hotkeys.detector.adapters")}, name
+        external = {i for m in reached for i in imports_of(module_path(m))}
+        assert not {i for i in external if i.split(".")[0] in ("boto3", "botocore")}, name
+
+
+def test_the_cdk_app_builds_no_powertools_objects() -> None:
+    reached = closure(GRAPH, "app")
+    assert "infra.stack" in reached
+    external = {i for m in reached | {"app"} for i in imports_of(module_path(m))}
+    assert not {i for i in external if i.startswith("aws_lambda_powertools")}
+    assert "hotkeys.detector.observability" not in reached
+
+
+def module_path(name: str) -> Path:
+    for base in (SOURCES, ROOT):
+        candidate = base.joinpath(*name.split("."))
+        if candidate.with_suffix(".py").is_file():
+            return candidate.with_suffix(".py")
+        if (candidate / "__init__.py").is_file():
+            return candidate / "__init__.py"
+    raise KeyError(name)
