@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +19,7 @@ from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_V
 from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
+SECURITY_DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 ALLOWED_ON_STAR = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
 
 
@@ -156,6 +158,10 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
     assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
     assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])  # no code deletes anything
+    # and docs/security.md lists exactly these actions
+    row = next(line for line in SECURITY_DOC.read_text().splitlines() if line.startswith("| stats table |"))
+    documented = {f"dynamodb:{name}" for name in re.findall(r"`(\w+)`", row.split("|")[2])}
+    assert documented == _actions(by_sid["StatsTable"])
     assert by_sid["PublishAlerts"]["Resource"] == {"Ref": demo.logical_id("AWS::SNS::Topic")}
     bucket = demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")
     assert by_sid["ArchiveTtlItems"]["Resource"] == {

@@ -276,3 +276,22 @@ def test_the_cost_figures_in_the_docs_are_the_models(capsys: pytest.CaptureFixtu
             f"{result['contributor_insights_total']:,.2f} |"
         )
         assert row in text, row
+
+
+def test_a_record_with_an_unhashable_source_arn_is_dead_lettered_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Given the poison sample whose first record names its source with a list instead of an ARN
+    event = json.loads(Path("events/poison-record.json").read_text())
+    event["Records"][0]["eventSourceARN"] = ["arn:aws:dynamodb:us-east-1:1:table/t/stream/x"]
+    path = tmp_path / "bad-arn.json"
+    path.write_text(json.dumps(event))
+    # When it is replayed
+    assert main(["replay", str(path), "--json"]) == 0
+    # Then that record reaches the DLQ alone, beside the sample's own poison record
+    letters = json.loads(capsys.readouterr().out)["dead_letters"]
+    first = event["Records"][0]["dynamodb"]["SequenceNumber"]
+    assert {"startSequenceNumber": first, "endSequenceNumber": first} in [
+        {k: letter[k] for k in ("startSequenceNumber", "endSequenceNumber")} for letter in letters
+    ]
+    assert len(letters) == 2

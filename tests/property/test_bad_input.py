@@ -27,7 +27,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
-from hotkeys.detector.sizing import larger_image_size, write_units
+from tests import reference_sizing
 
 T0 = 1_796_083_200
 
@@ -152,8 +152,9 @@ def test_good_records_count_and_bad_ones_fail_alone(aws: None, batch: list[tuple
     assert sorted(letter.start_sequence for letter in run.dead_letters) == bad
     assert all(letter.start_sequence == letter.end_sequence for letter in run.dead_letters)
     good = [record for record, is_bad in batch if not is_bad]
+    # (write units by the independent reading of the documented size rules)
     expected_wcu = sum(
-        write_units(larger_image_size(r["dynamodb"].get("OldImage"), r["dynamodb"].get("NewImage")))
+        reference_sizing.write_units(r["dynamodb"].get("OldImage"), r["dynamodb"].get("NewImage"))
         for r in good
         if "userIdentity" not in r
     )

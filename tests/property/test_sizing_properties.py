@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.sizing import image_size, larger_image_size, value_size
+from hotkeys.detector.sizing import image_size, larger_image_size
+from tests import reference_sizing
 
 names = st.text(min_size=1, max_size=12)
 numbers = (
@@ -36,8 +37,8 @@ images = st.dictionaries(names, values, max_size=8)
 
 
 def reference_size(image: dict[str, Any]) -> int:
-    """The definition, without fast paths: names plus value_size of each attribute."""
-    return sum(len(name.encode()) + value_size(value) for name, value in image.items())
+    """The documented rules, read independently of the production walk (tests/reference_sizing.py)."""
+    return reference_sizing.item_bytes(image)
 
 
 @settings(max_examples=150, deadline=None)

@@ -94,7 +94,9 @@ def load_events(
             raise ReplayError(f"{path} is not a DynamoDB stream event (no 'Records' list)")
         default_shard = str(event.get("shardId") or f"{DEFAULT_SHARD}-{file.stem}")
         for record in event["Records"]:
-            arn = record.get("eventSourceARN", "") if isinstance(record, dict) else ""
+            # Grouped by what the record says, as text: a malformed record (an ARN that is a list or a
+            # map) still goes to the handler, which rejects it alone, instead of breaking the replay.
+            arn = str(record.get("eventSourceARN", "")) if isinstance(record, dict) else ""
             shard = str(record.get("shardId", default_shard)) if isinstance(record, dict) else default_shard
             shards.setdefault((arn, shard), []).append(record)
             if table_folders is not None:
@@ -182,7 +184,8 @@ def run_replay(
     try:
         for shard_id, records in shards:
             records.sort(key=_sequence_order)
-            arn = next((r.get("eventSourceARN") for r in records if isinstance(r, dict)), None)
+            arns = (r.get("eventSourceARN") for r in records if isinstance(r, dict))
+            arn = next((a for a in arns if isinstance(a, str)), None)
             consumer = ShardConsumer(invoke, shard_id, mapping, stream_arn=arn)
             run = consumer.consume(records)
             report.records += len(records)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.cli.events import shape_stream_record
@@ -19,9 +19,7 @@ class ShardCursor:
     parent_id: str | None
     iterator: str | None = None
     closed: bool = False
-    records: int = 0
     started: bool = False
-    pending: list[dict[str, Any]] = field(default_factory=list)
 
 
 def stream_arn_of(description: dict[str, Any], table: str) -> str:
