@@ -42,7 +42,7 @@ def child(mode: str, folder: str) -> dict[str, Any]:
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
     )
-    from bench.run import NullStats
+    from bench.stubs import NullStats
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
     from hotkeys.detector.app import Container, build_handler
     from hotkeys.detector.config import Settings

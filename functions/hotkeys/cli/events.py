@@ -107,7 +107,7 @@ def shape_stream_record(raw: Mapping[str, Any], arn: str) -> dict[str, Any]:
     GetRecords returns ``ApproximateCreationDateTime`` as a datetime and omits
     ``eventSourceARN``; Lambda delivers epoch seconds (whole) and the stream ARN.
     """
-    record = json.loads(json.dumps(raw, default=str))
+    record: dict[str, Any] = json.loads(json.dumps(raw, default=str))
     created = raw["dynamodb"].get("ApproximateCreationDateTime")
     if isinstance(created, datetime):
         record["dynamodb"]["ApproximateCreationDateTime"] = int(created.timestamp())

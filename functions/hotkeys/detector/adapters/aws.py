@@ -61,7 +61,8 @@ class AwsClients:
 
     @property
     def region(self) -> str | None:
-        return self._session.region_name
+        name = self._session.region_name
+        return str(name) if name else None
 
     def client(self, service: str) -> Any:
         if service not in self._clients:

@@ -13,10 +13,10 @@ from hotkeys.detector.snapshots import (
     SegmentSnapshot,
     catalog_sk,
     from_item,
-    padded_sequence,
     segment_pk,
     to_item,
 )
+from hotkeys.detector.state import padded_sequence
 
 
 class DynamoStatsStore:
