@@ -4,14 +4,21 @@ Each measurement runs in a fresh interpreter that holds only what the function's
 the handler's imports, its initialised clients, one event at a time (read from disk as bytes,
 outside the timing), and the state carried between invocations. Per invocation it times
 ``json.loads`` of the event bytes (what the runtime does before calling the handler), the
-handler, and the state's round trip; ``gc.callbacks`` add up the collector's share. Modes compare
-the garbage-collection policy at initialisation: CPython's default, and ``gc.freeze()`` after
-initialisation (what ``hotkeys.detector.app`` does).
+handler, and the state's round trip; ``gc.callbacks`` add up the collector's share.
 
-    python -m bench.lambda_process            # 60,000 ~1 KB records (Zipf 1.1), batches of 1,000
+Two parts:
 
-Not covered yet: the deployed wiring (alerts and archive on), other item shapes and
-batch sizes, and a parse the function owns.
+* ``gc``: the garbage-collection policy at initialisation, CPython's default against
+  ``gc.freeze()`` after initialisation (what ``hotkeys.detector.app`` does), on ~1 KB items.
+* ``matrix``: the deployed wiring (stats table, alerts and TTL archive on, AWS answered in-process
+  by ``bench.answers``: real boto3 clients, canned answers, so the client side is measured and no
+  server) over item shapes, operation mixes, key schemas and batch sizes. Per cell: CPU µs per
+  record for parse, GC and handler, and the ratio of that total to the floor (the same events parsed
+  with the collector off, plus extracting and counting each record's key), and stats-table
+  requests per 1,000 records.
+
+    python -m bench.lambda_process            # both parts (make bench)
+    python -m bench.lambda_process --part matrix --records 5000
 """
 
 from __future__ import annotations
@@ -24,10 +31,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MODES = ("default", "freeze")
+OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "lambda-process-latest.json"
+REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-lambda.md"
+# Issue targets, checked per run on this machine (ratios within one run).
+FLOOR_TARGET, TTL_FLOOR_TARGET, REQUESTS_TARGET = 2.0, 2.5, 0.2
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
 
@@ -98,14 +110,260 @@ def child(mode: str, folder: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Cell:
+    shape: str
+    mix: str
+    batch: int
+    composite: bool = False
+    records: int | None = None  # None: the run's --records
+
+    @property
+    def name(self) -> str:
+        whole = ", one full window" if self.records else ""
+        return f"{self.shape} {self.mix} {'composite' if self.composite else 'simple'} key, batch {self.batch}{whole}"
+
+
+# The matrix: every shape with the mixed operations at both batch sizes (40 KB items: 100 only, as a
+# 1,000-record event of them would exceed Lambda's 6 MB payload), then the mixes and the key schema
+# on the 1 KB item.
+CELLS = (
+    *(Cell(shape, "mixed", batch) for shape in ("100B", "1KB-12", "1KB-30") for batch in (100, 1000)),
+    Cell("40KB-nested", "mixed", 100),
+    Cell("1KB-12", "modify", 1000),
+    Cell("1KB-12", "ttl-only", 1000),
+    Cell("100B", "ttl-only", 1000),
+    Cell("1KB-12", "mixed", 1000, composite=True),
+    # A saturated shard for a whole window (1,000 records/s for 60 s): the stats-table requests per
+    # 1,000 records of a busy shard, flushes, catalog, alert reads and final snapshot included.
+    Cell("100B", "mixed", 1000, records=60_000),
+)
+
+
+def matrix_child(folder: str, composite: bool) -> dict[str, Any]:
+    """One cell, deployed wiring and GC policy, in this fresh process; then the floor on the same events."""
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "ERROR",
+        }
+    )
+    import contextlib
+    import io
+    from collections import Counter
+
+    from bench.answers import CannedAws
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.wiring import build_ports
+
+    settings = Settings(
+        stats_table_name="bench-stats",
+        alert_topic_arn="arn:aws:sns:us-east-1:123456789012:bench-alerts",
+        archive_bucket_name="bench-archive",
+        ttl_attribute="expireAt",
+    )
+    aws = AwsClients()
+    answers = CannedAws(
+        [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}] if composite else None
+    )
+    answers.attach(aws)
+    container = Container(settings, build_ports(settings, aws))
+    handle = build_handler(lambda: container)
+    gc.collect()
+    gc.freeze()  # as hotkeys.detector.app does at the end of its import
+    collector = {"seconds": 0.0, "started": 0.0}
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collector["started"] = time.perf_counter()
+        else:
+            collector["seconds"] += time.perf_counter() - collector["started"]
+
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "bench"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+
+    paths = sorted(Path(folder).glob("event-*.json"))
+    gc.callbacks.append(on_gc)
+    parse = handler = 0.0
+    records = 0
+    state: dict[str, Any] = {}
+    for path in paths:
+        body = path.read_bytes()
+        started = time.process_time()
+        event = json.loads(body)
+        parsed = time.process_time()
+        event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
+        with contextlib.redirect_stdout(io.StringIO()):  # EMF metrics lines, if any
+            response = handle(event, Context())  # type: ignore[arg-type]
+        state = json.loads(json.dumps(response["state"]))
+        handler += time.process_time() - parsed
+        parse += parsed - started
+        records += len(event["Records"])
+        del event, response
+    # Lambda ends each window with a final invocation without records: billed too.
+    final = {"Records": [], "shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": True}
+    started = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        handle(final, Context())  # type: ignore[arg-type]
+    handler += time.process_time() - started
+    gc.callbacks.remove(on_gc)
+    # The floor: the same events parsed with the collector off, each record's key extracted and counted.
+    gc.disable()
+    floor = 0.0
+    for path in paths:
+        body = path.read_bytes()
+        started = time.process_time()
+        counts: Counter[str] = Counter()
+        for record in json.loads(body)["Records"]:
+            counts[record["dynamodb"]["Keys"]["pk"]["S"]] += 1
+        floor += time.process_time() - started
+    gc.enable()
+    per_record = 1e6 / records
+    stats_requests = sum(n for op, n in answers.requests.items() if op in ("PutItem", "UpdateItem", "Query", "GetItem"))
+    total = parse + handler
+    return {
+        "records": records,
+        "parse_us": round(parse * per_record, 1),
+        "gc_us": round(collector["seconds"] * per_record, 1),
+        "handler_us": round(handler * per_record, 1),
+        "total_us": round(total * per_record, 1),
+        "floor_us": round(floor * per_record, 1),
+        "total_to_floor": round(total / floor, 2),
+        "handler_to_parse": round(handler / parse, 2),
+        "stats_requests_per_1000": round(1000 * stats_requests / records, 3),
+        "requests": dict(answers.requests),
+    }
+
+
+def run_matrix(records_per_cell: int, only: str = "") -> list[dict[str, Any]]:
+    from bench.shapes import records as make_records
+
+    results = []
+    for cell in (cell for cell in CELLS if only in cell.name):
+        count = cell.records or (min(records_per_cell, 1000) if cell.shape == "40KB-nested" else records_per_cell)
+        batch = make_records(cell.shape, cell.mix, count, composite=cell.composite)
+        with tempfile.TemporaryDirectory() as folder:
+            for index in range(0, len(batch), cell.batch):
+                body = json.dumps({"Records": batch[index : index + cell.batch]}).encode()
+                Path(folder, f"event-{index // cell.batch:05d}.json").write_bytes(body)
+            output = subprocess.run(
+                [sys.executable, "-m", "bench.lambda_process", "--matrix-child", folder, str(cell.composite)],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        result = {"cell": cell.name, **json.loads(output.strip().splitlines()[-1])}
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    return results
+
+
+def matrix_table(results: list[dict[str, Any]]) -> str:
+    rows = [
+        "| cell | parse µs | of which GC µs | handler µs | total µs | floor µs | total / floor | "
+        "handler / parse | stats requests / 1,000 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        rows.append(
+            f"| {r['cell']} | {r['parse_us']} | {r['gc_us']} | {r['handler_us']} | {r['total_us']} | "
+            f"{r['floor_us']} | {r['total_to_floor']} | {r['handler_to_parse']} | {r['stats_requests_per_1000']} |"
+        )
+    return "\n".join(rows)
+
+
+def verdicts(results: list[dict[str, Any]]) -> list[str]:
+    def mark(ok: bool) -> str:
+        return "met" if ok else "**missed**"
+
+    lines = []
+    for r in results:
+        if r["cell"].startswith(("1KB", "100B")) and "mixed simple" in r["cell"]:
+            ok = r["total_to_floor"] <= FLOOR_TARGET
+            lines.append(f"- {r['cell']}: total ≤ {FLOOR_TARGET:g}× floor: {mark(ok)} ({r['total_to_floor']}×)")
+        if "ttl-only" in r["cell"]:
+            ok = r["total_to_floor"] <= TTL_FLOOR_TARGET
+            lines.append(f"- {r['cell']}: total ≤ {TTL_FLOOR_TARGET:g}× floor: {mark(ok)} ({r['total_to_floor']}×)")
+    for r in results:
+        if "full window" in r["cell"]:
+            ok = r["stats_requests_per_1000"] <= REQUESTS_TARGET
+            lines.append(
+                f"- stats-table requests with alerts on ≤ {REQUESTS_TARGET:g} per 1,000 records of a busy shard: "
+                f"{mark(ok)} ({r['stats_requests_per_1000']}: {r['cell']})"
+            )
+    return lines
+
+
+def write_report(results: list[dict[str, Any]], records_per_cell: int) -> None:
+    import platform
+    from datetime import UTC, datetime
+
+    text = f"""# What a Lambda container pays per record
+
+Produced by `python -m bench.lambda_process --part matrix` (part of `make bench`), which rewrites
+this file and `docs/lambda-process-latest.json`. Machine: {platform.machine()}, {os.cpu_count()} cores,
+Python {platform.python_version()}, measured {datetime.now(UTC):%Y-%m-%d}. {records_per_cell:,} records per cell
+(40 KB items: 1,000), Zipf(1.1) over 100,000 keys, 1,000 records per second of event time.
+
+Each cell runs in a fresh interpreter holding what the function's container holds: the handler's
+imports, its clients, one event at a time (read as bytes outside the timing) and the carried state,
+with `gc.freeze()` after initialisation as the function does. The wiring is the stack's: stats
+table, alerts and TTL archive on, real boto3 clients answered in-process with canned successes
+(`bench/answers.py`: the client side of every request is measured, no server). CPU time
+(`time.process_time`) per record:
+
+- **parse**: `json.loads` of the event bytes, as the runtime does before calling the handler
+  (with the collector on; **of which GC** is the collector's share, from `gc.callbacks`);
+- **handler**: the decorated handler plus the JSON round trip of the state it returns;
+- **floor**: the same events parsed with the collector off, plus extracting and counting each
+  record's partition key: the least any consumer of these events pays.
+
+{matrix_table(results)}
+
+Targets (same-run ratios; not asserted by tests):
+
+{chr(10).join(verdicts(results))}
+
+Mixes: *mixed* is 30% INSERT, 50% MODIFY, 10% REMOVE, 10% TTL deletions; *modify* all MODIFY;
+*ttl-only* all TTL deletions (each one archived). Shapes: `bench/shapes.py`.
+"""
+    REPORT.write_text(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", nargs=2, metavar=("MODE", "FOLDER"), help=argparse.SUPPRESS)
+    parser.add_argument("--matrix-child", nargs=2, metavar=("FOLDER", "COMPOSITE"), help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=int, default=60, help="seconds of 1,000 records/s traffic (default 60)")
+    parser.add_argument("--part", choices=["gc", "matrix", "all"], default="all")
+    parser.add_argument("--records", type=int, default=10_000, help="records per matrix cell (default 10000)")
+    parser.add_argument("--only", default="", help="only the matrix cells whose name contains this text")
     args = parser.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
+    if args.matrix_child:
+        print(json.dumps(matrix_child(args.matrix_child[0], args.matrix_child[1] == "True")))
+        return 0
+    if args.part in ("matrix", "all"):
+        results = run_matrix(args.records, args.only)
+        print(matrix_table(results))
+        print("\n".join(verdicts(results)))
+        if not args.only:  # a partial run does not replace the full report
+            OUTPUT.write_text(json.dumps({"cells": results}, indent=1) + "\n")
+            write_report(results, args.records)
+            print(
+                f"(written to {REPORT.relative_to(REPORT.parent.parent)} and {OUTPUT.relative_to(OUTPUT.parent.parent)})"
+            )
+        if args.part == "matrix":
+            return 0
     from bench.run import zipf_records
 
     records = zipf_records(rate=1000, duration=args.seconds)

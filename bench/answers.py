@@ -1,0 +1,64 @@
+"""AWS answered in-process for CPU benchmarks: real boto3 clients, canned HTTP answers, no server.
+
+Lambda's function pays for building, signing and parsing its AWS requests (the client side), not
+for the service's work; an in-process moto would add the server's CPU to the handler's. Here
+botocore's ``before-send`` hook returns a minimal successful answer per operation, so everything
+up to the wire and back is measured. Requests are counted per operation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from botocore.awsrequest import AWSResponse, HeadersDict
+
+from hotkeys.detector.adapters.aws import AwsClients
+
+SNS_PUBLISH = (
+    b'<PublishResponse xmlns="http://sns.amazonaws.com/doc/2010-03-31/"><PublishResult>'
+    b"<MessageId>00000000-0000-0000-0000-000000000000</MessageId></PublishResult>"
+    b"<ResponseMetadata><RequestId>bench</RequestId></ResponseMetadata></PublishResponse>"
+)
+
+
+class _Body:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self._body
+
+
+class CannedAws:
+    """Counts requests by operation and answers each with a minimal success."""
+
+    def __init__(self, key_schema: list[dict[str, str]] | None = None) -> None:
+        self.requests: Counter[str] = Counter()
+        self._schema = key_schema or [{"AttributeName": "pk", "KeyType": "HASH"}]
+
+    def attach(self, aws: AwsClients, services: tuple[str, ...] = ("dynamodb", "sns", "s3")) -> None:
+        clients = [aws.client(name) for name in services] + [aws.resource("dynamodb").meta.client]
+        for client in clients:
+            client.meta.events.register("before-send", self._answer)
+
+    def _answer(self, request: Any, **kwargs: Any) -> AWSResponse:
+        operation = str(kwargs.get("event_name", "")).rsplit(".", 1)[-1]
+        target = str(request.headers.get("X-Amz-Target", b"") or b"")
+        if "DynamoDB" in target:
+            operation = target.rsplit(".", maxsplit=1)[-1].strip("'")
+        self.requests[operation] += 1
+        headers = HeadersDict({"Content-Type": "application/x-amz-json-1.0"})
+        if "DynamoDB" in target:
+            return AWSResponse(request.url, 200, headers, _Body(self._dynamodb(operation)))
+        if "sns." in request.url:
+            return AWSResponse(request.url, 200, HeadersDict({"Content-Type": "text/xml"}), _Body(SNS_PUBLISH))
+        return AWSResponse(request.url, 200, HeadersDict({"ETag": '"bench"'}), _Body(b""))  # S3 PutObject
+
+    def _dynamodb(self, operation: str) -> bytes:
+        if "Query" in operation:
+            return b'{"Items": [], "Count": 0, "ScannedCount": 0}'
+        if "DescribeTable" in operation:
+            return json.dumps({"Table": {"TableName": "orders", "KeySchema": self._schema}}).encode()
+        return b"{}"
