@@ -38,7 +38,7 @@ from typing import Any
 MODES = ("default", "freeze")
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "lambda-process-latest.json"
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-lambda.md"
-# Issue targets, checked per run on this machine (ratios within one run).
+# The targets, checked per run on this machine (ratios within one run).
 FLOOR_TARGET, TTL_FLOOR_TARGET, REQUESTS_TARGET = 2.0, 2.5, 0.2
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 

@@ -23,15 +23,24 @@ PRICES = {
     "sns_publish": 0.50 / 1e6,
     "s3_put": 0.005 / 1000,
     "s3_standard_gb_month": 0.023,
+    "cloudwatch_logs_ingested_gb": 0.50,
+    "cloudwatch_custom_metric_month": 0.30,  # first 10,000 metrics
     "contributor_insights_rule_month": 0.50,
     "contributor_insights_event": 0.03 / 1e6,
 }
 SECONDS_PER_MONTH = 30 * 86_400
-# Measured by `make bench` on a 2-core x86_64 machine: the runtime's json.loads of the event plus
-# this handler, per record, at one full vCPU (docs/benchmarks.md). Lambda gives memory/1769 MB vCPU.
-CPU_SECONDS_PER_RECORD = 120e-6
+# What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
+# handler with alerts and archive on, batches of 1,000 (`python -m bench.lambda_process`, cell
+# "1KB-12 mixed simple key, batch 1000": 57-77 us in three runs on a 2-core x86_64 machine; the
+# upper end, rounded). Lambda gives memory/1769 MB of a vCPU. docs/benchmarks-lambda.md.
+CPU_SECONDS_PER_RECORD = 80e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
 RETENTION_DAYS = default_of("stats_retention_days")
+# Per invocation the function logs one EMF metrics line (~750 bytes) and Lambda its START, END and
+# REPORT lines: ~1 KB ingested. Alert and error lines are rare.
+LOG_BYTES_PER_INVOCATION = 1000
+# The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
+CUSTOM_METRICS = 10
 STATS_WRU_PER_WRITE = 2
 
 
@@ -90,6 +99,8 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
+        "cloudwatch_logs": invocations * LOG_BYTES_PER_INVOCATION / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
+        "custom_metrics": CUSTOM_METRICS * PRICES["cloudwatch_custom_metric_month"],
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
     }
 
