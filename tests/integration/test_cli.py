@@ -234,9 +234,10 @@ def test_the_replay_verdict_comes_first_and_names_the_fix() -> None:
     assert verdict(alerts) == [
         "2 hot keys:",
         "  tickets/event#42 peaked at 882 WCU/s (88% of the partition limit) in the window starting "
-        "2026-12-01T00:00:00Z; suggested fix: write-shard it over 2 suffixes (event#42#1..2)",
+        "2026-12-01T00:00:00Z; suggested fix: write-shard it over 2 suffixes (event#42#1..2; an estimate)",
         "  tickets/celebrity#1 peaked at 16 WCU/s (2% of the partition limit) in the window starting "
-        "2026-12-01T00:00:00Z; suggested fix: it takes 14% of the table's writes: spread them over more partition keys",
+        "2026-12-01T00:00:00Z; suggested fix: one partition still serves it, but it takes 14% of the table's "
+        "writes: spread them over more partition keys before it grows",
     ]
     assert verdict([]) == ["No hot key: no partition key reached the alert threshold."]
 
@@ -295,3 +296,37 @@ def test_a_record_with_an_unhashable_source_arn_is_dead_lettered_not_a_crash(
         {k: letter[k] for k in ("startSequenceNumber", "endSequenceNumber")} for letter in letters
     ]
     assert len(letters) == 2
+
+
+def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them() -> None:
+    from rich.console import Console
+
+    from hotkeys.cli.common import render_top
+
+    key = "tenant#" + "0123456789" * 5
+    row = {
+        "window_start": "2026-12-01T00:00:00Z",
+        "table": "orders",
+        "key": key,
+        "wcu_per_second": 882.0,
+        "share": 0.5,
+        "writes": 10,
+        "wcu": 950,
+        "error_bound": 10,
+    }
+    for width in (60, 80, 160):
+        # Given a long key and a terminal of this width
+        console = Console(width=width, record=True, color_system=None)
+        # When the top table is printed
+        render_top(console, [row], 1000, title="Top")
+        text = console.export_text()
+        # Then every character of the key, the window start and the rate can be read: folded, never cut
+        body = [line for line in text.splitlines() if line.count("│") >= 4]
+        columns = list(zip(*(line.split("│")[1:-1] for line in body), strict=True))
+        joined = ["".join(cell.strip() for cell in column) for column in columns]
+        assert any(key in cell for cell in joined), (width, text)
+        assert "2026-12-01T00:00:00Z" in joined and "882.0" in joined, (width, text)
+        assert "…" not in text, (width, text)
+        assert max(len(line) for line in text.splitlines()) <= width
+    # and the wide table says its WCU figures are lower estimates
+    assert "WCU is a lower estimate" in " ".join(text.split())

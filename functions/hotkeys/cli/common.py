@@ -146,31 +146,35 @@ def aws_clients(args: argparse.Namespace, default_region: str | None = None) -> 
     return AwsClients(AwsTarget(region=args.region or default_region, endpoint_url=args.endpoint_url))
 
 
+# Below this width the table keeps the columns that answer "which key, how hot" and folds the rest away.
+WIDE_TABLE_COLUMNS = 120
+
+
 def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
-    grid = Table(title=title)
-    for column, justify in (
-        ("window (UTC)", "left"),
-        ("table", "left"),
-        ("key", "left"),
-        ("WCU/s", "right"),
-        ("% of partition", "right"),
-        ("share", "right"),
-        ("writes", "right"),
-        ("WCU", "right"),
-        ("± WCU", "right"),
-    ):
-        grid.add_column(column, justify=justify)  # type: ignore[arg-type]
+    """The top-keys table. The key is the answer: on a narrow terminal the table drops the count
+    columns and folds the key onto more lines, never cutting it; WCU figures are lower estimates,
+    and the table says so."""
+    wide = console.width >= WIDE_TABLE_COLUMNS
+    caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
+    grid = Table(title=title, caption=caption)
+    columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
+    columns += [("key", "left")] if wide else []
+    columns += [("WCU/s", "right"), ("% of partition", "right"), ("share", "right")]
+    columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
+    for column, justify in columns:
+        text = column in ("window (UTC)", "table", "key", "table/key")
+        grid.add_column(
+            column,
+            justify=justify,  # type: ignore[arg-type]
+            overflow="fold" if text else "ellipsis",
+            no_wrap=not text,
+            min_width=None if text else len(column),
+            ratio=3 if column in ("key", "table/key") else None,
+        )
     for row in rows:
         percent = 100 * row["wcu_per_second"] / partition_limit
-        grid.add_row(
-            row["window_start"],
-            row["table"],
-            row["key"],
-            f"{row['wcu_per_second']:.1f}",
-            f"{percent:.0f}%",
-            f"{100 * row['share']:.1f}%",
-            str(row["writes"]),
-            str(row["wcu"]),
-            str(row["error_bound"]),
-        )
+        names = [row["table"], row["key"]] if wide else [f"{row['table']}/{row['key']}"]
+        figures = [f"{row['wcu_per_second']:.1f}", f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
+        counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
+        grid.add_row(row["window_start"], *names, *figures, *counts)
     console.print(grid)

@@ -16,6 +16,7 @@ from hotkeys.cli.common import UserError, aws_clients, render_top, settings_from
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, replay_settings, run_replay
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts.messages import short_fix
 
 
 @contextlib.contextmanager
@@ -104,12 +105,7 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
     lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'}:"]
     for (table, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
         peak = max(found, key=lambda a: a["wcu_per_second"])
-        shards = max(a["suggested_shards"] for a in found)
-        share = max(a["share"] for a in found)
-        if shards >= 2:
-            fix = f"write-shard it over {shards} suffixes ({key}#1..{shards})"
-        else:
-            fix = f"it takes {100 * share:.0f}% of the table's writes: spread them over more partition keys"
+        fix = short_fix(key, max(a["suggested_shards"] for a in found), max(a["share"] for a in found))
         lines.append(
             f"  {table}/{key} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
             f"partition limit) in the window starting {peak['window_start']}; suggested fix: {fix}"
@@ -175,10 +171,11 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
             if alert["status"] != "resolved":
                 console.print(
                     f"      window {alert['window_start']}, {alert['wcu']:,} WCU, "
-                    f"share {100 * alert['share']:.1f}%"
-                    f", suggested shards: {alert['suggested_shards']}",
+                    f"share {100 * alert['share']:.1f}%; fix: "
+                    + short_fix(alert["key"], alert["suggested_shards"], alert["share"]),
                     markup=False,
                     highlight=False,
+                    soft_wrap=True,
                 )
     else:
         console.print("No alerts were published.")

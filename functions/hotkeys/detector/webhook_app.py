@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hotkeys.detector.alerts.messages import RESOLVED
+from hotkeys.detector.alerts.messages import RESOLVED, short_fix
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.observability import logger
 
@@ -47,12 +47,14 @@ def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
     if document.get("status") == RESOLVED:
         detail = f"Back under the threshold for the whole window starting {document.get('window_start')}."
     else:
+        fix = short_fix(
+            str(document.get("key")), int(document.get("suggested_shards") or 1), float(document.get("share") or 0)
+        )
         detail = (
             f"*{document.get('wcu_per_second')} WCU/s* ({document.get('percent_of_limit')}% of the "
             f"{document.get('partition_limit_wcu')} WCU/s partition limit), "
             f"{100 * float(document.get('share', 0)):.1f}% of the table's writes in the window starting "
-            f"{document.get('window_start')}.\n"
-            f"Suggested write sharding: {document.get('suggested_shards')} suffix(es) on the key (an estimate)."
+            f"{document.get('window_start')}.\nSuggested fix: {fix}."
         )
     return {
         "text": subject,

@@ -87,6 +87,16 @@ def subject(alert: Alert) -> str:
     return f"{head}{key} {detail}"[:SUBJECT_LIMIT]
 
 
+def short_fix(key: str, suggested_shards: int, share: float) -> str:
+    """The fix in one clause, for listings and chat messages (the e-mail has ``_advice``)."""
+    if suggested_shards >= 2:
+        return f"write-shard it over {suggested_shards} suffixes ({key}#1..{suggested_shards}; an estimate)"
+    return (
+        f"one partition still serves it, but it takes {100 * share:.0f}% of the table's writes: "
+        "spread them over more partition keys before it grows"
+    )
+
+
 def _advice(alert: Alert) -> str:
     shards = alert.suggested_shards
     if shards <= 1:
