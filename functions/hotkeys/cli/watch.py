@@ -39,8 +39,9 @@ class StreamWatcher:
         self._start = start
         description = dynamodb.describe_table(TableName=table)
         self.arn = stream_arn_of(description["Table"], table)
-        # The Lambda's own resolver: the only key attribute, else the HASH key of this description.
-        self._resolve_key = PartitionKeyResolver(None, lambda _table: description)
+        # The Lambda's own resolver: the chosen attribute, else the only key attribute, else the HASH
+        # key of this description.
+        self._resolve_key = PartitionKeyResolver(settings.partition_key_attribute, lambda _table: description)
         self._cursors: dict[str, ShardCursor] = {}
         self._states: dict[str, ShardState] = {}
         self.records = 0
