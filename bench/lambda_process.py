@@ -43,17 +43,78 @@ FLOOR_TARGET, TTL_FLOOR_TARGET, REQUESTS_TARGET = 2.0, 2.5, 0.2
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
 
-def child(mode: str, folder: str) -> dict[str, Any]:
+def _container_environment() -> None:
+    """What the function's environment gives boto3 and Powertools (no tracing, no metrics output)."""
     os.environ.update(
         {
             "AWS_ACCESS_KEY_ID": "bench",
             "AWS_SECRET_ACCESS_KEY": "bench",
             "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": "ERROR",
         }
     )
+
+
+class _Context:
+    function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "bench"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+
+
+@dataclass
+class _Bill:
+    """CPU seconds of a container's invocations, as Lambda bills them."""
+
+    parse: float = 0.0
+    handler: float = 0.0
+    gc: float = 0.0
+    collections: int = 0
+    records: int = 0
+
+
+def _invoke_all(handle: Any, paths: list[Path], final: bool) -> _Bill:
+    """Each event as the runtime delivers it: parsed from bytes, then the handler, then the returned
+    state's JSON round trip; with ``final``, the window's closing invocation without records."""
+    import contextlib
+    import io
+
+    bill = _Bill()
+    started_gc = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started_gc[0] = time.perf_counter()
+        else:
+            bill.gc += time.perf_counter() - started_gc[0]
+            bill.collections += 1
+
+    gc.callbacks.append(on_gc)
+    state: dict[str, Any] = {}
+    events = [(path.read_bytes, False) for path in paths]
+    if final:
+        empty = json.dumps({"Records": []}).encode()
+        events.append((lambda: empty, True))
+    for read, closing in events:
+        body = read()
+        started = time.process_time()
+        event = json.loads(body)
+        parsed = time.process_time()
+        event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": closing})
+        with contextlib.redirect_stdout(io.StringIO()):  # EMF metrics lines, if any
+            response = handle(event, _Context())
+        state = json.loads(json.dumps(response.get("state", {})))
+        bill.handler += time.process_time() - parsed
+        bill.parse += parsed - started
+        bill.records += len(event["Records"])
+        del event, response
+    gc.callbacks.remove(on_gc)
+    return bill
+
+
+def child(mode: str, folder: str) -> dict[str, Any]:
+    _container_environment()
     from bench.stubs import NullStats
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
     from hotkeys.detector.app import Container, build_handler
@@ -67,46 +128,16 @@ def child(mode: str, folder: str) -> dict[str, Any]:
     gc.collect()
     if mode == "freeze":
         gc.freeze()
-    collector = {"seconds": 0.0, "collections": 0, "started": 0.0}
-
-    def on_gc(phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            collector["started"] = time.perf_counter()
-        else:
-            collector["seconds"] += time.perf_counter() - collector["started"]
-            collector["collections"] += 1
-
-    class Context:
-        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "bench"
-        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-
-    gc.callbacks.append(on_gc)
-    parse = handler = 0.0
-    records = 0
-    state: dict[str, Any] = {}
-    for path in sorted(Path(folder).glob("event-*.json")):
-        body = path.read_bytes()
-        started = time.process_time()
-        event = json.loads(body)
-        parsed = time.process_time()
-        event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
-        response = handle(event, Context())  # type: ignore[arg-type]
-        state = json.loads(json.dumps(response["state"]))
-        done = time.process_time()
-        parse += parsed - started
-        handler += done - parsed
-        records += len(event["Records"])
-        del event, response
-    gc.callbacks.remove(on_gc)
-    per_record = 1e6 / records
+    bill = _invoke_all(handle, sorted(Path(folder).glob("event-*.json")), final=False)
+    per_record = 1e6 / bill.records
     return {
         "mode": mode,
-        "records": records,
-        "parse_us": round(parse * per_record, 1),
-        "handler_us": round(handler * per_record, 1),
-        "total_us": round((parse + handler) * per_record, 1),
-        "gc_us": round(collector["seconds"] * per_record, 1),
-        "collections": collector["collections"],
+        "records": bill.records,
+        "parse_us": round(bill.parse * per_record, 1),
+        "handler_us": round(bill.handler * per_record, 1),
+        "total_us": round((bill.parse + bill.handler) * per_record, 1),
+        "gc_us": round(bill.gc * per_record, 1),
+        "collections": bill.collections,
     }
 
 
@@ -142,18 +173,7 @@ CELLS = (
 
 def matrix_child(folder: str, composite: bool) -> dict[str, Any]:
     """One cell, deployed wiring and GC policy, in this fresh process; then the floor on the same events."""
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
-        }
-    )
-    import contextlib
-    import io
+    _container_environment()
     from collections import Counter
 
     from bench.answers import CannedAws
@@ -177,43 +197,10 @@ def matrix_child(folder: str, composite: bool) -> dict[str, Any]:
     handle = build_handler(lambda: container)
     gc.collect()
     gc.freeze()  # as hotkeys.detector.app does at the end of its import
-    collector = {"seconds": 0.0, "started": 0.0}
-
-    def on_gc(phase: str, info: dict[str, Any]) -> None:
-        if phase == "start":
-            collector["started"] = time.perf_counter()
-        else:
-            collector["seconds"] += time.perf_counter() - collector["started"]
-
-    class Context:
-        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "bench"
-        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-
     paths = sorted(Path(folder).glob("event-*.json"))
-    gc.callbacks.append(on_gc)
-    parse = handler = 0.0
-    records = 0
-    state: dict[str, Any] = {}
-    for path in paths:
-        body = path.read_bytes()
-        started = time.process_time()
-        event = json.loads(body)
-        parsed = time.process_time()
-        event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
-        with contextlib.redirect_stdout(io.StringIO()):  # EMF metrics lines, if any
-            response = handle(event, Context())  # type: ignore[arg-type]
-        state = json.loads(json.dumps(response["state"]))
-        handler += time.process_time() - parsed
-        parse += parsed - started
-        records += len(event["Records"])
-        del event, response
     # Lambda ends each window with a final invocation without records: billed too.
-    final = {"Records": [], "shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": True}
-    started = time.process_time()
-    with contextlib.redirect_stdout(io.StringIO()):
-        handle(final, Context())  # type: ignore[arg-type]
-    handler += time.process_time() - started
-    gc.callbacks.remove(on_gc)
+    bill = _invoke_all(handle, paths, final=True)
+    parse, handler, records = bill.parse, bill.handler, bill.records
     # The floor: the same events parsed with the collector off, each record's key extracted and counted.
     gc.disable()
     floor = 0.0
@@ -231,7 +218,7 @@ def matrix_child(folder: str, composite: bool) -> dict[str, Any]:
     return {
         "records": records,
         "parse_us": round(parse * per_record, 1),
-        "gc_us": round(collector["seconds"] * per_record, 1),
+        "gc_us": round(bill.gc * per_record, 1),
         "handler_us": round(handler * per_record, 1),
         "total_us": round(total * per_record, 1),
         "floor_us": round(floor * per_record, 1),

@@ -14,7 +14,15 @@ from functools import cached_property
 from typing import Any
 
 from hotkeys.deployment import STARTING_POSITIONS
-from hotkeys.detector.config import OPTION_BY_VARIABLE, OPTIONS, ConfigError, Option, Settings, load_settings
+from hotkeys.detector.config import (
+    OPTION_BY_VARIABLE,
+    OPTIONS,
+    ConfigError,
+    Option,
+    Settings,
+    load_settings,
+    setting_text,
+)
 
 
 class ContextError(ValueError):
@@ -162,7 +170,7 @@ class DetectorOptions:
         if unknown:
             raise ContextError(f"unknown function option(s): {', '.join(unknown)}")
         environment = {
-            option.variable: _text(self.function[str(option.context_key)])
+            option.variable: setting_text(self.function[str(option.context_key)])
             for option in FUNCTION_OPTIONS
             if self.function.get(str(option.context_key)) not in (None, "")
         }
@@ -183,7 +191,7 @@ class DetectorOptions:
     def function_environment(self) -> dict[str, str]:
         """Every function setting in effect (not only those chosen), as the function reads it."""
         env = {
-            option.variable: _text(getattr(self.settings, option.name))
+            option.variable: setting_text(getattr(self.settings, option.name))
             for option in FUNCTION_OPTIONS
             if getattr(self.settings, option.name) not in (None, "")
         }
@@ -203,12 +211,6 @@ class DetectorOptions:
             raise ContextError("slackWorkspaceId and slackChannelId go together")
         if self.slack_webhook_secret_arn and not self.slack_webhook_secret_arn.startswith("arn:"):
             raise ContextError("slackWebhookSecretArn must be a Secrets Manager secret ARN")
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -267,7 +269,7 @@ def _stack_option(context: Mapping[str, Any], key: str) -> Any:
     option = STACK_OPTION_BY_KEY[key]
     value = _get(context, key)
     try:
-        return option.parse(None if value is None else _text(value))
+        return option.parse(None if value is None else setting_text(value))
     except ConfigError as error:
         raise ContextError(f"-c {error}") from None
 

@@ -17,7 +17,15 @@ from rich.console import Console
 from rich.table import Table
 
 from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
-from hotkeys.detector.config import OPTION_BY_NAME, OPTION_BY_VARIABLE, ConfigError, Option, Settings, load_settings
+from hotkeys.detector.config import (
+    OPTION_BY_NAME,
+    OPTION_BY_VARIABLE,
+    ConfigError,
+    Option,
+    Settings,
+    load_settings,
+    setting_text,
+)
 from hotkeys.detector.windows import parse_iso_utc
 
 
@@ -62,13 +70,6 @@ def number(low: float, high: float | None = None, *, above: bool = False) -> Cal
         return value
 
     return parse
-
-
-def window_seconds(text: str) -> int:
-    value = at_least(1)(text)
-    if value > 900:
-        raise argparse.ArgumentTypeError(f"must be at most 900 (Lambda's tumbling-window limit), got {value}")
-    return value
 
 
 def endpoint_url(text: str) -> str:
@@ -123,9 +124,7 @@ def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed
     given = {name: getattr(args, name, None) for name in names}
     given.update(fixed)
     environment = {
-        OPTION_BY_NAME[name].variable: str(value).lower() if isinstance(value, bool) else str(value)
-        for name, value in given.items()
-        if value is not None
+        OPTION_BY_NAME[name].variable: setting_text(value) for name, value in given.items() if value is not None
     }
     try:
         return load_settings(environment)

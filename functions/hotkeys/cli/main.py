@@ -89,12 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    top = commands.add_parser(
-        "top",
-        help="hottest keys per window, from the stats table",
-        epilog=EXAMPLES_TOP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    top = _command(commands, "top", "hottest keys per window, from the stats table", EXAMPLES_TOP)
     top.add_argument("--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)")
     top.add_argument("--table", help="only this source table")
     when = top.add_mutually_exclusive_group()
@@ -104,24 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_flags(top, TOP_SETTINGS)
     _add_common(top)
 
-    replay = commands.add_parser(
-        "replay",
-        help="run the real handler over event files, locally",
-        epilog=EXAMPLES_REPLAY,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    replay = _command(commands, "replay", "run the real handler over event files, locally", EXAMPLES_REPLAY)
     replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
     replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
     replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
     add_setting_flags(replay.add_argument_group("the function's settings (as deployed with -c ...)"), REPLAY_SETTINGS)
     _add_common(replay)
 
-    watch = commands.add_parser(
-        "watch",
-        help="live top keys of a table's stream, read from here",
-        epilog=EXAMPLES_WATCH,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    watch = _command(commands, "watch", "live top keys of a table's stream, read from here", EXAMPLES_WATCH)
     watch.add_argument("--table", required=True, help="the table whose stream to read")
     watch.add_argument(
         "--from",
@@ -137,12 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_setting_flags(watch, WATCH_SETTINGS)
     _add_common(watch)
 
-    redrive = commands.add_parser(
-        "redrive",
-        help="re-read the stream ranges in the DLQ and count them",
-        epilog=EXAMPLES_REDRIVE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    redrive = _command(commands, "redrive", "re-read the stream ranges in the DLQ and count them", EXAMPLES_REDRIVE)
     redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
     redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
     redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
@@ -151,12 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)
 
-    cost = commands.add_parser(
-        "cost",
-        help="monthly cost of the detector vs Contributor Insights",
-        epilog=EXAMPLES_COST,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    cost = _command(commands, "cost", "monthly cost of the detector vs Contributor Insights", EXAMPLES_COST)
     cost.add_argument(
         "--writes-per-second", type=number(0, above=True), required=True, help="the tables' writes per second"
     )
@@ -169,21 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
 
-    doctor = commands.add_parser(
+    doctor = _command(
+        commands,
         "doctor",
-        help="check that a deployed detector is actually watching, with the fix for each problem",
-        epilog=EXAMPLES_DOCTOR,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "check that a deployed detector is actually watching, with the fix for each problem",
+        EXAMPLES_DOCTOR,
     )
     doctor.add_argument("--stack", default="HotKeyDetector", help="the stack's name (default HotKeyDetector)")
     _add_common(doctor)
 
-    gen = commands.add_parser(
-        "generate",
-        help="write a synthetic stream workload as event files",
-        epilog=EXAMPLES_GENERATE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    gen = _command(commands, "generate", "write a synthetic stream workload as event files", EXAMPLES_GENERATE)
     gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
     gen.add_argument("--table", default="orders", help="source table name (default orders)")
     gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
@@ -200,6 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--start", type=iso_time, default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)"
     )
     gen.add_argument("--json", action="store_true", help="print what was written as JSON")
+    return parser
+
+
+def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
+    """One subcommand, with its examples shown as written below its --help."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=summary, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     return parser
 
 

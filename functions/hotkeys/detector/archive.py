@@ -41,30 +41,33 @@ def exact_number(text: str) -> RawNumber:
     return RawNumber(normal)
 
 
-def plain(value: dict[str, Any]) -> Any:
-    """DynamoDB JSON → plain JSON values (numbers as RawNumber, sets as sorted lists)."""
+NumberWriter = Callable[[str], Any]
+
+
+def plain(value: dict[str, Any], number: NumberWriter = exact_number) -> Any:
+    """DynamoDB JSON → plain JSON values (numbers through ``number``, sets as sorted lists)."""
     ((kind, raw),) = value.items()
     if kind in ("S", "B"):
         return raw
     if kind == "N":
-        return exact_number(raw)
+        return number(raw)
     if kind == "BOOL":
         return bool(raw)
     if kind == "NULL":
         return None
     if kind == "M":
-        return {name: plain(item) for name, item in raw.items()}
+        return {name: plain(item, number) for name, item in raw.items()}
     if kind == "L":
-        return [plain(item) for item in raw]
+        return [plain(item, number) for item in raw]
     if kind in ("SS", "BS"):
         return sorted(raw)
     if kind == "NS":
-        return [exact_number(text) for text in sorted(raw, key=Decimal)]
+        return [number(text) for text in sorted(raw, key=Decimal)]
     raise ValueError(f"unknown attribute type {kind!r}")
 
 
-def plain_image(image: dict[str, Any]) -> dict[str, Any]:
-    return {name: plain(value) for name, value in image.items()}
+def plain_image(image: dict[str, Any], number: NumberWriter = exact_number) -> dict[str, Any]:
+    return {name: plain(value, number) for name, value in image.items()}
 
 
 def dumps(value: Any) -> str:
@@ -97,60 +100,33 @@ def _fast_number(text: str) -> int | float:
     return as_float
 
 
-def _fast(value: dict[str, Any]) -> Any:
-    """``plain`` with numbers as int/float (only where the output text is the same); else raises."""
-    ((kind, raw),) = value.items()
-    if kind in ("S", "B"):
-        return raw
-    if kind == "N":
-        return _fast_number(raw)
-    if kind == "M":
-        return {name: _fast(item) for name, item in raw.items()}
-    if kind == "L":
-        return [_fast(item) for item in raw]
-    if kind == "NS":
-        return [_fast_number(text) for text in sorted(raw, key=Decimal)]
-    return plain(value)  # BOOL, NULL, SS, BS: no numbers inside
-
-
-def _fast_image(image: dict[str, Any]) -> dict[str, Any]:
-    return {name: _fast(value) for name, value in image.items()}
+def _line(change: Change, record: dict[str, Any], ttl_attribute: str | None, number: NumberWriter) -> dict[str, Any]:
+    stream = record["dynamodb"]
+    item = plain_image(stream.get("OldImage") or {}, number)
+    line: dict[str, Any] = {
+        "event_id": record.get("eventID"),
+        "table": change.table,
+        "keys": plain_image(stream["Keys"], number),
+        "item": item,
+        "expired_at": iso_utc(change.event_time),
+    }
+    if ttl_attribute and ttl_attribute in item:
+        line["ttl"] = item[ttl_attribute]
+    return line
 
 
 def archive_line(change: Change, record: dict[str, Any], ttl_attribute: str | None) -> str:
     """One JSON line. Written by json's C encoder when every number's exact text survives it (the
     usual case); otherwise by ``dumps``. Both give the same text (property-tested)."""
-    stream = record["dynamodb"]
     try:
-        item = _fast_image(stream.get("OldImage") or {})
-        keys = _fast_image(stream["Keys"])
+        line = _line(change, record, ttl_attribute, _fast_number)
     except _NeedsExactText:
         return _exact_line(change, record, ttl_attribute)
-    line: dict[str, Any] = {
-        "event_id": record.get("eventID"),
-        "table": change.table,
-        "keys": keys,
-        "item": item,
-        "expired_at": iso_utc(change.event_time),
-    }
-    if ttl_attribute and ttl_attribute in item:
-        line["ttl"] = item[ttl_attribute]
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
 def _exact_line(change: Change, record: dict[str, Any], ttl_attribute: str | None) -> str:
-    stream = record["dynamodb"]
-    item = plain_image(stream.get("OldImage") or {})
-    line: dict[str, Any] = {
-        "event_id": record.get("eventID"),
-        "table": change.table,
-        "keys": plain_image(stream["Keys"]),
-        "item": item,
-        "expired_at": iso_utc(change.event_time),
-    }
-    if ttl_attribute and ttl_attribute in item:
-        line["ttl"] = item[ttl_attribute]
-    return dumps(line)
+    return dumps(_line(change, record, ttl_attribute, exact_number))
 
 
 def object_key(prefix: str, table: str, shard_id: str, changes: list[Change]) -> str:

@@ -363,9 +363,12 @@ def load_settings(env: Mapping[str, str]) -> Settings:
     for name in ("alert_min_span_seconds", "flush_seconds"):  # defaults that follow a short window
         if not (env.get(OPTION_BY_NAME[name].variable) or "").strip():
             values[name] = min(DEFAULT_SPAN_SECONDS, window)
-    if values["stats_table_name"] is None:
-        raise ConfigError("STATS_TABLE_NAME", "is required: the name of the detector's stats table")
-    return Settings(**values)  # type: ignore[arg-type]
+    return Settings(**values)  # type: ignore[arg-type]  # each value parsed by its option; a missing table name is refused there
+
+
+def setting_text(value: Value) -> str:
+    """A typed setting as the environment spells it (what ``Option.parse`` reads back)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def settings_fields() -> tuple[str, ...]:
