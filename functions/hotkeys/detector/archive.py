@@ -22,8 +22,8 @@ from hotkeys.detector.windows import iso_utc
 
 _JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"-?(0|[1-9]\d*)")
-# Measured on 1 KB items (docs/decisions.md §21): level 6 takes 12 µs per record and leaves 5.4% of
-# the bytes, level 9 (gzip's default) 21 µs for 5.1%, level 1 3.5 µs for 7.3%.
+# `python -m bench.archive_levels`, 1 KB items (docs/decisions.md §21): level 6 takes 9-12 µs per
+# record and leaves 5.4% of the bytes; level 9 (gzip's default) 21 µs for 5.1%; level 3 3.7 µs for 6.6%.
 GZIP_LEVEL = 6
 
 
