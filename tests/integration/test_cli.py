@@ -12,6 +12,7 @@ from hotkeys.cli.main import main
 
 TOP_FIELDS = [
     "table",
+    "index",
     "key",
     "window_start",
     "window_seconds",

@@ -29,6 +29,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "share_min_wcu": ("100", 100),
     "alert_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:t", "arn:aws:sns:eu-west-1:111122223333:t"),
     "partition_key_attribute": ("tenant", "tenant"),
+    "count_indexes": ("false", False),
     "summary_capacity": ("50", 50),
     "flush_seconds": ("5", 5),
     "stats_retention_days": ("3", 3),
@@ -53,6 +54,7 @@ INVALID: dict[str, str] = {
     "flush_seconds": "soon",
     "stats_retention_days": "0",
     "archive_replicated_ttl": "maybe",
+    "count_indexes": "sometimes",
     "key_display": "base64",
 }
 # What some samples need beside them (a hashed key needs its salt).

@@ -172,7 +172,12 @@ def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: in
         )
     for row in rows:
         percent = 100 * row["wcu_per_second"] / partition_limit
-        names = [row["table"], row["key"]] if wide else [f"{row['table']}/{row['key']}"]
+        table = row["table"] if not row.get("index") else f"{row['table']} index {row['index']}"
+        names = (
+            [table, row["key"]]
+            if wide
+            else [f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"]
+        )
         figures = [f"{row['wcu_per_second']:.1f}", f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
         grid.add_row(row["window_start"], *names, *figures, *counts)

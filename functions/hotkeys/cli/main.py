@@ -41,6 +41,7 @@ REDRIVE_SETTINGS = (
     "window_seconds",
     "summary_capacity",
     "partition_key_attribute",
+    "count_indexes",
     "archive_prefix",
     "ttl_attribute",
 )
@@ -49,6 +50,7 @@ TOP_SETTINGS = ("partition_wcu_limit",)
 EXAMPLES_TOP = """examples:
   hotkeys top --stats-table hotkeys-stats
   hotkeys top --stats-table hotkeys-stats --table orders --last 5 --limit 20
+  hotkeys top --stats-table hotkeys-stats --table orders --index by-status
   hotkeys top --stats-table hotkeys-stats --since 2026-11-30T10:00:00Z --json
 """
 EXAMPLES_REPLAY = """examples:
@@ -92,6 +94,11 @@ def build_parser() -> argparse.ArgumentParser:
     top = _command(commands, "top", "hottest keys per window, from the stats table", EXAMPLES_TOP)
     top.add_argument("--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)")
     top.add_argument("--table", help="only this source table")
+    top.add_argument(
+        "--index",
+        metavar="NAME",
+        help="a global secondary index's partitions instead of the table's ('all': the table's and every index's)",
+    )
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
     when.add_argument("--last", type=at_least(1), help="the last N windows (default 1)")
@@ -196,7 +203,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+    from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
@@ -209,12 +216,14 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         until=int(time.time()) + 86_400,
         table=args.table,
     )
-    rows = top_rows(window_figures(store, windows), args.limit)
+    index = ALL_INDEXES if args.index == "all" else args.index
+    rows = top_rows(window_figures(store, windows, index), args.limit)
     if args.json:
         print(json.dumps([row.to_json() for row in rows], indent=2))
         return 0
     if not rows:
-        console.print("No figures yet for that selection.")
+        more = f" (index {args.index!r} is not counted in these windows)" if args.index and args.index != "all" else ""
+        console.print(f"No figures yet for that selection{more}.")
         return 0
     render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
     return 0

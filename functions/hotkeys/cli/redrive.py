@@ -123,7 +123,7 @@ def redrive_records(
                     is_final=True,
                 ),
                 settings,
-                Ports(stats=ports.stats, resolve_key=ports.resolve_key, archiver=ports.archiver),
+                Ports(stats=ports.stats, resolve_key=ports.resolve_key, archiver=ports.archiver, indexes=ports.indexes),
             )
     return result
 

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from hotkeys.cli.common import UserError, aws_clients, render_top, settings_from_args
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, replay_settings, run_replay
-from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
 
@@ -35,7 +35,7 @@ def collect(report: ReplayReport, per_window: int, aws: AwsClients) -> dict[str,
 
     store = DynamoStatsStore(aws.resource("dynamodb").Table(report.resources.stats_table))
     windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
-    figures = window_figures(store, windows)
+    figures = window_figures(store, windows, ALL_INDEXES)
     top: list[dict[str, Any]] = []
     for window in figures:
         top.extend(row.to_json() for row in top_rows([window], per_window))
@@ -47,6 +47,7 @@ def collect(report: ReplayReport, per_window: int, aws: AwsClients) -> dict[str,
         "windows": [
             {
                 "table": w.table,
+                **({"index": w.index} if w.index is not None else {}),
                 "window_start": w.window_start,
                 "writes": w.writes,
                 "wcu": w.wcu,
@@ -96,18 +97,19 @@ def drain_alerts(queue_url: str | None, aws: AwsClients) -> list[dict[str, Any]]
 
 def verdict(alerts: list[dict[str, Any]]) -> list[str]:
     """The answer first: which keys were hot, how hot at their peak, and what to do about it."""
-    hot: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    hot: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
     for alert in alerts:
         if alert["status"] != "resolved":
-            hot.setdefault((alert["table"], alert["key"]), []).append(alert)
+            hot.setdefault((alert["table"], alert.get("index"), alert["key"]), []).append(alert)
     if not hot:
         return ["No hot key: no partition key reached the alert threshold."]
     lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'}:"]
-    for (table, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
+    for (table, index, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
         peak = max(found, key=lambda a: a["wcu_per_second"])
-        fix = short_fix(key, max(a["suggested_shards"] for a in found), max(a["share"] for a in found))
+        fix = short_fix(key, max(a["suggested_shards"] for a in found), max(a["share"] for a in found), index)
+        where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
         lines.append(
-            f"  {table}/{key} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
+            f"  {where} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
             f"partition limit) in the window starting {peak['window_start']}; suggested fix: {fix}"
         )
     return lines
@@ -172,7 +174,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
                 console.print(
                     f"      window {alert['window_start']}, {alert['wcu']:,} WCU, "
                     f"share {100 * alert['share']:.1f}%; fix: "
-                    + short_fix(alert["key"], alert["suggested_shards"], alert["share"]),
+                    + short_fix(alert["key"], alert["suggested_shards"], alert["share"], alert.get("index")),
                     markup=False,
                     highlight=False,
                     soft_wrap=True,

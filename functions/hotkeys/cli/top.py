@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, merge_window
+from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
 from hotkeys.detector.windows import iso_utc
 
 TABLE_LOOKBACK_SECONDS = 86_400
@@ -22,6 +22,7 @@ class StatsReader(Protocol):
 @dataclass(frozen=True)
 class TopRow:
     table: str
+    index: str | None  # a global secondary index's partition key (None: the table's)
     key: str
     window_start: str
     window_seconds: int
@@ -55,13 +56,28 @@ def windows_in_range(
     return windows
 
 
-def window_figures(reader: StatsReader, windows: list[tuple[int, str, int]]) -> list[WindowFigures]:
+ALL_INDEXES = "*"
+
+
+def window_figures(
+    reader: StatsReader, windows: list[tuple[int, str, int]], index: str | None = None
+) -> list[WindowFigures]:
+    """Each window's merged figures: the table's (``index`` None), one index's, or the table's and
+    every counted index's (``ALL_INDEXES``)."""
     figures = []
     for start, table, _seconds in windows:
         snapshots = reader.window_segments(table, start)
-        if snapshots:
+        if not snapshots:
+            continue
+        if index is None or index == ALL_INDEXES:
             figures.append(merge_window(snapshots))
+        names = index_names(snapshots) if index == ALL_INDEXES else [index] if index is not None else []
+        figures.extend(merge_window(snapshots, name) for name in names if _counted(snapshots, name))
     return figures
+
+
+def _counted(snapshots: list[SegmentSnapshot], index: str) -> bool:
+    return any(index in snapshot.indexes for snapshot in snapshots)
 
 
 def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
@@ -76,9 +92,10 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
             wcu_per_second=round(key.wcu / window.window_seconds, 3),
             share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
             error_bound=key.error_bound,
+            index=window.index,
         )
         for window in figures
         for key in window.keys
     ]
-    rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.key))
+    rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key))
     return rows[:limit]

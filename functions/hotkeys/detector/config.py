@@ -207,6 +207,15 @@ OPTIONS: tuple[Option, ...] = (
         cli_flag="--partition-key-attribute",
     ),
     Option(
+        "count_indexes",
+        "COUNT_INDEXES",
+        "flag",
+        True,
+        "also count each global secondary index's partitions (their back-pressure throttles the table)",
+        context_key="countIndexes",
+        cli_flag="--count-indexes",
+    ),
+    Option(
         "summary_capacity",
         "SUMMARY_CAPACITY",
         "int",
@@ -310,6 +319,7 @@ class Settings:
     share_min_wcu: int = field(default=default_of("share_min_wcu"))
     alert_topic_arn: str | None = None
     partition_key_attribute: str | None = None
+    count_indexes: bool = field(default=default_of("count_indexes"))
     summary_capacity: int = field(default=default_of("summary_capacity"))
     flush_seconds: int = field(default=default_of("flush_seconds"))
     stats_retention_days: int = field(default=default_of("stats_retention_days"))

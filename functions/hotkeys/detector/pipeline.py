@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
-from hotkeys.detector.records import Change, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
+from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
 from hotkeys.detector.snapshots import SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState
 from hotkeys.detector.windows import parse_iso_utc
@@ -66,6 +66,8 @@ class Ports:
     resolve_key: ResolveKey
     archiver: Archiver | None = None
     alerts: Alerting | None = None
+    # The tables' global secondary indexes to count (None: the table's own partitions only).
+    indexes: IndexesOf | None = None
 
 
 @dataclass(frozen=True)
@@ -161,6 +163,7 @@ def _fold(
 ) -> list[tuple[Change, dict[str, Any]]]:
     archiver = ports.archiver
     resolve_key = ports.resolve_key
+    indexes = ports.indexes
     window_seconds = settings.window_seconds
     capacity = settings.summary_capacity
     to_archive: list[tuple[Change, dict[str, Any]]] = []
@@ -175,7 +178,7 @@ def _fold(
         sequence = int(sequence_text)
         duplicate = sequence <= state.high_water
         try:
-            change = parse_change(record, resolve_key, sequence_text)
+            change = parse_change(record, resolve_key, sequence_text, indexes)
         except MalformedRecord as error:
             _log_malformed(record, sequence_text, error)
             if not per_item:
@@ -190,7 +193,8 @@ def _fold(
         if duplicate:
             outcome.duplicates += 1
         else:
-            segment = state.apply(change, window_seconds, capacity)
+            names = tuple(spec.name for spec in indexes(change.table)) if indexes is not None else ()
+            segment = state.apply(change, window_seconds, capacity, names)
             touched[(segment.table, segment.window_start)] = segment
             if change.kind is Kind.TTL_DELETE:
                 outcome.ttl_deletes += 1

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from hotkeys.detector.indexes import IndexImageError, IndexSpec, index_writes
 from hotkeys.detector.sizing import SizingError, image_size, larger_image_size, write_units
 from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
 
@@ -34,6 +35,8 @@ class Change:
     kind: Kind
     # The record lacks the images a NEW_AND_OLD_IMAGES stream carries: its size (and archive) is partial.
     partial: bool = False
+    # (index name, index partition key, write units) of each GSI write the record caused.
+    index_writes: tuple[tuple[str, str, int], ...] = ()
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -41,6 +44,12 @@ class ResolveKey(Protocol):
     """The port that names a record's partition key: (table, the record's Keys) → key attribute value."""
 
     def __call__(self, table: str, keys: dict[str, Any], /) -> str: ...
+
+
+class IndexesOf(Protocol):
+    """The port that lists a table's counted global secondary indexes (empty: none)."""
+
+    def __call__(self, table: str, /) -> tuple[IndexSpec, ...]: ...
 
 
 _table_names: dict[str, str] = {}
@@ -99,7 +108,9 @@ def sequence_of(record: Any) -> str:
     return sequence
 
 
-def parse_change(record: Any, resolve_key: ResolveKey, sequence: str | None = None) -> Change:
+def parse_change(
+    record: Any, resolve_key: ResolveKey, sequence: str | None = None, indexes: IndexesOf | None = None
+) -> Change:
     """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
     if not isinstance(record, dict):
         raise MalformedRecord("record is not a map")
@@ -123,6 +134,7 @@ def parse_change(record: Any, resolve_key: ResolveKey, sequence: str | None = No
         sequence = sequence_of(record)
     kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
     view = stream.get("StreamViewType")
+    specs = indexes(table) if indexes is not None and kind is Kind.WRITE else ()
     return Change(
         table=table,
         key=key_text(keys[key_attribute]),
@@ -132,7 +144,23 @@ def parse_change(record: Any, resolve_key: ResolveKey, sequence: str | None = No
         wcu=_write_units(stream, keys) * (kind is Kind.WRITE),
         kind=kind,
         partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
+        index_writes=_index_writes(specs, stream) if specs else (),
     )
+
+
+def _index_writes(specs: tuple[IndexSpec, ...], stream: dict[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    old = stream.get("OldImage")
+    new = stream.get("NewImage")
+    if (old is not None and type(old) is not dict) or (new is not None and type(new) is not dict):
+        raise MalformedRecord("unparsable image: an image must be a map of attributes")
+    writes: list[tuple[str, str, int]] = []
+    try:
+        for spec in specs:
+            for key, wcu in index_writes(spec, old, new):
+                writes.append((spec.name, key, wcu))
+    except IndexImageError as error:
+        raise MalformedRecord(str(error)) from None
+    return tuple(writes)
 
 
 def _write_units(stream: dict[str, Any], keys: dict[str, Any]) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
-from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
+from hotkeys.detector.state import IndexTally, Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 
 STATS_BUCKETS = 8
 CATALOG_PK = "CATALOG"
@@ -36,6 +36,16 @@ def segment_pk(table: str, start: int, bucket: int) -> str:
 
 def catalog_sk(start: int, table: str) -> str:
     return f"{start:012d}#{table}"
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """One global secondary index's figures in a stored segment."""
+
+    writes: int
+    wcu: int
+    pruned: int
+    entries: dict[str, list[int]]
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class SegmentSnapshot:
     last_event: int
     entries: dict[str, list[int]]
     ranges: list[list[int]] = field(default_factory=list)
+    indexes: dict[str, IndexSnapshot] = field(default_factory=dict)
 
     @property
     def bucket(self) -> int:
@@ -83,7 +94,13 @@ def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: 
         last_event=segment.last_event,
         entries=entries,
         ranges=[list(pair) for pair in segment.ranges],
+        indexes={name: _index_snapshot(tally, capacity) for name, tally in segment.indexes.items()},
     )
+
+
+def _index_snapshot(tally: IndexTally, capacity: int) -> IndexSnapshot:
+    entries, dropped = summary.compact(tally.entries, capacity)
+    return IndexSnapshot(writes=tally.writes, wcu=tally.wcu, pruned=tally.pruned + dropped, entries=entries)
 
 
 def _binary(value: Any) -> bytes:
@@ -92,7 +109,7 @@ def _binary(value: Any) -> bytes:
 
 def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
     """The snapshot as a boto3 resource-style item (plain Python values)."""
-    return {
+    item = {
         "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.bucket),
         "sk": f"{snapshot.shard_id}#{snapshot.origin}",
         "table_name": snapshot.table,
@@ -112,6 +129,28 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
         "expires_at": expires_at,
     }
+    if snapshot.indexes:
+        item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}
+    return item
+
+
+def _index_item(index: IndexSnapshot) -> dict[str, Any]:
+    return {
+        "writes": index.writes,
+        "wcu": index.wcu,
+        "pruned": index.pruned,
+        "entry_count": len(index.entries),
+        "entries_z": summary.encode_entries(index.entries),
+    }
+
+
+def _index_from_item(item: dict[str, Any]) -> IndexSnapshot:
+    return IndexSnapshot(
+        writes=int(item["writes"]),
+        wcu=int(item["wcu"]),
+        pruned=int(item["pruned"]),
+        entries=summary.decode_entries(_binary(item["entries_z"])),
+    )
 
 
 def from_item(item: dict[str, Any]) -> SegmentSnapshot:
@@ -135,6 +174,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         ranges=decode_ranges(zlib.decompress(_binary(ranges)).decode("ascii"))
         if ranges is not None
         else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
+        indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
     )
 
 
@@ -151,13 +191,32 @@ class WindowFigures:
     error_bound: int
     keys: list[summary.KeyFigure]
     last_event: int = 0  # the latest event time any of its segments has seen
+    index: str | None = None  # a global secondary index's figures (None: the table's own)
+    # Index figures only: some of the window's segments did not count the index (it was created
+    # during the window), so its figures miss their part.
+    partial: bool = False
+
+    @property
+    def scope(self) -> str:
+        return scope_name(self.table, self.index)
 
 
-def merge_window(snapshots: list[SegmentSnapshot]) -> WindowFigures:
+def scope_name(table: str, index: str | None) -> str:
+    """``table``, or ``table#index`` for a global secondary index ('#' is in neither kind of name)."""
+    return table if index is None else f"{table}#{index}"
+
+
+def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> WindowFigures:
+    """A window's figures over its segments: the table's, or one of its indexes' (``index``)."""
     if not snapshots:
         raise ValueError("no snapshots to merge")
     first = snapshots[0]
-    entries, pruned = summary.merge((snap.entries, snap.pruned) for snap in snapshots)
+    if index is None:
+        parts = [(snap.entries, snap.pruned, snap.writes, snap.wcu) for snap in snapshots]
+    else:
+        counted = [snap.indexes[index] for snap in snapshots if index in snap.indexes]
+        parts = [(part.entries, part.pruned, part.writes, part.wcu) for part in counted]
+    entries, pruned = summary.merge((part[0], part[1]) for part in parts)
     keys = [
         summary.KeyFigure(key=key, writes=e[0], wcu=e[1], error_bound=pruned, first_seen=e[2])
         for key, e in entries.items()
@@ -167,10 +226,17 @@ def merge_window(snapshots: list[SegmentSnapshot]) -> WindowFigures:
         table=first.table,
         window_start=first.window_start,
         window_seconds=first.window_seconds,
-        writes=sum(snap.writes for snap in snapshots),
-        wcu=sum(snap.wcu for snap in snapshots),
-        ttl_deletes=sum(snap.ttl_deletes for snap in snapshots),
+        writes=sum(part[2] for part in parts),
+        wcu=sum(part[3] for part in parts),
+        ttl_deletes=sum(snap.ttl_deletes for snap in snapshots) if index is None else 0,
         error_bound=pruned,
         keys=keys,
         last_event=max(snap.last_event for snap in snapshots),
+        index=index,
+        partial=index is not None and len(parts) < len(snapshots),
     )
+
+
+def index_names(snapshots: list[SegmentSnapshot]) -> list[str]:
+    """The global secondary indexes any of these segments counted, by name."""
+    return sorted({name for snap in snapshots for name in snap.indexes})

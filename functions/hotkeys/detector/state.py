@@ -46,6 +46,43 @@ MAX_SEQUENCE_DIGITS = 40
 LAMBDA_STATE_LIMIT_BYTES = 1_000_000
 # zlib level for the carried summary: level 1 is ~4x cheaper than 6 and the state is transient.
 STATE_ZLIB_LEVEL = 1
+# Global secondary indexes counted per table: DynamoDB's default quota (more are left uncounted).
+MAX_COUNTED_INDEXES = 20
+# The longest index name DynamoDB accepts.
+MAX_INDEX_NAME = 255
+# "Already handled in this window" marks a shard carries; beyond it the desk re-checks (idempotently).
+MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
+
+
+@dataclass
+class IndexTally:
+    """One global secondary index's figures in a segment: its writes by index partition key."""
+
+    entries: dict[str, list[int]] = field(default_factory=dict)
+    pruned: int = 0
+    writes: int = 0
+    wcu: int = 0
+    entry_bytes: int = 0
+
+    def add(self, key: str, wcu: int, event_time: int, capacity: int, budget: int) -> None:
+        self.writes += 1
+        self.wcu += wcu
+        entry = self.entries.get(key)
+        if entry is not None:
+            entry[summary.WRITES] += 1
+            entry[summary.WCU] += wcu
+            return
+        pruned, self.entry_bytes = summary.admit(self.entries, self.entry_bytes, key, wcu, event_time, capacity, budget)
+        self.pruned += pruned
+
+    def to_json(self) -> list[Any]:
+        encoded = base64.b64encode(summary.encode_entries(self.entries, STATE_ZLIB_LEVEL)).decode("ascii")
+        return [encoded, self.pruned, self.writes, self.wcu]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> IndexTally:
+        entries = summary.decode_entries(base64.b64decode(data[0]))
+        return cls(entries, int(data[1]), int(data[2]), int(data[3]), summary.encoded_bytes(entries))
 
 
 @dataclass
@@ -73,6 +110,8 @@ class Segment:
     ranges: list[list[int]] = field(default_factory=list)
     # Encoded size of ``entries`` (summary.entry_bytes), kept incrementally.
     entry_bytes: int = 0
+    # The table's global secondary indexes counted in this segment, fixed when it starts (by name).
+    indexes: dict[str, IndexTally] = field(default_factory=dict)
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
@@ -91,18 +130,54 @@ class Segment:
             return
         self.writes += 1
         self.wcu += change.wcu
+        budget = summary.allotment(1 + len(self.indexes))
+        if change.index_writes:
+            self._count_indexes(change, capacity, budget)
         entries = self.entries
         entry = entries.get(change.key)
         if entry is not None:
             entry[summary.WRITES] += 1
             entry[summary.WCU] += change.wcu
             return
-        size = summary.entry_bytes(change.key)
-        if len(entries) >= 2 * capacity or self.entry_bytes + size > summary.MAX_SUMMARY_BYTES:
-            self.pruned += summary.prune(entries, capacity)
-            self.entry_bytes = summary.encoded_bytes(entries)
-        entries[change.key] = [1, change.wcu, change.event_time]
-        self.entry_bytes += size
+        pruned, self.entry_bytes = summary.admit(
+            entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget
+        )
+        self.pruned += pruned
+
+    def _count_indexes(self, change: Change, capacity: int, budget: int) -> None:
+        for name, key, wcu in change.index_writes:
+            tally = self.indexes.get(name)
+            if tally is not None:  # an index created after the segment began counts from the next one
+                tally.add(key, wcu, change.event_time, capacity, budget)
+
+    @property
+    def index(self) -> str | None:
+        """The segment's own figures are the table's (``IndexView`` gives an index's)."""
+        return None
+
+    @property
+    def scope(self) -> str:
+        return self.table
+
+    def views(self) -> list[Segment | IndexView]:
+        """The table's figures and each counted index's, for the alert rules."""
+        return [
+            self,
+            *(
+                IndexView(
+                    self.table,
+                    name,
+                    self.window_start,
+                    self.last_event,
+                    self.origin,
+                    tally.entries,
+                    tally.pruned,
+                    tally.wcu,
+                    tally.writes,
+                )
+                for name, tally in self.indexes.items()
+            ),
+        ]
 
     @property
     def ranges_full(self) -> bool:
@@ -130,6 +205,7 @@ class Segment:
             "c": self.catalogued,
             "d": self.dirty,
             "r": encode_ranges(self.ranges),
+            "ix": {name: tally.to_json() for name, tally in self.indexes.items()},
         }
 
     @classmethod
@@ -164,7 +240,29 @@ class Segment:
             dirty=bool(data["d"]),
             ranges=decode_ranges(data["r"]),
             entry_bytes=summary.encoded_bytes(entries),
+            indexes={name: IndexTally.from_json(tally) for name, tally in data.get("ix", {}).items()},
         )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexView:
+    """One index's figures in a segment, with the segment's window and event times: what the
+    alert rules read of a segment, so an index partition is judged by the same rules.
+    Taken after the batch is folded (``entries`` is the tally's own map, the rest copies)."""
+
+    table: str
+    index: str
+    window_start: int
+    last_event: int
+    origin: str
+    entries: dict[str, list[int]]
+    pruned: int
+    wcu: int
+    writes: int
+
+    @property
+    def scope(self) -> str:
+        return f"{self.table}#{self.index}"
 
 
 SEQUENCE_WIDTH = 48
@@ -198,11 +296,14 @@ def mark_of(table: str, incident_key: str) -> str:
 
 def max_state_bytes() -> int:
     """An upper bound of one shard's serialized state (one segment: see ShardState)."""
-    summary_chars = 4 * ((summary.MAX_SUMMARY_BYTES + summary.MAX_KEY_TEXT_BYTES + 64) * 1001 // 1000 + 64) // 3
+    blobs = 1 + MAX_COUNTED_INDEXES  # the table's summary and one per index share MAX_SUMMARY_BYTES
+    raw = summary.MAX_SUMMARY_BYTES + blobs * (summary.MAX_KEY_TEXT_BYTES + 64)
+    summary_chars = 4 * (raw * 1001 // 1000 + blobs * 64) // 3 + blobs * 4
     ranges_chars = MAX_RANGES * (2 * MAX_SEQUENCE_DIGITS + 2)
-    # At most one mark per summary entry and window, each ~35 characters in JSON.
-    marks_chars = 2 * 2 * summary.DEFAULT_CAPACITY * 35
-    return summary_chars + ranges_chars + marks_chars + 4_096
+    # Each index: its name and four counters in JSON.
+    index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * 22 + 16)
+    marks_chars = MAX_MARKS * 35  # ~35 characters of JSON each
+    return summary_chars + ranges_chars + index_chars + marks_chars + 4_096
 
 
 class StateError(ValueError):
@@ -225,7 +326,8 @@ class ShardState:
     # Not carried: the start of Lambda's window (tumbling mode), which names new segments.
     lambda_window: int | None = None
 
-    def apply(self, change: Change, window_seconds: int, capacity: int) -> Segment:
+    def apply(self, change: Change, window_seconds: int, capacity: int, indexes: tuple[str, ...] = ()) -> Segment:
+        """Fold one record; ``indexes`` names the table's counted GSIs (used when a segment starts)."""
         event_time = change.event_time
         start = window_start(event_time, window_seconds)
         segment = self.segments.get((change.table, start))
@@ -249,6 +351,7 @@ class ShardState:
                 last_event=change.event_time,
                 # The sealed predecessor is saved (catalog first) before this one, in this invocation.
                 catalogued=generation > 0,
+                indexes={name: IndexTally() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
             self.segments[(change.table, start)] = segment
         segment.apply(change, capacity)

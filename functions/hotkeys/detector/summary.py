@@ -29,6 +29,14 @@ never JSON-escaped), so 2,048-byte partition keys of any type fit: binary keys a
 
 Summaries merge by adding counters and adding ``pruned`` (the bounds add).
 
+Global secondary indexes: a segment that also counts a table's indexes carries one summary
+per index beside the table's, and all of them share ``MAX_SUMMARY_BYTES`` (the state and
+the stats item must still fit): each gets ``allotment(n)`` bytes for ``n`` summaries, and
+the fewest keys a prune keeps is ``keep_floor(allotment)`` -- ``MIN_KEEP`` while that many
+keys of the largest size fit, fewer beside many indexes (58 with one index, 18 with five).
+The bound ``W / (k_min + 1)`` holds per summary with that floor; it is reached only by
+keys of kilobytes, since ``k`` stays at ``capacity`` while the top keys fit half the allotment.
+
 Pruning happens at a record, not at a batch boundary, so the summary after a
 sequence of records is the same however the records were split into batches:
 that is what makes redelivery-safe snapshots comparable to a clean run.
@@ -50,6 +58,7 @@ MAX_SUMMARY_BYTES = 330_000
 ENTRY_OVERHEAD = 40
 # The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64.
 MAX_KEY_TEXT_BYTES = 2732
+MAX_ENTRY_BYTES = MAX_KEY_TEXT_BYTES + ENTRY_OVERHEAD
 
 # A tracked key's entry: [writes since admitted, write units, first event second].
 WRITES, WCU, FIRST_SEEN = 0, 1, 2
@@ -75,10 +84,20 @@ def encoded_bytes(entries: dict[str, list[int]]) -> int:
     return sum(entry_bytes(key) for key in entries)
 
 
+def allotment(summaries: int) -> int:
+    """The byte budget of each of ``summaries`` summaries that share one segment."""
+    return MAX_SUMMARY_BYTES // max(1, summaries)
+
+
+def keep_floor(max_bytes: int) -> int:
+    """The fewest keys a prune keeps within ``max_bytes``: leaves room for one more key of the largest size."""
+    return min(MIN_KEEP, max(1, max_bytes // MAX_ENTRY_BYTES - 1))
+
+
 def prune(entries: dict[str, list[int]], capacity: int, max_bytes: int = MAX_SUMMARY_BYTES) -> int:
     """Keep the heaviest ``k`` keys (see the module doc) and subtract the ``(k+1)``-th largest
     weight from them; returns what was subtracted."""
-    floor = min(MIN_KEEP, capacity)
+    floor = min(keep_floor(max_bytes), capacity)
     if len(entries) <= floor:
         return 0
     ranked = sorted(entries.items(), key=lambda item: -item[1][WCU])
@@ -122,6 +141,23 @@ def add(
         pruned = prune(entries, capacity, max_bytes)
     entries[key] = [1, wcu, event_time]
     return pruned
+
+
+def admit(
+    entries: dict[str, list[int]], used_bytes: int, key: str, wcu: int, event_time: int, capacity: int, max_bytes: int
+) -> tuple[int, int]:
+    """Track a key not yet in ``entries`` (pruning first if it would break a limit).
+
+    ``used_bytes`` is ``encoded_bytes(entries)``, kept by the caller; returns (weight pruned,
+    the new encoded size).
+    """
+    size = entry_bytes(key)
+    pruned = 0
+    if len(entries) >= 2 * capacity or used_bytes + size > max_bytes:
+        pruned = prune(entries, capacity, max_bytes)
+        used_bytes = encoded_bytes(entries)
+    entries[key] = [1, wcu, event_time]
+    return pruned, used_bytes + size
 
 
 def merge(summaries: Iterable[tuple[dict[str, list[int]], int]]) -> tuple[dict[str, list[int]], int]:

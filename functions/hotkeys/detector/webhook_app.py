@@ -47,8 +47,12 @@ def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
     if document.get("status") == RESOLVED:
         detail = f"Back under the threshold for the whole window starting {document.get('window_start')}."
     else:
+        index = document.get("index")
         fix = short_fix(
-            str(document.get("key")), int(document.get("suggested_shards") or 1), float(document.get("share") or 0)
+            str(document.get("key")),
+            int(document.get("suggested_shards") or 1),
+            float(document.get("share") or 0),
+            str(index) if index else None,
         )
         detail = (
             f"*{document.get('wcu_per_second')} WCU/s* ({document.get('percent_of_limit')}% of the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hotkeys.detector.adapters.archive_store import S3ObjectStore, TtlAttributeResolver
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
-from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.alerts.desk import AlertDesk
@@ -29,9 +29,11 @@ def build_ports(settings: Settings, aws: AwsClients) -> Ports:
             TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb")),
             replicated_ttl=settings.archive_replicated_ttl,
         )
+    describe_table = describe_table_with(aws.client("dynamodb"))
     return Ports(
         stats=stats,
-        resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table_with(aws.client("dynamodb"))),
+        resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table),
         archiver=archiver,
         alerts=alerts,
+        indexes=TableIndexes(describe_table) if settings.count_indexes else None,
     )

@@ -1,10 +1,13 @@
-"""Which attribute of a record's Keys is the partition key."""
+"""What a table's key schema says: which attribute of a record's Keys is the partition key, and its GSIs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
+from hotkeys.detector.indexes import IndexSpec, specs_from_description
+from hotkeys.detector.observability import logger
 from hotkeys.detector.records import MalformedRecord
 
 
@@ -49,3 +52,44 @@ class PartitionKeyResolver:
 
 def describe_table_with(client: Any) -> Callable[[str], dict[str, Any]]:
     return lambda table: client.describe_table(TableName=table)
+
+
+class TableIndexes:
+    """A table's global secondary indexes (``IndexesOf``), from DescribeTable, cached per container.
+
+    The schema is read again after ``refresh_seconds`` so an index created or deleted while the
+    function runs is picked up (by the next segment: see ``state.Segment.indexes``). When the
+    schema cannot be read, the table's own keys are still counted: the last known indexes stay in
+    use, or none (a deleted table's stream still delivers its last records), and an error is logged
+    (a note for a table that no longer exists); the read is tried again at the next refresh.
+    """
+
+    def __init__(
+        self,
+        describe_table: Callable[[str], dict[str, Any]],
+        refresh_seconds: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._describe_table = describe_table
+        self._refresh_seconds = refresh_seconds
+        self._clock = clock
+        self._known: dict[str, tuple[float, tuple[IndexSpec, ...]]] = {}
+
+    def __call__(self, table: str) -> tuple[IndexSpec, ...]:
+        known = self._known.get(table)
+        now = self._clock()
+        if known is not None and now - known[0] < self._refresh_seconds:
+            return known[1]
+        try:
+            specs = specs_from_description(self._describe_table(table))
+        except Exception as error:
+            specs = known[1] if known is not None else ()
+            code = getattr(error, "response", {}).get("Error", {}).get("Code")
+            # A table that no longer exists has no index left to throttle it: worth a note, not an error.
+            log = logger.info if code == "ResourceNotFoundException" else logger.error
+            log(
+                "cannot read the table's global secondary indexes; they are not counted until it can",
+                extra={"table": table, "error": str(error), "indexes_in_use": [spec.name for spec in specs]},
+            )
+        self._known[table] = (now, specs)
+        return specs

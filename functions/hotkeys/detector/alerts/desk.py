@@ -35,7 +35,7 @@ from hotkeys.detector.alerts.messages import (
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
 from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.state import Segment, ShardState, mark_of
+from hotkeys.detector.state import MAX_MARKS, Segment, ShardState, mark_of
 from hotkeys.detector.summary import FIRST_SEEN, WCU
 
 TOTALS_CACHE_SECONDS = 10.0
@@ -108,14 +108,16 @@ class AlertDesk:
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
         published = 0
         for segment in segments:
-            published += self._review_segment(shard_id, state, segment)
+            for view in segment.views():
+                published += self._review_segment(shard_id, state, view)
         if final:
             for segment in list(state.segments.values()):
-                published += self._resolve(shard_id, segment)
+                for view in segment.views():
+                    published += self._resolve(shard_id, view)
         return published
 
     # -- hot keys ---------------------------------------------------------------------------
-    def _review_segment(self, shard_id: str, state: ShardState, segment: Segment) -> int:
+    def _review_segment(self, shard_id: str, state: ShardState, segment: rules.Tallied) -> int:
         settings = self._settings
         others: OtherSegments | None = None
         if rules.short_bursts(segment, settings):
@@ -124,20 +126,23 @@ class AlertDesk:
             hot = rules.partition_limit_hot(segment, settings, others.parts())
         else:
             hot = rules.partition_limit_hot(segment, settings)
-        if rules.share_candidates(segment, settings):
+        # Share of writes is a table rule: an index's few key values always split its writes in a
+        # few large shares, and only their rate (back-pressure) can throttle the table.
+        if segment.index is None and rules.share_candidates(segment, settings):
             # The key's parts on other segments of this window (a parent shard's, before a
             # rollover) count toward its share, so every key of the segment is a candidate now.
             others = others or self._other_segments(shard_id, segment)
             hot.extend(rules.share_hot(segment, settings, others.wcu + segment.wcu, others.keys))
         published = 0
         for key in hot:
-            mark = mark_of(key.table, key.incident_key)
+            mark = mark_of(key.scope, key.incident_key)
             if state.notified.get(mark) == key.window_start:
                 continue
             if others is None:
                 others = self._other_segments(shard_id, segment)
             published += self._on_hot(key, shard_id, others.wcu + segment.wcu)
-            state.notified[mark] = key.window_start
+            if len(state.notified) < MAX_MARKS:  # beyond it, later invocations re-check (idempotent)
+                state.notified[mark] = key.window_start
         return published
 
     def _on_hot(self, hot: rules.HotKey, shard_id: str, table_wcu: int) -> int:
@@ -145,7 +150,7 @@ class AlertDesk:
         if incidents.claim_firing(hot, shard_id):
             self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
             return 1
-        current = incidents.get(hot.table, hot.incident_key) or {}
+        current = incidents.get(hot.scope, hot.incident_key) or {}
         if (
             current.get("status") == FIRING
             and current.get("published") is False
@@ -176,7 +181,7 @@ class AlertDesk:
         (at most once) and logged. Once sent, the incident is marked; if that mark cannot be
         written, this container remembers the message so its retries do not send it again.
         """
-        memory = (hot.table, hot.incident_key, hot.window_start, status)
+        memory = (hot.scope, hot.incident_key, hot.window_start, status)
         if memory not in self._sent:
             try:
                 self._publish(hot, status, table_wcu, peak)
@@ -188,7 +193,7 @@ class AlertDesk:
                 )
                 raise
             self._sent.add(memory)
-        if not self._incidents.mark_published(hot.table, hot.incident_key, flag):
+        if not self._incidents.mark_published(hot.scope, hot.incident_key, flag):
             logger.warning("could not mark alert as published", extra={"key": hot.key, "flag": flag})
         return 1
 
@@ -196,6 +201,7 @@ class AlertDesk:
         share = hot.share if hot.reason == rules.SHARE else (min(1.0, hot.wcu / table_wcu) if table_wcu else 0.0)
         alert = Alert(
             table=hot.table,
+            index=hot.index,
             key=display_key(hot.key, self._settings.key_display, self._settings.key_hash_salt),
             window_start=hot.window_start,
             window_seconds=hot.window_seconds,
@@ -221,8 +227,8 @@ class AlertDesk:
         )
 
     # -- resolution -------------------------------------------------------------------------
-    def _resolve(self, shard_id: str, segment: Segment) -> int:
-        open_incidents = self._incidents.open_incidents(segment.table)
+    def _resolve(self, shard_id: str, segment: rules.Tallied) -> int:
+        open_incidents = self._incidents.open_incidents(segment.scope)
         if not open_incidents:
             return 0
         others = self._other_segments(shard_id, segment, fresh=True)
@@ -254,18 +260,19 @@ class AlertDesk:
             level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
             if level >= rules.resolve_level(self._settings, reason):
                 continue
-            if not self._incidents.resolve(segment.table, incident_key, window, shard_id):
+            if not self._incidents.resolve(segment.scope, incident_key, window, shard_id):
                 continue
             cooled = self._cooled(segment, key, reason, table_wcu, elsewhere)
             published += self._deliver(cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published")
         return published
 
-    def _cooled(self, segment: Segment, key: str, reason: str, table_wcu: int, elsewhere: int) -> rules.HotKey:
+    def _cooled(self, segment: rules.Tallied, key: str, reason: str, table_wcu: int, elsewhere: int) -> rules.HotKey:
         level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
         seconds = self._settings.window_seconds
         wcu = int(level * seconds) if reason == rules.PARTITION_LIMIT else int(level * table_wcu)
         return rules.HotKey(
             table=segment.table,
+            index=segment.index,
             key=key,
             reason=reason,
             window_start=segment.window_start,
@@ -278,9 +285,10 @@ class AlertDesk:
         )
 
     # -- the rest of the window ----------------------------------------------------------
-    def _other_segments(self, shard_id: str, segment: Segment, fresh: bool = False) -> OtherSegments:
-        """The window's other stored segments (other shards, and earlier sealed or parent segments)."""
-        cache_key = (segment.table, segment.window_start, shard_id)
+    def _other_segments(self, shard_id: str, segment: rules.Tallied, fresh: bool = False) -> OtherSegments:
+        """The window's other stored segments (other shards, and earlier sealed or parent segments),
+        for the table's figures or one index's (``segment.index``)."""
+        cache_key = (segment.scope, segment.window_start, shard_id)
         cached = self._others.get(cache_key)
         now = self._clock()
         if cached is None or fresh or now - cached[0] > TOTALS_CACHE_SECONDS:
@@ -289,9 +297,19 @@ class AlertDesk:
                 for snapshot in self._windows.window_segments(segment.table, segment.window_start)
                 if not (snapshot.shard_id == shard_id and snapshot.origin == segment.origin)
             ]
-            entries, _pruned = summary.merge((snapshot.entries, snapshot.pruned) for snapshot in others)
-            cached = (now, OtherSegments(sum(snapshot.wcu for snapshot in others), entries))
+            parts = [_figures_of(snapshot, segment.index) for snapshot in others]
+            entries, _pruned = summary.merge((entries, pruned) for entries, pruned, _wcu in parts)
+            cached = (now, OtherSegments(sum(wcu for _entries, _pruned, wcu in parts), entries))
             if len(self._others) > 64:  # a container sees a few windows at a time; forget the old ones
                 self._others.clear()
             self._others[cache_key] = cached
         return cached[1]
+
+
+def _figures_of(snapshot: SegmentSnapshot, index: str | None) -> tuple[dict[str, list[int]], int, int]:
+    """(entries, pruned, write units) of a stored segment: the table's, or an index's (none if it
+    did not count that index)."""
+    if index is None:
+        return snapshot.entries, snapshot.pruned, snapshot.wcu
+    part = snapshot.indexes.get(index)
+    return (part.entries, part.pruned, part.wcu) if part is not None else ({}, 0, 0)

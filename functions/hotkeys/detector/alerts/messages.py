@@ -35,6 +35,12 @@ class Alert:
     reason: str
     status: str
     peak_wcu_per_second: float
+    index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
+
+    @property
+    def where(self) -> str:
+        """The table, or 'table index NAME' (how subjects and listings name the partition's home)."""
+        return self.table if self.index is None else f"{self.table} index {self.index}"
 
     @property
     def percent_of_limit(self) -> float:
@@ -48,6 +54,7 @@ class Alert:
         """The JSON form (default, sqs, lambda subscribers): exactly these fields."""
         return {
             "table": self.table,
+            "index": self.index,
             "key": self.key,
             "window_start": iso_utc(self.window_start),
             "window_seconds": self.window_seconds,
@@ -81,14 +88,17 @@ def subject(alert: Alert) -> str:
             if alert.reason == PARTITION_LIMIT
             else ("back under the share-of-table threshold")
         )
-    head = f"{tag} {alert.table}: "
+    head = f"{tag} {alert.where}: "
     room = SUBJECT_LIMIT - len(head) - len(detail) - 1
     key = alert.key if len(alert.key) <= room else alert.key[: max(room - 1, 8)] + "…"
     return f"{head}{key} {detail}"[:SUBJECT_LIMIT]
 
 
-def short_fix(key: str, suggested_shards: int, share: float) -> str:
+def short_fix(key: str, suggested_shards: int, share: float, index: str | None = None) -> str:
     """The fix in one clause, for listings and chat messages (the e-mail has ``_advice``)."""
+    if index is not None:
+        spread = f"suffix the index key ({key}#1..{max(2, suggested_shards)}) or pick a higher-cardinality index key"
+        return f"GSI back-pressure throttles the table's writes: {spread}"
     if suggested_shards >= 2:
         return f"write-shard it over {suggested_shards} suffixes ({key}#1..{suggested_shards}; an estimate)"
     return (
@@ -99,6 +109,14 @@ def short_fix(key: str, suggested_shards: int, share: float) -> str:
 
 def _advice(alert: Alert) -> str:
     shards = alert.suggested_shards
+    if alert.index is not None:
+        spread = max(2, shards)
+        return (
+            f"Suggested fix: write the index key attribute as '{alert.key}#<n>' with n in 1..{spread} "
+            f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of {alert.partition_limit_wcu} "
+            f"WCU/s), at least 2) and query the index once per suffix; or choose an index partition key with "
+            "more distinct values. Projecting fewer attributes makes each index write cheaper."
+        )
     if shards <= 1:
         return (
             "At this rate one partition can still serve the key; if it keeps growing, spread its writes "
@@ -114,6 +132,14 @@ def _advice(alert: Alert) -> str:
 
 
 def _what(alert: Alert) -> str:
+    if alert.index is not None:
+        return (
+            f"Index {alert.index} of table {alert.table}: index partition key '{alert.key}' receives about "
+            f"{alert.wcu_per_second:,.1f} WCU/s of index writes, {alert.percent_of_limit:.0f}% of the "
+            f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
+            "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
+            "throttle names the index in its ResourceArn), however evenly the table's own keys are spread."
+        )
     if alert.reason == PARTITION_LIMIT:
         return (
             f"Partition key '{alert.key}' of table {alert.table} is writing about "
@@ -127,10 +153,15 @@ def _what(alert: Alert) -> str:
     )
 
 
+def _top_command(alert: Alert) -> str:
+    index = f" --index {alert.index}" if alert.index is not None else ""
+    return f"hotkeys top --stats-table <StatsTableName> --table {alert.table}{index}"
+
+
 def email_text(alert: Alert) -> str:
     if alert.status == RESOLVED:
         return (
-            f"Resolved: partition key '{alert.key}' of table {alert.table} stayed under the alert threshold "
+            f"Resolved: partition key '{alert.key}' of {alert.where} stayed under the alert threshold "
             f"for the whole window starting {iso_utc(alert.window_start)}.\n"
             f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s.\n"
         )
@@ -142,7 +173,7 @@ def email_text(alert: Alert) -> str:
         "",
         "Blind spots: reads never appear in a stream; writes that change nothing produce no record; "
         "transactional writes cost twice what is shown; throttled writes never reach the stream.",
-        f"See it live: hotkeys top --stats-table <StatsTableName> --table {alert.table}",
+        f"See it live: {_top_command(alert)}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -153,21 +184,23 @@ def chatbot_payload(alert: Alert) -> dict[str, Any]:
     return {
         "version": "1.0",
         "source": "custom",
-        "id": f"{alert.table}:{alert.reason}:{alert.key}:{alert.window_start}:{alert.status}",
+        "id": f"{alert.where}:{alert.reason}:{alert.key}:{alert.window_start}:{alert.status}",
         "content": {
             "textType": "client-markdown",
             "title": subject(alert),
             "description": description,
             "nextSteps": [
-                f"`hotkeys top --stats-table <StatsTableName> --table {alert.table}`",
-                "Spread writes with a key suffix (see above), or cache/batch the writes to this key",
+                f"`{_top_command(alert)}`",
+                "Spread writes with a key suffix (see above), or cache/batch the writes to this key"
+                if alert.index is None
+                else "Suffix the index key attribute (see above), or choose a higher-cardinality index key",
             ]
             if alert.status != RESOLVED
             else [],
-            "keywords": [alert.table, alert.reason, alert.status],
+            "keywords": [alert.table, *([alert.index] if alert.index else []), alert.reason, alert.status],
         },
         "metadata": {
-            "threadId": f"hotkey-{alert.table}-{alert.reason}-{alert.key}"[:256],
+            "threadId": f"hotkey-{alert.where}-{alert.reason}-{alert.key}"[:256],
             "summary": subject(alert),
             "eventType": f"HotKey{alert.status.capitalize()}",
             "relatedResources": [alert.table],
@@ -193,6 +226,11 @@ def sns_publish_arguments(topic_arn: str, alert: Alert) -> dict[str, Any]:
         "MessageStructure": "json",
         "MessageAttributes": {
             name: {"DataType": "String", "StringValue": value}
-            for name, value in (("table", alert.table), ("reason", alert.reason), ("status", alert.status))
+            for name, value in (
+                ("table", alert.table),
+                ("reason", alert.reason),
+                ("status", alert.status),
+                *((("index", alert.index),) if alert.index else ()),
+            )
         },
     }

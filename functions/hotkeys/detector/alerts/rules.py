@@ -21,13 +21,37 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from hotkeys.detector.config import Settings
-from hotkeys.detector.state import Segment
 from hotkeys.detector.summary import FIRST_SEEN, WCU, WRITES
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
+
+
+class Tallied(Protocol):
+    """What the rules read of a shard's figures in a window: a segment's own (the table's
+    partitions) or one of its indexes' (``state.IndexView``)."""
+
+    @property
+    def table(self) -> str: ...
+    @property
+    def index(self) -> str | None: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def window_start(self) -> int: ...
+    @property
+    def last_event(self) -> int: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def entries(self) -> dict[str, list[int]]: ...
+    @property
+    def pruned(self) -> int: ...
+    @property
+    def wcu(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -42,10 +66,16 @@ class HotKey:
     wcu_per_second: float
     share: float
     event_time: int
+    index: str | None = None  # a global secondary index's partition key (None: the table's)
 
     @property
     def incident_key(self) -> str:
         return f"{self.reason}#{self.key}"
+
+    @property
+    def scope(self) -> str:
+        """Where incidents of this key live: the table, or ``table#index``."""
+        return self.table if self.index is None else f"{self.table}#{self.index}"
 
 
 def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> int:
@@ -59,14 +89,14 @@ def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: in
     return wcu / max(min_span_seconds, last_event - first_seen + 1)
 
 
-def key_rate(segment: Segment, entry: list[int], settings: Settings) -> tuple[int, float]:
+def key_rate(segment: Tallied, entry: list[int], settings: Settings) -> tuple[int, float]:
     """(upper-bound write units, write units per second over the key's active span)."""
     upper = entry[WCU] + segment.pruned
     return upper, active_rate(upper, entry[FIRST_SEEN], segment.last_event, settings.alert_min_span_seconds)
 
 
 def partition_limit_hot(
-    segment: Segment, settings: Settings, elsewhere: dict[str, tuple[int, int]] | None = None
+    segment: Tallied, settings: Settings, elsewhere: dict[str, tuple[int, int]] | None = None
 ) -> list[HotKey]:
     """Keys whose write rate over their active span reaches the alert rate.
 
@@ -93,7 +123,7 @@ def partition_limit_hot(
     return hot
 
 
-def short_bursts(segment: Segment, settings: Settings) -> bool:
+def short_bursts(segment: Tallied, settings: Settings) -> bool:
     """Whether a key writes at the alert rate over its own span but for less than the minimum span.
 
     Such a key may be the second half of a burst that began on a parent shard; only then is it
@@ -111,7 +141,7 @@ def short_bursts(segment: Segment, settings: Settings) -> bool:
     return False
 
 
-def share_candidates(segment: Segment, settings: Settings) -> bool:
+def share_candidates(segment: Tallied, settings: Settings) -> bool:
     """Whether any key's share of its own segment reaches the threshold: the cheap test that
     decides whether the table's figures are read at all.
 
@@ -128,7 +158,7 @@ def share_candidates(segment: Segment, settings: Settings) -> bool:
     return any(entry[WCU] + segment.pruned >= needed for entry in segment.entries.values())
 
 
-def share_hot(segment: Segment, settings: Settings, table_wcu: int, elsewhere: dict[str, int]) -> list[HotKey]:
+def share_hot(segment: Tallied, settings: Settings, table_wcu: int, elsewhere: dict[str, int]) -> list[HotKey]:
     """The keys at or above the share threshold of the table's window total (``table_wcu``, all
     shards), counting each key's write units on other segments of the window (``elsewhere``)."""
     if table_wcu < settings.share_min_wcu or table_wcu <= 0:
@@ -154,7 +184,7 @@ def resolve_level(settings: Settings, reason: str) -> float:
 
 
 def window_level(
-    segment: Segment, settings: Settings, key: str, reason: str, table_wcu: int, elsewhere: int = 0
+    segment: Tallied, settings: Settings, key: str, reason: str, table_wcu: int, elsewhere: int = 0
 ) -> float:
     """The key's full-window rate (partition_limit) or share (share) in a completed window, with
     its write units on the window's other segments (``elsewhere``)."""
@@ -166,7 +196,7 @@ def window_level(
 
 
 def _hot(
-    segment: Segment,
+    segment: Tallied,
     settings: Settings,
     key: str,
     entry: list[int],
@@ -177,6 +207,7 @@ def _hot(
 ) -> HotKey:
     return HotKey(
         table=segment.table,
+        index=segment.index,
         key=key,
         reason=reason,
         window_start=segment.window_start,
