@@ -13,9 +13,10 @@ archive bucket. The chaotic runs add, per example:
 * shard rollovers: each shard's records are cut into a parent and children, the children
   starting their windows again with a fresh state.
 
-The stored window figures must equal an exact count made independently by the test, the
-archive must hold exactly the TTL deletions, and without dead letters and rollovers a
-pruned summary must equal a clean run's exactly.
+The stored window figures must equal an exact count made independently by the test (the
+table's and its two global secondary indexes', from ``tests/reference_sizing.py`` and
+``tests/reference_gsi.py``), the archive must hold exactly the TTL deletions, and without
+dead letters and rollovers a pruned summary must equal a clean run's exactly.
 """
 
 from __future__ import annotations
@@ -36,21 +37,41 @@ from hypothesis import strategies as st
 from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_records
-from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import OPTION_BY_NAME, Settings
+from hotkeys.detector.indexes import specs_from_description
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
-from tests.support import TABLE, ttl_record, wcu_of, write_record
+from tests import reference_gsi, reference_sizing
+from tests.support import TABLE, ttl_record, write_record
 
 T0 = 1_764_460_800
 WINDOW = 60
 # CI runs this many delivery schedules; `make soak` runs more (EXACTLY_ONCE_EXAMPLES).
 EXAMPLES = int(os.environ.get("EXACTLY_ONCE_EXAMPLES", "40"))
+# The source table: keyed by pk, with a low-cardinality index on status in two projections.
+SOURCE_TABLE: dict[str, Any] = {
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+    "AttributeDefinitions": [
+        {"AttributeName": "pk", "AttributeType": "S"},
+        {"AttributeName": "status", "AttributeType": "S"},
+    ],
+    "GlobalSecondaryIndexes": [
+        {
+            "IndexName": name,
+            "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+            "Projection": {"ProjectionType": projection},
+            "IndexStatus": "ACTIVE",
+        }
+        for name, projection in (("by-status", "KEYS_ONLY"), ("by-status-all", "ALL"))
+    ],
+}
+INDEX_SPECS = specs_from_description({"Table": SOURCE_TABLE})
 
 
 class Faults:
@@ -112,6 +133,13 @@ def build_shard(specs: list[tuple[int, int, int, str]], shard: int) -> list[dict
             records.append(ttl_record(f"key-{key}", position, now, shard=shard))
             continue
         record = write_record(f"key-{key}", position, now, payload_bytes=payload, shard=shard)
+        # Index keys that move (a delete and a put), stay, appear or are absent, by position.
+        stream = record["dynamodb"]
+        new, old = dict(stream["NewImage"]), dict(stream["OldImage"])
+        new["status"] = {"S": f"st-{(key + position) % 3}"}
+        if position % 5:
+            old["status"] = {"S": f"st-{(key + position + position % 2) % 3}"}
+        stream["NewImage"], stream["OldImage"] = new, old
         if kind == "poison":
             record["dynamodb"]["NewImage"]["payload"] = {"Q": "not a type"}
         records.append(record)
@@ -163,6 +191,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
         stats=FaultyStats(store, faults),
         resolve_key=resolve_key,
         archiver=TtlArchiver(FaultyObjects(bucket, faults), "ttl/", lambda table: "expireAt"),
+        indexes=lambda table: INDEX_SPECS,
     )
     esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=WINDOW, retry_attempts=schedule.retry_attempts)
 
@@ -182,6 +211,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
         stats=store,
         resolve_key=resolve_key,
         archiver=TtlArchiver(S3ObjectStore(boto3.client("s3"), bucket), "ttl/", lambda table: "expireAt"),
+        indexes=lambda table: INDEX_SPECS,
     )
     redriven = [redrive(letter, records_of, config, clean_ports, store) for letter in letters]
     figures = stored_figures(store)
@@ -208,7 +238,8 @@ def redrive(
 
 
 def stored_figures(store: DynamoStatsStore) -> list[WindowFigures]:
-    return window_figures(store, windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=None))
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=None)
+    return window_figures(store, windows, ALL_INDEXES)
 
 
 def archived_event_ids(bucket: str) -> Counter[str]:
@@ -221,14 +252,20 @@ def archived_event_ids(bucket: str) -> Counter[str]:
 
 
 def exact_counts(shards: list[list[dict[str, Any]]], specs: list[list[tuple[int, int, int, str]]]) -> dict:
-    per_window: dict[int, Counter[str]] = defaultdict(Counter)
+    """Write units per (index or None for the table, window, key), TTL deletions per window."""
+    per_window: dict[tuple[str | None, int], Counter[str]] = defaultdict(Counter)
     ttl: Counter[int] = Counter()
     ttl_ids: set[str] = set()
     for records, shard_specs in zip(shards, specs, strict=True):
-        for record, (key, payload, _gap, kind) in zip(records, shard_specs, strict=True):
-            start = record["dynamodb"]["ApproximateCreationDateTime"] // WINDOW * WINDOW
+        for record, (key, _payload, _gap, kind) in zip(records, shard_specs, strict=True):
+            stream = record["dynamodb"]
+            start = stream["ApproximateCreationDateTime"] // WINDOW * WINDOW
             if kind == "write":
-                per_window[start][f"key-{key}"] += wcu_of(payload, f"key-{key}")
+                old, new = stream.get("OldImage"), stream.get("NewImage")
+                per_window[(None, start)][f"key-{key}"] += reference_sizing.write_units(old, new)
+                for index in SOURCE_TABLE["GlobalSecondaryIndexes"]:
+                    for index_key, units in reference_gsi.index_writes(SOURCE_TABLE, index, old, new):
+                        per_window[(index["IndexName"], start)][index_key] += units
             elif kind == "ttl":
                 ttl[start] += 1
                 ttl_ids.add(record["eventID"])
@@ -237,10 +274,11 @@ def exact_counts(shards: list[list[dict[str, Any]]], specs: list[list[tuple[int,
 
 def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
     for window in result["figures"]:
-        assert {k.key: k.wcu for k in window.keys} == dict(exact["wcu"][window.window_start])
-        assert window.ttl_deletes == exact["ttl"][window.window_start]
-        assert window.error_bound == 0
-    assert {w.window_start for w in result["figures"]} >= {s for s, c in exact["wcu"].items() if c}
+        counted = {k.key: k.wcu for k in window.keys}
+        assert counted == dict(exact["wcu"][(window.index, window.window_start)]), window.index
+        assert window.ttl_deletes == (exact["ttl"][window.window_start] if window.index is None else 0)
+        assert window.error_bound == 0 and not window.partial
+    assert {(w.index, w.window_start) for w in result["figures"]} >= {s for s, c in exact["wcu"].items() if c}
     assert set(result["archived"]) == exact["ttl_ids"]
 
 

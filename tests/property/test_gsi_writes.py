@@ -1,0 +1,147 @@
+"""GSI write units per index key equal an independent calculation from the documented rules.
+
+Hypothesis generates table schemas (one or two table keys), one to three indexes of every
+projection type, with one- to three-attribute partition keys and optional sort keys, and
+writes of every kind: inserts, deletes, updates that change, remove, add or keep an index key,
+that change projected or unprojected attributes only, and key attributes of a type other than
+the one the table declares. ``tests/reference_gsi.py`` states the expected writes its own way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotkeys.detector.indexes import in_index, index_writes, specs_from_description
+from hotkeys.detector.records import parse_change
+from tests import reference_gsi
+from hotkeys.cli.events import stream_record
+
+DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}
+OTHER = ["payload", "note", "count"]
+
+values_of = {
+    "status": st.sampled_from([{"S": "PENDING"}, {"S": "SHIPPED"}, {"S": "é-ü"}, {"N": "1"}]),
+    "region": st.sampled_from([{"S": "eu"}, {"S": "us"}, {"S": "ap"}]),
+    "kind": st.sampled_from([{"S": "a"}, {"S": "b"}, {"NULL": True}]),
+    "ts": st.sampled_from([{"N": "1700000000"}, {"N": "1700000001"}, {"S": "yesterday"}]),
+    "bin": st.sampled_from([{"B": "AA=="}, {"B": "aGVsbG8="}]),
+    # Sizes near the 1 KB boundary, where a few bytes of keys or the larger entry change the units.
+    "payload": st.one_of(st.integers(min_value=960, max_value=1030), st.sampled_from([0, 10, 2040, 2500])).map(
+        lambda n: {"S": "x" * n}
+    ),
+    "note": st.sampled_from([{"S": "n1"}, {"S": "n2"}, {"L": [{"N": "1"}, {"S": "two"}]}]),
+    "count": st.sampled_from([{"N": "0"}, {"N": "12345.678"}, {"N": "-1e10"}]),
+}
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> dict[str, Any]:
+    composite = draw(st.booleans())
+    key_schema = [{"AttributeName": "pk", "KeyType": "HASH"}]
+    definitions = [{"AttributeName": "pk", "AttributeType": "S"}]
+    if composite:
+        key_schema.append({"AttributeName": "sk", "KeyType": "RANGE"})
+        definitions.append({"AttributeName": "sk", "AttributeType": "S"})
+    indexes = []
+    for number in range(draw(st.integers(min_value=1, max_value=3))):
+        hash_names = draw(st.lists(st.sampled_from(sorted(DECLARED)), min_size=1, max_size=3, unique=True))
+        rest = [name for name in sorted(DECLARED) if name not in hash_names]
+        range_names = draw(st.lists(st.sampled_from(rest), max_size=2, unique=True)) if rest else []
+        kind = draw(st.sampled_from(["KEYS_ONLY", "INCLUDE", "ALL"]))
+        projection: dict[str, Any] = {"ProjectionType": kind}
+        if kind == "INCLUDE":
+            projection["NonKeyAttributes"] = draw(st.lists(st.sampled_from(OTHER), min_size=1, unique=True))
+        indexes.append(
+            {
+                "IndexName": f"index-{number}",
+                "KeySchema": [{"AttributeName": n, "KeyType": "HASH"} for n in hash_names]
+                + [{"AttributeName": n, "KeyType": "RANGE"} for n in range_names],
+                "Projection": projection,
+                "IndexStatus": "ACTIVE",
+            }
+        )
+        definitions.extend({"AttributeName": n, "AttributeType": DECLARED[n]} for n in hash_names + range_names)
+    unique_definitions = list({d["AttributeName"]: d for d in definitions}.values())
+    return {"KeySchema": key_schema, "AttributeDefinitions": unique_definitions, "GlobalSecondaryIndexes": indexes}
+
+
+@st.composite
+def images(draw: st.DrawFn, keys: dict[str, Any]) -> dict[str, Any]:
+    # Each attribute present four times in five: items are often in an index with several key attributes.
+    names = [name for name in sorted(values_of) if draw(st.integers(min_value=0, max_value=4))]
+    return {**keys, **{name: draw(values_of[name]) for name in names}}
+
+
+@st.composite
+def writes(draw: st.DrawFn, table: dict[str, Any]) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    keys = {"pk": {"S": "item-1"}}
+    if len(table["KeySchema"]) == 2:
+        keys["sk"] = {"S": "2026-12-01"}
+    event = draw(st.sampled_from(["INSERT", "MODIFY", "MODIFY", "MODIFY", "REMOVE"]))
+    old = None if event == "INSERT" else draw(images(keys))
+    if event == "REMOVE":
+        return event, old, None
+    if event == "MODIFY" and draw(st.booleans()):
+        # An update that changes a few attributes of the old item (keeps, changes or removes the rest).
+        assert old is not None
+        changed = {name: value for name, value in draw(images({})).items() if draw(st.booleans())}
+        removed = draw(st.lists(st.sampled_from(sorted(old)), unique=True))
+        new = {name: value for name, value in old.items() if name not in removed or name in keys}
+        return event, old, {**new, **changed}
+    return event, old, draw(images(keys))
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[tuple[str, Any, Any]]]:
+    table = draw(tables())
+    return table, draw(st.lists(writes(table), min_size=1, max_size=6))
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=cases())
+def test_index_writes_follow_the_documented_rules(case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]) -> None:
+    # Given a table's indexes as DescribeTable states them, and writes of every kind
+    table, changes = case
+    specs = specs_from_description({"Table": table})
+    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"]}
+    for _event, old, new in changes:
+        for spec in specs:
+            # Then each index's writes (key, write units) are the reference's, in order (delete, put)
+            expected = reference_gsi.index_writes(table, by_name[spec.name], old, new)
+            assert index_writes(spec, old, new) == expected
+            # and an item is in the index exactly when the reference builds an entry for it
+            assert in_index(spec, new) == (reference_gsi.entry_of(table, by_name[spec.name], new) is not None)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=cases())
+def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]) -> None:
+    # Given the same writes as Lambda-format stream records of that table
+    table, changes = case
+    specs = specs_from_description({"Table": table})
+    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"]}
+    for position, (event, old, new) in enumerate(changes):
+        keys = {name: (old or new)[name] for name in ("pk", "sk") if name in (old or new)}
+        record = stream_record(
+            table="orders",
+            event_name=event,
+            keys=keys,
+            sequence=str(100 + position),
+            event_time=1_764_460_800,
+            new_image=new,
+            old_image=old,
+            typed=True,
+        )
+        # When the record is parsed with the table's indexes
+        change = parse_change(record, lambda table, keys: "pk", indexes=lambda table: specs)
+        # Then it carries each index's writes, named by index, in the indexes' order
+        expected = [
+            (spec.name, key, wcu)
+            for spec in specs
+            for key, wcu in reference_gsi.index_writes(table, by_name[spec.name], old, new)
+        ]
+        assert list(change.index_writes) == expected
+
