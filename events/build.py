@@ -88,12 +88,51 @@ def composite_key_event() -> dict[str, Any]:
     return {"Records": records}
 
 
+STATUSES = ("PENDING", "AUTHORIZED", "SETTLED")
+
+
+def gsi_back_pressure_event() -> dict[str, Any]:
+    """A payments table with even keys and a status index: a 20 s sale moves 450 payments a second
+    through PENDING → AUTHORIZED → SETTLED, so two index partitions take ~900 WCU/s each
+    (a put and a delete per payment) while every table key stays cool. Ordinary traffic (two
+    payments a second) follows for two minutes, in which the index cools down."""
+    steps: list[tuple[int, int, int]] = []  # (second, payment, step)
+    payments = [(second, 450) for second in range(25, 45)] + [(second, 2) for second in range(45, 165)]
+    number = 0
+    for second, count in payments:
+        for _ in range(count):
+            steps.extend((second + step, number, step) for step in range(len(STATUSES)))
+            number += 1
+    steps.sort()
+    records = []
+    for position, (second, payment, step) in enumerate(steps):
+        key = f"payment#{payment:06d}"
+        merchant = f"merchant#{payment * 7 % 50:02d}"
+
+        def image(status: str, key: str = key, merchant: str = merchant) -> dict[str, Any]:
+            return {"payment_id": key, "status": status, "merchant": merchant, "amount": 1999, "currency": "EUR"}
+
+        records.append(
+            stream_record(
+                table="payments",
+                event_name="INSERT" if step == 0 else "MODIFY",
+                keys={"payment_id": key},
+                sequence=sequence_number(0, position),
+                event_time=START + second,
+                new_image=image(STATUSES[step]),
+                old_image=None if step == 0 else image(STATUSES[step - 1]),
+            )
+        )
+    return {"Records": records}
+
+
 def build(target: Path = HERE) -> None:
     for name, workload in GENERATED.items():
         shards = generate(workload)
         write_event_file(target / name, shard_event(0, shards[0]))
     write_event_file(target / "poison-record.json", poison_record_event())
     write_event_file(target / "composite-key.json", composite_key_event())
+    write_event_file(target / "gsi-back-pressure.json.gz", gsi_back_pressure_event())
 
 
 def main() -> None:

@@ -49,6 +49,13 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert [d["startSequenceNumber"] for d in poison["dead_letters"]] == ["100000000000000000003"]
     assert sum(w["writes"] for w in poison["windows"]) == 5
     assert {row["key"] for row in expected["composite-key.json"]["top"]} >= {"tenant#acme"}
+    gsi = expected["gsi-back-pressure.json"]
+    index_firing = sorted((a["index"], a["key"]) for a in gsi["alerts"] if a["status"] == "firing")
+    assert index_firing == [("by-status", "AUTHORIZED"), ("by-status", "PENDING")]
+    assert all(a["wcu_per_second"] > 800 for a in gsi["alerts"] if a["status"] == "firing")
+    assert sum(a["status"] == "resolved" for a in gsi["alerts"]) == 2
+    # every table key stays cool: the table's own rows are far from the limit
+    assert max(row["wcu_per_second"] for row in gsi["top"] if row["index"] is None) < 10
 
 
 def test_make_events_rebuilds_the_committed_samples_byte_for_byte(tmp_path: Path) -> None:

@@ -14,15 +14,28 @@ import pytest
 
 from hotkeys.detector import summary
 from hotkeys.detector.records import Change, Kind
-from hotkeys.detector.state import LAMBDA_STATE_LIMIT_BYTES, MAX_RANGES, ShardState, mark_of, max_state_bytes
+from hotkeys.detector.state import (
+    LAMBDA_STATE_LIMIT_BYTES,
+    MAX_COUNTED_INDEXES,
+    MAX_INDEX_NAME,
+    MAX_MARKS,
+    MAX_RANGES,
+    ShardState,
+    mark_of,
+    max_state_bytes,
+)
 from tests.unit.test_summary import worst_case_keys
 
 T0 = 1_796_083_200
 LONGEST_SEQUENCE = 10**39  # 40 digits, the most DynamoDB Streams issues
 
 
-def fill(keys: list[str], invocations: int) -> ShardState:
-    """Every key written (a few heavy ones), spread over ``invocations`` invocations (one range each)."""
+INDEX_NAMES = tuple(f"{number:02d}".ljust(MAX_INDEX_NAME, "i") for number in range(MAX_COUNTED_INDEXES))
+
+
+def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = ()) -> ShardState:
+    """Every key written (a few heavy ones), spread over ``invocations`` invocations (one range each);
+    with ``indexes``, every write also updates each index under a key of its own (of the same kind)."""
     state = ShardState(lambda_window=T0)
     sequence = LONGEST_SEQUENCE
     per_invocation = max(1, len(keys) // invocations)
@@ -32,8 +45,11 @@ def fill(keys: list[str], invocations: int) -> ShardState:
                 segment.range_open = False  # a new invocation opens a new range
         weight = 400 if index % 9 == 0 else 1
         sequence += 1
-        state.apply(Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE), 60, summary.DEFAULT_CAPACITY)
-        state.notified[mark_of("t", f"partition_limit#{key}")] = T0
+        index_writes = tuple((name, f"{number:02d}" + key[2:], weight) for number, name in enumerate(indexes))
+        change = Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE, index_writes=index_writes)
+        state.apply(change, 60, summary.DEFAULT_CAPACITY, indexes)
+        if len(state.notified) < MAX_MARKS:  # as the alert desk caps them
+            state.notified[mark_of("t", f"partition_limit#{key}")] = T0
     state.sealed.clear()  # sealed segments are flushed before the state is returned
     return state
 
@@ -68,3 +84,40 @@ def test_a_full_range_list_seals_the_segment_and_starts_the_next_generation() ->
     # Then the first segment was sealed (to be flushed) and a second generation carries on under its own name
     assert [s.generation for s in state.segments.values()] == [1]
     assert next(iter(state.segments.values())).origin == f"{T0:012d}.1"
+
+
+@pytest.mark.parametrize("kind", ["binary", "emoji"])
+def test_the_state_stays_under_the_limit_with_the_most_indexes_and_the_largest_keys(kind: str) -> None:
+    # Given a table with the most counted indexes (longest names), every write updating all of them
+    # under 2,048-byte keys of their own
+    state = fill(worst_case_keys(kind, 600), invocations=MAX_RANGES + 40, indexes=INDEX_NAMES)
+    (segment,) = state.segments.values()
+    # Then the table's summary and the indexes' share one byte budget
+    assert len(segment.indexes) == MAX_COUNTED_INDEXES
+    used = segment.entry_bytes + sum(tally.entry_bytes for tally in segment.indexes.values())
+    assert used <= summary.MAX_SUMMARY_BYTES
+    assert all(tally.entries and tally.pruned for tally in segment.indexes.values())  # each one really pruned
+    # and the serialized state is within the bound, far under 1 MB, and round-trips
+    size = len(json.dumps(state.to_json()))
+    assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+    again = ShardState.from_json(json.loads(json.dumps(state.to_json())))
+    restored = again.segments[("t" * 255, T0)]
+    assert {name: tally.entries for name, tally in restored.indexes.items()} == {
+        name: tally.entries for name, tally in segment.indexes.items()
+    }
+
+
+def test_an_index_summary_keeps_the_guarantee_of_its_floor_with_the_largest_keys() -> None:
+    # Given one index beside the table and more 2,048-byte keys than half its allotment holds
+    keys = worst_case_keys("binary", 400)
+    state = fill(keys, invocations=10, indexes=INDEX_NAMES[:1])
+    (segment,) = state.segments.values()
+    tally = segment.indexes[INDEX_NAMES[0]]
+    # Then each summary prunes at most W / (floor + 1), the floor its allotment allows (58 with one index)
+    floor = summary.keep_floor(summary.allotment(2))
+    assert floor == 58
+    assert 0 < tally.pruned <= tally.wcu / (floor + 1) and 0 < segment.pruned <= segment.wcu / (floor + 1)
+    # and every key heavier than that (fill's heavy keys: 400 units each) is still tracked
+    heavy = [key for index, key in enumerate(keys) if index % 9 == 0]
+    assert all(key in segment.entries for key in heavy)
+    assert all("00" + key[2:] in tally.entries for key in heavy)
