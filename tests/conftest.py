@@ -78,3 +78,14 @@ def moto_endpoint() -> Iterator[str]:
     server.start()
     yield f"http://127.0.0.1:{port}"
     server.stop()
+
+
+@pytest.fixture
+def topic(aws: None) -> dict[str, str]:
+    """An alert topic with an SQS subscriber that keeps a copy of every message."""
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic_arn = sns.create_topic(Name="hot-keys")["TopicArn"]
+    queue_url = sqs.create_queue(QueueName="alert-copies")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    return {"arn": topic_arn, "queue": queue_url}

@@ -38,16 +38,6 @@ DOCUMENT_FIELDS = {
 }
 
 
-@pytest.fixture
-def topic(aws: None) -> dict[str, str]:
-    sns, sqs = boto3.client("sns"), boto3.client("sqs")
-    topic_arn = sns.create_topic(Name="hot-keys")["TopicArn"]
-    queue_url = sqs.create_queue(QueueName="alert-copies")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
-    return {"arn": topic_arn, "queue": queue_url}
-
-
 def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str = "tickets") -> list[dict[str, Any]]:
     """(key, wcu per second, start second, duration) → 1-WCU MODIFY records in time order."""
     events = []

@@ -12,7 +12,7 @@ from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
-from tests.integration.test_alerts import T0, consume, delivered, topic  # noqa: F401  (topic: a fixture)
+from tests.integration.test_alerts import T0, consume, delivered
 
 
 def create_orders_table() -> None:
@@ -77,9 +77,11 @@ def test_a_hot_index_key_fires_a_back_pressure_alert_naming_the_index(
     assert firing["attributes"]["index"]["Value"] == "by-status"
     assert firing["subject"].startswith("[hot key] orders index by-status: PENDING at")
     # and the incident lives apart from the table's
-    incident = boto3.resource("dynamodb").Table(stats_table_name).get_item(
-        Key={"pk": "INC#orders#by-status", "sk": "partition_limit#PENDING"}
-    )["Item"]
+    incident = (
+        boto3.resource("dynamodb")
+        .Table(stats_table_name)
+        .get_item(Key={"pk": "INC#orders#by-status", "sk": "partition_limit#PENDING"})["Item"]
+    )
     assert incident["index_name"] == "by-status"
 
 

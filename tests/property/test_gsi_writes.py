@@ -14,10 +14,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hotkeys.cli.events import stream_record
 from hotkeys.detector.indexes import in_index, index_writes, specs_from_description
 from hotkeys.detector.records import parse_change
 from tests import reference_gsi
-from hotkeys.cli.events import stream_record
 
 DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}
 OTHER = ["payload", "note", "count"]
@@ -144,4 +144,3 @@ def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], l
             for key, wcu in reference_gsi.index_writes(table, by_name[spec.name], old, new)
         ]
         assert list(change.index_writes) == expected
-
