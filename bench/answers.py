@@ -14,6 +14,7 @@ from typing import Any
 
 from botocore.awsrequest import AWSResponse, HeadersDict
 
+from bench.shapes import table_description
 from hotkeys.detector.adapters.aws import AwsClients
 
 SNS_PUBLISH = (
@@ -34,9 +35,10 @@ class _Body:
 class CannedAws:
     """Counts requests by operation and answers each with a minimal success."""
 
-    def __init__(self, key_schema: list[dict[str, str]] | None = None) -> None:
+    def __init__(self, key_schema: list[dict[str, str]] | None = None, indexes: int = 0) -> None:
         self.requests: Counter[str] = Counter()
         self._schema = key_schema or [{"AttributeName": "pk", "KeyType": "HASH"}]
+        self._indexes = indexes
 
     def attach(self, aws: AwsClients, services: tuple[str, ...] = ("dynamodb", "sns", "s3")) -> None:
         clients = [aws.client(name) for name in services] + [aws.resource("dynamodb").meta.client]
@@ -60,5 +62,5 @@ class CannedAws:
         if "Query" in operation:
             return b'{"Items": [], "Count": 0, "ScannedCount": 0}'
         if "DescribeTable" in operation:
-            return json.dumps({"Table": {"TableName": "orders", "KeySchema": self._schema}}).encode()
+            return json.dumps(table_description(self._schema, self._indexes)).encode()
         return b"{}"

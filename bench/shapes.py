@@ -74,6 +74,36 @@ MIXES = {
 }
 
 
+# Global secondary indexes of the 1 KB, 12-attribute shape, on its three-valued attributes a0..a4:
+# low-cardinality index keys, every projection type.
+_PROJECTIONS: tuple[dict[str, Any], ...] = (
+    {"ProjectionType": "KEYS_ONLY"},
+    {"ProjectionType": "ALL"},
+    {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n0", "n1"]},
+    {"ProjectionType": "KEYS_ONLY"},
+    {"ProjectionType": "ALL"},
+)
+
+
+def table_description(key_schema: list[dict[str, str]], indexes: int) -> dict[str, Any]:
+    """DescribeTable's answer for the benchmark's table, with ``indexes`` GSIs (at most five)."""
+    definitions = [{"AttributeName": element["AttributeName"], "AttributeType": "S"} for element in key_schema]
+    definitions += [{"AttributeName": f"a{number}", "AttributeType": "S"} for number in range(indexes)]
+    gsis = [
+        {
+            "IndexName": f"by-a{number}",
+            "KeySchema": [{"AttributeName": f"a{number}", "KeyType": "HASH"}],
+            "Projection": _PROJECTIONS[number],
+            "IndexStatus": "ACTIVE",
+        }
+        for number in range(indexes)
+    ]
+    table: dict[str, Any] = {"TableName": TABLE, "KeySchema": key_schema, "AttributeDefinitions": definitions}
+    if gsis:
+        table["GlobalSecondaryIndexes"] = gsis
+    return {"Table": table}
+
+
 def zipf_key(rng: random.Random, keys: int = 100_000) -> str:
     # Inverse-CDF-free approximation: popular keys are the small ranks.
     rank = int(keys ** rng.random() ** 1.1) - 1

@@ -6,23 +6,29 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from bench.shapes import records
 
 
-def test_a_matrix_cell_runs_the_handler_with_alerts_and_archive_and_counts_requests(tmp_path: Path) -> None:
-    # Given 2,000 records of the mixed operations (TTL deletions among them) in two 1,000-record events
-    batch = records("100B", "mixed", 2000)
+def measure(tmp_path: Path, shape: str, indexes: int) -> dict[str, Any]:
+    """2,000 records of the mixed operations (TTL deletions among them) in two 1,000-record events,
+    measured as one matrix cell in its own process."""
+    batch = records(shape, "mixed", 2000)
     for index in range(0, len(batch), 1000):
         (tmp_path / f"event-{index // 1000:05d}.json").write_text(json.dumps({"Records": batch[index : index + 1000]}))
-    # When one cell is measured in its own process
     output = subprocess.run(
-        [sys.executable, "-m", "bench.lambda_process", "--matrix-child", str(tmp_path), "False"],
+        [sys.executable, "-m", "bench.lambda_process", "--matrix-child", str(tmp_path), "False", str(indexes)],
         check=True,
         capture_output=True,
         text=True,
     ).stdout
-    result = json.loads(output.strip().splitlines()[-1])
+    return dict(json.loads(output.strip().splitlines()[-1]))
+
+
+def test_a_matrix_cell_runs_the_handler_with_alerts_and_archive_and_counts_requests(tmp_path: Path) -> None:
+    # Given 2,000 records of the mixed operations, when one cell is measured in its own process
+    result = measure(tmp_path, "100B", indexes=0)
     # Then every record went through the handler with the stack's wiring: one archive object per
     # batch holding TTL deletions (both batches, one hour of expiry), and the window's final
     # invocation wrote its catalog entry and snapshot after reading the open incidents
@@ -32,3 +38,14 @@ def test_a_matrix_cell_runs_the_handler_with_alerts_and_archive_and_counts_reque
     assert result["stats_requests_per_1000"] == 1.5
     # and the figures are reported (their values are the benchmark's business, not a test's)
     assert {"parse_us", "gc_us", "handler_us", "floor_us", "total_to_floor"} <= set(result)
+
+
+def test_a_cell_with_indexes_reads_the_schema_once_and_keeps_one_snapshot_per_segment(tmp_path: Path) -> None:
+    # Given the 1 KB items of a table with five low-cardinality indexes, when measured as one cell
+    result = measure(tmp_path, "1KB-12", indexes=5)
+    # Then the schema was read once, the indexes' figures travelled in the segment's snapshot (still
+    # one catalog entry and one snapshot), and resolution read the open incidents of the table and
+    # of each index once
+    assert result["requests"]["DescribeTable"] == 1
+    assert result["requests"]["PutItem"] == 2
+    assert result["requests"]["Query"] == 1 + 5

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.sizing import image_size, larger_image_size
+from hotkeys.detector.sizing import image_size, image_sizes, larger_image_size
 from tests import reference_sizing
 
 names = st.text(min_size=1, max_size=12)
@@ -54,3 +54,5 @@ def test_larger_image_size_is_the_max_of_both_sizes(old: dict, new: dict, shared
     old_image, new_image = {**shared, **old}, {**shared, **new}
     # Then the diff-based size equals the larger full size
     assert larger_image_size(old_image, new_image) == max(image_size(old_image), image_size(new_image))
+    # and each image's own size comes out of the same single walk (GSI entries of ALL projections use it)
+    assert image_sizes(old_image, new_image) == (reference_size(old_image), reference_size(new_image))

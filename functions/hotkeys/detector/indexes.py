@@ -43,7 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector.sizing import SizingError, image_size, value_size, write_units
@@ -70,15 +70,19 @@ class IndexSpec:
     included: frozenset[str] = frozenset()  # NonKeyAttributes of an INCLUDE projection
     table_keys: tuple[str, ...] = ()  # the base table's key attributes: every entry carries them
     types: Mapping[str, str] | None = None  # declared scalar type (S/N/B) of each key attribute
+    # Derived once (the per-record path reads them for every index of every record).
+    key_attributes: tuple[str, ...] = field(init=False, compare=False)
+    # What one entry of a KEYS_ONLY or INCLUDE index holds (ALL holds the whole item).
+    entry_attributes: frozenset[str] = field(init=False, compare=False)
+    # (attribute, declared type or None) of each key attribute, in key order.
+    typed_keys: tuple[tuple[str, str | None], ...] = field(init=False, compare=False)
 
-    @property
-    def key_attributes(self) -> tuple[str, ...]:
-        return self.partition_key + self.sort_key
-
-    @property
-    def entry_attributes(self) -> frozenset[str]:
-        """What one entry of a KEYS_ONLY or INCLUDE index holds (ALL holds the whole item)."""
-        return frozenset(self.table_keys) | frozenset(self.key_attributes) | self.included
+    def __post_init__(self) -> None:
+        keys = self.partition_key + self.sort_key
+        declared = self.types or {}
+        object.__setattr__(self, "key_attributes", keys)
+        object.__setattr__(self, "entry_attributes", frozenset(self.table_keys) | frozenset(keys) | self.included)
+        object.__setattr__(self, "typed_keys", tuple((name, declared.get(name)) for name in keys))
 
 
 def specs_from_description(description: Mapping[str, Any]) -> tuple[IndexSpec, ...]:
@@ -110,12 +114,10 @@ def in_index(spec: IndexSpec, image: Mapping[str, Any] | None) -> bool:
     """Whether an item with this image has an entry in the index."""
     if image is None:
         return False
-    declared = spec.types or {}
-    for name in spec.key_attributes:
+    for name, kind in spec.typed_keys:
         value = image.get(name)
         if type(value) is not dict or len(value) != 1:
             return False
-        kind = declared.get(name)
         if kind is None:
             if not any(scalar in value for scalar in _SCALAR_TYPES):
                 return False

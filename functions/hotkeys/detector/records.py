@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from hotkeys.detector.indexes import IndexImageError, IndexSpec, index_writes
-from hotkeys.detector.sizing import SizingError, image_size, larger_image_size, write_units
+from hotkeys.detector.sizing import SizingError, image_size, image_sizes, write_units
 from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
@@ -134,43 +134,44 @@ def parse_change(
         sequence = sequence_of(record)
     kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
     view = stream.get("StreamViewType")
+    old_size, new_size = _image_sizes(stream, keys)
     specs = indexes(table) if indexes is not None and kind is Kind.WRITE else ()
     return Change(
         table=table,
         key=key_text(keys[key_attribute]),
         event_time=int(created),
         sequence=int(sequence),
-        # TTL deletions cost no capacity, but their images are validated all the same.
-        wcu=_write_units(stream, keys) * (kind is Kind.WRITE),
+        # Put/Update cost the larger of the old and new item, Delete the deleted item; TTL deletions
+        # cost no capacity, but their images are validated all the same.
+        wcu=write_units(max(old_size, new_size)) * (kind is Kind.WRITE),
         kind=kind,
         partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
-        index_writes=_index_writes(specs, stream) if specs else (),
+        index_writes=_index_writes(specs, stream, old_size, new_size) if specs else (),
     )
 
 
-def _index_writes(specs: tuple[IndexSpec, ...], stream: dict[str, Any]) -> tuple[tuple[str, str, int], ...]:
-    old = stream.get("OldImage")
-    new = stream.get("NewImage")
-    if (old is not None and type(old) is not dict) or (new is not None and type(new) is not dict):
-        raise MalformedRecord("unparsable image: an image must be a map of attributes")
-    writes: list[tuple[str, str, int]] = []
-    try:
-        for spec in specs:
-            for key, wcu in index_writes(spec, old, new):
-                writes.append((spec.name, key, wcu))
-    except IndexImageError as error:
-        raise MalformedRecord(str(error)) from None
-    return tuple(writes)
-
-
-def _write_units(stream: dict[str, Any], keys: dict[str, Any]) -> int:
-    """Put/Update cost the larger of the old and new item; Delete the deleted item."""
+def _image_sizes(stream: dict[str, Any], keys: dict[str, Any]) -> tuple[int, int]:
+    """(old, new) item sizes; without images (KEYS_ONLY or NEW_IMAGE-less views) the keys are all we see."""
     old = stream.get("OldImage")
     new = stream.get("NewImage")
     try:
         if old is None and new is None:
-            # KEYS_ONLY or NEW_IMAGE-less views: the keys are all we can see.
-            return write_units(image_size(keys))
-        return write_units(larger_image_size(old, new))
+            return 0, image_size(keys)
+        return image_sizes(old, new)
     except SizingError as error:
         raise MalformedRecord(f"unparsable image: {error}") from None
+
+
+def _index_writes(
+    specs: tuple[IndexSpec, ...], stream: dict[str, Any], old_size: int, new_size: int
+) -> tuple[tuple[str, str, int], ...]:
+    old = stream.get("OldImage")
+    new = stream.get("NewImage")
+    writes: list[tuple[str, str, int]] = []
+    try:
+        for spec in specs:
+            for key, wcu in index_writes(spec, old, new, old_size if old is not None else None, new_size):
+                writes.append((spec.name, key, wcu))
+    except IndexImageError as error:
+        raise MalformedRecord(str(error)) from None
+    return tuple(writes)

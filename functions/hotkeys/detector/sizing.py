@@ -156,16 +156,21 @@ def image_size(image: Any) -> int:
 
 
 def larger_image_size(old: Any, new: Any) -> int:
-    """max(size(old), size(new)) for a MODIFY, walking unchanged attributes only once.
+    """max(size(old), size(new)) for a MODIFY, walking unchanged attributes only once."""
+    return max(image_sizes(old, new))
+
+
+def image_sizes(old: Any, new: Any) -> tuple[int, int]:
+    """(size(old), size(new)), 0 for a missing image, walking unchanged attributes only once.
 
     Updates usually change a few attributes: the old image is sized as the new
     one plus the difference over the attributes that differ (a C-level equality
     test per attribute instead of a second walk).
     """
     if old is None:
-        return image_size(new)
+        return 0, image_size(new)
     if new is None:
-        return image_size(old)
+        return image_size(old), 0
     new_size = image_size(new)
     if type(old) is not dict:
         raise SizingError("an image must be a map of attributes")
@@ -182,7 +187,7 @@ def larger_image_size(old: Any, new: Any) -> int:
     if shared < len(new):  # attributes added by the update
         for name in new.keys() - old.keys():
             delta -= _name_size(name) + value_size(new[name])
-    return max(new_size, new_size + delta)
+    return new_size + delta, new_size
 
 
 def write_units(size_bytes: int) -> int:
