@@ -197,7 +197,9 @@ def matrix_child(folder: str, composite: bool, indexes: int = 0) -> dict[str, An
     )
     aws = AwsClients()
     answers = CannedAws(
-        [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}] if composite else None,
+        [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+        if composite
+        else None,
         indexes,
     )
     answers.attach(aws)

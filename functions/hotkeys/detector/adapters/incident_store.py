@@ -25,16 +25,16 @@ class DynamoIncidentStore:
         self._table = table
 
     @staticmethod
-    def _key(scope: str, incident_key: str) -> dict[str, str]:
-        """``scope``: the table, or ``table#index`` for an index partition's incidents."""
-        return {"pk": f"INC#{scope}", "sk": incident_key}
+    def _key(table: str, incident_key: str) -> dict[str, str]:
+        """A table's incidents share one partition key (its index keys' among them: one Query reads all)."""
+        return {"pk": f"INC#{table}", "sk": incident_key}
 
     def claim_firing(self, hot: HotKey, shard_id: str) -> bool:
         """Start an incident unless one is already firing. True if this call started it."""
         try:
             self._table.put_item(
                 Item={
-                    **self._key(hot.scope, hot.incident_key),
+                    **self._key(hot.table, hot.incident_key),
                     "status": FIRING,
                     "published": False,
                     "table_name": hot.table,
@@ -62,7 +62,7 @@ class DynamoIncidentStore:
         """Mark a reminder due; returns the incident's previous values if this call claimed it."""
         try:
             response = self._table.update_item(
-                Key=self._key(hot.scope, hot.incident_key),
+                Key=self._key(hot.table, hot.incident_key),
                 UpdateExpression="SET notified_at = :now, last_hot_window = :w, shard_id = :shard, expires_at = :exp",
                 ConditionExpression="#s = :firing AND notified_at <= :due",
                 ExpressionAttributeNames={"#s": "status"},
@@ -85,7 +85,7 @@ class DynamoIncidentStore:
     def release_reminder(self, hot: HotKey, previous_notified_at: int) -> None:
         try:
             self._table.update_item(
-                Key=self._key(hot.scope, hot.incident_key),
+                Key=self._key(hot.table, hot.incident_key),
                 UpdateExpression="SET notified_at = :old",
                 ConditionExpression="notified_at = :now",
                 ExpressionAttributeValues={":old": previous_notified_at, ":now": hot.event_time},
@@ -97,7 +97,7 @@ class DynamoIncidentStore:
     def mark_hot(self, hot: HotKey, shard_id: str) -> None:
         """The key is still hot in this window: it must not resolve at the window's end."""
         self._table.update_item(
-            Key=self._key(hot.scope, hot.incident_key),
+            Key=self._key(hot.table, hot.incident_key),
             UpdateExpression="SET last_hot_window = :w, shard_id = :shard, expires_at = :exp",
             ConditionExpression="#s = :firing",
             ExpressionAttributeNames={"#s": "status"},
@@ -113,7 +113,7 @@ class DynamoIncidentStore:
         """Keep the incident's peak rate (it sizes the sharding advice in later messages)."""
         try:
             self._table.update_item(
-                Key=self._key(hot.scope, hot.incident_key),
+                Key=self._key(hot.table, hot.incident_key),
                 UpdateExpression="SET peak = :rate",
                 ConditionExpression="attribute_exists(pk) AND peak < :rate",
                 ExpressionAttributeValues={":rate": Decimal(str(hot.wcu_per_second))},

@@ -112,8 +112,11 @@ class AlertDesk:
                 published += self._review_segment(shard_id, state, view)
         if final:
             for segment in list(state.segments.values()):
-                for view in segment.views():
-                    published += self._resolve(shard_id, view)
+                # One read of the table's open incidents, its indexes' included, for all of its views.
+                incidents = self._incidents.open_incidents(segment.table)
+                for view in segment.views() if incidents else ():
+                    mine = [incident for incident in incidents if incident.get("index_name") == view.index]
+                    published += self._resolve(shard_id, view, mine)
         return published
 
     # -- hot keys ---------------------------------------------------------------------------
@@ -135,7 +138,7 @@ class AlertDesk:
             hot.extend(rules.share_hot(segment, settings, others.wcu + segment.wcu, others.keys))
         published = 0
         for key in hot:
-            mark = mark_of(key.scope, key.incident_key)
+            mark = mark_of(key.table, key.incident_key)
             if state.notified.get(mark) == key.window_start:
                 continue
             if others is None:
@@ -150,7 +153,7 @@ class AlertDesk:
         if incidents.claim_firing(hot, shard_id):
             self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
             return 1
-        current = incidents.get(hot.scope, hot.incident_key) or {}
+        current = incidents.get(hot.table, hot.incident_key) or {}
         if (
             current.get("status") == FIRING
             and current.get("published") is False
@@ -181,7 +184,7 @@ class AlertDesk:
         (at most once) and logged. Once sent, the incident is marked; if that mark cannot be
         written, this container remembers the message so its retries do not send it again.
         """
-        memory = (hot.scope, hot.incident_key, hot.window_start, status)
+        memory = (hot.table, hot.incident_key, hot.window_start, status)
         if memory not in self._sent:
             try:
                 self._publish(hot, status, table_wcu, peak)
@@ -193,7 +196,7 @@ class AlertDesk:
                 )
                 raise
             self._sent.add(memory)
-        if not self._incidents.mark_published(hot.scope, hot.incident_key, flag):
+        if not self._incidents.mark_published(hot.table, hot.incident_key, flag):
             logger.warning("could not mark alert as published", extra={"key": hot.key, "flag": flag})
         return 1
 
@@ -227,8 +230,8 @@ class AlertDesk:
         )
 
     # -- resolution -------------------------------------------------------------------------
-    def _resolve(self, shard_id: str, segment: rules.Tallied) -> int:
-        open_incidents = self._incidents.open_incidents(segment.scope)
+    def _resolve(self, shard_id: str, segment: rules.Tallied, open_incidents: list[dict[str, Any]]) -> int:
+        """Resolve the view's open incidents (the table's, or one index's) whose key cooled down."""
         if not open_incidents:
             return 0
         others = self._other_segments(shard_id, segment, fresh=True)
@@ -260,7 +263,7 @@ class AlertDesk:
             level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
             if level >= rules.resolve_level(self._settings, reason):
                 continue
-            if not self._incidents.resolve(segment.scope, incident_key, window, shard_id):
+            if not self._incidents.resolve(segment.table, incident_key, window, shard_id):
                 continue
             cooled = self._cooled(segment, key, reason, table_wcu, elsewhere)
             published += self._deliver(cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published")

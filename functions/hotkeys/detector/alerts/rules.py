@@ -70,12 +70,10 @@ class HotKey:
 
     @property
     def incident_key(self) -> str:
-        return f"{self.reason}#{self.key}"
-
-    @property
-    def scope(self) -> str:
-        """Where incidents of this key live: the table, or ``table#index``."""
-        return self.table if self.index is None else f"{self.table}#{self.index}"
+        """The incident's name within its table: an index's keys get the index's own prefix (a
+        table key's name starts with its reason, so the two never collide)."""
+        own = f"{self.reason}#{self.key}"
+        return own if self.index is None else f"index#{self.index}#{own}"
 
 
 def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> int:
