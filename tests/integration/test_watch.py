@@ -85,3 +85,39 @@ def test_replay_on_an_endpoint_says_what_it_created_there(endpoint: str, capsys:
     # The named stats table is really there, and `hotkeys top` can read it
     assert main(["top", "--stats-table", stats_table, "--endpoint-url", endpoint, "--json", "--last", "1"]) == 0
     assert json.loads(capsys.readouterr().out)
+
+
+def test_watch_shows_a_hot_index_partition_beside_the_tables_keys(endpoint: str, capsys: pytest.CaptureFixture) -> None:
+    # Given orders spread over many keys, all written with the same status, which a GSI indexes
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
+    dynamodb.create_table(
+        TableName="orders-live",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-status",
+                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        BillingMode="PAY_PER_REQUEST",
+    )
+    table = boto3.resource("dynamodb", endpoint_url=endpoint).Table("orders-live")
+    for i in range(60):
+        table.put_item(Item={"pk": f"order#{i}", "status": "PENDING", "blob": "x" * 2000})
+    # When `hotkeys watch` reads the stream
+    arguments = ["watch", "--table", "orders-live", "--endpoint-url", endpoint, "--from", "trim-horizon", "--once"]
+    assert main([*arguments, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    # Then the index partition PENDING leads (60 one-unit KEYS_ONLY entries), named with its index,
+    # while each table key took one 2 KB write
+    assert (rows[0]["index"], rows[0]["key"], rows[0]["writes"], rows[0]["wcu"]) == ("by-status", "PENDING", 60, 60)
+    assert all(row["index"] is None and row["wcu"] == 2 for row in rows[1:])
+    # and without index counting only the table's keys show
+    assert main([*arguments, "--json", "--count-indexes", "false"]) == 0
+    assert all(row["index"] is None for row in json.loads(capsys.readouterr().out))

@@ -36,7 +36,13 @@ from hotkeys.detector.windows import parse_iso_utc
 
 # The settings each command that runs the detector's code takes, as the function's own flags.
 REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)
-WATCH_SETTINGS = ("window_seconds", "partition_wcu_limit", "summary_capacity", "partition_key_attribute")
+WATCH_SETTINGS = (
+    "window_seconds",
+    "partition_wcu_limit",
+    "summary_capacity",
+    "partition_key_attribute",
+    "count_indexes",
+)
 REDRIVE_SETTINGS = (
     "window_seconds",
     "summary_capacity",

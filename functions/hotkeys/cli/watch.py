@@ -14,8 +14,9 @@ from hotkeys.cli.streams import ShardCursor, lineage_order, list_shards, stream_
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.config import Settings
+from hotkeys.detector.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.records import MalformedRecord, parse_change
-from hotkeys.detector.snapshots import SegmentSnapshot, merge_window, snapshot_of
+from hotkeys.detector.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
 from hotkeys.detector.state import ShardState
 from hotkeys.detector.windows import iso_utc
 
@@ -23,6 +24,7 @@ from hotkeys.detector.windows import iso_utc
 @dataclass(frozen=True)
 class LiveRow:
     table: str
+    index: str | None  # a global secondary index's partition key (None: the table's)
     key: str
     window_start: str
     writes: int
@@ -42,6 +44,8 @@ class StreamWatcher:
         # The Lambda's own resolver: the chosen attribute, else the only key attribute, else the HASH
         # key of this description.
         self._resolve_key = PartitionKeyResolver(settings.partition_key_attribute, lambda _table: description)
+        # The table's global secondary indexes, counted as the function counts them.
+        self._indexes: tuple[IndexSpec, ...] = specs_from_description(description) if settings.count_indexes else ()
         self._cursors: dict[str, ShardCursor] = {}
         self._states: dict[str, ShardState] = {}
         self.records = 0
@@ -78,14 +82,16 @@ class StreamWatcher:
         from hotkeys.cli.events import shape_stream_record
 
         state = self._states.setdefault(shard_id, ShardState())
+        specs = self._indexes
+        names = tuple(spec.name for spec in specs)
         for raw in raws:
             try:
-                change = parse_change(shape_stream_record(raw, self.arn), self._resolve_key)
+                change = parse_change(shape_stream_record(raw, self.arn), self._resolve_key, None, lambda _t: specs)
             except MalformedRecord:
                 self.malformed += 1
                 continue
             if change.sequence > state.high_water:
-                state.apply(change, self._settings.window_seconds, self._settings.summary_capacity)
+                state.apply(change, self._settings.window_seconds, self._settings.summary_capacity, names)
         return len(raws)
 
     def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:
@@ -97,8 +103,10 @@ class StreamWatcher:
                 snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
                 by_window.setdefault((start, table), []).append(snapshot)
         rows = []
-        for start, table in sorted(by_window)[-windows:]:
-            window = merge_window(by_window[(start, table)])
+        latest = sorted(by_window)[-windows:]
+        figures = [merge_window(by_window[pair], index) for pair in latest for index in _views(by_window[pair])]
+        for window in figures:
+            table, start = window.table, window.window_start
             for key in window.keys:
                 upper = key.wcu + key.error_bound
                 # The window is still open: the rate runs to the latest record read, not the window's end.
@@ -106,6 +114,7 @@ class StreamWatcher:
                 rows.append(
                     LiveRow(
                         table,
+                        window.index,
                         key.key,
                         iso_utc(start),
                         key.writes,
@@ -117,3 +126,8 @@ class StreamWatcher:
                 )
         rows.sort(key=lambda row: (-row.wcu_per_second, row.key))
         return rows[:limit]
+
+
+def _views(snapshots: list[SegmentSnapshot]) -> list[str | None]:
+    """The table's figures, then each counted index's."""
+    return [None, *index_names(snapshots)]

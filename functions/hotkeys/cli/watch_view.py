@@ -26,7 +26,7 @@ def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
     for row in rows:
         grid.add_row(
             row.window_start,
-            row.key,
+            row.key if row.index is None else f"index {row.index}: {row.key}",
             f"{row.wcu_per_second:.1f}",
             f"{row.percent_of_limit:.0f}%",
             f"{100 * row.share:.1f}%",
