@@ -41,6 +41,21 @@ GENERATED = {
         seed=13,
         hot=(HotKey("celebrity#1", 16, 0, 120),),
     ),
+    # Write sharding seen from the stream: event#42 spread evenly over 10 suffixes (it works), and
+    # poll#7 over 4 suffixes with one drawing most of the writes (uneven: a hot shard).
+    "sharded-keys.json.gz": Workload(
+        table="votes",
+        keys=500,
+        rate=5,
+        duration=60,
+        item_bytes=200,
+        seed=15,
+        hot=(
+            *(HotKey(f"event#42#{suffix}", 30, 0, 60) for suffix in range(10)),
+            HotKey("poll#7#0", 60, 0, 60),
+            *(HotKey(f"poll#7#{suffix}", 10, 0, 60) for suffix in range(1, 4)),
+        ),
+    ),
     # Sessions expiring by TTL, mixed with application deletes and updates.
     "ttl-expirations.json": Workload(
         table="sessions", keys=200, rate=2, duration=60, item_bytes=300, ttl_fraction=0.3, seed=14

@@ -76,6 +76,8 @@ def test_a_hot_index_key_fires_a_back_pressure_alert_naming_the_index(
     assert firing["table"] == "orders" and firing["wcu_per_second"] >= 800
     assert firing["attributes"]["index"]["Value"] == "by-status"
     assert firing["subject"].startswith("[hot key] orders index by-status: PENDING at")
+    # and the key is named for what it is: one status value taking the index's writes
+    assert firing["pattern"] == "low cardinality"
     # and the incident is named apart from the table's keys' (same partition: one read for both)
     incident = (
         boto3.resource("dynamodb")
@@ -95,7 +97,8 @@ def test_the_messages_explain_back_pressure_and_the_index_fix(
     # Then the structured message names what throttles and what to change (the forms are built from it)
     from hotkeys.detector.alerts.messages import Alert, chatbot_payload, email_text
 
-    fields = {name: firing[name] for name in ("table", "index", "key", "wcu", "wcu_per_second", "share", "reason")}
+    names = ("table", "index", "key", "wcu", "wcu_per_second", "share", "reason", "pattern")
+    fields = {name: firing[name] for name in names}
     alert = Alert(
         **fields,
         window_start=T0,
@@ -103,10 +106,12 @@ def test_the_messages_explain_back_pressure_and_the_index_fix(
         partition_limit_wcu=1000,
         status="firing",
         peak_wcu_per_second=firing["wcu_per_second"],
+        remedy="(the remedy)",
     )
     text = email_text(alert)
     assert "Index by-status of table orders" in text and "GSI back-pressure" in text
     assert "'PENDING#<n>'" in text and "more distinct values" in text
+    assert "Pattern: low cardinality — (the remedy)." in text
     assert "hotkeys top --stats-table <StatsTableName> --table orders --index by-status" in text
     assert "by-status" in chatbot_payload(alert)["content"]["keywords"]
 

@@ -49,6 +49,10 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert [d["startSequenceNumber"] for d in poison["dead_letters"]] == ["100000000000000000003"]
     assert sum(w["writes"] for w in poison["windows"]) == 5
     assert {row["key"] for row in expected["composite-key.json"]["top"]} >= {"tenant#acme"}
+    families = {f["stem"]: f for f in expected["sharded-keys.json"]["families"]}
+    assert set(families) == {"event#42#", "poll#7#"}
+    assert families["event#42#"]["shards"] == 10 and families["event#42#"]["verdict"].endswith("sharding works")
+    assert families["poll#7#"]["spread"] > 2 and "uneven" in families["poll#7#"]["verdict"]
     gsi = expected["gsi-back-pressure.json"]
     index_firing = sorted((a["index"], a["key"]) for a in gsi["alerts"] if a["status"] == "firing")
     assert index_firing == [("by-status", "AUTHORIZED"), ("by-status", "PENDING")]

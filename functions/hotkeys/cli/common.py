@@ -182,3 +182,14 @@ def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: in
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
         grid.add_row(row["window_start"], *names, *figures, *counts)
     console.print(grid)
+
+
+def render_families(console: Console, families: list[dict[str, Any]]) -> None:
+    """Write-sharded key families, rolled up: one line each, the verdict included."""
+    if not families:
+        return
+    console.print(f"[bold]Write-sharded key families[/] ({len(families)}):")
+    for family in families:
+        where = family["table"] if not family.get("index") else f"{family['table']} index {family['index']}"
+        line = f"  {family['window_start']} {where}: {family['verdict']}"
+        console.print(line, markup=False, highlight=False, soft_wrap=True)

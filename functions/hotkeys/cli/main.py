@@ -28,6 +28,7 @@ from hotkeys.cli.common import (
     aws_clients,
     iso_time,
     number,
+    render_families,
     render_top,
     settings_from_args,
 )
@@ -209,7 +210,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
+    from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
@@ -223,7 +224,8 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         table=args.table,
     )
     index = ALL_INDEXES if args.index == "all" else args.index
-    rows = top_rows(window_figures(store, windows, index), args.limit)
+    figures = window_figures(store, windows, index)
+    rows = top_rows(figures, args.limit)
     if args.json:
         print(json.dumps([row.to_json() for row in rows], indent=2))
         return 0
@@ -232,6 +234,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         console.print(f"No figures yet for that selection{more}.")
         return 0
     render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
+    render_families(console, family_rows(figures, settings.partition_wcu_limit))
     return 0
 
 

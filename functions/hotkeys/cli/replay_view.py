@@ -12,11 +12,12 @@ from typing import Any
 
 from rich.console import Console
 
-from hotkeys.cli.common import UserError, aws_clients, render_top, settings_from_args
+from hotkeys.cli.common import UserError, aws_clients, render_families, render_top, settings_from_args
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, replay_settings, run_replay
-from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
+from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
+from hotkeys.detector.config import default_of
 
 
 @contextlib.contextmanager
@@ -30,7 +31,12 @@ def backend(endpoint_url: str | None) -> Iterator[None]:
         yield
 
 
-def collect(report: ReplayReport, per_window: int, aws: AwsClients) -> dict[str, Any]:
+def collect(
+    report: ReplayReport,
+    per_window: int,
+    aws: AwsClients,
+    partition_limit: int = default_of("partition_wcu_limit"),
+) -> dict[str, Any]:
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     store = DynamoStatsStore(aws.resource("dynamodb").Table(report.resources.stats_table))
@@ -44,6 +50,7 @@ def collect(report: ReplayReport, per_window: int, aws: AwsClients) -> dict[str,
         "shards": report.shards,
         "invocations": report.invocations,
         "top": top,
+        "families": family_rows(figures, partition_limit),
         "windows": [
             {
                 "table": w.table,
@@ -108,9 +115,11 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
         peak = max(found, key=lambda a: a["wcu_per_second"])
         fix = short_fix(key, max(a["suggested_shards"] for a in found), max(a["share"] for a in found), index)
         where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
+        pattern = next((a["pattern"] for a in found if a.get("pattern")), None)
+        shows = f" ({pattern})" if pattern else ""
         lines.append(
             f"  {where} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
-            f"partition limit) in the window starting {peak['window_start']}; suggested fix: {fix}"
+            f"partition limit) in the window starting {peak['window_start']}{shows}; suggested fix: {fix}"
         )
     return lines
 
@@ -129,7 +138,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
             report = run_replay(args.event_files, resources, aws, replay_settings(resources, chosen))
         except ReplayError as error:
             raise UserError(str(error)) from None
-        result = collect(report, args.limit, aws)
+        result = collect(report, args.limit, aws, chosen.partition_wcu_limit)
         report_bucket = report.resources.bucket
         heat = None
         if report_path is not None:
@@ -166,6 +175,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         f"in {result['invocations']} invocations."
     )
     render_top(console, result["top"], chosen.partition_wcu_limit, title="Top keys per window")
+    render_families(console, result["families"])
     if result["alerts"]:
         console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
         for alert in result["alerts"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
 from hotkeys.detector.windows import iso_utc
 
@@ -99,3 +100,25 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
     ]
     rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key))
     return rows[:limit]
+
+
+def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict[str, Any]]:
+    """The write-sharded key families of each window (diagnosis.shard_families), rolled up."""
+    rows = []
+    for window in figures:
+        for family in shard_families((key.key, key.wcu) for key in window.keys):
+            rows.append(
+                {
+                    "table": window.table,
+                    "index": window.index,
+                    "window_start": iso_utc(window.window_start),
+                    "stem": family.stem,
+                    "shards": family.shards,
+                    "wcu": family.wcu,
+                    "wcu_per_second": round(family.wcu / window.window_seconds, 1),
+                    "hottest_key": family.hottest_key,
+                    "spread": round(family.spread, 2),
+                    "verdict": family.verdict(window.window_seconds, partition_limit),
+                }
+            )
+    return rows

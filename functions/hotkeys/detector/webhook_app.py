@@ -60,6 +60,8 @@ def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
             f"{100 * float(document.get('share', 0)):.1f}% of the table's writes in the window starting "
             f"{document.get('window_start')}.\nSuggested fix: {fix}."
         )
+        if document.get("pattern"):
+            detail += f"\nPattern: {document.get('pattern')}."
     return {
         "text": subject,
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{subject}*\n{detail}"}}],

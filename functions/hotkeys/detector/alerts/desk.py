@@ -17,11 +17,12 @@ by whichever shard of the table finishes a window next.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from hotkeys.detector import summary
+from hotkeys.detector import diagnosis, summary
 from hotkeys.detector.alerts import rules
 from hotkeys.detector.alerts.messages import (
     FIRING,
@@ -143,7 +144,7 @@ class AlertDesk:
                 continue
             if others is None:
                 others = self._other_segments(shard_id, segment)
-            published += self._on_hot(key, shard_id, others.wcu + segment.wcu)
+            published += self._on_hot(_diagnosed(key, segment, others), shard_id, others.wcu + segment.wcu)
             if len(state.notified) < MAX_MARKS:  # beyond it, later invocations re-check (idempotent)
                 state.notified[mark] = key.window_start
         return published
@@ -215,6 +216,8 @@ class AlertDesk:
             reason=hot.reason,
             status=status,
             peak_wcu_per_second=peak,
+            pattern=hot.pattern,
+            remedy=hot.remedy,
         )
         message_id = self._publisher.publish(alert)
         logger.info(
@@ -307,6 +310,17 @@ class AlertDesk:
                 self._others.clear()
             self._others[cache_key] = cached
         return cached[1]
+
+
+def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments) -> rules.HotKey:
+    """The hot key with the antipattern its name and its window's figures point to (if any)."""
+    total = others.wcu + segment.wcu
+    # A pruned summary has seen more than twice its capacity of keys: never "few keys".
+    distinct = len(segment.entries.keys() | others.entries.keys()) + (diagnosis.FEW_KEYS if segment.pruned else 0)
+    found = diagnosis.classify(hot.key, hot.wcu / total if total else 0.0, distinct, hot.index)
+    if found is None:
+        return hot
+    return dataclasses.replace(hot, pattern=found.pattern, remedy=found.remedy)
 
 
 def _figures_of(snapshot: SegmentSnapshot, index: str | None) -> tuple[dict[str, list[int]], int, int]:

@@ -36,6 +36,8 @@ class Alert:
     status: str
     peak_wcu_per_second: float
     index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
+    pattern: str | None = None  # the antipattern the key shows (diagnosis.classify), if any
+    remedy: str | None = None
 
     @property
     def where(self) -> str:
@@ -66,6 +68,7 @@ class Alert:
             "reason": self.reason,
             "status": self.status,
             "suggested_shards": self.suggested_shards,
+            "pattern": self.pattern,
         }
 
 
@@ -108,6 +111,13 @@ def short_fix(key: str, suggested_shards: int, share: float, index: str | None =
 
 
 def _advice(alert: Alert) -> str:
+    specific = _sharding_advice(alert)
+    if alert.pattern and alert.remedy:
+        return f"Pattern: {alert.pattern} — {alert.remedy}.\n{specific}"
+    return specific
+
+
+def _sharding_advice(alert: Alert) -> str:
     shards = alert.suggested_shards
     if alert.index is not None:
         spread = max(2, shards)

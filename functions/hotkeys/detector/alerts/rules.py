@@ -67,6 +67,9 @@ class HotKey:
     share: float
     event_time: int
     index: str | None = None  # a global secondary index's partition key (None: the table's)
+    # The antipattern its name and window point to, and the remedy (diagnosis.classify), if any.
+    pattern: str | None = None
+    remedy: str | None = None
 
     @property
     def incident_key(self) -> str:
