@@ -143,11 +143,14 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         heat = None
         if report_path is not None:
             from hotkeys.cli.report import heat_map
-            from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
+            from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 
-            # The replay's source tables (events/tables/*.json) tell composite keys apart, as in the handler.
-            resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe_table_with(aws.client("dynamodb")))
-            heat = heat_map(report.event_shards, resolver)
+            # The replay's source tables (events/tables/*.json) tell composite keys apart and name the
+            # indexes, as in the handler.
+            describe = describe_table_with(aws.client("dynamodb"))
+            resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe)
+            indexes = TableIndexes(describe) if chosen.count_indexes else None
+            heat = heat_map(report.event_shards, resolver, indexes=indexes)
     if report_path is not None and heat is not None:
         from hotkeys.cli.report import render
 

@@ -12,7 +12,7 @@ import html
 from collections import defaultdict
 from typing import Any
 
-from hotkeys.detector.records import MalformedRecord, ResolveKey, parse_change
+from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
 from hotkeys.detector.windows import window_start
 
 BUCKET_SECONDS = 10
@@ -24,28 +24,39 @@ def heat_map(
     resolve_key: ResolveKey,
     bucket_seconds: int = BUCKET_SECONDS,
     max_keys: int = MAX_KEYS,
+    indexes: IndexesOf | None = None,
 ) -> dict[str, Any]:
-    cells: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    """Exact write units per (table, index or None, key) and bucket; index partitions (``indexes``)
+    are rows of their own."""
+    cells: dict[tuple[str, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     times: set[int] = set()
     for _shard, records in shards:
         for record in records:
             try:
                 # The handler's own key resolution: DynamoDB does not order Keys, so the first
                 # attribute may be the sort key of a composite primary key.
-                change = parse_change(record, resolve_key)
+                change = parse_change(record, resolve_key, None, indexes)
             except MalformedRecord:
                 continue
             if change.wcu == 0:
                 continue
             bucket = window_start(change.event_time, bucket_seconds)
-            cells[(change.table, change.key)][bucket] += change.wcu
+            cells[(change.table, "", change.key)][bucket] += change.wcu
+            for index, key, wcu in change.index_writes:
+                cells[(change.table, index, key)][bucket] += wcu
             times.add(bucket)
     if not times:
         return {"bucket_seconds": bucket_seconds, "buckets": [], "rows": []}
     totals = sorted(cells, key=lambda k: (-sum(cells[k].values()), k))[:max_keys]
     buckets = list(range(min(times), max(times) + bucket_seconds, bucket_seconds))
     rows = [
-        {"table": table, "key": key, "wcu": [cells[(table, key)].get(b, 0) for b in buckets]} for table, key in totals
+        {
+            "table": table,
+            "index": index or None,
+            "key": key,
+            "wcu": [cells[(table, index, key)].get(b, 0) for b in buckets],
+        }
+        for table, index, key in totals
     ]
     return {"bucket_seconds": bucket_seconds, "buckets": buckets, "rows": rows}
 
@@ -75,10 +86,12 @@ def render(result: dict[str, Any], heat: dict[str, Any], partition_limit: int = 
             f"title='{html.escape(row['key'])} {iso_utc(b)}: {wcu / seconds:.1f} WCU/s'></td>"
             for b, wcu in zip(heat["buckets"], row["wcu"], strict=True)
         )
-        label = html.escape(f"{row['table']}: {row['key']}")
+        where = row["table"] if not row.get("index") else f"{row['table']} index {row['index']}"
+        label = html.escape(f"{where}: {row['key']}")
         body.append(f"<tr data-key='{html.escape(row['key'])}'><th class='k'>{label}</th>{cells}</tr>")
     top = "".join(
-        f"<tr><td>{html.escape(r['window_start'])}</td><td>{html.escape(r['table'])}</td>"
+        f"<tr><td>{html.escape(r['window_start'])}</td>"
+        f"<td>{html.escape(r['table'] if not r.get('index') else r['table'] + ' index ' + r['index'])}</td>"
         f"<td>{html.escape(r['key'])}</td><td>{r['wcu_per_second']:.1f}</td><td>{100 * r['share']:.1f}%</td>"
         f"<td>{r['writes']}</td><td>{r['wcu']}</td><td>{r['error_bound']}</td></tr>"
         for r in result.get("top", [])
