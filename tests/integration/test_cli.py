@@ -21,6 +21,7 @@ TOP_FIELDS = [
     "wcu_per_second",
     "share",
     "error_bound",
+    "items",
 ]
 
 

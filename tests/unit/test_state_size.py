@@ -33,9 +33,10 @@ LONGEST_SEQUENCE = 10**39  # 40 digits, the most DynamoDB Streams issues
 INDEX_NAMES = tuple(f"{number:02d}".ljust(MAX_INDEX_NAME, "i") for number in range(MAX_COUNTED_INDEXES))
 
 
-def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = ()) -> ShardState:
+def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = (), items: int = 0) -> ShardState:
     """Every key written (a few heavy ones), spread over ``invocations`` invocations (one range each);
-    with ``indexes``, every write also updates each index under a key of its own (of the same kind)."""
+    with ``indexes``, every write also updates each index under a key of its own (of the same kind);
+    with ``items``, each key is written ``items`` times more, under different 1 KB sort keys."""
     state = ShardState(lambda_window=T0)
     sequence = LONGEST_SEQUENCE
     per_invocation = max(1, len(keys) // invocations)
@@ -48,6 +49,10 @@ def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = ()) -> Sh
         index_writes = tuple((name, f"{number:02d}" + key[2:], weight) for number, name in enumerate(indexes))
         change = Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE, index_writes=index_writes)
         state.apply(change, 60, summary.DEFAULT_CAPACITY, indexes)
+        for item in range(items):
+            sequence += 1
+            sort_key = ("S", f"{item:04d}" + key[:1020])
+            state.apply(Change("t" * 255, key, T0 + 1, sequence, 10**9, Kind.WRITE, sort_key=sort_key), 60, 200)
         if len(state.notified) < MAX_MARKS:  # as the alert desk caps them
             state.notified[mark_of("t", f"partition_limit#{key}")] = T0
     state.sealed.clear()  # sealed segments are flushed before the state is returned
@@ -121,3 +126,16 @@ def test_an_index_summary_keeps_the_guarantee_of_its_floor_with_the_largest_keys
     heavy = [key for index, key in enumerate(keys) if index % 9 == 0]
     assert all(key in segment.entries for key in heavy)
     assert all("00" + key[2:] in tally.entries for key in heavy)
+
+
+def test_item_figures_of_every_tracked_key_stay_within_the_bound() -> None:
+    # Given a table with a sort key, 2,000 keys of 2,048 bytes, each written under five 1 KB sort keys
+    # with huge weights (the longest counters)
+    state = fill(worst_case_keys("emoji", 2000), invocations=MAX_RANGES + 40, items=5)
+    (segment,) = state.segments.values()
+    assert segment.has_sort_key and segment.items
+    # Then the state, item figures included, is within the bound and round-trips
+    size = len(json.dumps(state.to_json()))
+    assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+    again = ShardState.from_json(json.loads(json.dumps(state.to_json())))
+    assert again.segments[("t" * 255, T0)].items == segment.items

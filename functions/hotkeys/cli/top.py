@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
 from hotkeys.detector.diagnosis import shard_families
+from hotkeys.detector.items import verdict
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
 from hotkeys.detector.windows import iso_utc
 
@@ -32,6 +33,8 @@ class TopRow:
     wcu_per_second: float
     share: float
     error_bound: int
+    # Hot item or hot collection (items.verdict) for a table with a sort key; None otherwise.
+    items: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -94,12 +97,20 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
             share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
             error_bound=key.error_bound,
             index=window.index,
+            items=_items_of(window, key.key),
         )
         for window in figures
         for key in window.keys
     ]
     rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key))
     return rows[:limit]
+
+
+def _items_of(window: WindowFigures, key: str) -> str | None:
+    if window.index is not None or not window.has_sort_key:
+        return None
+    found = verdict(window.items.get(key), True)
+    return found[0] if found else None
 
 
 def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict[str, Any]]:

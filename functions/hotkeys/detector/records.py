@@ -37,6 +37,8 @@ class Change:
     partial: bool = False
     # (index name, index partition key, write units) of each GSI write the record caused.
     index_writes: tuple[tuple[str, str, int], ...] = ()
+    # The item's sort key as (type, value text), in a table that has one.
+    sort_key: tuple[str, str] | None = None
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -147,7 +149,17 @@ def parse_change(
         kind=kind,
         partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
         index_writes=_index_writes(specs, stream, old_size, new_size) if specs else (),
+        sort_key=_sort_key(keys, key_attribute) if len(keys) == 2 else None,
     )
+
+
+def _sort_key(keys: dict[str, Any], partition_attribute: str) -> tuple[str, str] | None:
+    for name, value in keys.items():
+        if name != partition_attribute and type(value) is dict and len(value) == 1:
+            ((kind, raw),) = value.items()
+            if kind in ("S", "N", "B") and type(raw) is str:
+                return kind, raw
+    return None
 
 
 def _image_sizes(stream: dict[str, Any], keys: dict[str, Any]) -> tuple[int, int]:

@@ -15,11 +15,13 @@ fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
+from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, merged
 from hotkeys.detector.state import IndexTally, Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 
 STATS_BUCKETS = 8
@@ -66,6 +68,9 @@ class SegmentSnapshot:
     entries: dict[str, list[int]]
     ranges: list[list[int]] = field(default_factory=list)
     indexes: dict[str, IndexSnapshot] = field(default_factory=dict)
+    has_sort_key: bool = False
+    # Item figures of the heaviest keys (at most items.SNAPSHOT_ITEM_KEYS).
+    items: dict[str, ItemStats] = field(default_factory=dict)
 
     @property
     def bucket(self) -> int:
@@ -95,7 +100,16 @@ def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: 
         entries=entries,
         ranges=[list(pair) for pair in segment.ranges],
         indexes={name: _index_snapshot(tally, capacity) for name, tally in segment.indexes.items()},
+        has_sort_key=segment.has_sort_key,
+        items=_heaviest_items(entries, segment.items),
     )
+
+
+def _heaviest_items(entries: dict[str, list[int]], items: dict[str, ItemStats]) -> dict[str, ItemStats]:
+    if not items:
+        return {}
+    ranked = sorted((key for key in entries if key in items), key=lambda key: (-entries[key][summary.WCU], key))
+    return {key: items[key] for key in ranked[:SNAPSHOT_ITEM_KEYS]}
 
 
 def _index_snapshot(tally: IndexTally, capacity: int) -> IndexSnapshot:
@@ -131,6 +145,12 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
     }
     if snapshot.indexes:
         item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}
+    if snapshot.has_sort_key:
+        item["has_sort_key"] = True
+    if snapshot.items:
+        # In the order of the entries (0 for a key without): keys are not stored twice.
+        rows = [snapshot.items[key].to_json() if key in snapshot.items else 0 for key in snapshot.entries]
+        item["items_z"] = zlib.compress(json.dumps(rows, separators=(",", ":")).encode("ascii"))
     return item
 
 
@@ -175,7 +195,18 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         if ranges is not None
         else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
         indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
+        has_sort_key=bool(item.get("has_sort_key", False)),
+        items=_items_from_item(item),
     )
+
+
+def _items_from_item(item: dict[str, Any]) -> dict[str, ItemStats]:
+    blob = item.get("items_z")
+    if blob is None:
+        return {}
+    entries = summary.decode_entries(_binary(item["entries_z"]))
+    rows = json.loads(zlib.decompress(_binary(blob)))
+    return {key: ItemStats.from_json(row) for key, row in zip(entries, rows, strict=True) if row}
 
 
 @dataclass(frozen=True)
@@ -192,6 +223,8 @@ class WindowFigures:
     keys: list[summary.KeyFigure]
     last_event: int = 0  # the latest event time any of its segments has seen
     index: str | None = None  # a global secondary index's figures (None: the table's own)
+    has_sort_key: bool = False
+    items: dict[str, ItemStats] = field(default_factory=dict)  # merged item figures of the heaviest keys
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
@@ -234,7 +267,17 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         last_event=max(snap.last_event for snap in snapshots),
         index=index,
         partial=index is not None and len(parts) < len(snapshots),
+        has_sort_key=index is None and any(snap.has_sort_key for snap in snapshots),
+        items=_merged_items(snapshots) if index is None else {},
     )
+
+
+def _merged_items(snapshots: list[SegmentSnapshot]) -> dict[str, ItemStats]:
+    parts: dict[str, list[ItemStats]] = {}
+    for snap in snapshots:
+        for key, stats in snap.items.items():
+            parts.setdefault(key, []).append(stats)
+    return {key: merged(stats) for key, stats in parts.items()}
 
 
 def index_names(snapshots: list[SegmentSnapshot]) -> list[str]:

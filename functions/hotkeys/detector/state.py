@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
+from hotkeys.detector.items import MAX_ITEM_JSON, MAX_ITEM_KEYS, ItemStats, item_digest, sort_key_ordinal
 from hotkeys.detector.records import Change, Kind
 from hotkeys.detector.windows import window_start
 
@@ -112,6 +115,9 @@ class Segment:
     entry_bytes: int = 0
     # The table's global secondary indexes counted in this segment, fixed when it starts (by name).
     indexes: dict[str, IndexTally] = field(default_factory=dict)
+    # Tables with a sort key: how each tracked key's writes spread over its items (items.py).
+    has_sort_key: bool = False
+    items: dict[str, ItemStats] = field(default_factory=dict)
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
@@ -138,11 +144,26 @@ class Segment:
         if entry is not None:
             entry[summary.WRITES] += 1
             entry[summary.WCU] += change.wcu
-            return
-        pruned, self.entry_bytes = summary.admit(
-            entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget
-        )
-        self.pruned += pruned
+        else:
+            pruned, self.entry_bytes = summary.admit(
+                entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget
+            )
+            if pruned:
+                self.pruned += pruned
+                self.items = {key: stats for key, stats in self.items.items() if key in entries}
+        if change.sort_key is not None:
+            self._count_item(change)
+
+    def _count_item(self, change: Change) -> None:
+        assert change.sort_key is not None
+        self.has_sort_key = True
+        stats = self.items.get(change.key)
+        if stats is None:
+            if len(self.items) >= MAX_ITEM_KEYS:
+                return  # bounded: this key's items are not followed in this segment
+            stats = self.items[change.key] = ItemStats()
+        kind, raw = change.sort_key
+        stats.add(item_digest(raw), sort_key_ordinal(kind, raw), change.wcu)
 
     def _count_indexes(self, change: Change, capacity: int, budget: int) -> None:
         for name, key, wcu in change.index_writes:
@@ -206,6 +227,8 @@ class Segment:
             "d": self.dirty,
             "r": encode_ranges(self.ranges),
             "ix": {name: tally.to_json() for name, tally in self.indexes.items()},
+            "sk": self.has_sort_key,
+            "it": encode_items(self.entries, self.items),
         }
 
     @classmethod
@@ -241,6 +264,8 @@ class Segment:
             ranges=decode_ranges(data["r"]),
             entry_bytes=summary.encoded_bytes(entries),
             indexes={name: IndexTally.from_json(tally) for name, tally in data.get("ix", {}).items()},
+            has_sort_key=bool(data.get("sk", False)),
+            items=decode_items(entries, data.get("it", "")),
         )
 
 
@@ -259,6 +284,9 @@ class IndexView:
     pruned: int
     wcu: int
     writes: int
+    # Items are followed for the table's keys only.
+    has_sort_key: bool = False
+    items: dict[str, ItemStats] = field(default_factory=dict)
 
     @property
     def scope(self) -> str:
@@ -271,6 +299,22 @@ SEQUENCE_WIDTH = 48
 def padded_sequence(sequence: str) -> str:
     """Sequence numbers compare as integers; zero-padding makes string order agree."""
     return sequence.zfill(SEQUENCE_WIDTH)
+
+
+def encode_items(entries: dict[str, list[int]], items: dict[str, ItemStats]) -> str:
+    """Item figures in the order of ``entries`` (0 where a key has none): keys are not repeated."""
+    if not items:
+        return ""
+    rows = [items[key].to_json() if key in items else 0 for key in entries]
+    raw = json.dumps(rows, separators=(",", ":")).encode("ascii")
+    return base64.b64encode(zlib.compress(raw, STATE_ZLIB_LEVEL)).decode("ascii")
+
+
+def decode_items(entries: dict[str, list[int]], text: str) -> dict[str, ItemStats]:
+    if not text:
+        return {}
+    rows = json.loads(zlib.decompress(base64.b64decode(text)))
+    return {key: ItemStats.from_json(row) for key, row in zip(entries, rows, strict=True) if row}
 
 
 def ranges_cover(ranges: list[list[int]], sequence: int) -> bool:
@@ -303,7 +347,11 @@ def max_state_bytes() -> int:
     # Each index: its name and four counters in JSON.
     index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * 22 + 16)
     marks_chars = MAX_MARKS * 35  # ~35 characters of JSON each
-    return summary_chars + ranges_chars + index_chars + marks_chars + 4_096
+    # Item figures of at most MAX_ITEM_KEYS keys, "0," for each other entry (at most twice the largest
+    # SUMMARY_CAPACITY, 2,000), zlib'd and base64'd.
+    item_raw = MAX_ITEM_KEYS * MAX_ITEM_JSON + 2 * (2 * 2000)
+    items_chars = 4 * (item_raw * 1001 // 1000 + 64) // 3 + 4
+    return summary_chars + ranges_chars + index_chars + marks_chars + items_chars + 4_096
 
 
 class StateError(ValueError):

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from hotkeys.detector import diagnosis, summary
+from hotkeys.detector import diagnosis, items, summary
 from hotkeys.detector.alerts import rules
 from hotkeys.detector.alerts.messages import (
     FIRING,
@@ -218,6 +218,8 @@ class AlertDesk:
             peak_wcu_per_second=peak,
             pattern=hot.pattern,
             remedy=hot.remedy,
+            items=hot.items,
+            items_advice=hot.items_advice,
         )
         message_id = self._publisher.publish(alert)
         logger.info(
@@ -318,9 +320,14 @@ def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments)
     # A pruned summary has seen more than twice its capacity of keys: never "few keys".
     distinct = len(segment.entries.keys() | others.entries.keys()) + (diagnosis.FEW_KEYS if segment.pruned else 0)
     found = diagnosis.classify(hot.key, hot.wcu / total if total else 0.0, distinct, hot.index)
-    if found is None:
-        return hot
-    return dataclasses.replace(hot, pattern=found.pattern, remedy=found.remedy)
+    spread = items.verdict(segment.items.get(hot.key), segment.has_sort_key) if hot.index is None else None
+    return dataclasses.replace(
+        hot,
+        pattern=found.pattern if found else None,
+        remedy=found.remedy if found else None,
+        items=spread[0] if spread else None,
+        items_advice=spread[1] if spread else None,
+    )
 
 
 def _figures_of(snapshot: SegmentSnapshot, index: str | None) -> tuple[dict[str, list[int]], int, int]:

@@ -38,6 +38,8 @@ class Alert:
     index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
     pattern: str | None = None  # the antipattern the key shows (diagnosis.classify), if any
     remedy: str | None = None
+    items: str | None = None  # hot item or hot collection (items.verdict), if known
+    items_advice: str | None = None
 
     @property
     def where(self) -> str:
@@ -69,6 +71,7 @@ class Alert:
             "status": self.status,
             "suggested_shards": self.suggested_shards,
             "pattern": self.pattern,
+            "items": self.items,
         }
 
 
@@ -111,10 +114,12 @@ def short_fix(key: str, suggested_shards: int, share: float, index: str | None =
 
 
 def _advice(alert: Alert) -> str:
-    specific = _sharding_advice(alert)
+    lines = [_sharding_advice(alert)]
+    if alert.items and alert.items_advice:
+        lines.insert(0, f"Items: {alert.items_advice}.")
     if alert.pattern and alert.remedy:
-        return f"Pattern: {alert.pattern} — {alert.remedy}.\n{specific}"
-    return specific
+        lines.insert(0, f"Pattern: {alert.pattern} — {alert.remedy}.")
+    return "\n".join(lines)
 
 
 def _sharding_advice(alert: Alert) -> str:

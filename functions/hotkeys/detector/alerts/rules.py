@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hotkeys.detector.config import Settings
+from hotkeys.detector.items import ItemStats
 from hotkeys.detector.summary import FIRST_SEEN, WCU, WRITES
 
 PARTITION_LIMIT = "partition_limit"
@@ -52,6 +53,10 @@ class Tallied(Protocol):
     def pruned(self) -> int: ...
     @property
     def wcu(self) -> int: ...
+    @property
+    def has_sort_key(self) -> bool: ...
+    @property
+    def items(self) -> dict[str, ItemStats]: ...
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class HotKey:
     # The antipattern its name and window point to, and the remedy (diagnosis.classify), if any.
     pattern: str | None = None
     remedy: str | None = None
+    # Hot item or hot collection (items.verdict): the kind and the advice, if known.
+    items: str | None = None
+    items_advice: str | None = None
 
     @property
     def incident_key(self) -> str:
