@@ -69,7 +69,10 @@ def workloads(draw: st.DrawFn) -> tuple[str, list[tuple[str, int]]]:
     elif shape == "spread":
         writes = [f"item#{rng.randrange(items):04d}" for _ in range(count)]
     else:
-        writes = [f"2026-12-01T00:{position // 60:02d}:{position % 60:02d}.{rng.randrange(999):03d}" for position in range(count)]
+        writes = [
+            f"2026-12-01T00:{position // 60:02d}:{position % 60:02d}.{rng.randrange(999):03d}"
+            for position in range(count)
+        ]
     return shape, [(sort_key, rng.choice([10, 100, 1500])) for sort_key in writes]
 
 
