@@ -35,7 +35,7 @@ from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_records
 from hotkeys.cli.replay_view import archived_objects
-from hotkeys.cli.top import window_figures, windows_in_range
+from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
@@ -54,7 +54,11 @@ ERRORS = [
 
 
 def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
-    """A burst key, background writes, application deletes, TTL deletions and two poison records."""
+    """A burst key, background writes, application deletes, TTL deletions and two poison records.
+
+    The table has a ``by-status`` index: each burst write moves event#42 from OPEN to SOLD (a delete
+    on one index partition, a put on the other: both take the burst's rate); background writes
+    change or keep one of two statuses."""
     rng = random.Random(42)
     events: list[tuple[float, str, str]] = [(T0 + 25 + i / 900, "event#42", "write") for i in range(900 * 12)]
     # Background for six and a half windows: long enough to resolve an incident nobody carries.
@@ -64,6 +68,7 @@ def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
     records, poison, ttl = [], set(), set()
     for position, (when, key, kind) in enumerate(events):
         image = {"pk": key, "n": position, "expireAt": int(when) - 60}
+        before, after = ("OPEN", "SOLD") if key == "event#42" else (rng.choice("AB"), rng.choice("AB"))
         sequence = sequence_number(0, position)
         record = stream_record(
             table="tickets",
@@ -71,8 +76,8 @@ def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
             keys={"pk": key},
             sequence=sequence,
             event_time=int(when),
-            new_image=image if kind == "write" else None,
-            old_image=image,
+            new_image={**image, "status": after} if kind == "write" else None,
+            old_image={**image, "status": before},
             ttl_delete=kind == "ttl",
         )
         if kind == "ttl":
@@ -142,6 +147,7 @@ def environment() -> tuple[Settings, str]:
     arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn)
     boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
+    create_source_table()
     return Settings(
         stats_table_name=stats,
         alert_topic_arn=topic,
@@ -152,6 +158,33 @@ def environment() -> tuple[Settings, str]:
 
 
 STREAM_ARN = "arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x"
+# The alerts every schedule must publish: the burst key, and the two index partitions it moves between.
+EXPECTED_ALERTS = Counter(
+    {(key, status): 1 for key in ("event#42", "OPEN", "SOLD") for status in ("firing", "resolved")}
+)
+
+
+def create_source_table() -> None:
+    """``tickets`` with a KEYS_ONLY index on status (the function reads it with DescribeTable)."""
+    dynamodb = boto3.client("dynamodb")
+    if "tickets" in dynamodb.list_tables()["TableNames"]:
+        return
+    dynamodb.create_table(
+        TableName="tickets",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-status",
+                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
 
 
 @dataclass(frozen=True)
@@ -216,6 +249,7 @@ def run(
             until=2**40,  # type: ignore[arg-type]
             table=None,
         ),
+        ALL_INDEXES,
     )
     sqs, s3 = boto3.client("sqs"), boto3.client("s3")
     alerts = []
@@ -263,8 +297,18 @@ def test_clean_run_matches_the_exact_figures(clean: dict[str, Any]) -> None:
         for r in clean["records"]
         if "userIdentity" not in r and r["dynamodb"]["SequenceNumber"] not in clean["poison"]
     )
-    assert sum(w.writes for w in figures) == writes
-    assert sum(w.ttl_deletes for w in figures) == len(clean["ttl"])
+    table = [w for w in figures if w.index is None]
+    assert sum(w.writes for w in table) == writes
+    assert sum(w.ttl_deletes for w in table) == len(clean["ttl"])
+    # and the index: every burst write moved event#42 from OPEN to SOLD, one unit each way
+    index = [w for w in figures if w.index == "by-status"]
+    burst = sum(
+        1
+        for r in clean["records"]
+        if r["dynamodb"]["Keys"]["pk"]["S"] == "event#42" and r["dynamodb"]["SequenceNumber"] not in clean["poison"]
+    )
+    for status in ("OPEN", "SOLD"):
+        assert sum(k.wcu for w in index for k in w.keys if k.key == status) == burst
     assert sorted(clean["result"]["archived"]) == sorted(clean["ttl"])
 
 
@@ -278,9 +322,9 @@ def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], se
     assert result["figures"] == clean["result"]["figures"], dict(faults.injected)
     # Archive: every TTL deletion, nothing else; duplicates only as copies of the same event_id
     assert set(result["archived"]) == clean["ttl"]
-    # Alerts: one firing and one resolved for the burst, nothing else
+    # Alerts: one firing and one resolved for the burst key and for each index partition it moves between
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
-    assert statuses == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1}), (
+    assert statuses == EXPECTED_ALERTS, (
         dict(faults.injected),
         schedule,
     )
@@ -303,7 +347,7 @@ def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) ->
         faults = FaultInjector(rng, probability=0.15)
         result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults)
         assert result["figures"] == clean["result"]["figures"]
-        assert Counter(a["status"] for a in result["alerts"]) == Counter({"firing": 1, "resolved": 1})
+        assert Counter(a["status"] for a in result["alerts"]) == Counter({"firing": 3, "resolved": 3})
         seen.update(faults.injected)
         if {"before Publish", "after Publish", "after PutItem", "after PutObject"} <= set(seen):
             break

@@ -58,10 +58,11 @@ class TableIndexes:
     """A table's global secondary indexes (``IndexesOf``), from DescribeTable, cached per container.
 
     The schema is read again after ``refresh_seconds`` so an index created or deleted while the
-    function runs is picked up (by the next segment: see ``state.Segment.indexes``). When the
-    schema cannot be read, the table's own keys are still counted: the last known indexes stay in
-    use, or none (a deleted table's stream still delivers its last records), and an error is logged
-    (a note for a table that no longer exists); the read is tried again at the next refresh.
+    function runs is picked up (by the next segment: see ``state.Segment.indexes``). When a refresh
+    fails, the last known indexes stay in use (logged) and the read is tried again at the next
+    refresh. When the first read fails the invocation fails (KeySchemaError: Lambda retries it), so
+    a throttled DescribeTable never leaves a window's indexes uncounted; a table that no longer
+    exists (its stream still delivers its last records) has no index left to count.
     """
 
     def __init__(
@@ -83,13 +84,20 @@ class TableIndexes:
         try:
             specs = specs_from_description(self._describe_table(table))
         except Exception as error:
-            specs = known[1] if known is not None else ()
             code = getattr(error, "response", {}).get("Error", {}).get("Code")
-            # A table that no longer exists has no index left to throttle it: worth a note, not an error.
-            log = logger.info if code == "ResourceNotFoundException" else logger.error
-            log(
-                "cannot read the table's global secondary indexes; they are not counted until it can",
-                extra={"table": table, "error": str(error), "indexes_in_use": [spec.name for spec in specs]},
-            )
+            if code == "ResourceNotFoundException":
+                logger.info("the table no longer exists: no index to count", extra={"table": table})
+                specs = ()
+            elif known is not None:
+                logger.warning(
+                    "could not refresh the table's global secondary indexes; using the last known ones",
+                    extra={"table": table, "error": str(error)},
+                )
+                specs = known[1]
+            else:
+                raise KeySchemaError(
+                    f"cannot read the indexes of table {table!r}: DescribeTable failed ({error}); "
+                    "allow dynamodb:DescribeTable or set COUNT_INDEXES=false"
+                ) from error
         self._known[table] = (now, specs)
         return specs
