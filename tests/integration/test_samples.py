@@ -49,6 +49,8 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert [d["startSequenceNumber"] for d in poison["dead_letters"]] == ["100000000000000000003"]
     assert sum(w["writes"] for w in poison["windows"]) == 5
     assert {row["key"] for row in expected["composite-key.json"]["top"]} >= {"tenant#acme"}
+    acme = next(row for row in expected["composite-key.json"]["top"] if row["key"] == "tenant#acme")
+    assert acme["items"] == "monotonic sort key"
     families = {f["stem"]: f for f in expected["sharded-keys.json"]["families"]}
     assert set(families) == {"event#42#", "poll#7#"}
     assert families["event#42#"]["shards"] == 10 and families["event#42#"]["verdict"].endswith("sharding works")
