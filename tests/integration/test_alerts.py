@@ -22,6 +22,7 @@ from tests.support import ORDERS_ALERT
 
 T0 = 1_796_083_200
 DOCUMENT_FIELDS = {
+    "remedy",
     "items",
     "pattern",
     "index",

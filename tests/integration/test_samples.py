@@ -55,6 +55,10 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert set(families) == {"event#42#", "poll#7#"}
     assert families["event#42#"]["shards"] == 10 and families["event#42#"]["verdict"].endswith("sharding works")
     assert families["poll#7#"]["spread"] > 2 and "uneven" in families["poll#7#"]["verdict"]
+    # the hot shard's share alert says it is one shard of an uneven family, not "shard it"
+    (shard_alert,) = [a for a in expected["sharded-keys.json"]["alerts"] if a["status"] == "firing"]
+    assert shard_alert["key"] == "poll#7#0" and shard_alert["pattern"] == "write-sharded family"
+    assert "uneven" in shard_alert["remedy"]
     gsi = expected["gsi-back-pressure.json"]
     index_firing = sorted((a["index"], a["key"]) for a in gsi["alerts"] if a["status"] == "firing")
     assert index_firing == [("by-status", "AUTHORIZED"), ("by-status", "PENDING")]

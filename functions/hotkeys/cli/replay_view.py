@@ -18,6 +18,7 @@ from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.config import default_of
+from hotkeys.detector.diagnosis import SHARD_FAMILY
 
 
 @contextlib.contextmanager
@@ -117,6 +118,8 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
         where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
         pattern = next((a["pattern"] for a in found if a.get("pattern")), None)
         shows = f" ({pattern})" if pattern else ""
+        if pattern == SHARD_FAMILY:  # one shard of a family: the family's verdict is the fix
+            fix = next(a["remedy"] for a in found if a.get("pattern") == SHARD_FAMILY)
         lines.append(
             f"  {where} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
             f"partition limit) in the window starting {peak['window_start']}{shows}; suggested fix: {fix}"

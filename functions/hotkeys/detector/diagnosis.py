@@ -44,6 +44,7 @@ FEW_KEYS = 10
 DEFAULT_SHARD_PATTERN = r"(?P<stem>[^#_:|.\-]+[#_:|.\-].*[^#_:|.\-][#_:|.\-])\d{1,3}"
 
 TIME_BUCKET, SINGLE_KEY, LOW_CARDINALITY = "time bucket", "single key", "low cardinality"
+SHARD_FAMILY = "write-sharded family"
 _DATE = re.compile(r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2}(?:[T ]\d{2})?)?|20\d{6}(?:\d{2})?)(?!\d)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_ ]{0,23}")
 

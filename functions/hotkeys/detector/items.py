@@ -17,8 +17,9 @@ end in one partition. Per tracked partition key of a table with a sort key, a se
 
 Verdict thresholds (docs/decisions.md §23): one item whose counted write units (a lower bound)
 reach ``HOT_ITEM_SHARE`` of the key's → single hot item (always so when its true share exceeds
-``HOT_ITEM_SHARE`` + 1/(``ITEM_SLOTS`` + 1), never when it is below ``HOT_ITEM_SHARE``); at least ``MIN_ORDER_SAMPLES`` comparisons of which at
-least ``MONOTONIC_RATIO`` go up → monotonic sort key; otherwise spread over N items.
+``HOT_ITEM_SHARE`` + 1/(``ITEM_SLOTS`` + 1), never when it is below ``HOT_ITEM_SHARE``); at least
+``MIN_ORDER_SAMPLES`` comparisons of which at least ``MONOTONIC_RATIO`` go up → monotonic sort
+key; otherwise spread over N items.
 """
 
 from __future__ import annotations
@@ -68,6 +69,17 @@ def item_digest(raw: str) -> int:
     return zlib.crc32(raw.encode("utf-8", "surrogatepass"))
 
 
+def _bit_of(digest: int) -> int:
+    """A bitmap position from a CRC-32: CRCs of similar sort keys share bit patterns, so the value is
+    mixed first (MurmurHash3's 32-bit finalizer) and the top bits taken."""
+    mixed = digest ^ (digest >> 16)
+    mixed = (mixed * 0x85EBCA6B) & 0xFFFFFFFF
+    mixed ^= mixed >> 13
+    mixed = (mixed * 0xC2B2AE35) & 0xFFFFFFFF
+    mixed ^= mixed >> 16
+    return mixed >> (32 - BITMAP_BITS.bit_length() + 1)
+
+
 @dataclass(slots=True)
 class ItemStats:
     """One partition key's items in a segment (see the module doc)."""
@@ -82,8 +94,7 @@ class ItemStats:
 
     def add(self, digest: int, ordinal: Ordinal | None, wcu: int) -> None:
         self.wcu += wcu
-        # CRC-32's low bits of similar keys are not independent: mix before taking a bit.
-        self.bitmap |= 1 << ((digest * 0x9E3779B1 & 0xFFFFFFFF) >> 25)
+        self.bitmap |= 1 << _bit_of(digest)
         slots = self.slots
         if digest in slots:
             slots[digest] += wcu

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hotkeys.detector.alerts.messages import RESOLVED, short_fix
 from hotkeys.detector.config import ConfigError
+from hotkeys.detector.diagnosis import SHARD_FAMILY
 from hotkeys.detector.observability import logger
 
 SECRET_CACHE_SECONDS = 300
@@ -48,11 +49,15 @@ def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
         detail = f"Back under the threshold for the whole window starting {document.get('window_start')}."
     else:
         index = document.get("index")
-        fix = short_fix(
-            str(document.get("key")),
-            int(document.get("suggested_shards") or 1),
-            float(document.get("share") or 0),
-            str(index) if index else None,
+        fix = (
+            str(document.get("remedy"))
+            if document.get("pattern") == SHARD_FAMILY
+            else short_fix(
+                str(document.get("key")),
+                int(document.get("suggested_shards") or 1),
+                float(document.get("share") or 0),
+                str(index) if index else None,
+            )
         )
         detail = (
             f"*{document.get('wcu_per_second')} WCU/s* ({document.get('percent_of_limit')}% of the "

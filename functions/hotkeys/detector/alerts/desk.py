@@ -144,7 +144,8 @@ class AlertDesk:
                 continue
             if others is None:
                 others = self._other_segments(shard_id, segment)
-            published += self._on_hot(_diagnosed(key, segment, others), shard_id, others.wcu + segment.wcu)
+            diagnosed = _diagnosed(key, segment, others, settings.partition_wcu_limit)
+            published += self._on_hot(diagnosed, shard_id, others.wcu + segment.wcu)
             if len(state.notified) < MAX_MARKS:  # beyond it, later invocations re-check (idempotent)
                 state.notified[mark] = key.window_start
         return published
@@ -314,12 +315,14 @@ class AlertDesk:
         return cached[1]
 
 
-def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments) -> rules.HotKey:
+def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments, limit: int) -> rules.HotKey:
     """The hot key with the antipattern its name and its window's figures point to (if any)."""
     total = others.wcu + segment.wcu
     # A pruned summary has seen more than twice its capacity of keys: never "few keys".
     distinct = len(segment.entries.keys() | others.entries.keys()) + (diagnosis.FEW_KEYS if segment.pruned else 0)
-    found = diagnosis.classify(hot.key, hot.wcu / total if total else 0.0, distinct, hot.index)
+    found = _family_of(hot, segment, others, limit) or diagnosis.classify(
+        hot.key, hot.wcu / total if total else 0.0, distinct, hot.index
+    )
     spread = items.verdict(segment.items.get(hot.key), segment.has_sort_key) if hot.index is None else None
     return dataclasses.replace(
         hot,
@@ -328,6 +331,21 @@ def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments)
         items=spread[0] if spread else None,
         items_advice=spread[1] if spread else None,
     )
+
+
+def _family_of(
+    hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments, limit: int
+) -> diagnosis.Diagnosis | None:
+    """A hot key that is one shard of a write-sharded family (in this window's figures so far): the
+    family's verdict (uneven, near what its shards absorb) is the advice, not "shard it"."""
+    weights = dict(others.keys)
+    for key, entry in segment.entries.items():
+        weights[key] = weights.get(key, 0) + entry[WCU]
+    for family in diagnosis.shard_families(weights.items()):
+        if hot.key.startswith(family.stem) and hot.key[len(family.stem) :].isdigit():
+            seconds = max(1, segment.last_event - hot.window_start + 1)
+            return diagnosis.Diagnosis(diagnosis.SHARD_FAMILY, family.verdict(seconds, limit))
+    return None
 
 
 def _figures_of(snapshot: SegmentSnapshot, index: str | None) -> tuple[dict[str, list[int]], int, int]:

@@ -71,6 +71,7 @@ class Alert:
             "status": self.status,
             "suggested_shards": self.suggested_shards,
             "pattern": self.pattern,
+            "remedy": self.remedy,
             "items": self.items,
         }
 
