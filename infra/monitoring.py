@@ -11,7 +11,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import ITERATOR_AGE_ALARM_MS
-from hotkeys.detector.names import NAMESPACE, SERVICE
+from hotkeys.detector.names import INDEX_METRIC_PREFIX, NAMESPACE, SERVICE
 
 DETECTOR_METRICS = (
     "RecordsCounted",
@@ -112,6 +112,23 @@ class Monitoring(Construct):
                 )
                 for name in DETECTOR_METRICS
             ]
+        )
+        # Every counted index's write units, one line per "<table>/<index>" (a search expression:
+        # indexes appear as the function counts them, without redeploying).
+        index_metric = INDEX_METRIC_PREFIX.rstrip("/")
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="Index write units (GSI partitions are watched per key by the alerts and `hotkeys top --index`)",
+                width=24,
+                left=[
+                    cloudwatch.MathExpression(
+                        expression=f"SEARCH('{{{NAMESPACE},service}} {index_metric}', 'Sum', 60)",
+                        using_metrics={},
+                        label="",
+                        period=minute,
+                    )
+                ],
+            )
         )
         self.dashboard_url = (
             f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"

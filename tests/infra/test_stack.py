@@ -249,6 +249,8 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
     dashboard = json.dumps(demo.only("AWS::CloudWatch::Dashboard"))
     for metric in ("RecordsCounted", "KeysOverOnePercent", "SummarySize", "StatsWrites", "IteratorAge"):
         assert metric in dashboard
+    # and every counted index's write units, found by name as the function emits them
+    assert "SEARCH('{HotKeyDetector,service} IndexWriteUnits', 'Sum', 60)" in dashboard.replace("\\", "")
 
 
 def test_topic_and_queues_are_encrypted_and_tls_only(demo: Synthesized) -> None:

@@ -142,3 +142,22 @@ def test_counting_indexes_can_be_turned_off(stats_table_name: str, topic: dict[s
     # Then no index is counted and nothing fires
     assert window_figures(store, windows, "by-status") == []
     assert delivered(topic["queue"]) == []
+
+
+def test_an_invocation_reports_the_index_write_units_it_counted(stats_table_name: str, orders: None) -> None:
+    # Given one batch of the burst through the real wiring
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.app import _record_metrics
+    from hotkeys.detector.observability import metrics
+    from hotkeys.detector.pipeline import parse_event, process_batch
+    from hotkeys.detector.wiring import build_ports
+
+    settings = Settings(stats_table_name=stats_table_name)
+    outcome = process_batch(
+        parse_event({"Records": new_orders(100, 10, 3)}), settings, build_ports(settings, AwsClients())
+    )
+    # Then the outcome holds the index's write units by table and index (the metric's name), not by key
+    assert outcome.index_wcu == {"orders/by-status": 300}
+    _record_metrics(outcome)
+    assert metrics.metric_set["IndexWriteUnits/orders/by-status"]["Value"] == [300.0]
+    metrics.clear_metrics()

@@ -55,7 +55,7 @@ class CostInputs:
     batch_size: int = EVENT_SOURCE.batch_size
     window_seconds: int = default_of("window_seconds")
     flush_seconds: int = default_of("flush_seconds")
-    gsis: int = 0
+    gsis: int = 0  # global secondary indexes per table
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
@@ -100,7 +100,8 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
         "cloudwatch_logs": invocations * LOG_BYTES_PER_INVOCATION / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
-        "custom_metrics": CUSTOM_METRICS * PRICES["cloudwatch_custom_metric_month"],
+        # and one per counted GSI (IndexWriteUnits/<table>/<index>)
+        "custom_metrics": (CUSTOM_METRICS + inputs.tables * inputs.gsis) * PRICES["cloudwatch_custom_metric_month"],
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
     }
 

@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--avg-item-kb", type=number(0, 400, above=True), default=1.0, help="average item size in KB (default 1)"
     )
     cost.add_argument("--tables", type=at_least(1), default=1, help="tables watched (default 1)")
+    cost.add_argument(
+        "--gsis",
+        type=at_least(0),
+        default=0,
+        help="global secondary indexes per table (default 0; CI bills rules per index)",
+    )
     cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
     cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
@@ -371,6 +377,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
                 reads_per_second=args.reads_per_second,
                 ttl_deletes_per_second=args.ttl_deletes_per_second,
                 memory_mb=args.memory_mb,
+                gsis=args.gsis,
             )
         )
     except ValueError as error:

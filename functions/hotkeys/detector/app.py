@@ -20,6 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings, load_settings
+from hotkeys.detector.names import INDEX_METRIC_PREFIX
 from hotkeys.detector.observability import logger, metrics, tracer
 from hotkeys.detector.pipeline import BatchOutcome, Ports, parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
@@ -74,6 +75,10 @@ def _record_metrics(outcome: BatchOutcome) -> None:
     metrics.add_metric(name="KeysOverOnePercent", unit=MetricUnit.Count, value=outcome.keys_over_one_percent)
     metrics.add_metric(name="ItemsArchived", unit=MetricUnit.Count, value=outcome.archived)
     metrics.add_metric(name="AlertsPublished", unit=MetricUnit.Count, value=outcome.alerts_published)
+    # One metric per counted index, named by table and index (both bounded, unlike partition keys),
+    # in the same metrics line: the dashboard finds them with a search expression.
+    for scope, wcu in outcome.index_wcu.items():
+        metrics.add_metric(name=f"{INDEX_METRIC_PREFIX}{scope}", unit=MetricUnit.Count, value=wcu)
 
 
 handler = build_handler(_this_container)

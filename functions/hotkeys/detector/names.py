@@ -2,3 +2,5 @@
 
 SERVICE = "hotkey-detector"
 NAMESPACE = "HotKeyDetector"
+# Write units counted per global secondary index: metric "IndexWriteUnits/<table>/<index>".
+INDEX_METRIC_PREFIX = "IndexWriteUnits/"
