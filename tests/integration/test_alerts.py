@@ -315,3 +315,19 @@ def test_a_failed_publish_fails_the_batch_and_the_retry_publishes_once(
     windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table=None)  # type: ignore[arg-type]
     rows = {r.key: r.writes for r in top_rows(window_figures(store, windows), 10)}  # type: ignore[arg-type]
     assert rows["event#42"] == 900 * 15
+
+
+def test_a_burst_of_a_key_that_wrote_steadily_before_it_fires(stats_table_name: str, topic: dict) -> None:
+    # Given a key writing 50 WCU/s from the window's start, then 1,500 WCU/s for 25 s from second 30
+    # (over its active span it averages 660 WCU/s: below the 800 WCU/s alert rate)
+    records = traffic([("event#42", 50, 0, 60), ("event#42", 1450, 30, 25), ("quiet", 5, 0, 150)])
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    # When it is consumed
+    consume(settings, [records])
+    alerts = delivered(topic["queue"])
+    # Then the burst fires (its 10-second buckets reach the alert rate) and later resolves
+    assert statuses(alerts) == Counter(
+        {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
+    )
+    firing = next(a for a in alerts if a["status"] == "firing")
+    assert firing["wcu_per_second"] >= 800

@@ -128,7 +128,14 @@ def test_worst_case_keys_stay_within_the_byte_budget_and_the_one_percent_bound(k
 @given(
     entries=st.dictionaries(
         st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40),
-        st.tuples(st.integers(0, 10**6), st.integers(0, 10**9), st.integers(0, 2**34)).map(list),
+        st.tuples(
+            st.integers(0, 10**6),
+            st.integers(0, 10**9),
+            st.integers(0, 2**34),
+            st.integers(0, 2**34),
+            st.integers(0, 10**9),
+            st.integers(0, 10**9),
+        ).map(list),
         max_size=30,
     )
 )
@@ -163,3 +170,35 @@ def test_compact_keeps_heaviest_and_reports_the_largest_dropped_weight() -> None
 def test_compact_within_capacity_keeps_everything() -> None:
     entries = {"a": [1, 50, 0], "b": [1, 30, 0]}
     assert summary.compact(entries, max_entries=2) == (entries, 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    writes=st.lists(
+        st.tuples(st.integers(0, 5).map(lambda i: f"k{i}"), st.integers(1, 50), st.integers(0, 7)), max_size=300
+    ),
+    bucket_seconds=st.sampled_from([1, 5, 10, 60]),
+)
+def test_the_peak_is_the_heaviest_aligned_bucket(writes: list[tuple[str, int, int]], bucket_seconds: int) -> None:
+    # Given writes in event-time order (gaps of 0-7 s) to a few keys, folded without pruning
+    entries: dict[str, list[int]] = {}
+    buckets: Counter[tuple[str, int]] = Counter()
+    now = 1_796_083_200
+    for key, wcu, gap in writes:
+        now += gap
+        summary.add(entries, key, wcu, now, capacity=100, bucket_seconds=bucket_seconds)
+        buckets[(key, now - now % bucket_seconds)] += wcu
+    # Then each key's peak is the most write units of any of its epoch-aligned buckets
+    for key, entry in entries.items():
+        assert entry[summary.PEAK] == max(units for (name, _), units in buckets.items() if name == key)
+    # and the codec and a merge with nothing keep it
+    again = summary.decode_entries(summary.encode_entries(entries))
+    assert summary.merge([(again, 0)])[0] == entries
+
+
+def test_entries_stored_before_burst_buckets_are_read_without_a_peak() -> None:
+    import json
+    import zlib
+
+    old = zlib.compress(json.dumps([2, 3, 40, 100]).encode() + b"\nab")
+    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 100, 0, 0]}

@@ -91,7 +91,10 @@ class StreamWatcher:
                 self.malformed += 1
                 continue
             if change.sequence > state.high_water:
-                state.apply(change, self._settings.window_seconds, self._settings.summary_capacity, names)
+                settings = self._settings
+                state.apply(
+                    change, settings.window_seconds, settings.summary_capacity, names, settings.alert_min_span_seconds
+                )
         return len(raws)
 
     def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:

@@ -169,6 +169,7 @@ def _fold(
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
     capacity = settings.summary_capacity
+    burst_seconds = settings.alert_min_span_seconds
     to_archive: list[tuple[Change, dict[str, Any]]] = []
     for record in records:
         try:
@@ -197,7 +198,7 @@ def _fold(
             outcome.duplicates += 1
         else:
             names = indexes.names(change.table) if indexes is not None else ()
-            segment = state.apply(change, window_seconds, capacity, names)
+            segment = state.apply(change, window_seconds, capacity, names, burst_seconds)
             touched[(segment.table, segment.window_start)] = segment
             if change.kind is Kind.TTL_DELETE:
                 outcome.ttl_deletes += 1

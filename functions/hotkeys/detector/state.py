@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
+from hotkeys.detector.config import DEFAULT_SPAN_SECONDS
 from hotkeys.detector.items import MAX_ITEM_JSON, MAX_ITEM_KEYS, ItemStats, item_digest, sort_key_ordinal
 from hotkeys.detector.records import Change, Kind
 from hotkeys.detector.windows import window_start
@@ -53,6 +54,8 @@ STATE_ZLIB_LEVEL = 1
 MAX_COUNTED_INDEXES = 20
 # The longest index name DynamoDB accepts.
 MAX_INDEX_NAME = 255
+# Burst buckets when the caller names none: the default ALERT_MIN_SPAN_SECONDS.
+DEFAULT_BUCKET_SECONDS = DEFAULT_SPAN_SECONDS
 # "Already handled in this window" marks a shard carries; beyond it the desk re-checks (idempotently).
 MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
 
@@ -67,15 +70,16 @@ class IndexTally:
     wcu: int = 0
     entry_bytes: int = 0
 
-    def add(self, key: str, wcu: int, event_time: int, capacity: int, budget: int) -> None:
+    def add(self, key: str, wcu: int, event_time: int, capacity: int, budget: int, bucket_seconds: int) -> None:
         self.writes += 1
         self.wcu += wcu
         entry = self.entries.get(key)
         if entry is not None:
-            entry[summary.WRITES] += 1
-            entry[summary.WCU] += wcu
+            summary.bump(entry, wcu, event_time, bucket_seconds)
             return
-        pruned, self.entry_bytes = summary.admit(self.entries, self.entry_bytes, key, wcu, event_time, capacity, budget)
+        pruned, self.entry_bytes = summary.admit(
+            self.entries, self.entry_bytes, key, wcu, event_time, capacity, budget, bucket_seconds
+        )
         self.pruned += pruned
 
     def to_json(self) -> list[Any]:
@@ -121,7 +125,7 @@ class Segment:
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
-    def apply(self, change: Change, capacity: int) -> None:
+    def apply(self, change: Change, capacity: int, bucket_seconds: int = DEFAULT_BUCKET_SECONDS) -> None:
         sequence = change.sequence
         if self.range_open:
             self.ranges[-1][1] = sequence
@@ -138,15 +142,14 @@ class Segment:
         self.wcu += change.wcu
         budget = summary.allotment(1 + len(self.indexes))
         if change.index_writes:
-            self._count_indexes(change, capacity, budget)
+            self._count_indexes(change, capacity, budget, bucket_seconds)
         entries = self.entries
         entry = entries.get(change.key)
         if entry is not None:
-            entry[summary.WRITES] += 1
-            entry[summary.WCU] += change.wcu
+            summary.bump(entry, change.wcu, change.event_time, bucket_seconds)
         else:
             pruned, self.entry_bytes = summary.admit(
-                entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget
+                entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget, bucket_seconds
             )
             if pruned:
                 self.pruned += pruned
@@ -165,11 +168,11 @@ class Segment:
         kind, raw = change.sort_key
         stats.add(item_digest(raw), sort_key_ordinal(kind, raw), change.wcu)
 
-    def _count_indexes(self, change: Change, capacity: int, budget: int) -> None:
+    def _count_indexes(self, change: Change, capacity: int, budget: int, bucket_seconds: int) -> None:
         for name, key, wcu in change.index_writes:
             tally = self.indexes.get(name)
             if tally is not None:  # an index created after the segment began counts from the next one
-                tally.add(key, wcu, change.event_time, capacity, budget)
+                tally.add(key, wcu, change.event_time, capacity, budget, bucket_seconds)
 
     @property
     def index(self) -> str | None:
@@ -374,8 +377,16 @@ class ShardState:
     # Not carried: the start of Lambda's window (tumbling mode), which names new segments.
     lambda_window: int | None = None
 
-    def apply(self, change: Change, window_seconds: int, capacity: int, indexes: tuple[str, ...] = ()) -> Segment:
-        """Fold one record; ``indexes`` names the table's counted GSIs (used when a segment starts)."""
+    def apply(
+        self,
+        change: Change,
+        window_seconds: int,
+        capacity: int,
+        indexes: tuple[str, ...] = (),
+        bucket_seconds: int = DEFAULT_BUCKET_SECONDS,
+    ) -> Segment:
+        """Fold one record; ``indexes`` names the table's counted GSIs (used when a segment starts),
+        ``bucket_seconds`` the keys' burst buckets (the alert's minimum span)."""
         event_time = change.event_time
         start = window_start(event_time, window_seconds)
         segment = self.segments.get((change.table, start))
@@ -402,7 +413,7 @@ class ShardState:
                 indexes={name: IndexTally() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
             self.segments[(change.table, start)] = segment
-        segment.apply(change, capacity)
+        segment.apply(change, capacity, bucket_seconds)
         self.high_water = change.sequence
         return segment
 

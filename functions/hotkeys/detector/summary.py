@@ -25,7 +25,7 @@ The byte budget exists because the summary travels in Lambda's tumbling-window s
 (at most 1 MB per shard, or Lambda ends the window early) and in a stats-table item
 (at most 400 KB). Keys are measured as they are encoded (``encode_entries``: raw UTF-8,
 never JSON-escaped), so 2,048-byte partition keys of any type fit: binary keys are
-2,732 characters of base64, and ``MIN_KEEP`` of those take 275 KB.
+2,732 characters of base64, and ``MIN_KEEP`` of those take 281 KB.
 
 Summaries merge by adding counters and adding ``pruned`` (the bounds add).
 
@@ -33,7 +33,7 @@ Global secondary indexes: a segment that also counts a table's indexes carries o
 per index beside the table's, and all of them share ``MAX_SUMMARY_BYTES`` (the state and
 the stats item must still fit): each gets ``allotment(n)`` bytes for ``n`` summaries, and
 the fewest keys a prune keeps is ``keep_floor(allotment)`` -- ``MIN_KEEP`` while that many
-keys of the largest size fit, fewer beside many indexes (58 with one index, 18 with five).
+keys of the largest size fit, fewer beside many indexes (57 with one index, 18 with five).
 The bound ``W / (k_min + 1)`` holds per summary with that floor; it is reached only by
 keys of kilobytes, since ``k`` stays at ``capacity`` while the top keys fit half the allotment.
 
@@ -54,14 +54,17 @@ DEFAULT_CAPACITY = 200
 MIN_KEEP = 100
 # Encoded size budget of one summary (keys as UTF-8 plus ENTRY_OVERHEAD each), see the module doc.
 MAX_SUMMARY_BYTES = 330_000
-# Digits and separators of one entry's three counters and key length in ``encode_entries``.
-ENTRY_OVERHEAD = 40
+# Digits and separators of one entry's six counters and key length in ``encode_entries``.
+ENTRY_OVERHEAD = 75
 # The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64.
 MAX_KEY_TEXT_BYTES = 2732
 MAX_ENTRY_BYTES = MAX_KEY_TEXT_BYTES + ENTRY_OVERHEAD
 
-# A tracked key's entry: [writes since admitted, write units, first event second].
-WRITES, WCU, FIRST_SEEN = 0, 1, 2
+# A tracked key's entry: [writes since admitted, write units, first event second, the start of its
+# latest burst bucket, write units in that bucket, the most write units of any of its buckets].
+WRITES, WCU, FIRST_SEEN, BUCKET, BUCKET_WCU, PEAK = 0, 1, 2, 3, 4, 5
+# The header's first number in the current encoding (a length is never negative).
+ENCODING_MARK = -6
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,33 @@ class KeyFigure:
     wcu: int
     error_bound: int
     first_seen: int
+    peak_wcu: int = 0  # the most write units in one burst bucket (see ``bump``)
+
+
+def new_entry(wcu: int, event_time: int, bucket_seconds: int) -> list[int]:
+    return [1, wcu, event_time, event_time - event_time % bucket_seconds, wcu, wcu]
+
+
+def bump(entry: list[int], wcu: int, event_time: int, bucket_seconds: int) -> None:
+    """Count one more write of a tracked key, and its burst bucket.
+
+    Buckets are ``bucket_seconds`` of event time aligned to the epoch (the alert's minimum span):
+    the heaviest bucket is the key's peak, so a burst of at least two buckets' length is seen at
+    its own rate even when the key wrote steadily before it in the window (the active-span rate
+    would dilute it). Records of an earlier bucket than the latest (out of order) count in the
+    totals only.
+    """
+    entry[WRITES] += 1
+    entry[WCU] += wcu
+    bucket = event_time - event_time % bucket_seconds
+    if bucket == entry[BUCKET]:
+        entry[BUCKET_WCU] += wcu
+    elif bucket > entry[BUCKET]:
+        entry[BUCKET] = bucket
+        entry[BUCKET_WCU] = wcu
+    else:
+        return
+    entry[PEAK] = max(entry[PEAK], entry[BUCKET_WCU])
 
 
 def entry_bytes(key: str) -> int:
@@ -125,6 +155,7 @@ def add(
     event_time: int,
     capacity: int,
     max_bytes: int = MAX_SUMMARY_BYTES,
+    bucket_seconds: int = 10,
 ) -> int:
     """Fold one write into the summary; returns the weight pruned (usually 0).
 
@@ -133,18 +164,24 @@ def add(
     """
     entry = entries.get(key)
     if entry is not None:
-        entry[WRITES] += 1
-        entry[WCU] += wcu
+        bump(entry, wcu, event_time, bucket_seconds)
         return 0
     pruned = 0
     if len(entries) >= 2 * capacity or encoded_bytes(entries) + entry_bytes(key) > max_bytes:
         pruned = prune(entries, capacity, max_bytes)
-    entries[key] = [1, wcu, event_time]
+    entries[key] = new_entry(wcu, event_time, bucket_seconds)
     return pruned
 
 
 def admit(
-    entries: dict[str, list[int]], used_bytes: int, key: str, wcu: int, event_time: int, capacity: int, max_bytes: int
+    entries: dict[str, list[int]],
+    used_bytes: int,
+    key: str,
+    wcu: int,
+    event_time: int,
+    capacity: int,
+    max_bytes: int,
+    bucket_seconds: int,
 ) -> tuple[int, int]:
     """Track a key not yet in ``entries`` (pruning first if it would break a limit).
 
@@ -156,24 +193,32 @@ def admit(
     if len(entries) >= 2 * capacity or used_bytes + size > max_bytes:
         pruned = prune(entries, capacity, max_bytes)
         used_bytes = encoded_bytes(entries)
-    entries[key] = [1, wcu, event_time]
+    entries[key] = new_entry(wcu, event_time, bucket_seconds)
     return pruned, used_bytes + size
 
 
 def merge(summaries: Iterable[tuple[dict[str, list[int]], int]]) -> tuple[dict[str, list[int]], int]:
-    """Merge (entries, pruned) pairs of the same window into one (unbounded) summary."""
+    """Merge (entries, pruned) pairs of the same window into one (unbounded) summary.
+
+    Counts add; the peak is the largest of the parts' (a burst bucket split between two segments,
+    around a shard rollover, shows as its larger part)."""
     merged: dict[str, list[int]] = {}
     pruned_total = 0
     for entries, pruned in summaries:
         pruned_total += pruned
-        for key, (writes, wcu, first_seen) in entries.items():
+        for key, entry in entries.items():
             current = merged.get(key)
             if current is None:
-                merged[key] = [writes, wcu, first_seen]
-            else:
-                current[WRITES] += writes
-                current[WCU] += wcu
-                current[FIRST_SEEN] = min(current[FIRST_SEEN], first_seen)
+                merged[key] = list(entry)
+                continue
+            current[WRITES] += entry[WRITES]
+            current[WCU] += entry[WCU]
+            current[FIRST_SEEN] = min(current[FIRST_SEEN], entry[FIRST_SEEN])
+            if entry[BUCKET] > current[BUCKET]:
+                current[BUCKET], current[BUCKET_WCU] = entry[BUCKET], entry[BUCKET_WCU]
+            elif entry[BUCKET] == current[BUCKET]:
+                current[BUCKET_WCU] += entry[BUCKET_WCU]
+            current[PEAK] = max(current[PEAK], entry[PEAK], current[BUCKET_WCU])
     return merged, pruned_total
 
 
@@ -195,17 +240,19 @@ def compact(entries: dict[str, list[int]], max_entries: int) -> tuple[dict[str, 
 
 
 def encode_entries(entries: dict[str, list[int]], level: int = 6) -> bytes:
-    """Entries as zlib-compressed bytes: a JSON list of integers, a newline, the keys' UTF-8.
+    """Entries as zlib-compressed bytes: a JSON list of integers (``ENCODING_MARK``, then per entry
+    the key's length and its six counters), a newline, the keys' UTF-8.
 
-    Keys are never JSON-escaped (a control character would grow six-fold), so the size
-    before compression is exactly ``encoded_bytes(entries)`` at most.
+    Keys are never JSON-escaped (a control character would grow six-fold), so the size before
+    compression is exactly ``encoded_bytes(entries)`` at most.
     """
-    numbers: list[int] = []
+    numbers: list[int] = [ENCODING_MARK]
     keys: list[bytes] = []
-    for key, (writes, wcu, first_seen) in entries.items():
+    for key, entry in entries.items():
         raw = key.encode("utf-8")
         keys.append(raw)
-        numbers.extend((len(raw), writes, wcu, first_seen))
+        numbers.append(len(raw))
+        numbers.extend(entry)
     header = json.dumps(numbers, separators=(",", ":")).encode("ascii")
     return zlib.compress(header + b"\n" + b"".join(keys), level)
 
@@ -213,12 +260,23 @@ def encode_entries(entries: dict[str, list[int]], level: int = 6) -> bytes:
 def decode_entries(blob: bytes) -> dict[str, list[int]]:
     header, newline, keys = zlib.decompress(blob).partition(b"\n")
     if not newline:  # stored by an earlier version: JSON rows [key, writes, wcu, first_seen]
-        return {row[0]: [int(row[1]), int(row[2]), int(row[3])] for row in json.loads(header)}
+        return {row[0]: _upgraded(int(row[1]), int(row[2]), int(row[3])) for row in json.loads(header)}
     numbers = json.loads(header)
     entries: dict[str, list[int]] = {}
     offset = 0
-    for index in range(0, len(numbers), 4):
+    if numbers and numbers[0] == ENCODING_MARK:
+        for index in range(1, len(numbers), 7):
+            length = numbers[index]
+            entries[keys[offset : offset + length].decode("utf-8")] = numbers[index + 1 : index + 7]
+            offset += length
+        return entries
+    for index in range(0, len(numbers), 4):  # before burst buckets: [length, writes, wcu, first_seen]
         length, writes, wcu, first_seen = numbers[index : index + 4]
-        entries[keys[offset : offset + length].decode("utf-8")] = [writes, wcu, first_seen]
+        entries[keys[offset : offset + length].decode("utf-8")] = _upgraded(writes, wcu, first_seen)
         offset += length
     return entries
+
+
+def _upgraded(writes: int, wcu: int, first_seen: int) -> list[int]:
+    """An entry stored before burst buckets: no bucket known, no peak beyond what it shows."""
+    return [writes, wcu, first_seen, first_seen, 0, 0]

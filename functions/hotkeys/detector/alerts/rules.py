@@ -2,9 +2,12 @@
 
 Partition limit: a key's write rate is its write units divided by the event time it
 has been active in the window (from its first write in the window to the shard's
-latest record, at least ``ALERT_MIN_SPAN_SECONDS``). A burst that starts mid-window
-is measured over its own duration, not diluted by the quiet part of the window;
-the minimum span keeps one large item from looking like a sustained rate. The
+latest record, at least ``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket
+(``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the epoch) if that is higher.
+A burst that starts mid-window is measured over its own duration, not diluted by the
+quiet part of the window, and a burst of a key that wrote steadily before it shows in
+its buckets (any burst of two buckets' length fills one); the minimum span keeps one
+large item from looking like a sustained rate. The
 estimate uses the summary's upper bound (counter + pruned), so pruning can never
 hide a hot key.
 
@@ -25,7 +28,7 @@ from typing import Protocol
 
 from hotkeys.detector.config import Settings
 from hotkeys.detector.items import ItemStats
-from hotkeys.detector.summary import FIRST_SEEN, WCU, WRITES
+from hotkeys.detector.summary import FIRST_SEEN, PEAK, WCU, WRITES
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
@@ -98,10 +101,19 @@ def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: in
     return wcu / max(min_span_seconds, last_event - first_seen + 1)
 
 
+def peak_rate(entry: list[int], pruned: int, span_seconds: int) -> float:
+    """Write units per second in the key's heaviest burst bucket (``span_seconds`` long, the alert's
+    minimum span; ``summary.bump``), as an upper bound."""
+    return (entry[PEAK] + pruned) / span_seconds
+
+
 def key_rate(segment: Tallied, entry: list[int], settings: Settings) -> tuple[int, float]:
-    """(upper-bound write units, write units per second over the key's active span)."""
+    """(upper-bound write units, write units per second: over the key's active span, or in its
+    heaviest burst bucket if that is higher)."""
     upper = entry[WCU] + segment.pruned
-    return upper, active_rate(upper, entry[FIRST_SEEN], segment.last_event, settings.alert_min_span_seconds)
+    span = settings.alert_min_span_seconds
+    active = active_rate(upper, entry[FIRST_SEEN], segment.last_event, span)
+    return upper, max(active, peak_rate(entry, segment.pruned, span))
 
 
 def partition_limit_hot(
@@ -115,18 +127,19 @@ def partition_limit_hot(
     minimum span. Without it, only this segment's figures count.
     """
     limit_rate = settings.alert_wcu_per_second
-    floor = limit_rate * settings.alert_min_span_seconds - segment.pruned  # cheap pre-filter
+    minimum = settings.alert_min_span_seconds
+    floor = limit_rate * minimum - segment.pruned  # cheap pre-filter (for the peak rate too)
     hot = []
     for key, entry in segment.entries.items():
         other = elsewhere.get(key) if elsewhere else None
         if other is None:
-            if entry[WCU] < floor:
+            if entry[WCU] < floor and entry[PEAK] < floor:
                 continue
             upper, rate = key_rate(segment, entry, settings)
         else:
             upper = entry[WCU] + segment.pruned + other[0]
             span = segment.last_event - min(entry[FIRST_SEEN], other[1]) + 1
-            rate = upper / max(settings.alert_min_span_seconds, span)
+            rate = max(upper / max(minimum, span), peak_rate(entry, segment.pruned, minimum))
         if rate >= limit_rate:
             hot.append(_hot(segment, settings, key, entry, PARTITION_LIMIT, upper, rate, 0.0))
     return hot
