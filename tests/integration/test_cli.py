@@ -22,6 +22,7 @@ TOP_FIELDS = [
     "share",
     "error_bound",
     "items",
+    "peak_wcu_per_second",
 ]
 
 
@@ -52,6 +53,8 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
     assert [list(row) for row in rows] == [TOP_FIELDS] * 3
     assert rows[0]["key"] == "event#42" and rows[0]["table"] == "tickets"
     assert rows[0]["wcu"] == 18_000 and rows[0]["wcu_per_second"] == 300.0
+    # and its peak: the heaviest 10-second bucket of the 900 WCU/s burst, which the alert rule reads
+    assert rows[0]["peak_wcu_per_second"] == 900.0
     assert rows[0]["window_start"] == "2026-12-01T00:00:00Z" and 0.97 < rows[0]["share"] <= 1
 
 

@@ -23,6 +23,7 @@ from hotkeys.detector.config import (
     ConfigError,
     Option,
     Settings,
+    default_of,
     load_settings,
     setting_text,
 )
@@ -149,16 +150,23 @@ def aws_clients(args: argparse.Namespace, default_region: str | None = None) -> 
 WIDE_TABLE_COLUMNS = 120
 
 
-def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: int, title: str) -> None:
+def render_top(
+    console: Console,
+    rows: list[dict[str, Any]],
+    partition_limit: int,
+    title: str,
+    alert_threshold: float = default_of("alert_threshold"),
+) -> None:
     """The top-keys table. The key is the answer: on a narrow terminal the table drops the count
     columns and folds the key onto more lines, never cutting it; WCU figures are lower estimates,
-    and the table says so."""
+    and the table says so. Rows at or above the alert threshold are bold red where the terminal
+    shows colour (the figures say the same in plain text)."""
     wide = console.width >= WIDE_TABLE_COLUMNS
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
     grid = Table(title=title, caption=caption)
     columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
     columns += [("key", "left")] if wide else []
-    columns += [("WCU/s", "right"), ("% of partition", "right"), ("share", "right")]
+    columns += [("WCU/s", "right"), ("peak WCU/s", "right"), ("% of partition", "right"), ("share", "right")]
     columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
     for column, justify in columns:
         text = column in ("window (UTC)", "table", "key", "table/key")
@@ -171,16 +179,20 @@ def render_top(console: Console, rows: list[dict[str, Any]], partition_limit: in
             ratio=3 if column in ("key", "table/key") else None,
         )
     for row in rows:
-        percent = 100 * row["wcu_per_second"] / partition_limit
         table = row["table"] if not row.get("index") else f"{row['table']} index {row['index']}"
         names = (
             [table, row["key"]]
             if wide
             else [f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"]
         )
-        figures = [f"{row['wcu_per_second']:.1f}", f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
+        peak = row.get("peak_wcu_per_second")
+        # The alert rule reads the peak: % of the partition limit follows it when it is known.
+        percent = 100 * max(row["wcu_per_second"], peak or 0) / partition_limit
+        peak_text = f"{peak:.1f}" if peak is not None else "—"
+        figures = [f"{row['wcu_per_second']:.1f}", peak_text, f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
-        grid.add_row(row["window_start"], *names, *figures, *counts)
+        hot = percent >= 100 * alert_threshold
+        grid.add_row(row["window_start"], *names, *figures, *counts, style="bold red" if hot else None)
     console.print(grid)
 
 

@@ -180,7 +180,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."
     )
-    render_top(console, result["top"], chosen.partition_wcu_limit, title="Top keys per window")
+    render_top(console, result["top"], chosen.partition_wcu_limit, "Top keys per window", chosen.alert_threshold)
     render_families(console, result["families"])
     if result["alerts"]:
         console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")

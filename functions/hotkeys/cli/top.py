@@ -35,6 +35,8 @@ class TopRow:
     error_bound: int
     # Hot item or hot collection (items.verdict) for a table with a sort key; None otherwise.
     items: str | None = None
+    # The key's heaviest burst bucket as WCU/s (what the alert rule reads); None for older figures.
+    peak_wcu_per_second: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -98,6 +100,7 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
             error_bound=key.error_bound,
             index=window.index,
             items=_items_of(window, key.key),
+            peak_wcu_per_second=round(key.peak_wcu / window.bucket_seconds, 1) if window.bucket_seconds else None,
         )
         for window in figures
         for key in window.keys

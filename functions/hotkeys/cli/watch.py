@@ -103,7 +103,13 @@ class StreamWatcher:
         by_window: dict[tuple[int, str], list[SegmentSnapshot]] = {}
         for shard_id, state in self._states.items():
             for (table, start), segment in state.segments.items():
-                snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
+                snapshot = snapshot_of(
+                    segment,
+                    shard_id,
+                    settings.window_seconds,
+                    settings.summary_capacity,
+                    settings.alert_min_span_seconds,
+                )
                 by_window.setdefault((start, table), []).append(snapshot)
         rows = []
         latest = sorted(by_window)[-windows:]

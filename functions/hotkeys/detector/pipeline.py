@@ -320,7 +320,9 @@ def _flush_due(segment: Segment, flush_seconds: int) -> bool:
 
 def _save(shard_id: str, segment: Segment, settings: Settings, stats: StatsStore, outcome: BatchOutcome) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
-    snapshot = snapshot_of(segment, shard_id, settings.window_seconds, settings.summary_capacity)
+    snapshot = snapshot_of(
+        segment, shard_id, settings.window_seconds, settings.summary_capacity, settings.alert_min_span_seconds
+    )
     if not segment.catalogued:
         # Catalog first: a snapshot that readers cannot find would still count as coverage for redrive.
         stats.save_catalog(segment.table, segment.window_start, settings.window_seconds, expires_at)

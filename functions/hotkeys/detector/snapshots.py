@@ -71,6 +71,8 @@ class SegmentSnapshot:
     has_sort_key: bool = False
     # Item figures of the heaviest keys (at most items.SNAPSHOT_ITEM_KEYS).
     items: dict[str, ItemStats] = field(default_factory=dict)
+    # The length of the keys' burst buckets (summary.bump); 0 when written before they existed.
+    bucket_seconds: int = 0
 
     @property
     def bucket(self) -> int:
@@ -81,7 +83,10 @@ class SegmentSnapshot:
         return ranges_cover(self.ranges, sequence)
 
 
-def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: int) -> SegmentSnapshot:
+def snapshot_of(
+    segment: Segment, shard_id: str, window_seconds: int, capacity: int, bucket_seconds: int = 0
+) -> SegmentSnapshot:
+    """The segment as stored; ``bucket_seconds``: the length of its keys' burst buckets (0: unknown)."""
     entries, dropped = summary.compact(segment.entries, capacity)
     return SegmentSnapshot(
         table=segment.table,
@@ -102,6 +107,7 @@ def snapshot_of(segment: Segment, shard_id: str, window_seconds: int, capacity: 
         indexes={name: _index_snapshot(tally, capacity) for name, tally in segment.indexes.items()},
         has_sort_key=segment.has_sort_key,
         items=_heaviest_items(entries, segment.items),
+        bucket_seconds=bucket_seconds,
     )
 
 
@@ -147,6 +153,8 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}
     if snapshot.has_sort_key:
         item["has_sort_key"] = True
+    if snapshot.bucket_seconds:
+        item["bucket_seconds"] = snapshot.bucket_seconds
     if snapshot.items:
         # In the order of the entries (0 for a key without): keys are not stored twice.
         rows = [snapshot.items[key].to_json() if key in snapshot.items else 0 for key in snapshot.entries]
@@ -197,6 +205,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
         has_sort_key=bool(item.get("has_sort_key", False)),
         items=_items_from_item(item),
+        bucket_seconds=int(item.get("bucket_seconds", 0)),
     )
 
 
@@ -225,6 +234,7 @@ class WindowFigures:
     index: str | None = None  # a global secondary index's figures (None: the table's own)
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)  # merged item figures of the heaviest keys
+    bucket_seconds: int = 0  # the keys' burst buckets (their peak is per bucket); 0: unknown
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
@@ -251,7 +261,7 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         parts = [(part.entries, part.pruned, part.writes, part.wcu) for part in counted]
     entries, pruned = summary.merge((part[0], part[1]) for part in parts)
     keys = [
-        summary.KeyFigure(key=key, writes=e[0], wcu=e[1], error_bound=pruned, first_seen=e[2])
+        summary.KeyFigure(key=key, writes=e[0], wcu=e[1], error_bound=pruned, first_seen=e[2], peak_wcu=e[summary.PEAK])
         for key, e in entries.items()
     ]
     keys.sort(key=lambda figure: (-figure.wcu, figure.key))
@@ -269,6 +279,7 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         partial=index is not None and len(parts) < len(snapshots),
         has_sort_key=index is None and any(snap.has_sort_key for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
+        bucket_seconds=max(snap.bucket_seconds for snap in snapshots),
     )
 
 

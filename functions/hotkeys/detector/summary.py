@@ -47,7 +47,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 DEFAULT_CAPACITY = 200
 # The fewest keys a prune keeps: bound W/101, so any key above 1% of its shard's window is kept.
@@ -76,7 +76,9 @@ class KeyFigure:
     wcu: int
     error_bound: int
     first_seen: int
-    peak_wcu: int = 0  # the most write units in one burst bucket (see ``bump``)
+    # The most write units in one burst bucket (``bump``). Not part of the exactly-once figures: a
+    # bucket split between segments (rollover, redrive, a sealed segment) counts as its larger part.
+    peak_wcu: int = field(default=0, compare=False)
 
 
 def new_entry(wcu: int, event_time: int, bucket_seconds: int) -> list[int]:
