@@ -121,3 +121,19 @@ def test_watch_shows_a_hot_index_partition_beside_the_tables_keys(endpoint: str,
     # and without index counting only the table's keys show
     assert main([*arguments, "--json", "--count-indexes", "false"]) == 0
     assert all(row["index"] is None for row in json.loads(capsys.readouterr().out))
+
+
+def test_watch_shows_the_peak_the_alert_rule_reads(endpoint: str, capsys: pytest.CaptureFixture) -> None:
+    # Given a key written 40 times with 3 KB items (3 WCU each) within a few seconds
+    make_table(endpoint, "peaks", stream=True)
+    table = boto3.resource("dynamodb", endpoint_url=endpoint).Table("peaks")
+    for i in range(40):
+        table.put_item(Item={"pk": "event#7", "sk": f"seat#{i}", "blob": "x" * 3000})
+    # When `hotkeys watch` reads the stream
+    arguments = ["watch", "--table", "peaks", "--endpoint-url", endpoint, "--from", "trim-horizon", "--once"]
+    assert main([*arguments, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    # Then its peak is its heaviest 10-second bucket (at most all 120 units in one: 12 WCU/s), and
+    # the rate shown, like the alert rule's, is at least that peak
+    assert 0 < row["peak_wcu_per_second"] <= 12.0
+    assert row["wcu_per_second"] >= row["peak_wcu_per_second"]

@@ -92,7 +92,9 @@ def render(result: dict[str, Any], heat: dict[str, Any], partition_limit: int = 
     top = "".join(
         f"<tr><td>{html.escape(r['window_start'])}</td>"
         f"<td>{html.escape(r['table'] if not r.get('index') else r['table'] + ' index ' + r['index'])}</td>"
-        f"<td>{html.escape(r['key'])}</td><td>{r['wcu_per_second']:.1f}</td><td>{100 * r['share']:.1f}%</td>"
+        f"<td>{html.escape(r['key'])}</td><td>{r['wcu_per_second']:.1f}</td>"
+        f"<td>{'—' if r.get('peak_wcu_per_second') is None else format(r['peak_wcu_per_second'], '.1f')}</td>"
+        f"<td>{100 * r['share']:.1f}%</td>"
         f"<td>{r['writes']}</td><td>{r['wcu']}</td><td>{r['error_bound']}</td></tr>"
         for r in result.get("top", [])
     )
@@ -121,7 +123,7 @@ Heat: write units per second per key, {seconds}-second buckets, against the {par
 <table class="heat" id="heatmap"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>
 <h2>Alerts</h2><ul id="alerts">{alerts or "<li>none</li>"}</ul>
 <h2>Top keys per window</h2>
-<table class="top" id="top"><thead><tr><th>window</th><th>table</th><th>key</th><th>WCU/s</th><th>share</th>
-<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{top}</tbody></table>
+<table class="top" id="top"><thead><tr><th>window</th><th>table</th><th>key</th><th>WCU/s</th>
+<th>peak WCU/s</th><th>share</th><th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{top}</tbody></table>
 </body></html>
 """

@@ -32,6 +32,7 @@ class LiveRow:
     wcu_per_second: float
     percent_of_limit: float
     share: float
+    peak_wcu_per_second: float  # the key's heaviest burst bucket (ALERT_MIN_SPAN_SECONDS long)
 
 
 class StreamWatcher:
@@ -119,7 +120,10 @@ class StreamWatcher:
             for key in window.keys:
                 upper = key.wcu + key.error_bound
                 # The window is still open: the rate runs to the latest record read, not the window's end.
-                rate = active_rate(upper, key.first_seen, window.last_event, settings.alert_min_span_seconds)
+                span = settings.alert_min_span_seconds
+                peak = key.peak_wcu / span
+                # As the alert rule: the higher of the active-span rate and the heaviest bucket.
+                rate = max(active_rate(upper, key.first_seen, window.last_event, span), peak)
                 rows.append(
                     LiveRow(
                         table,
@@ -131,6 +135,7 @@ class StreamWatcher:
                         round(rate, 1),
                         round(100 * rate / settings.partition_wcu_limit, 1),
                         round(upper / (window.wcu or 1), 4),
+                        round(peak, 1),
                     )
                 )
         rows.sort(key=lambda row: (-row.wcu_per_second, row.key))

@@ -19,15 +19,16 @@ from hotkeys.cli.watch import LiveRow, StreamWatcher
 def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
     grid = Table(
         title=f"{watcher.arn.split('/')[1]}: {watcher.records} records read "
-        f"({watcher.malformed} malformed) — rate over each key's active time"
+        f"({watcher.malformed} malformed) — rate over each key's active time or its peak 10 s, the higher"
     )
-    for column in ("window (UTC)", "key", "WCU/s", "% of partition", "share", "writes", "WCU"):
+    for column in ("window (UTC)", "key", "WCU/s", "peak WCU/s", "% of partition", "share", "writes", "WCU"):
         grid.add_column(column, justify="left" if column in ("window (UTC)", "key") else "right")
     for row in rows:
         grid.add_row(
             row.window_start,
             row.key if row.index is None else f"index {row.index}: {row.key}",
             f"{row.wcu_per_second:.1f}",
+            f"{row.peak_wcu_per_second:.1f}",
             f"{row.percent_of_limit:.0f}%",
             f"{100 * row.share:.1f}%",
             str(row.writes),
