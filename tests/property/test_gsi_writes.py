@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hotkeys.cli.events import stream_record
 from hotkeys.detector.indexes import in_index, index_writes, specs_from_description
 from hotkeys.detector.records import parse_change
-from tests import reference_gsi
+from tests import reference_gsi, reference_sizing
 
 DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}
 OTHER = ["payload", "note", "count"]
@@ -64,8 +64,32 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
             }
         )
         definitions.extend({"AttributeName": n, "AttributeType": DECLARED[n]} for n in hash_names + range_names)
+    locals_ = []
+    if composite:  # an LSI needs the table's sort key; it shares the table's partition key
+        for number in range(draw(st.integers(min_value=0, max_value=2))):
+            sort_name = draw(st.sampled_from(sorted(DECLARED)))
+            kind = draw(st.sampled_from(["KEYS_ONLY", "INCLUDE", "ALL"]))
+            projection = {"ProjectionType": kind}
+            if kind == "INCLUDE":
+                projection["NonKeyAttributes"] = draw(st.lists(st.sampled_from(OTHER), min_size=1, unique=True))
+            locals_.append(
+                {
+                    "IndexName": f"local-{number}",
+                    "KeySchema": [
+                        {"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": sort_name, "KeyType": "RANGE"},
+                    ],
+                    "Projection": projection,
+                }
+            )
+            definitions.append({"AttributeName": sort_name, "AttributeType": DECLARED[sort_name]})
     unique_definitions = list({d["AttributeName"]: d for d in definitions}.values())
-    return {"KeySchema": key_schema, "AttributeDefinitions": unique_definitions, "GlobalSecondaryIndexes": indexes}
+    return {
+        "KeySchema": key_schema,
+        "AttributeDefinitions": unique_definitions,
+        "GlobalSecondaryIndexes": indexes,
+        "LocalSecondaryIndexes": locals_,
+    }
 
 
 @st.composite
@@ -106,7 +130,7 @@ def test_index_writes_follow_the_documented_rules(case: tuple[dict[str, Any], li
     # Given a table's indexes as DescribeTable states them, and writes of every kind
     table, changes = case
     specs = specs_from_description({"Table": table})
-    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"]}
+    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"] + table["LocalSecondaryIndexes"]}
     for _event, old, new in changes:
         for spec in specs:
             # Then each index's writes (key, write units) are the reference's, in order (delete, put)
@@ -122,7 +146,7 @@ def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], l
     # Given the same writes as Lambda-format stream records of that table
     table, changes = case
     specs = specs_from_description({"Table": table})
-    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"]}
+    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"] + table["LocalSecondaryIndexes"]}
     for position, (event, old, new) in enumerate(changes):
         keys = {name: (old or new)[name] for name in ("pk", "sk") if name in (old or new)}
         record = stream_record(
@@ -137,10 +161,18 @@ def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], l
         )
         # When the record is parsed with the table's indexes
         change = parse_change(record, lambda table, keys: "pk", indexes=lambda table: specs)
-        # Then it carries each index's writes, named by index, in the indexes' order
+        # Then it carries each GSI's writes, named by index, in the indexes' order
         expected = [
             (spec.name, key, wcu)
             for spec in specs
+            if not spec.local
             for key, wcu in reference_gsi.index_writes(table, by_name[spec.name], old, new)
         ]
         assert list(change.index_writes) == expected
+        # and the table key's write units include its LSIs' writes (same partition, the table's capacity)
+        local = sum(
+            wcu
+            for index in table["LocalSecondaryIndexes"]
+            for _key, wcu in reference_gsi.index_writes(table, index, old, new)
+        )
+        assert change.wcu == reference_sizing.write_units(old, new) + local

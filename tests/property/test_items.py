@@ -16,7 +16,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.events import stream_record
-from hotkeys.detector.items import HOT_ITEM, HOT_ITEM_SHARE, ITEM_SLOTS, MONOTONIC, SPREAD, item_digest, verdict
+from hotkeys.detector.items import (
+    HOT_ITEM,
+    HOT_ITEM_SHARE,
+    ITEM_SLOTS,
+    MONOTONIC,
+    PINNED,
+    SPREAD,
+    item_digest,
+    verdict,
+)
 from hotkeys.detector.records import parse_change
 from hotkeys.detector.state import ShardState
 
@@ -125,3 +134,15 @@ def test_the_figures_do_not_depend_on_how_the_records_were_batched() -> None:
 
 def test_a_table_without_sort_key_has_only_hot_items() -> None:
     assert verdict(None, has_sort_key=False)[0] == HOT_ITEM  # type: ignore[index]
+
+
+def test_a_collection_pinned_by_local_secondary_indexes_cannot_be_split_for_heat() -> None:
+    # Given a key spread over many items, in a table with LSIs (its item collection stays in one partition)
+    rng = random.Random(9)
+    state = fold(records_for([(f"item#{rng.randrange(80)}", 10) for _ in range(300)]), [])
+    (segment,) = state.segments.values()
+    stats = segment.items["hot"]
+    # Then without LSIs split-for-heat may help; with them it cannot
+    assert verdict(stats, True)[0] == SPREAD  # type: ignore[index]
+    kind, advice = verdict(stats, True, pinned=True)  # type: ignore[misc]
+    assert kind == PINNED and "split-for-heat cannot help" in advice

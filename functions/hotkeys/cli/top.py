@@ -112,7 +112,7 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
 def _items_of(window: WindowFigures, key: str) -> str | None:
     if window.index is not None or not window.has_sort_key:
         return None
-    found = verdict(window.items.get(key), True)
+    found = verdict(window.items.get(key), True, window.pinned)
     return found[0] if found else None
 
 

@@ -84,7 +84,7 @@ class StreamWatcher:
 
         state = self._states.setdefault(shard_id, ShardState())
         specs = self._indexes
-        names = tuple(spec.name for spec in specs)
+        names = tuple(spec.name for spec in specs if not spec.local)
         for raw in raws:
             try:
                 change = parse_change(shape_stream_record(raw, self.arn), self._resolve_key, None, lambda _t: specs)

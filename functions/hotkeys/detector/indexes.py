@@ -70,6 +70,10 @@ class IndexSpec:
     included: frozenset[str] = frozenset()  # NonKeyAttributes of an INCLUDE projection
     table_keys: tuple[str, ...] = ()  # the base table's key attributes: every entry carries them
     types: Mapping[str, str] | None = None  # declared scalar type (S/N/B) of each key attribute
+    # A local secondary index: its entries live in the item's own partition, so its writes add to
+    # the table key's write units ("updating the local secondary indexes consumes provisioned write
+    # capacity units for the table").
+    local: bool = False
     # Derived once (the per-record path reads them for every index of every record).
     key_attributes: tuple[str, ...] = field(init=False, compare=False)
     # What one entry of a KEYS_ONLY or INCLUDE index holds (ALL holds the whole item).
@@ -86,28 +90,31 @@ class IndexSpec:
 
 
 def specs_from_description(description: Mapping[str, Any]) -> tuple[IndexSpec, ...]:
-    """The counted GSIs of a DescribeTable answer (``{"Table": {...}}`` or the table itself)."""
+    """The counted secondary indexes of a DescribeTable answer (``{"Table": {...}}`` or the table
+    itself): its GSIs (by name), then its LSIs (``local``)."""
     table = description.get("Table", description)
     types = {str(item["AttributeName"]): str(item["AttributeType"]) for item in table.get("AttributeDefinitions", ())}
     table_keys = tuple(str(item["AttributeName"]) for item in table.get("KeySchema", ()))
     specs = []
-    for index in table.get("GlobalSecondaryIndexes", ()) or ():
-        if index.get("IndexStatus", "ACTIVE") not in COUNTED_STATUSES:
-            continue
-        schema = index.get("KeySchema", ())
-        projection = index.get("Projection", {})
-        specs.append(
-            IndexSpec(
-                name=str(index["IndexName"]),
-                partition_key=tuple(str(e["AttributeName"]) for e in schema if e.get("KeyType") == "HASH"),
-                sort_key=tuple(str(e["AttributeName"]) for e in schema if e.get("KeyType") == "RANGE"),
-                projection=str(projection.get("ProjectionType", ALL)),
-                included=frozenset(str(name) for name in projection.get("NonKeyAttributes", ())),
-                table_keys=table_keys,
-                types=types,
+    for local, listed in ((False, table.get("GlobalSecondaryIndexes")), (True, table.get("LocalSecondaryIndexes"))):
+        for index in listed or ():
+            if index.get("IndexStatus", "ACTIVE") not in COUNTED_STATUSES:
+                continue
+            schema = index.get("KeySchema", ())
+            projection = index.get("Projection", {})
+            specs.append(
+                IndexSpec(
+                    name=str(index["IndexName"]),
+                    partition_key=tuple(str(e["AttributeName"]) for e in schema if e.get("KeyType") == "HASH"),
+                    sort_key=tuple(str(e["AttributeName"]) for e in schema if e.get("KeyType") == "RANGE"),
+                    projection=str(projection.get("ProjectionType", ALL)),
+                    included=frozenset(str(name) for name in projection.get("NonKeyAttributes", ())),
+                    table_keys=table_keys,
+                    types=types,
+                    local=local,
+                )
             )
-        )
-    return tuple(sorted(specs, key=lambda spec: spec.name))
+    return tuple(sorted(specs, key=lambda spec: (spec.local, spec.name)))
 
 
 def in_index(spec: IndexSpec, image: Mapping[str, Any] | None) -> bool:

@@ -47,6 +47,7 @@ SNAPSHOT_ITEM_KEYS = 50
 MAX_ITEM_JSON = 8 * 14 + 4 * 21 + 40 + 52 + 16
 
 HOT_ITEM, MONOTONIC, SPREAD = "single hot item", "monotonic sort key", "spread over items"
+PINNED = "collection pinned by LSIs"
 
 Ordinal = str | float
 
@@ -170,8 +171,10 @@ def merged(parts: list[ItemStats]) -> ItemStats:
     )
 
 
-def verdict(stats: ItemStats | None, has_sort_key: bool) -> tuple[str, str] | None:
-    """(kind, advice) for a hot key; None when its items were not followed."""
+def verdict(stats: ItemStats | None, has_sort_key: bool, pinned: bool = False) -> tuple[str, str] | None:
+    """(kind, advice) for a hot key; None when its items were not followed. ``pinned``: the table has
+    local secondary indexes, and "each item collection is stored in one partition" (developer guide,
+    "Item collections in Local Secondary Indexes"), so split-for-heat cannot spread it either."""
     if not has_sort_key:
         return HOT_ITEM, "the table has no sort key, so a hot key is one hot item: write sharding or caching required"
     if stats is None or stats.wcu == 0:
@@ -185,6 +188,12 @@ def verdict(stats: ItemStats | None, has_sort_key: bool) -> tuple[str, str] | No
     if stats.monotonic:
         return MONOTONIC, "writes land on the newest sort key: split-for-heat cannot help; shard the partition key"
     many = f"more than {SATURATED}" if stats.distinct >= SATURATED else f"~{stats.distinct}"
+    if pinned:
+        return (
+            PINNED,
+            f"spread over {many} items, but the table has local secondary indexes, so the item collection "
+            "stays in one partition: split-for-heat cannot help; shard the partition key",
+        )
     return (
         SPREAD,
         f"spread over {many} items: DynamoDB may split this partition for heat; sustained above the limit "

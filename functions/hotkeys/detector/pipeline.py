@@ -229,7 +229,8 @@ class _InvocationIndexes:
         specs = self._specs.get(table)
         if specs is None:
             specs = self._specs[table] = self._port(table)
-            self._names[table] = tuple(spec.name for spec in specs)
+            # The segment's own summaries are for GSIs: LSI writes count as the table key's.
+            self._names[table] = tuple(spec.name for spec in specs if not spec.local)
         return specs
 
     def names(self, table: str) -> tuple[str, ...]:

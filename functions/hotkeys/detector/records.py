@@ -39,6 +39,8 @@ class Change:
     index_writes: tuple[tuple[str, str, int], ...] = ()
     # The item's sort key as (type, value text), in a table that has one.
     sort_key: tuple[str, str] | None = None
+    # The table has local secondary indexes: each item collection stays in one partition.
+    pinned: bool = False
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -138,18 +140,22 @@ def parse_change(
     view = stream.get("StreamViewType")
     old_size, new_size = _image_sizes(stream, keys)
     specs = indexes(table) if indexes is not None and kind is Kind.WRITE else ()
+    writes = _index_writes(specs, stream, old_size, new_size) if specs else ()
     return Change(
         table=table,
         key=key_text(keys[key_attribute]),
         event_time=int(created),
         sequence=int(sequence),
-        # Put/Update cost the larger of the old and new item, Delete the deleted item; TTL deletions
-        # cost no capacity, but their images are validated all the same.
-        wcu=write_units(max(old_size, new_size)) * (kind is Kind.WRITE),
+        # Put/Update cost the larger of the old and new item, Delete the deleted item, plus the item's
+        # local secondary index writes (same partition); TTL deletions cost no capacity, but their
+        # images are validated all the same.
+        wcu=(write_units(max(old_size, new_size)) + sum(wcu for local, _, _, wcu in writes if local))
+        * (kind is Kind.WRITE),
         kind=kind,
         partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
-        index_writes=_index_writes(specs, stream, old_size, new_size) if specs else (),
+        index_writes=tuple((name, key, wcu) for local, name, key, wcu in writes if not local),
         sort_key=_sort_key(keys, key_attribute) if len(keys) == 2 else None,
+        pinned=any(spec.local for spec in specs),
     )
 
 
@@ -176,14 +182,15 @@ def _image_sizes(stream: dict[str, Any], keys: dict[str, Any]) -> tuple[int, int
 
 def _index_writes(
     specs: tuple[IndexSpec, ...], stream: dict[str, Any], old_size: int, new_size: int
-) -> tuple[tuple[str, str, int], ...]:
+) -> list[tuple[bool, str, str, int]]:
+    """(local, index name, index partition key, write units) of each secondary index write."""
     old = stream.get("OldImage")
     new = stream.get("NewImage")
-    writes: list[tuple[str, str, int]] = []
+    writes: list[tuple[bool, str, str, int]] = []
     try:
         for spec in specs:
             for key, wcu in index_writes(spec, old, new, old_size if old is not None else None, new_size):
-                writes.append((spec.name, key, wcu))
+                writes.append((spec.local, spec.name, key, wcu))
     except IndexImageError as error:
         raise MalformedRecord(str(error)) from None
-    return tuple(writes)
+    return writes

@@ -69,6 +69,7 @@ class SegmentSnapshot:
     ranges: list[list[int]] = field(default_factory=list)
     indexes: dict[str, IndexSnapshot] = field(default_factory=dict)
     has_sort_key: bool = False
+    pinned: bool = False  # the table has local secondary indexes (items.verdict)
     # Item figures of the heaviest keys (at most items.SNAPSHOT_ITEM_KEYS).
     items: dict[str, ItemStats] = field(default_factory=dict)
     # The length of the keys' burst buckets (summary.bump); 0 when written before they existed.
@@ -106,6 +107,7 @@ def snapshot_of(
         ranges=[list(pair) for pair in segment.ranges],
         indexes={name: _index_snapshot(tally, capacity) for name, tally in segment.indexes.items()},
         has_sort_key=segment.has_sort_key,
+        pinned=segment.pinned,
         items=_heaviest_items(entries, segment.items),
         bucket_seconds=bucket_seconds,
     )
@@ -153,6 +155,8 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}
     if snapshot.has_sort_key:
         item["has_sort_key"] = True
+    if snapshot.pinned:
+        item["pinned"] = True
     if snapshot.bucket_seconds:
         item["bucket_seconds"] = snapshot.bucket_seconds
     if snapshot.items:
@@ -204,6 +208,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
         indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
         has_sort_key=bool(item.get("has_sort_key", False)),
+        pinned=bool(item.get("pinned", False)),
         items=_items_from_item(item),
         bucket_seconds=int(item.get("bucket_seconds", 0)),
     )
@@ -233,6 +238,7 @@ class WindowFigures:
     last_event: int = 0  # the latest event time any of its segments has seen
     index: str | None = None  # a global secondary index's figures (None: the table's own)
     has_sort_key: bool = False
+    pinned: bool = False  # the table has local secondary indexes
     items: dict[str, ItemStats] = field(default_factory=dict)  # merged item figures of the heaviest keys
     bucket_seconds: int = 0  # the keys' burst buckets (their peak is per bucket); 0: unknown
     # Index figures only: some of the window's segments did not count the index (it was created
@@ -278,6 +284,7 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         index=index,
         partial=index is not None and len(parts) < len(snapshots),
         has_sort_key=index is None and any(snap.has_sort_key for snap in snapshots),
+        pinned=index is None and any(snap.pinned for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
         bucket_seconds=max(snap.bucket_seconds for snap in snapshots),
     )

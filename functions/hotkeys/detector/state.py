@@ -122,6 +122,8 @@ class Segment:
     # Tables with a sort key: how each tracked key's writes spread over its items (items.py).
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
+    # The table has local secondary indexes (an item collection cannot be split for heat).
+    pinned: bool = False
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
@@ -160,6 +162,7 @@ class Segment:
     def _count_item(self, change: Change) -> None:
         assert change.sort_key is not None
         self.has_sort_key = True
+        self.pinned = self.pinned or change.pinned
         stats = self.items.get(change.key)
         if stats is None:
             if len(self.items) >= MAX_ITEM_KEYS:
@@ -231,6 +234,7 @@ class Segment:
             "r": encode_ranges(self.ranges),
             "ix": {name: tally.to_json() for name, tally in self.indexes.items()},
             "sk": self.has_sort_key,
+            "pc": self.pinned,
             "it": encode_items(self.entries, self.items),
         }
 
@@ -268,6 +272,7 @@ class Segment:
             entry_bytes=summary.encoded_bytes(entries),
             indexes={name: IndexTally.from_json(tally) for name, tally in data.get("ix", {}).items()},
             has_sort_key=bool(data.get("sk", False)),
+            pinned=bool(data.get("pc", False)),
             items=decode_items(entries, data.get("it", "")),
         )
 
@@ -290,6 +295,7 @@ class IndexView:
     # Items are followed for the table's keys only.
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
+    pinned: bool = False
 
     @property
     def scope(self) -> str:

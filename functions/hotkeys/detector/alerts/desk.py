@@ -323,7 +323,8 @@ def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments,
     found = _family_of(hot, segment, others, limit) or diagnosis.classify(
         hot.key, hot.wcu / total if total else 0.0, distinct, hot.index
     )
-    spread = items.verdict(segment.items.get(hot.key), segment.has_sort_key) if hot.index is None else None
+    stats = segment.items.get(hot.key)
+    spread = items.verdict(stats, segment.has_sort_key, segment.pinned) if hot.index is None else None
     return dataclasses.replace(
         hot,
         pattern=found.pattern if found else None,
