@@ -17,17 +17,36 @@ def payload_for(size_bytes: int) -> str:
     return "x" * max(0, size_bytes)
 
 
-def create_source_table(name: str, view: str | None = "NEW_AND_OLD_IMAGES") -> str | None:
-    """A table keyed by ``pk`` (on the current backend), with a stream of ``view`` (None: no stream);
-    returns the stream's ARN."""
-    dynamodb = boto3.client("dynamodb")
+def create_source_table(
+    name: str,
+    view: str | None = "NEW_AND_OLD_IMAGES",
+    *,
+    status_index: bool = False,
+    endpoint_url: str | None = None,
+) -> str | None:
+    """A table keyed by ``pk`` (on the current backend, or ``endpoint_url``), with a stream of
+    ``view`` (None: no stream) and, with ``status_index``, ``by-status``: a KEYS_ONLY GSI on
+    ``status``; returns the stream's ARN."""
+    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url)
     stream = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": view}} if view else {}
+    definitions = [{"AttributeName": "pk", "AttributeType": "S"}]
+    indexes: dict[str, Any] = {}
+    if status_index:
+        definitions.append({"AttributeName": "status", "AttributeType": "S"})
+        indexes["GlobalSecondaryIndexes"] = [
+            {
+                "IndexName": "by-status",
+                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            }
+        ]
     dynamodb.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        AttributeDefinitions=definitions,
         BillingMode="PAY_PER_REQUEST",
         **stream,
+        **indexes,
     )
     return dynamodb.describe_table(TableName=name)["Table"].get("LatestStreamArn")
 

@@ -13,26 +13,12 @@ from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from tests.integration.test_alerts import T0, consume, delivered
+from tests.support import create_source_table
 
 
 def create_orders_table() -> None:
     """``orders`` keyed by pk, with ``by-status``: a KEYS_ONLY index on a three-valued attribute."""
-    boto3.client("dynamodb").create_table(
-        TableName="orders",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "status", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-status",
-                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_source_table("orders", None, status_index=True)
 
 
 def new_orders(rate: int, start: int, duration: int, status: str = "PENDING", first: int = 0) -> list[dict[str, Any]]:
@@ -157,7 +143,7 @@ def test_an_invocation_reports_the_index_write_units_it_counted(stats_table_name
         parse_event({"Records": new_orders(100, 10, 3)}), settings, build_ports(settings, AwsClients())
     )
     # Then the outcome holds the index's write units by table and index (the metric's name), not by key
-    assert outcome.index_wcu == {"orders/by-status": 300}
+    assert outcome.index_wcu == {("orders", "by-status"): 300}
     _record_metrics(outcome)
     assert metrics.metric_set["IndexWriteUnits/orders/by-status"]["Value"] == [300.0]
     metrics.clear_metrics()

@@ -8,6 +8,7 @@ import boto3
 import pytest
 
 from hotkeys.cli.main import main
+from tests.support import create_source_table
 
 
 @pytest.fixture(scope="module")
@@ -89,24 +90,7 @@ def test_replay_on_an_endpoint_says_what_it_created_there(endpoint: str, capsys:
 
 def test_watch_shows_a_hot_index_partition_beside_the_tables_keys(endpoint: str, capsys: pytest.CaptureFixture) -> None:
     # Given orders spread over many keys, all written with the same status, which a GSI indexes
-    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
-    dynamodb.create_table(
-        TableName="orders-live",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "status", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-status",
-                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"},
-            }
-        ],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_source_table("orders-live", status_index=True, endpoint_url=endpoint)
     table = boto3.resource("dynamodb", endpoint_url=endpoint).Table("orders-live")
     for i in range(60):
         table.put_item(Item={"pk": f"order#{i}", "status": "PENDING", "blob": "x" * 2000})

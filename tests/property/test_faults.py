@@ -41,6 +41,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
+from tests import support
 
 T0 = 1_796_083_200
 SCHEDULES = int(os.environ.get("FAULT_SCHEDULES", "30"))
@@ -166,25 +167,8 @@ EXPECTED_ALERTS = Counter(
 
 def create_source_table() -> None:
     """``tickets`` with a KEYS_ONLY index on status (the function reads it with DescribeTable)."""
-    dynamodb = boto3.client("dynamodb")
-    if "tickets" in dynamodb.list_tables()["TableNames"]:
-        return
-    dynamodb.create_table(
-        TableName="tickets",
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "status", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-status",
-                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    if "tickets" not in boto3.client("dynamodb").list_tables()["TableNames"]:
+        support.create_source_table("tickets", None, status_index=True)
 
 
 @dataclass(frozen=True)

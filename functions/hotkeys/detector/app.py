@@ -77,8 +77,8 @@ def _record_metrics(outcome: BatchOutcome) -> None:
     metrics.add_metric(name="AlertsPublished", unit=MetricUnit.Count, value=outcome.alerts_published)
     # One metric per counted index, named by table and index (both bounded, unlike partition keys),
     # in the same metrics line: the dashboard finds them with a search expression.
-    for scope, wcu in outcome.index_wcu.items():
-        metrics.add_metric(name=f"{INDEX_METRIC_PREFIX}{scope}", unit=MetricUnit.Count, value=wcu)
+    for (table, index), wcu in outcome.index_wcu.items():
+        metrics.add_metric(name=f"{INDEX_METRIC_PREFIX}{table}/{index}", unit=MetricUnit.Count, value=wcu)
 
 
 handler = build_handler(_this_container)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -147,6 +148,18 @@ class ItemStats:
         slots = {int(flat[i]): int(flat[i + 1]) for i in range(0, len(flat), 2)}
         last = data[4]
         return cls(slots, int(data[1]), int(data[2]), int(data[3]), last, int(data[5]), int(data[6]))
+
+
+def encode_aligned(entries: dict[str, Any], items: dict[str, ItemStats], level: int = 6) -> bytes:
+    """Item figures in the order of a summary's ``entries`` (0 where a key has none), zlib'd: the
+    keys are stored once, by the summary (state and snapshot alike)."""
+    rows = [items[key].to_json() if key in items else 0 for key in entries]
+    return zlib.compress(json.dumps(rows, separators=(",", ":")).encode("ascii"), level)
+
+
+def decode_aligned(entries: dict[str, Any], blob: bytes) -> dict[str, ItemStats]:
+    rows = json.loads(zlib.decompress(blob))
+    return {key: ItemStats.from_json(row) for key, row in zip(entries, rows, strict=True) if row}
 
 
 def merged(parts: list[ItemStats]) -> ItemStats:

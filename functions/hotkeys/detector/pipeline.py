@@ -98,8 +98,8 @@ class BatchOutcome:
     keys_over_one_percent: int = 0
     archived: int = 0
     alerts_published: int = 0
-    # Index write units counted, by "<table>/<index>" (a metric per index: names, never keys).
-    index_wcu: dict[str, int] = field(default_factory=dict)
+    # Index write units counted, by (table, index) (a metric per index: names, never keys).
+    index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def response(self) -> dict[str, Any]:
         body: dict[str, Any] = {"batchItemFailures": [{"itemIdentifier": seq} for seq in self.failures]}
@@ -205,8 +205,8 @@ def _fold(
             else:
                 outcome.counted += 1
                 for name, _key, wcu in change.index_writes:
-                    scope = f"{change.table}/{name}"
-                    outcome.index_wcu[scope] = outcome.index_wcu.get(scope, 0) + wcu
+                    index = (change.table, name)
+                    outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
         # A redelivered record was archived by the invocation that counted it: an archive failure fails
         # the whole invocation, so "counted" implies "archived".
         if archiver is not None and not duplicate and archiver.wanted(change, record):

@@ -15,13 +15,12 @@ fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
-from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, merged
+from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
 from hotkeys.detector.state import IndexTally, Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 
 STATS_BUCKETS = 8
@@ -160,9 +159,7 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
     if snapshot.bucket_seconds:
         item["bucket_seconds"] = snapshot.bucket_seconds
     if snapshot.items:
-        # In the order of the entries (0 for a key without): keys are not stored twice.
-        rows = [snapshot.items[key].to_json() if key in snapshot.items else 0 for key in snapshot.entries]
-        item["items_z"] = zlib.compress(json.dumps(rows, separators=(",", ":")).encode("ascii"))
+        item["items_z"] = encode_aligned(snapshot.entries, snapshot.items)
     return item
 
 
@@ -187,6 +184,8 @@ def _index_from_item(item: dict[str, Any]) -> IndexSnapshot:
 
 def from_item(item: dict[str, Any]) -> SegmentSnapshot:
     ranges = item.get("ranges_z")
+    entries = summary.decode_entries(_binary(item["entries_z"]))
+    items = item.get("items_z")
     return SegmentSnapshot(
         table=str(item["table_name"]),
         window_start=int(item["window_start"]),
@@ -201,7 +200,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         pruned=int(item["pruned"]),
         first_event=int(item["first_event"]),
         last_event=int(item["last_event"]),
-        entries=summary.decode_entries(_binary(item["entries_z"])),
+        entries=entries,
         # Snapshots written before ranges existed cover their first-to-last span.
         ranges=decode_ranges(zlib.decompress(_binary(ranges)).decode("ascii"))
         if ranges is not None
@@ -209,18 +208,9 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
         has_sort_key=bool(item.get("has_sort_key", False)),
         pinned=bool(item.get("pinned", False)),
-        items=_items_from_item(item),
+        items=decode_aligned(entries, _binary(items)) if items is not None else {},
         bucket_seconds=int(item.get("bucket_seconds", 0)),
     )
-
-
-def _items_from_item(item: dict[str, Any]) -> dict[str, ItemStats]:
-    blob = item.get("items_z")
-    if blob is None:
-        return {}
-    entries = summary.decode_entries(_binary(item["entries_z"]))
-    rows = json.loads(zlib.decompress(_binary(blob)))
-    return {key: ItemStats.from_json(row) for key, row in zip(entries, rows, strict=True) if row}
 
 
 @dataclass(frozen=True)
@@ -244,15 +234,6 @@ class WindowFigures:
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
-
-    @property
-    def scope(self) -> str:
-        return scope_name(self.table, self.index)
-
-
-def scope_name(table: str, index: str | None) -> str:
-    """``table``, or ``table#index`` for a global secondary index ('#' is in neither kind of name)."""
-    return table if index is None else f"{table}#{index}"
 
 
 def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> WindowFigures:

@@ -30,14 +30,20 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
 from hotkeys.detector.config import DEFAULT_SPAN_SECONDS
-from hotkeys.detector.items import MAX_ITEM_JSON, MAX_ITEM_KEYS, ItemStats, item_digest, sort_key_ordinal
+from hotkeys.detector.items import (
+    MAX_ITEM_JSON,
+    MAX_ITEM_KEYS,
+    ItemStats,
+    decode_aligned,
+    encode_aligned,
+    item_digest,
+    sort_key_ordinal,
+)
 from hotkeys.detector.records import Change, Kind
 from hotkeys.detector.windows import window_start
 
@@ -73,11 +79,7 @@ class IndexTally:
     def add(self, key: str, wcu: int, event_time: int, capacity: int, budget: int, bucket_seconds: int) -> None:
         self.writes += 1
         self.wcu += wcu
-        entry = self.entries.get(key)
-        if entry is not None:
-            summary.bump(entry, wcu, event_time, bucket_seconds)
-            return
-        pruned, self.entry_bytes = summary.admit(
+        pruned, self.entry_bytes = summary.count(
             self.entries, self.entry_bytes, key, wcu, event_time, capacity, budget, bucket_seconds
         )
         self.pruned += pruned
@@ -146,16 +148,12 @@ class Segment:
         if change.index_writes:
             self._count_indexes(change, capacity, budget, bucket_seconds)
         entries = self.entries
-        entry = entries.get(change.key)
-        if entry is not None:
-            summary.bump(entry, change.wcu, change.event_time, bucket_seconds)
-        else:
-            pruned, self.entry_bytes = summary.admit(
-                entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget, bucket_seconds
-            )
-            if pruned:
-                self.pruned += pruned
-                self.items = {key: stats for key, stats in self.items.items() if key in entries}
+        pruned, self.entry_bytes = summary.count(
+            entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget, bucket_seconds
+        )
+        if pruned:
+            self.pruned += pruned
+            self.items = {key: stats for key, stats in self.items.items() if key in entries}
         if change.sort_key is not None:
             self._count_item(change)
 
@@ -181,10 +179,6 @@ class Segment:
     def index(self) -> str | None:
         """The segment's own figures are the table's (``IndexView`` gives an index's)."""
         return None
-
-    @property
-    def scope(self) -> str:
-        return self.table
 
     def views(self) -> list[Segment | IndexView]:
         """The table's figures and each counted index's, for the alert rules."""
@@ -297,10 +291,6 @@ class IndexView:
     items: dict[str, ItemStats] = field(default_factory=dict)
     pinned: bool = False
 
-    @property
-    def scope(self) -> str:
-        return f"{self.table}#{self.index}"
-
 
 SEQUENCE_WIDTH = 48
 
@@ -311,19 +301,14 @@ def padded_sequence(sequence: str) -> str:
 
 
 def encode_items(entries: dict[str, list[int]], items: dict[str, ItemStats]) -> str:
-    """Item figures in the order of ``entries`` (0 where a key has none): keys are not repeated."""
+    """The segment's item figures for the state: ``items.encode_aligned`` as base64 ("" if none)."""
     if not items:
         return ""
-    rows = [items[key].to_json() if key in items else 0 for key in entries]
-    raw = json.dumps(rows, separators=(",", ":")).encode("ascii")
-    return base64.b64encode(zlib.compress(raw, STATE_ZLIB_LEVEL)).decode("ascii")
+    return base64.b64encode(encode_aligned(entries, items, STATE_ZLIB_LEVEL)).decode("ascii")
 
 
 def decode_items(entries: dict[str, list[int]], text: str) -> dict[str, ItemStats]:
-    if not text:
-        return {}
-    rows = json.loads(zlib.decompress(base64.b64decode(text)))
-    return {key: ItemStats.from_json(row) for key, row in zip(entries, rows, strict=True) if row}
+    return decode_aligned(entries, base64.b64decode(text)) if text else {}
 
 
 def ranges_cover(ranges: list[list[int]], sequence: int) -> bool:

@@ -164,15 +164,27 @@ def add(
     Callers on the hot path keep the encoded size themselves (``state.Segment``); this
     form recomputes it and serves tests and tools.
     """
+    pruned, _used = count(entries, encoded_bytes(entries), key, wcu, event_time, capacity, max_bytes, bucket_seconds)
+    return pruned
+
+
+def count(
+    entries: dict[str, list[int]],
+    used_bytes: int,
+    key: str,
+    wcu: int,
+    event_time: int,
+    capacity: int,
+    max_bytes: int,
+    bucket_seconds: int,
+) -> tuple[int, int]:
+    """Fold one write: bump a tracked key, admit a new one. ``used_bytes`` is
+    ``encoded_bytes(entries)``, kept by the caller; returns (weight pruned, the new encoded size)."""
     entry = entries.get(key)
     if entry is not None:
         bump(entry, wcu, event_time, bucket_seconds)
-        return 0
-    pruned = 0
-    if len(entries) >= 2 * capacity or encoded_bytes(entries) + entry_bytes(key) > max_bytes:
-        pruned = prune(entries, capacity, max_bytes)
-    entries[key] = new_entry(wcu, event_time, bucket_seconds)
-    return pruned
+        return 0, used_bytes
+    return admit(entries, used_bytes, key, wcu, event_time, capacity, max_bytes, bucket_seconds)
 
 
 def admit(

@@ -102,7 +102,7 @@ class AlertDesk:
         self._publisher = publisher
         self._windows = windows
         self._clock = clock
-        self._others: dict[tuple[str, int, str], tuple[float, OtherSegments]] = {}
+        self._others: dict[tuple[str, str | None, int, str], tuple[float, OtherSegments]] = {}
         # Messages this container published (its retries must not send them again).
         self._sent: set[tuple[str, str, int, str]] = set()
 
@@ -297,7 +297,7 @@ class AlertDesk:
     def _other_segments(self, shard_id: str, segment: rules.Tallied, fresh: bool = False) -> OtherSegments:
         """The window's other stored segments (other shards, and earlier sealed or parent segments),
         for the table's figures or one index's (``segment.index``)."""
-        cache_key = (segment.scope, segment.window_start, shard_id)
+        cache_key = (segment.table, segment.index, segment.window_start, shard_id)
         cached = self._others.get(cache_key)
         now = self._clock()
         if cached is None or fresh or now - cached[0] > TOTALS_CACHE_SECONDS:
