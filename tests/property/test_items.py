@@ -117,8 +117,8 @@ def test_the_verdict_names_the_shape_and_the_figures_keep_their_bounds(
         assert exact[digest] - stats.pruned <= counted <= exact[digest]
     heaviest = max(exact.values())
     assert heaviest <= total / (ITEM_SLOTS + 1) or max(stats.slots.values()) >= heaviest - stats.pruned
-    # and the distinct estimate is near the truth (linear counting: 6-9% standard error; off by at most
-    # 3 up to 25 items and ~25% beyond in 300 trials at each size)
+    # and the distinct estimate is near the truth (linear counting: 6-9% standard deviation; off by at
+    # most 3 up to 12 items and at most 24% beyond in 300 trials at each size: bench.sketch_figures)
     distinct = len(exact)
     assert abs(stats.distinct - distinct) <= max(3, 0.3 * distinct)
 

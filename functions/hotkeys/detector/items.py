@@ -9,8 +9,9 @@ end in one partition. Per tracked partition key of a table with a sort key, a se
   key's CRC-32: a slot's count is at most its true weight and at least true - ``pruned``;
   ``pruned <= W / (ITEM_SLOTS + 1)``), so an item with more than a fifth of the key's writes is
   always in a slot;
-* a 128-bit linear-counting bitmap of the sort keys (distinct items: estimated, about ±10% up to
-  ~250 items; from ``SATURATED`` on, "more than ``SATURATED``");
+* a 128-bit linear-counting bitmap of the sort keys (distinct items: estimated, 6-9% standard
+  deviation up to 250 items, ``python -m bench.sketch_figures``; from ``SATURATED`` on, "more than
+  ``SATURATED``");
 * the order of arrival: how often a sort key was above (``up``) or below (``down``) the previous
   one of the same key, comparing DynamoDB's own order (UTF-8 bytes for S, raw bytes for B, the
   value for N) on the first ``ORDER_PREFIX_BYTES`` bytes; equal prefixes do not count.

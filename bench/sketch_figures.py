@@ -1,0 +1,62 @@
+"""Figures of the detector's bounded structures that docs/decisions.md quotes (`python -m bench.sketch_figures`).
+
+* the distinct-item estimate (``items.ItemStats.distinct``): error over 300 trials at each size,
+  sort keys of four naming styles;
+* the largest serialized shard state the worst-case fillers of ``tests/unit/test_state_size.py``
+  build (2,048-byte keys of each kind; 20 indexes; item figures), against ``state.max_state_bytes``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+import statistics
+import sys
+from pathlib import Path
+
+from hotkeys.detector.items import ItemStats, item_digest
+from hotkeys.detector.state import MAX_RANGES, max_state_bytes
+
+TRIALS = 300
+SIZES = (5, 12, 25, 60, 120, 250)
+
+
+def distinct_errors() -> None:
+    rng = random.Random(1)
+    for size in SIZES:
+        errors = []
+        for trial in range(TRIALS):
+            stats = ItemStats()
+            prefix = rng.choice(["item#", "2026-12-01T", "x", "user-"])
+            for number in range(size):
+                stats.add(item_digest(f"{prefix}{rng.choice(['', str(trial)])}{number}"), None, 1)
+            errors.append(stats.distinct - size)
+        print(
+            f"{size:4d} items: mean error {statistics.mean(errors):+.2f}, standard deviation "
+            f"{statistics.pstdev(errors):.2f} ({100 * statistics.pstdev(errors) / size:.0f}%), "
+            f"largest {max(abs(e) for e in errors)}"
+        )
+
+
+def state_sizes() -> None:
+    # The test's own worst-case fillers (one definition), loaded by name: the suite is not part of
+    # what `make lint` type-checks.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    fillers = importlib.import_module("tests.unit.test_state_size")
+    fill, worst_case_keys, index_names = fillers.fill, fillers.worst_case_keys, fillers.INDEX_NAMES
+
+    cases = {
+        f"{kind} keys": fill(worst_case_keys(kind, 2000), MAX_RANGES + 40)
+        for kind in ("binary", "cjk", "emoji", "control")
+    }
+    cases["20 indexes, binary keys"] = fill(worst_case_keys("binary", 600), MAX_RANGES + 40, indexes=index_names)
+    cases["item figures, emoji keys"] = fill(worst_case_keys("emoji", 2000), MAX_RANGES + 40, items=5)
+    for name, state in cases.items():
+        print(f"{name}: {len(json.dumps(state.to_json())):,} bytes")
+    print(f"bound (state.max_state_bytes): {max_state_bytes():,} bytes")
+
+
+if __name__ == "__main__":
+    distinct_errors()
+    state_sizes()
