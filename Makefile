@@ -7,15 +7,26 @@ DEMO_STAMP := $(VENV)/.demo-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
-.PHONY: install demo test lint format bench soak synth events clean
+.PHONY: install browser demo test lint format bench soak synth events clean
+
+# The report's browser test needs headless Chromium. Debian's is installed where we may (root, apt-get,
+# HOTKEYS_NO_BROWSER unset), beside the Python install; elsewhere that one test is skipped and says why.
+BROWSER_INSTALL = if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	&& [ -z "$$HOTKEYS_NO_BROWSER" ]; then \
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >$(VENV)/browser-install.log 2>&1 \
+	|| echo "Chromium could not be installed (see $(VENV)/browser-install.log): the report's browser test is skipped"; fi
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@($(BROWSER_INSTALL)) & browser=$$!; \
+	$(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[dev]'; \
+	status=$$?; wait $$browser; exit $$status
 	@rm -f $(VENV)/.installed-*
 	@touch $@
+
+browser: install
+	@$(BROWSER_INSTALL)
 
 # The demo needs the CLI and moto only (not the CDK, linters or test tools): a lighter, faster install.
 $(DEMO_STAMP): pyproject.toml
@@ -31,7 +42,7 @@ demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-
 	$(BIN)/hotkeys replay events/*.json events/*.json.gz
 
 # One pytest-xdist worker per core; a file stays on one worker (the infra file synthesizes the app once).
-test: install  ## the whole suite: unit, property, integration (moto), infra (synthesized template)
+test: install browser  ## the whole suite: unit, property, integration (moto), infra (synthesized template)
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 lint: install

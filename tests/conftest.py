@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.session
 import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
@@ -18,6 +19,28 @@ from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.config import Settings
 
 EVENTS_DIR = Path(__file__).resolve().parent.parent / "events"
+
+
+def _share_botocore_models() -> None:
+    """One botocore data loader per test process instead of one per session.
+
+    Tests create hundreds of boto3 sessions (one per AwsClients, as the function and the CLI do once
+    per container or command); each new session re-reads and re-parses the service models from disk,
+    a quarter of a fault schedule's time. The models are read-only: sharing the loader changes no
+    behaviour, only how often the same JSON files are parsed.
+    """
+    create_loader = botocore.session.create_loader
+    loaders: dict[Any, Any] = {}
+
+    def shared(search_path_string: Any = None) -> Any:
+        if search_path_string not in loaders:
+            loaders[search_path_string] = create_loader(search_path_string)
+        return loaders[search_path_string]
+
+    botocore.session.create_loader = shared
+
+
+_share_botocore_models()
 
 
 @pytest.fixture(autouse=True)

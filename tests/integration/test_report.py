@@ -2,82 +2,184 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hotkeys.cli.main import main
+from hotkeys.cli.report import colour_at, scale_position
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
 
-class HeatMapParser(HTMLParser):
+class ReportParser(HTMLParser):
+    """The report's exact figures (the heat-data JSON) and anything it would fetch from elsewhere."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.rows: dict[str, list[int]] = {}
+        self.panels: list[dict[str, Any]] = []
         self.external: list[str] = []
-        self._key: str | None = None
+        self._in_data = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
-        if tag == "tr" and "data-key" in values:
-            self._key = str(values["data-key"])
-            self.rows[self._key] = []
-        elif tag == "td" and "data-wcu" in values and self._key is not None:
-            self.rows[self._key].append(int(str(values["data-wcu"])))
-        elif tag in ("script", "link", "img") or (tag == "a" and str(values.get("href", "")).startswith("http")):
+        self._in_data = tag == "script" and values.get("id") == "heat-data"
+        if values.get("src") or str(values.get("href", "")).startswith("http"):
             self.external.append(tag)
 
+    def handle_data(self, data: str) -> None:
+        if self._in_data:
+            self.panels = json.loads(data)
+            self._in_data = False
 
-@pytest.fixture
-def report(tmp_path: Path, capsys: pytest.CaptureFixture) -> Path:
-    path = tmp_path / "report.html"
-    assert main(["replay", str(EVENTS / "hot-key-burst.json.gz"), "--report", str(path)]) == 0
-    assert f"Report written to {path}" in capsys.readouterr().out
+    def rows(self, table: str | None = None) -> dict[str, list[int]]:
+        return {
+            (row["key"] if row["index"] is None else f"[{row['index']}] {row['key']}"): row["wcu"]
+            for panel in self.panels
+            if table is None or panel["table"] == table
+            for row in panel["rows"]
+        }
+
+
+def parsed(path: Path) -> ReportParser:
+    parser = ReportParser()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    samples = ["hot-key-burst.json.gz", "gsi-back-pressure.json.gz"]
+    assert main(["replay", *(str(EVENTS / s) for s in samples), "--report", str(path)]) == 0
     return path
 
 
 def test_the_heat_map_holds_the_exact_write_units(report: Path) -> None:
-    parser = HeatMapParser()
-    parser.feed(report.read_text())
-    # The burst key leads; its cells add up to its 18,000 write units, all within 20 s (2-3 buckets)
-    first = next(iter(parser.rows))
+    parser = parsed(report)
+    # One panel per table, on one time axis
+    assert [panel["table"] for panel in parser.panels] == ["payments", "tickets"]
+    assert len({tuple(panel["buckets"]) for panel in parser.panels}) == 1
+    buckets = parser.panels[0]["buckets"]
+    assert all(b - a == 10 for a, b in itertools.pairwise(buckets))  # an even axis
+    # The burst key leads its table (ordered by peak); its cells add up to its 18,000 write units
+    tickets = parser.rows("tickets")
+    first = next(iter(tickets))
     assert first == "event#42"
-    assert sum(parser.rows[first]) == 18_000
-    assert sum(1 for wcu in parser.rows[first] if wcu) <= 3
-    assert max(parser.rows[first]) >= 8_000  # ≥ 800 WCU/s in a 10 s bucket
-    assert parser.external == []  # self-contained
+    assert sum(tickets[first]) == 18_000
+    assert sum(1 for wcu in tickets[first] if wcu) <= 3
+    assert max(tickets[first]) >= 8_000  # ≥ 800 WCU/s in a 10 s bucket
+    peaks = [max(wcu) for wcu in tickets.values()]
+    assert peaks == sorted(peaks, reverse=True)
+    # Index partitions are rows of their table's panel; "N of M keys shown"
+    assert next(iter(parser.rows("payments"))).startswith("[by-status] ")
+    tickets_panel = next(p for p in parser.panels if p["table"] == "tickets")
+    assert len(tickets_panel["rows"]) == 30 < tickets_panel["total_keys"]
+    assert f"tickets: 30 of {tickets_panel['total_keys']:,} keys shown" in report.read_text(encoding="utf-8")
+    assert parser.external == []  # self-contained: plotly.js is inlined
 
 
-@pytest.mark.skipif(
-    not shutil.which("chromium"), reason="headless Chromium is not installed (apt-get install chromium)"
+def test_the_colour_scale_is_logarithmic_between_a_ten_thousandth_of_the_limit_and_the_limit() -> None:
+    assert scale_position(1000, 1000) == 1.0 == scale_position(5000, 1000)
+    assert scale_position(0.1, 1000) == 0.0
+    assert scale_position(1, 1000) == pytest.approx(0.25)
+    assert scale_position(50, 1000) == pytest.approx(0.6747, abs=1e-3)
+    # 0.1% and 5% of the limit are 0.42 of the scale apart (a linear scale put them 0.05 apart)
+    assert colour_at(scale_position(1, 1000)) != colour_at(scale_position(50, 1000))
+    assert colour_at(0.0) == "#fff7bc" and colour_at(1.0) == "#7f0000"
+
+
+BROWSER = shutil.which("chromium")
+BROWSER_SKIP = (
+    "headless Chromium is not installed: `make test` installs Debian's chromium when it runs as root with apt-get; "
+    "otherwise apt-get install chromium"
 )
-def test_the_report_renders_in_headless_chromium(report: Path, tmp_path: Path) -> None:
-    shot = tmp_path / "shot.png"
-    subprocess.run(
-        [
-            "chromium",
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={tmp_path / 'p'}",
-            "--window-size=1400,900",
-            f"--screenshot={shot}",
-            report.as_uri(),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    data = shot.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page with colour, not a blank one
+
+
+@pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
+def test_the_report_renders_in_headless_chromium_with_the_hot_key_dark_at_its_peak(
+    report: Path, tmp_path: Path
+) -> None:
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    parser = parsed(report)
+    tickets = next(panel for panel in parser.panels if panel["table"] == "tickets")
+    burst = next(row for row in tickets["rows"] if row["key"] == "event#42")["wcu"]
+    cold_row = tickets["rows"][-1]
+    peak_bucket = burst.index(max(burst))
+    cold_bucket = next(i for i, wcu in enumerate(cold_row["wcu"]) if wcu)
+    shot = tmp_path / "tickets.png"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        # Given the report opened from disk (no network: everything is inlined)
+        page.goto(report.as_uri())
+        page.wait_for_selector("#heat-tickets .main-svg")
+        # When the tickets panel is captured, and its cells located through plotly's own axes
+        panel = page.locator("#heat-tickets")
+        panel.screenshot(path=str(shot))
+        where = page.evaluate(
+            LOCATE_CELLS,
+            {
+                "id": "heat-tickets",
+                "cells": [
+                    [tickets["buckets"][peak_bucket], "event#42"],
+                    [tickets["buckets"][cold_bucket], cold_row["key"]],
+                ],
+            },
+        )
+        page_shot = tmp_path / "page.png"
+        page.screenshot(path=str(page_shot), full_page=True)
+        browser.close()
+    image = Image.open(shot).convert("RGB")
+    # Then the page is a picture of the expected size, not a blank one
+    width, height = Image.open(page_shot).size
+    assert width == 1400 and height > 1500
+    assert image.size[0] > 1000 and image.size[1] > 30 * 20
+    # And the burst key's cell at its peak has the scale's colour for 900 WCU/s (dark red), a cold cell a pale one
+    for (x, y), wcu in zip(where, [max(burst), cold_row["wcu"][cold_bucket]], strict=True):
+        expected = colour_at(scale_position(wcu / 10, 1000))
+        assert _close(image.getpixel((round(x), round(y))), expected), (
+            wcu,
+            image.getpixel((round(x), round(y))),
+            expected,
+        )
+    assert sum(image.getpixel((round(where[0][0]), round(where[0][1])))) < 300  # dark
+    assert sum(image.getpixel((round(where[1][0]), round(where[1][1])))) > 600  # pale
+
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# A point inside each cell, left of its centre (the alert marker sits on the centre), in the panel's pixels.
+LOCATE_CELLS = """({id, cells}) => {
+  const gd = document.getElementById(id);
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const box = gd.getBoundingClientRect(), panel = gd.parentElement.getBoundingClientRect();
+  const step = Math.abs(xa.d2p(10000) - xa.d2p(0));
+  return cells.map(([epoch, key]) => {
+    const label = ya._categories.find((c) => c === key || c.endsWith('] ' + key));
+    return [xa._offset + xa.d2p(epoch * 1000) - step * 0.3 + box.left - panel.left,
+            ya._offset + ya.d2p(label) + box.top - panel.top];
+  });
+}"""
+
+
+def _close(pixel: tuple[int, int, int], colour: str, tolerance: int = 14) -> bool:
+    expected = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    return all(abs(a - b) <= tolerance for a, b in zip(pixel, expected, strict=True))
 
 
 def test_composite_keys_are_mapped_by_partition_key_whatever_the_order_of_keys(
@@ -98,10 +200,9 @@ def test_composite_keys_are_mapped_by_partition_key_whatever_the_order_of_keys(
     path = tmp_path / "report.html"
     # When replayed with a report
     assert main(["replay", str(folder / "composite-key.json"), "--report", str(path)]) == 0
-    parser = HeatMapParser()
-    parser.feed(path.read_text())
+    rows = parsed(path).rows()
     # Then the heat map's rows are tenants (the handler's partition keys), never sort keys
-    assert parser.rows and all(key.startswith("tenant#") for key in parser.rows), list(parser.rows)
+    assert rows and all(key.startswith("tenant#") for key in rows), list(rows)
 
 
 def test_a_report_into_a_missing_folder_is_refused_before_replaying(

@@ -119,7 +119,7 @@ def batches(draw: st.DrawFn) -> list[tuple[dict[str, Any], bool]]:
 
 
 @settings(
-    max_examples=120,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,

@@ -59,8 +59,9 @@ and redelivered overlaps.
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -70,6 +71,7 @@ from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]
 PARTIAL_FAILURE_STATES: tuple[PartialFailureState, ...] = ("returned", "previous")
+_END: Any = object()  # the end of a window's records (a malformed record may be None)
 
 
 class Chaos:
@@ -145,20 +147,21 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _window_groups(records: list[dict[str, Any]], seconds: int, offset: int) -> list[tuple[int, list[dict[str, Any]]]]:
-    groups: list[tuple[int, list[dict[str, Any]]]] = []
-    for record in records:
+def _window_groups(
+    records: Iterable[dict[str, Any]], seconds: int, offset: int
+) -> Iterator[tuple[int, Iterator[dict[str, Any]]]]:
+    """(window start, its records) in stream order; a record without a creation time stays in the
+    window before it. Lazy: a window's records are read as they are delivered."""
+    current = 0
+
+    def start_of(record: dict[str, Any]) -> int:
+        nonlocal current
         created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
-        start = (
-            int(created) - (int(created) - offset) % seconds
-            if isinstance(created, int | float)
-            else (groups[-1][0] if groups else 0)
-        )
-        if groups and groups[-1][0] == start:
-            groups[-1][1].append(record)
-        else:
-            groups.append((start, [record]))
-    return groups
+        if isinstance(created, int | float):
+            current = int(created) - (int(created) - offset) % seconds
+        return current
+
+    return itertools.groupby(records, key=start_of)
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,7 @@ class ShardConsumer:
         self._delivery = delivery or Delivery()
         self.run = ShardRun()
 
-    def consume(self, records: list[dict[str, Any]]) -> ShardRun:
+    def consume(self, records: Iterable[dict[str, Any]]) -> ShardRun:
         seconds = self._settings.tumbling_window_seconds
         if not seconds:
             self._consume_window(records, None)
@@ -199,17 +202,18 @@ class ShardConsumer:
             self._consume_window(window_records, (start, start + seconds))
         return self.run
 
-    def _consume_window(self, records: list[dict[str, Any]], window: tuple[int, int] | None) -> None:
+    def _consume_window(self, records: Iterable[dict[str, Any]], window: tuple[int, int] | None) -> None:
         state: dict[str, Any] = {}
-        position = 0
-        while position < len(records):
+        remaining = iter(records)
+        following = next(remaining, _END)
+        while following is not _END:
             size = self._chaos.batch_size(self._settings.batch_size)
-            batch = records[position : position + size]
+            batch = [following, *itertools.islice(remaining, size - 1)]
+            following = next(remaining, _END)
             state = self._deliver(batch, window, state)
             again = self._chaos.overlap(batch)
             if again:
                 state = self._deliver(again, window, state)
-            position += len(batch)
         if window is not None:
             self._final(window, state)
 

@@ -9,6 +9,7 @@ partitions do.
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 import random
 import re
@@ -58,6 +59,9 @@ class Workload:
     seed: int = 1
     start: int = T0
     hot: tuple[HotKey, ...] = field(default_factory=tuple)
+
+    def record_count(self) -> int:
+        return int(self.rate * self.duration) + sum(int(hot.wcu_per_second * hot.duration) for hot in self.hot)
 
     def validate(self) -> None:
         if self.keys < 1 or self.shards < 1 or self.duration < 1 or self.rate < 0:
@@ -117,24 +121,40 @@ def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float,
         yield workload.start + index / max(workload.rate, 1e-9), key, kind
 
 
-def _hot_traffic(workload: Workload) -> Iterator[tuple[float, str, str]]:
-    for hot in workload.hot:
-        # ~900-byte items cost one write unit each, so the record rate is the WCU rate.
-        count = int(hot.wcu_per_second * hot.duration)
-        for index in range(count):
-            yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
+def _hot_traffic(workload: Workload, hot: HotKey) -> Iterator[tuple[float, str, str]]:
+    # ~900-byte items cost one write unit each, so the record rate is the WCU rate.
+    count = int(hot.wcu_per_second * hot.duration)
+    for index in range(count):
+        yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
+
+
+def stream(workload: Workload) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(shard index, record) in time order, one at a time: memory does not grow with the workload.
+
+    The draws are the ones a materialised run makes (all the background's choices, then each
+    record's), so a seed gives the same records however they are consumed: one generator
+    draws the background, a second one starts where the background's draws end.
+    """
+    workload.validate()
+    background_rng = random.Random(workload.seed)
+    record_rng = random.Random(workload.seed)
+    for _ in _background(workload, record_rng):
+        pass  # advances record_rng past the background's draws without keeping them
+    # heapq.merge is stable: at equal times the background comes first, then the hot keys in order.
+    sources = [_background(workload, background_rng), *(_hot_traffic(workload, hot) for hot in workload.hot)]
+    events = heapq.merge(*sources, key=lambda event: event[0])
+    positions = [0] * workload.shards
+    for when, key, kind in events:
+        shard = shard_of(key, workload.shards)
+        yield shard, _record(workload, record_rng, shard, positions[shard], int(when), key, kind)
+        positions[shard] += 1
 
 
 def generate(workload: Workload) -> dict[int, list[dict[str, Any]]]:
-    """Records per shard index, in sequence order."""
-    workload.validate()
-    rng = random.Random(workload.seed)
-    events = sorted(itertools.chain(_background(workload, rng), _hot_traffic(workload)), key=lambda e: e[0])
+    """Records per shard index, in sequence order (small workloads: the samples, the tests)."""
     shards: dict[int, list[dict[str, Any]]] = {index: [] for index in range(workload.shards)}
-    for when, key, kind in events:
-        shard = shard_of(key, workload.shards)
-        position = len(shards[shard])
-        shards[shard].append(_record(workload, rng, shard, position, int(when), key, kind))
+    for shard, record in stream(workload):
+        shards[shard].append(record)
     return shards
 
 
@@ -168,6 +188,10 @@ def _record(
     return stream_record(event_name="MODIFY", new_image=new, old_image=old, **common)
 
 
+def shard_id(shard: int) -> str:
+    return f"shardId-{shard:05d}-generated"
+
+
 def shard_event(shard: int, records: list[dict[str, Any]]) -> dict[str, Any]:
     """A Lambda event file for one shard (``shardId`` as Lambda sets it with tumbling windows)."""
-    return {"shardId": f"shardId-{shard:05d}-generated", "Records": records}
+    return {"shardId": shard_id(shard), "Records": records}

@@ -1,11 +1,24 @@
-"""Event files: plain JSON, or gzip-compressed JSON (``.json.gz``) for large samples."""
+"""Event files: plain JSON, or gzip-compressed JSON (``.json.gz``) for large samples.
+
+Big files are read and written as streams: a reader yields the records of the ``Records``
+array one at a time and a writer appends them, so memory does not grow with the file.
+"""
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
+
+CHUNK_CHARACTERS = 1 << 20
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_decoder = json.JSONDecoder()
+_NUMBER_CHARACTERS = frozenset("0123456789.eE+-")
 
 
 def read_event_file(path: Path) -> Any:
@@ -24,3 +37,160 @@ def write_event_file(path: str | Path, event: dict[str, Any]) -> None:
         target.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
     else:
         target.write_text(text + "\n")
+
+
+def _open_text(path: Path) -> IO[str]:
+    with path.open("rb") as probe:
+        compressed = probe.read(2) == b"\x1f\x8b"
+    if compressed:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
+    return path.open(encoding="utf-8")
+
+
+class NotAnEvent(ValueError):
+    """The file is JSON, but not an object (a Lambda event is one)."""
+
+
+class EventReader:
+    """The records of one event file, one at a time, and its other top-level fields once read.
+
+    A small incremental parser of the top-level object: each value is decoded by the standard
+    library's decoder as soon as the buffer holds all of it, and the ``Records`` array is
+    yielded element by element. Any valid JSON layout is accepted (fields in any order,
+    any whitespace). ``fields`` is complete when ``records()`` is exhausted.
+    """
+
+    def __init__(self, path: Path, chunk_characters: int = CHUNK_CHARACTERS) -> None:
+        self.path = path
+        self._chunk = chunk_characters
+        self.fields: dict[str, Any] = {}
+        self.saw_records = False
+        self._text = ""
+        self._position = 0
+        self._eof = False
+        self._stream: IO[str] | None = None
+
+    def records(self) -> Iterator[Any]:
+        with _open_text(self.path) as self._stream:
+            if self._next_character() != "{":
+                self._value()  # valid JSON that is not an object, or a decoding error
+                raise NotAnEvent(f"{self.path} is not a JSON object")
+            self._position += 1
+            if self._next_character() == "}":
+                self._position += 1
+            else:
+                yield from self._members()
+            if self._next_character():
+                raise json.JSONDecodeError("extra data after the event", self._text, self._position)
+
+    def _members(self) -> Iterator[Any]:
+        while True:
+            name = self._value()
+            if not isinstance(name, str):
+                raise json.JSONDecodeError("expected a field name", self._text, self._position)
+            self._expect(":")
+            if name == "Records" and self._next_character() == "[":
+                self.saw_records = True
+                self._position += 1
+                yield from self._elements()
+            else:
+                self.fields[name] = self._value()
+            if self._separator("}"):
+                return
+
+    def _elements(self) -> Iterator[Any]:
+        if self._next_character() == "]":
+            self._position += 1
+            return
+        while True:
+            yield self._value()
+            if self._separator("]"):
+                return
+
+    def _separator(self, closing: str) -> bool:
+        """Consumes ',' (False: more follows) or ``closing`` (True)."""
+        character = self._next_character()
+        if character not in (",", closing):
+            raise json.JSONDecodeError(f"expected ',' or {closing!r}", self._text, self._position)
+        self._position += 1
+        return character == closing
+
+    def _expect(self, character: str) -> None:
+        if self._next_character() != character:
+            raise json.JSONDecodeError(f"expected {character!r}", self._text, self._position)
+        self._position += 1
+
+    def _next_character(self) -> str:
+        """The next non-whitespace character ('' at the end of the file), not consumed."""
+        while True:
+            match = _WHITESPACE.match(self._text, self._position)
+            self._position = match.end() if match else self._position
+            if self._position < len(self._text) or self._eof:
+                return self._text[self._position : self._position + 1]
+            self._fill()
+
+    def _value(self) -> Any:
+        self._next_character()
+        while True:
+            try:
+                value, end = _decoder.raw_decode(self._text, self._position)
+            except json.JSONDecodeError:
+                if self._eof:
+                    raise
+                self._fill()
+                continue
+            if not self._eof and (end == len(self._text) or _cut_number(value, self._text[end])):
+                self._fill()  # a number or literal may go on in the next chunk ("1" of "1.5e3")
+                continue
+            self._position = end
+            return value
+
+    def _fill(self) -> None:
+        assert self._stream is not None
+        chunk = self._stream.read(self._chunk)
+        self._eof = not chunk
+        self._text = self._text[self._position :] + chunk
+        self._position = 0
+
+
+def _cut_number(value: Any, following: str) -> bool:
+    """True if ``value`` is a number the decoder stopped short of (the chunk ended inside it)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and following in _NUMBER_CHARACTERS
+
+
+class EventWriter:
+    """Writes one Lambda event (``{"shardId": ..., "Records": [...]}``) record by record, gzip if the
+    name ends in ``.gz`` (mtime 0: the same records give the same bytes)."""
+
+    def __init__(self, path: str | Path, shard_id: str) -> None:
+        self.path = Path(path)
+        self.records = 0
+        self._shard_id = shard_id
+        self._file: IO[str] | None = None
+        self._raw: IO[bytes] | None = None
+
+    def __enter__(self) -> EventWriter:
+        if self.path.name.endswith(".gz"):
+            self._raw = self.path.open("wb")
+            compressed = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0, compresslevel=6)
+            self._file = io.TextIOWrapper(compressed, encoding="utf-8")
+        else:
+            self._file = self.path.open("w", encoding="utf-8")
+        self._file.write('{"shardId": ' + json.dumps(self._shard_id) + ', "Records": [')
+        return self
+
+    def write(self, record: dict[str, Any]) -> None:
+        assert self._file is not None
+        self._file.write(("\n" if not self.records else ",\n") + json.dumps(record))
+        self.records += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        assert self._file is not None
+        try:
+            self._file.write("\n]}\n")
+        finally:
+            self._file.close()
+            if self._raw is not None:  # GzipFile does not close a file object it was given
+                self._raw.close()

@@ -8,11 +8,13 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
@@ -260,8 +262,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.generate import GenerateError, HotKey, Workload, generate, shard_event
-    from hotkeys.cli.io import write_event_file
+    from hotkeys.cli.generate import GenerateError, HotKey, Workload
 
     try:
         workload = Workload(
@@ -278,23 +279,42 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             start=args.start,
             hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
         )
-        shards = generate(workload)
+        workload.validate()
     except GenerateError as error:
         raise UserError(str(error)) from None
-    written = []
-    for index, records in shards.items():
-        path = args.out if workload.shards == 1 else _shard_path(args.out, index)
-        try:
-            write_event_file(path, shard_event(index, records))
-        except OSError as error:
-            raise UserError(f"--out: cannot write {path!r}: {error.strerror}") from None
-        written.append({"path": path, "records": len(records)})
+    paths = [args.out if workload.shards == 1 else _shard_path(args.out, index) for index in range(workload.shards)]
+    counts = _write_shards(workload, paths)
+    written = [{"path": path, "records": count} for path, count in zip(paths, counts, strict=True)]
     if args.json:
         print(json.dumps(written))
     else:
         for item in written:
             console.print(f"wrote {item['records']} records to {item['path']}")
     return 0
+
+
+def _write_shards(workload: Any, paths: list[str]) -> list[int]:
+    """Streams the workload into one event file per shard; returns the records written to each."""
+    from hotkeys.cli.generate import shard_id, stream
+    from hotkeys.cli.io import EventWriter
+    from hotkeys.cli.progress import progress_bar
+
+    with contextlib.ExitStack() as files:
+        writers = []
+        for index, path in enumerate(paths):
+            try:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                writers.append(files.enter_context(EventWriter(path, shard_id(index))))
+            except OSError as error:
+                raise UserError(f"--out: cannot write {path!r}: {error.strerror}") from None
+        with progress_bar("generating", workload.record_count()) as advance:
+            try:
+                for shard, record in stream(workload):
+                    writers[shard].write(record)
+                    advance(1)
+            except OSError as error:
+                raise UserError(f"--out: cannot write: {error.strerror}") from None
+        return [writer.records for writer in writers]
 
 
 def _shard_path(path: str, index: int) -> str:

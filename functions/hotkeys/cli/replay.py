@@ -15,12 +15,13 @@ import json
 import os
 import uuid
 import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hotkeys.cli.esm import DeadLetter, ShardConsumer
-from hotkeys.cli.io import read_event_file
+from hotkeys.cli.io import EventReader, NotAnEvent
 from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
@@ -51,7 +52,6 @@ class ReplayReport:
     shards: int = 0
     invocations: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
-    event_shards: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)
 
 
 def create_source_tables(folders: dict[str, list[Path]], aws: AwsClients) -> list[str]:
@@ -72,39 +72,128 @@ def create_source_tables(folders: dict[str, list[Path]], aws: AwsClients) -> lis
     return created
 
 
-def load_events(
-    paths: list[str], table_folders: dict[str, list[Path]] | None = None
-) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(shard id, records) per shard, from event files in the Lambda DynamoDB-stream format.
+@dataclass
+class ShardSource:
+    """One shard's records in the input: where they are, how many, and whether they come in order."""
 
-    ``table_folders``, if given, receives the folders of the files that hold each table's records.
-    """
-    from hotkeys.detector.records import MalformedRecord, table_from_arn
+    arn: str
+    shard_id: str
+    files: list[tuple[Path, str]] = field(default_factory=list)  # (file, its default shard id)
+    records: int = 0
+    ordered: bool = True
+    stream_arn: str | None = None
+    first_sequence: int | None = None
+    last_sequence: int = -1
 
-    shards: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    def read(self) -> Iterator[Any]:
+        """The records in sequence order, streamed when the input has them in order (as a stream and
+        ``hotkeys generate`` do); otherwise this shard's records (only) are read and sorted."""
+        records = (
+            record
+            for file, default_shard in self.files
+            for record in _read(file)
+            if _shard_of(record, default_shard) == (self.arn, self.shard_id)
+        )
+        if self.ordered:
+            yield from records
+        else:
+            yield from sorted(records, key=_sequence_order)
+
+
+@dataclass
+class ReplayPlan:
+    shards: list[ShardSource]
+    table_folders: dict[str, list[Path]]
+
+    @property
+    def records(self) -> int:
+        return sum(source.records for source in self.shards)
+
+
+def plan_replay(paths: list[str]) -> ReplayPlan:
+    """A first pass over the event files (streamed: memory does not grow with them): the shards,
+    their record counts and order, and the folders of each table's records (for ``tables/``)."""
+    sources: dict[tuple[str, str], ShardSource] = {}
+    table_folders: dict[str, list[Path]] = {}
     for path in paths:
         file = Path(path)
         if not file.is_file():
             raise ReplayError(f"event file not found: {path}")
-        try:
-            event = read_event_file(file)
-        except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
-            raise ReplayError(f"{path} is not a readable JSON event file: {error}") from None
-        if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
-            raise ReplayError(f"{path} is not a DynamoDB stream event (no 'Records' list)")
-        default_shard = str(event.get("shardId") or f"{DEFAULT_SHARD}-{file.stem}")
-        for record in event["Records"]:
-            # Grouped by what the record says, as text: a malformed record (an ARN that is a list or a
-            # map) still goes to the handler, which rejects it alone, instead of breaking the replay.
-            arn = str(record.get("eventSourceARN", "")) if isinstance(record, dict) else ""
-            shard = str(record.get("shardId", default_shard)) if isinstance(record, dict) else default_shard
-            shards.setdefault((arn, shard), []).append(record)
-            if table_folders is not None:
-                with contextlib.suppress(MalformedRecord):
-                    folders = table_folders.setdefault(table_from_arn(arn), [])
-                    if file.parent not in folders:
-                        folders.append(file.parent)
-    return [(shard, records) for (_arn, shard), records in shards.items()]
+        found: dict[tuple[str, Any], ShardSource] = {}  # the file's default shard id is known at its end
+        reader = EventReader(file)
+        for record in _records_of(reader):
+            arn, own_shard = _shard_of(record, None)
+            group = found.get((arn, own_shard))
+            if group is None:
+                group = found[(arn, own_shard)] = ShardSource(arn, own_shard or "")
+                _note_table(table_folders, arn, file)
+            _note(group, record)
+        default_shard = str(reader.fields.get("shardId") or f"{DEFAULT_SHARD}-{file.stem}")
+        for (arn, own_shard), group in found.items():
+            shard = own_shard if own_shard is not None else default_shard
+            source = sources.setdefault((arn, shard), ShardSource(arn, shard))
+            _merge(source, group, file, default_shard)
+    return ReplayPlan(list(sources.values()), table_folders)
+
+
+def _records_of(reader: EventReader) -> Iterator[Any]:
+    try:
+        yield from reader.records()
+    except NotAnEvent:
+        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
+        raise ReplayError(f"{reader.path} is not a readable JSON event file: {error}") from None
+    if not reader.saw_records:
+        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)")
+
+
+def _read(file: Path) -> Iterator[Any]:
+    return _records_of(EventReader(file))
+
+
+def _shard_of(record: Any, default_shard: str | None) -> tuple[str, Any]:
+    """(stream ARN, shard id) as the record says, as text: a malformed record (an ARN that is a list
+    or a map) still goes to the handler, which rejects it alone, instead of breaking the replay."""
+    if not isinstance(record, dict):
+        return "", default_shard
+    own = record.get("shardId", default_shard)
+    return str(record.get("eventSourceARN", "")), (str(own) if own is not None else None)
+
+
+def _note(group: ShardSource, record: Any) -> None:
+    group.records += 1
+    if group.stream_arn is None and isinstance(record, dict) and isinstance(record.get("eventSourceARN"), str):
+        group.stream_arn = record["eventSourceARN"]
+    sequence = _sequence_number(record)
+    if group.records == 1:
+        group.first_sequence = sequence
+    if sequence is None or sequence < group.last_sequence:
+        group.ordered = False
+    else:
+        group.last_sequence = sequence
+
+
+def _merge(source: ShardSource, group: ShardSource, file: Path, default_shard: str) -> None:
+    first_in_file = not source.files
+    source.ordered = source.ordered and group.ordered and (first_in_file or _follows(source, group))
+    source.files.append((file, default_shard))
+    source.records += group.records
+    source.last_sequence = max(source.last_sequence, group.last_sequence)
+    source.stream_arn = source.stream_arn or group.stream_arn
+
+
+def _follows(source: ShardSource, group: ShardSource) -> bool:
+    """Conservative: a shard split over files streams only if each later file starts after the last."""
+    return group.records == 0 or (group.first_sequence is not None and group.first_sequence >= source.last_sequence)
+
+
+def _note_table(table_folders: dict[str, list[Path]], arn: str, file: Path) -> None:
+    from hotkeys.detector.records import MalformedRecord, table_from_arn
+
+    with contextlib.suppress(MalformedRecord):
+        folders = table_folders.setdefault(table_from_arn(arn), [])
+        if file.parent not in folders:
+            folders.append(file.parent)
 
 
 def create_resources(aws: AwsClients | None = None, prefix: str = "hotkeys-replay") -> LocalResources:
@@ -145,13 +234,18 @@ def replay_settings(resources: LocalResources, chosen: Settings | None = None) -
 
 
 def run_replay(
-    paths: list[str], resources: LocalResources, aws: AwsClients | None = None, settings: Settings | None = None
+    paths: list[str] | ReplayPlan,
+    resources: LocalResources,
+    aws: AwsClients | None = None,
+    settings: Settings | None = None,
+    observe: Callable[[Any], None] | None = None,
 ) -> ReplayReport:
     """Replays the events through the real handler, with ``settings``, on ``aws`` (the caller's backend;
     boto3's default session if None). Settings default to ``replay_settings(resources)``.
 
     The event source mapping is emulated as deployed (``hotkeys.deployment.EVENT_SOURCE``) with the
-    settings' window as its tumbling window, as the stack configures it.
+    settings' window as its tumbling window, as the stack configures it. Records are streamed shard
+    by shard; ``observe`` sees each one once, as it is read (the report's heat map, the progress bar).
     """
     from hotkeys.detector.app import Container, build_handler
     from hotkeys.detector.observability import logger, metrics
@@ -159,10 +253,9 @@ def run_replay(
 
     aws = aws or AwsClients()
     settings = settings or replay_settings(resources)
-    table_folders: dict[str, list[Path]] = {}
-    shards = load_events(paths, table_folders)
-    create_source_tables(table_folders, aws)
-    report = ReplayReport(resources=resources, shards=len(shards), event_shards=shards)
+    plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
+    create_source_tables(plan.table_folders, aws)
+    report = ReplayReport(resources=resources, shards=len(plan.shards))
     container = Container(settings, build_ports(settings, aws))
     handler = build_handler(lambda: container)
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
@@ -182,13 +275,10 @@ def run_replay(
     level = logger.log_level
     logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
     try:
-        for shard_id, records in shards:
-            records.sort(key=_sequence_order)
-            arns = (r.get("eventSourceARN") for r in records if isinstance(r, dict))
-            arn = next((a for a in arns if isinstance(a, str)), None)
-            consumer = ShardConsumer(invoke, shard_id, mapping, stream_arn=arn)
-            run = consumer.consume(records)
-            report.records += len(records)
+        for source in plan.shards:
+            records = source.read() if observe is None else _observed(source.read(), observe)
+            run = ShardConsumer(invoke, source.shard_id, mapping, stream_arn=source.stream_arn).consume(records)
+            report.records += source.records
             report.invocations += run.invocations
             report.dead_letters.extend(run.dead_letters)
         _send_dead_letters(resources, report.dead_letters, aws)
@@ -197,11 +287,21 @@ def run_replay(
     return report
 
 
-def _sequence_order(record: Any) -> int:
+def _observed(records: Iterator[Any], observe: Callable[[Any], None]) -> Iterator[Any]:
+    for record in records:
+        observe(record)
+        yield record
+
+
+def _sequence_number(record: Any) -> int | None:
     try:
         return int(record["dynamodb"]["SequenceNumber"])
     except (KeyError, TypeError, ValueError):
-        return 0
+        return None
+
+
+def _sequence_order(record: Any) -> int:
+    return _sequence_number(record) or 0
 
 
 def _send_dead_letters(resources: LocalResources, letters: list[DeadLetter], aws: AwsClients) -> None:

@@ -5,20 +5,25 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from hotkeys.cli.common import UserError, aws_clients, render_families, render_top, settings_from_args
-from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, replay_settings, run_replay
+from hotkeys.cli.progress import progress_bar
+from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan_replay, replay_settings, run_replay
 from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
-from hotkeys.detector.config import default_of
+from hotkeys.detector.config import Settings, default_of
 from hotkeys.detector.diagnosis import SHARD_FAMILY
+
+if TYPE_CHECKING:
+    from hotkeys.cli.report import HeatMap
 
 
 @contextlib.contextmanager
@@ -127,6 +132,28 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _heat_map(aws: AwsClients, chosen: Settings) -> HeatMap:
+    from hotkeys.cli.report import HeatMap
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
+
+    # The replay's source tables (events/tables/*.json) tell composite keys apart and name the
+    # indexes, as in the handler. Both read the table lazily: after the replay has created it.
+    describe = describe_table_with(aws.client("dynamodb"))
+    resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe)
+    return HeatMap(resolver, TableIndexes(describe) if chosen.count_indexes else None)
+
+
+def _write_report(path: Path, result: dict[str, Any], heat: HeatMap, chosen: Settings) -> None:
+    from hotkeys.cli.report import render
+
+    alerted = {(a["table"], a.get("index") or "", a["key"]) for a in result["alerts"]}
+    page = render(result, heat.panels(always=alerted), chosen.partition_wcu_limit, chosen.alert_threshold)
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"--report: cannot write {str(path)!r}: {error.strerror}") from None
+
+
 def replay_and_show(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...]) -> int:
     # The function's settings as chosen (validated before anything runs); the resources come later.
     chosen = settings_from_args(args, settings_names, stats_table_name="-")
@@ -134,33 +161,28 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     if report_path is not None and not report_path.resolve().parent.is_dir():
         # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
         raise UserError(f"--report: the folder {str(report_path.parent)!r} does not exist")
+    if report_path is not None and importlib.util.find_spec("plotly") is None:
+        raise UserError("--report draws with plotly, which is not installed: pip install 'dynamodb-hotkeys[report]'")
     with backend(args.endpoint_url):
         aws = aws_clients(args, default_region="us-east-1")
         try:
+            plan = plan_replay(args.event_files)
             resources = create_resources(aws)
-            report = run_replay(args.event_files, resources, aws, replay_settings(resources, chosen))
+            heat = _heat_map(aws, chosen) if report_path is not None else None
+            with progress_bar("replaying", plan.records) as advance:
+
+                def observe(record: Any) -> None:
+                    if heat is not None:
+                        heat.add(record)
+                    advance(1)
+
+                report = run_replay(plan, resources, aws, replay_settings(resources, chosen), observe)
         except ReplayError as error:
             raise UserError(str(error)) from None
         result = collect(report, args.limit, aws, chosen.partition_wcu_limit)
         report_bucket = report.resources.bucket
-        heat = None
-        if report_path is not None:
-            from hotkeys.cli.report import heat_map
-            from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
-
-            # The replay's source tables (events/tables/*.json) tell composite keys apart and name the
-            # indexes, as in the handler.
-            describe = describe_table_with(aws.client("dynamodb"))
-            resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe)
-            indexes = TableIndexes(describe) if chosen.count_indexes else None
-            heat = heat_map(report.event_shards, resolver, indexes=indexes)
     if report_path is not None and heat is not None:
-        from hotkeys.cli.report import render
-
-        try:
-            report_path.write_text(render(result, heat))
-        except OSError as error:
-            raise UserError(f"--report: cannot write {str(report_path)!r}: {error.strerror}") from None
+        _write_report(report_path, result, heat, chosen)
     if args.json:
         print(json.dumps(result, indent=2, default=str))
         return 0
