@@ -57,6 +57,7 @@ format: install
 bench: install  ## speed and cost figures for docs/benchmarks.md, then what a Lambda container pays per record
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.lambda_process
+	$(BIN)/python -m bench.owned_parse
 
 soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thousands of fault schedules
 	$(BIN)/python -m bench.soak

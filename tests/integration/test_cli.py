@@ -170,6 +170,17 @@ def test_cost_compares_with_contributor_insights(capsys: pytest.CaptureFixture) 
     assert with_reads["contributor_insights_total"] > 3 * result["contributor_insights_total"]
 
 
+def test_each_counted_gsi_costs_lambda_time_and_a_metric(capsys: pytest.CaptureFixture) -> None:
+    # Given the same traffic with no index and with five counted GSIs
+    figures = []
+    for gsis in ("0", "5"):
+        assert main(["cost", "--writes-per-second", "10000", "--gsis", gsis, "--json"]) == 0
+        figures.append(json.loads(capsys.readouterr().out)["detector"])
+    # Then the five indexes add their per-record CPU (+5 us each on 80 us) and their metrics
+    assert figures[1]["lambda_compute"] == pytest.approx(figures[0]["lambda_compute"] * 105 / 80, rel=0.02)
+    assert figures[1]["custom_metrics"] > figures[0]["custom_metrics"]
+
+
 def test_cost_rejects_nonsense(capsys: pytest.CaptureFixture) -> None:
     assert main(["cost", "--writes-per-second", "0"]) == 2
     assert "--writes-per-second" in capsys.readouterr().err
@@ -335,3 +346,26 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         assert max(len(line) for line in text.splitlines()) <= width
     # and the wide table says its WCU figures are lower estimates
     assert "WCU is a lower estimate" in " ".join(text.split())
+
+
+def test_a_reader_that_goes_away_gets_no_traceback() -> None:
+    # Given stdout is a pipe nobody reads any more (`hotkeys cost --json | head -1`, after head exits)
+    import os
+    import subprocess
+    import sys
+
+    reader, writer = os.pipe()
+    os.close(reader)
+    hotkeys = str(Path(sys.executable).parent / "hotkeys")
+    try:
+        # When the command writes its answer
+        done = subprocess.run(
+            [hotkeys, "cost", "--writes-per-second", "10000", "--json"],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    # Then it ends as a SIGPIPE'd process would, with nothing on stderr
+    assert done.returncode == 141 and done.stderr == b""

@@ -34,6 +34,9 @@ SECONDS_PER_MONTH = 30 * 86_400
 # "1KB-12 mixed simple key, batch 1000": 57-77 us in three runs on a 2-core x86_64 machine; the
 # upper end, rounded). Lambda gives memory/1769 MB of a vCPU. docs/benchmarks-lambda.md.
 CPU_SECONDS_PER_RECORD = 80e-6
+# Each counted GSI adds its write rules and its own summary update per record: the same cell with 1
+# and 5 GSIs measured +4 to +5 us per index (decisions §22, docs/benchmarks-lambda.md); rounded up.
+CPU_SECONDS_PER_RECORD_PER_GSI = 5e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
 RETENTION_DAYS = default_of("stats_retention_days")
 # Per invocation the function logs one EMF metrics line (~750 bytes) and Lambda its START, END and
@@ -85,7 +88,8 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     )
     invocations = invocations_per_second * SECONDS_PER_MONTH
     vcpu = min(1.0, inputs.memory_mb / 1769)
-    seconds = records * CPU_SECONDS_PER_RECORD / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
+    per_record = CPU_SECONDS_PER_RECORD + inputs.gsis * CPU_SECONDS_PER_RECORD_PER_GSI
+    seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH

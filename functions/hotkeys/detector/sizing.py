@@ -138,10 +138,17 @@ def image_size(image: Any) -> int:
             else:
                 raw = value.get("N")
                 if raw is not None:
-                    if type(raw) is str and raw.isdigit():
-                        significant = len(raw.strip("0")) or 1
-                        total += (significant + 1) // 2 + 1
-                        continue
+                    if type(raw) is str:
+                        if raw.isdigit():
+                            significant = len(raw.strip("0")) or 1
+                            total += (significant + 1) // 2 + 1
+                            continue
+                        # Decimals (prices, ratios) are the next most common numbers.
+                        integral, dot, fraction = raw.partition(".")
+                        if dot and integral.isdigit() and fraction.isdigit():
+                            significant = len((integral + fraction).strip("0")) or 1
+                            total += (significant + 1) // 2 + 1
+                            continue
                 else:
                     raw = value.get("M")
                     if raw is not None:
