@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.io import EventReader, EventWriter, NotAnEvent, read_event_file
+from hotkeys.cli.io import BadEventFile, EventReader, EventWriter, NotAnEvent, read_event_file
 
 JSON_VALUES = st.recursive(
     st.none()
@@ -66,10 +66,10 @@ def test_the_reader_yields_what_a_whole_file_parse_gives_in_any_layout(
     [
         ("[1, 2]", NotAnEvent),
         ('"text"', NotAnEvent),
-        ('{"Records": [{"a": 1}, ', json.JSONDecodeError),
-        ('{"Records": [1] "x": 2}', json.JSONDecodeError),
-        ('{"Records": []} trailing', json.JSONDecodeError),
-        ("", json.JSONDecodeError),
+        ('{"Records": [{"a": 1}, ', BadEventFile),
+        ('{"Records": [1] "x": 2}', BadEventFile),
+        ('{"Records": []} trailing', BadEventFile),
+        ("", BadEventFile),
     ],
 )
 def test_what_is_not_an_event_is_refused(tmp_path: Path, text: str, error: type[Exception]) -> None:
@@ -77,6 +77,18 @@ def test_what_is_not_an_event_is_refused(tmp_path: Path, text: str, error: type[
     path.write_text(text)
     with pytest.raises(error):
         list(EventReader(path, chunk_characters=3).records())
+
+
+def test_an_error_says_where_in_the_file_it_is(tmp_path: Path) -> None:
+    # Given a file cut inside the third record's string, read in chunks smaller than a record
+    path = tmp_path / "cut.json"
+    text = json.dumps({"Records": [{"n": i, "pad": "x" * 50} for i in range(3)]})[:-30]
+    path.write_text(text)
+    # Then the error names the position from the file's start (where that string starts) and the length
+    with pytest.raises(BadEventFile) as raised:
+        list(EventReader(path, chunk_characters=16).records())
+    start = text.rindex('"x')
+    assert str(raised.value) == f"Unterminated string starting at character {start} of {len(text)} (counted from 0)"
 
 
 def test_an_event_without_a_records_list_says_so(tmp_path: Path) -> None:

@@ -51,6 +51,10 @@ class NotAnEvent(ValueError):
     """The file is JSON, but not an object (a Lambda event is one)."""
 
 
+class BadEventFile(ValueError):
+    """The file is not valid JSON; the message says where, counted from the file's start."""
+
+
 class EventReader:
     """The records of one event file, one at a time, and its other top-level fields once read.
 
@@ -67,10 +71,20 @@ class EventReader:
         self.saw_records = False
         self._text = ""
         self._position = 0
+        self._discarded = 0  # characters read and dropped from the buffer before _text
         self._eof = False
         self._stream: IO[str] | None = None
 
     def records(self) -> Iterator[Any]:
+        try:
+            yield from self._event()
+        except json.JSONDecodeError as error:
+            where = self._discarded + error.pos
+            size = f" of {self._discarded + len(self._text):,}" if self._eof else ""
+            message = error.msg.removesuffix(" at")
+            raise BadEventFile(f"{message} at character {where:,}{size} (counted from 0)") from None
+
+    def _event(self) -> Iterator[Any]:
         with _open_text(self.path) as self._stream:
             if self._next_character() != "{":
                 self._value()  # valid JSON that is not an object, or a decoding error
@@ -149,6 +163,7 @@ class EventReader:
         assert self._stream is not None
         chunk = self._stream.read(self._chunk)
         self._eof = not chunk
+        self._discarded += self._position
         self._text = self._text[self._position :] + chunk
         self._position = 0
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.cli.esm import DeadLetter, ShardConsumer
-from hotkeys.cli.io import EventReader, NotAnEvent
+from hotkeys.cli.io import BadEventFile, EventReader, NotAnEvent
 from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
@@ -141,7 +141,7 @@ def _records_of(reader: EventReader) -> Iterator[Any]:
         yield from reader.records()
     except NotAnEvent:
         raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError, EOFError) as error:
+    except (BadEventFile, UnicodeDecodeError, OSError, EOFError) as error:
         raise ReplayError(f"{reader.path} is not a readable JSON event file: {error}") from None
     if not reader.saw_records:
         raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)")
