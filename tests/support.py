@@ -22,11 +22,12 @@ def create_source_table(
     view: str | None = "NEW_AND_OLD_IMAGES",
     *,
     status_index: bool = False,
+    status_projection: str = "KEYS_ONLY",
     endpoint_url: str | None = None,
 ) -> str | None:
     """A table keyed by ``pk`` (on the current backend, or ``endpoint_url``), with a stream of
-    ``view`` (None: no stream) and, with ``status_index``, ``by-status``: a KEYS_ONLY GSI on
-    ``status``; returns the stream's ARN."""
+    ``view`` (None: no stream) and, with ``status_index``, ``by-status``: a GSI on ``status``
+    projecting ``status_projection``; returns the stream's ARN."""
     dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url)
     stream = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": view}} if view else {}
     definitions = [{"AttributeName": "pk", "AttributeType": "S"}]
@@ -37,7 +38,7 @@ def create_source_table(
             {
                 "IndexName": "by-status",
                 "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
-                "Projection": {"ProjectionType": "KEYS_ONLY"},
+                "Projection": {"ProjectionType": status_projection},
             }
         ]
     dynamodb.create_table(
