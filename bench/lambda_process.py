@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,9 +75,10 @@ class _Bill:
     records: int = 0
 
 
-def _invoke_all(handle: Any, paths: list[Path], final: bool) -> _Bill:
-    """Each event as the runtime delivers it: parsed from bytes, then the handler, then the returned
-    state's JSON round trip; with ``final``, the window's closing invocation without records."""
+def _invoke_all(handle: Any, paths: list[Path], final: bool, loads: Callable[[bytes], Any] = json.loads) -> _Bill:
+    """Each event as the runtime delivers it: parsed from bytes (by ``loads``: the runtime's
+    ``json.loads`` unless a decoder is being compared), then the handler, then the returned state's
+    round trip; with ``final``, the window's closing invocation without records."""
     import contextlib
     import io
 
@@ -99,12 +101,12 @@ def _invoke_all(handle: Any, paths: list[Path], final: bool) -> _Bill:
     for read, closing in events:
         body = read()
         started = time.process_time()
-        event = json.loads(body)
+        event = loads(body)
         parsed = time.process_time()
         event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": closing})
         with contextlib.redirect_stdout(io.StringIO()):  # EMF metrics lines, if any
             response = handle(event, _Context())
-        state = json.loads(json.dumps(response.get("state", {})))
+        state = loads(json.dumps(response.get("state", {})).encode())
         bill.handler += time.process_time() - parsed
         bill.parse += parsed - started
         bill.records += len(event["Records"])
@@ -178,11 +180,10 @@ CELLS = (
 )
 
 
-def matrix_child(folder: str, composite: bool, indexes: int = 0) -> dict[str, Any]:
-    """One cell, deployed wiring and GC policy, in this fresh process; then the floor on the same events."""
+def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, Any]:
+    """(handler, canned AWS) as the stack deploys the function (stats table, alerts and archive on),
+    AWS answered in-process, the heap frozen after initialisation as the function does."""
     _container_environment()
-    from collections import Counter
-
     from bench.answers import CannedAws
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.app import Container, build_handler
@@ -207,6 +208,21 @@ def matrix_child(folder: str, composite: bool, indexes: int = 0) -> dict[str, An
     handle = build_handler(lambda: container)
     gc.collect()
     gc.freeze()  # as hotkeys.detector.app does at the end of its import
+    return handle, answers
+
+
+def write_events(folder: str, records: list[dict[str, Any]], batch: int) -> None:
+    """The records as Lambda events of ``batch`` records each, ``event-NNNNN.json`` in ``folder``."""
+    for index in range(0, len(records), batch):
+        body = json.dumps({"Records": records[index : index + batch]}).encode()
+        Path(folder, f"event-{index // batch:05d}.json").write_bytes(body)
+
+
+def matrix_child(folder: str, composite: bool, indexes: int = 0) -> dict[str, Any]:
+    """One cell, deployed wiring and GC policy, in this fresh process; then the floor on the same events."""
+    from collections import Counter
+
+    handle, answers = deployed_handler(composite, indexes)
     paths = sorted(Path(folder).glob("event-*.json"))
     # Lambda ends each window with a final invocation without records: billed too.
     bill = _invoke_all(handle, paths, final=True)
@@ -247,9 +263,7 @@ def run_matrix(records_per_cell: int, only: str = "") -> list[dict[str, Any]]:
         count = cell.records or (min(records_per_cell, 1000) if cell.shape == "40KB-nested" else records_per_cell)
         batch = make_records(cell.shape, cell.mix, count, composite=cell.composite)
         with tempfile.TemporaryDirectory() as folder:
-            for index in range(0, len(batch), cell.batch):
-                body = json.dumps({"Records": batch[index : index + cell.batch]}).encode()
-                Path(folder, f"event-{index // cell.batch:05d}.json").write_bytes(body)
+            write_events(folder, batch, cell.batch)
             output = subprocess.run(
                 [
                     sys.executable,

@@ -14,14 +14,10 @@ is the most owning the parse can cut the bill by. Writes docs/owned-parse-latest
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
-import io
 import json
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,61 +28,24 @@ SHIP_IF = 1.5  # the issue's bar: ship only if owning the parse cuts total CPU b
 
 
 def child(folder: str) -> dict[str, Any]:
-    from bench.lambda_process import WINDOW, _container_environment, _Context
+    from bench.lambda_process import _invoke_all, deployed_handler
 
-    _container_environment()
+    handle, _answers = deployed_handler()
     import msgspec
     import orjson
 
-    from bench.answers import CannedAws
-    from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import Container, build_handler
-    from hotkeys.detector.config import Settings
-    from hotkeys.detector.wiring import build_ports
-
-    settings = Settings(
-        stats_table_name="bench-stats",
-        alert_topic_arn="arn:aws:sns:us-east-1:123456789012:bench-alerts",
-        archive_bucket_name="bench-archive",
-        ttl_attribute="expireAt",
-    )
-    aws = AwsClients()
-    CannedAws(None, 0).attach(aws)
-    container = Container(settings, build_ports(settings, aws))
-    handle: Any = build_handler(lambda: container)
-    gc.collect()
-    gc.freeze()
-    bodies = [path.read_bytes() for path in sorted(Path(folder).glob("event-*.json"))]
+    paths = sorted(Path(folder).glob("event-*.json"))
     decoders: dict[str, Callable[[bytes], Any]] = {
         "json": json.loads,
         "orjson": orjson.loads,
         "msgspec": msgspec.json.Decoder().decode,
     }
-
-    def run(loads: Callable[[bytes], Any]) -> tuple[float, float, int]:
-        parse = handler = 0.0
-        records = 0
-        state: dict[str, Any] = {}
-        for body in bodies:
-            started = time.process_time()
-            event = loads(body)
-            parsed = time.process_time()
-            event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": False})
-            with contextlib.redirect_stdout(io.StringIO()):
-                response = handle(event, _Context())
-            state = loads(json.dumps(response.get("state", {})).encode())
-            handler += time.process_time() - parsed
-            parse += parsed - started
-            records += len(event["Records"])
-            del event, response
-        return parse, handler, records
-
     best: dict[str, tuple[float, float, int]] = {}
     for _round in range(2):
         for name, loads in decoders.items():
-            parse, handler, records = run(loads)
-            if name not in best or parse + handler < sum(best[name][:2]):
-                best[name] = (parse, handler, records)
+            bill = _invoke_all(handle, paths, final=False, loads=loads)
+            if name not in best or bill.parse + bill.handler < sum(best[name][:2]):
+                best[name] = (bill.parse, bill.handler, bill.records)
     result: dict[str, Any] = {}
     for name, (parse, handler, records) in best.items():
         result[name] = {
@@ -108,15 +67,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(args.child)))
         return 0
+    from bench.lambda_process import write_events
     from bench.shapes import records as make_records
 
     results = []
     for shape, mix, batch in CELLS:
         records = make_records(shape, mix, args.records, composite=False)
         with tempfile.TemporaryDirectory() as folder:
-            for index in range(0, len(records), batch):
-                body = json.dumps({"Records": records[index : index + batch]}).encode()
-                Path(folder, f"event-{index // batch:05d}.json").write_bytes(body)
+            write_events(folder, records, batch)
             output = subprocess.run(
                 [sys.executable, "-m", "bench.owned_parse", "--child", folder],
                 check=True,
