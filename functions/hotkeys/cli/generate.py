@@ -44,6 +44,11 @@ class HotKey:
         duration = int(match["duration"]) if match["duration"] else default_duration
         return cls(match["key"], float(match["wcu"]), int(match["start"]), duration)
 
+    @property
+    def records(self) -> int:
+        # ~900-byte items cost one write unit each, so the record rate is the WCU rate.
+        return int(self.wcu_per_second * self.duration)
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -60,8 +65,12 @@ class Workload:
     start: int = T0
     hot: tuple[HotKey, ...] = field(default_factory=tuple)
 
+    @property
+    def background_records(self) -> int:
+        return int(self.rate * self.duration)
+
     def record_count(self) -> int:
-        return int(self.rate * self.duration) + sum(int(hot.wcu_per_second * hot.duration) for hot in self.hot)
+        return self.background_records + sum(hot.records for hot in self.hot)
 
     def validate(self) -> None:
         if self.keys < 1 or self.shards < 1 or self.duration < 1 or self.rate < 0:
@@ -110,8 +119,7 @@ def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float,
     """(time, key, kind) of the Zipf-distributed background traffic."""
     weights = list(itertools.accumulate(1 / (rank**workload.zipf) for rank in range(1, workload.keys + 1)))
     total = weights[-1]
-    count = int(workload.rate * workload.duration)
-    for index in range(count):
+    for index in range(workload.background_records):
         key = key_name(bisect.bisect_left(weights, rng.random() * total))
         kind = (
             "ttl"
@@ -122,9 +130,7 @@ def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float,
 
 
 def _hot_traffic(workload: Workload, hot: HotKey) -> Iterator[tuple[float, str, str]]:
-    # ~900-byte items cost one write unit each, so the record rate is the WCU rate.
-    count = int(hot.wcu_per_second * hot.duration)
-    for index in range(count):
+    for index in range(hot.records):
         yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
 
 

@@ -184,7 +184,7 @@ def _merge(source: ShardSource, group: ShardSource, file: Path, default_shard: s
 
 def _follows(source: ShardSource, group: ShardSource) -> bool:
     """Conservative: a shard split over files streams only if each later file starts after the last."""
-    return group.records == 0 or (group.first_sequence is not None and group.first_sequence >= source.last_sequence)
+    return group.first_sequence is not None and group.first_sequence >= source.last_sequence
 
 
 def _note_table(table_folders: dict[str, list[Path]], arn: str, file: Path) -> None:

@@ -44,8 +44,6 @@ class HeatMap:
         self._resolve_key = resolve_key
         self._indexes = indexes
         self._cells: dict[tuple[str, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
-        self._first: int | None = None
-        self._last: int | None = None
 
     def add(self, record: Any) -> None:
         try:
@@ -61,8 +59,6 @@ class HeatMap:
             self._cells[(change.table, "", change.key)][bucket] += change.wcu
         for index, key, wcu in change.index_writes:
             self._cells[(change.table, index, key)][bucket] += wcu
-        self._first = bucket if self._first is None else min(self._first, bucket)
-        self._last = bucket if self._last is None else max(self._last, bucket)
 
     def _rank(self, cell: tuple[str, str, str]) -> tuple[int, int, tuple[str, str, str]]:
         buckets = self._cells[cell].values()
@@ -71,9 +67,10 @@ class HeatMap:
     def panels(self, max_keys: int = MAX_KEYS, always: Iterable[tuple[str, str, str]] = ()) -> list[Panel]:
         """One panel per table: its rows ordered by peak (then total), at most ``max_keys`` of them
         plus any of ``always`` ((table, index or '', key): the alerted keys), on one shared time axis."""
-        if self._first is None or self._last is None:
+        written = {bucket for cells in self._cells.values() for bucket in cells}
+        if not written:
             return []
-        buckets = list(range(self._first, self._last + self.bucket_seconds, self.bucket_seconds))
+        buckets = list(range(min(written), max(written) + self.bucket_seconds, self.bucket_seconds))
         keep = set(always)
         by_table: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         for cell in self._cells:
