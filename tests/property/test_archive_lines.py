@@ -6,11 +6,13 @@ import json
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.detector.archive import _exact_line, archive_line
 from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.sizing import SizingError, image_sizes
 
 number_texts = st.one_of(
     st.integers(min_value=-(10**40), max_value=10**40).map(str),
@@ -78,3 +80,62 @@ def test_the_fast_line_is_the_exact_line(image: dict[str, Any], key: dict[str, s
                 continue
             raise AssertionError("the fast writer accepted what the exact writer refuses") from None
         assert archive_line(change, record, ttl) == expected
+
+
+defects = st.sampled_from(
+    [
+        {"Q": "1"},
+        {"S": 5},
+        {"N": "twelve"},
+        {"N": "1_000"},
+        {"N": " 1"},
+        {"N": ""},
+        {"N": 7},
+        {"B": "%%%"},
+        {"B": 12},
+        {"SS": []},
+        {"SS": [1]},
+        {"NS": ["x"]},
+        {"BS": ["AA="]},
+        {"M": []},
+        {"L": {}},
+        {"S": "a", "N": "1"},
+        {},
+        "not a map",
+        ["a", "list"],
+    ]
+)
+maybe_defective = st.recursive(
+    st.one_of(scalars, defects),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda v: {"L": v}),
+        st.dictionaries(st.text(min_size=1, max_size=6), inner, max_size=3).map(lambda v: {"M": v}),
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    old=st.one_of(st.dictionaries(st.text(min_size=1, max_size=6), maybe_defective, max_size=4), defects),
+    new=st.one_of(st.none(), st.dictionaries(st.text(max_size=4), maybe_defective, max_size=2)),
+)
+def test_the_archive_refuses_every_image_the_size_rules_refuse(old: Any, new: Any) -> None:
+    # Given a TTL deletion whose images may hold a defect anywhere (with the archive on, its line is
+    # the only validation its images get: parse_change skips the size walk of a TTL deletion)
+    stream: dict[str, Any] = {"Keys": {"pk": {"S": "k"}}, "OldImage": old}
+    if new is not None:
+        stream["NewImage"] = new
+    record = {"eventID": "e1", "dynamodb": stream}
+    change = Change("t", "k", 1_796_083_200, 1, 0, Kind.TTL_DELETE)
+    try:
+        image_sizes(old, new)
+    except SizingError:
+        refused = True
+    else:
+        refused = False
+    # When the archive writes its line
+    if refused:
+        # Then a record the size rules refuse is refused by the archive as well
+        with pytest.raises(ValueError):
+            archive_line(change, record, "expireAt")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import gzip
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -23,8 +24,10 @@ from hotkeys.cli.esm import ShardConsumer
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import EventSourceSettings
+from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from tests import reference_sizing
@@ -127,13 +130,21 @@ def batches(draw: st.DrawFn) -> list[tuple[dict[str, Any], bool]]:
         HealthCheck.data_too_large,
     ],
 )
-@given(batch=batches())
-def test_good_records_count_and_bad_ones_fail_alone(aws: None, batch: list[tuple[dict[str, Any], bool]]) -> None:
+@given(batch=batches(), archive=st.booleans())
+def test_good_records_count_and_bad_ones_fail_alone(
+    aws: None, batch: list[tuple[dict[str, Any], bool]], archive: bool
+) -> None:
+    # (With the archive on, a TTL deletion's images are validated by its archive line, not sized.)
     name = f"stats-{uuid.uuid4().hex[:8]}"
     create_stats_table(boto3.client("dynamodb"), name)
+    archiver = None
+    if archive:
+        boto3.client("s3").create_bucket(Bucket=name)
+        archiver = TtlArchiver(S3ObjectStore(boto3.client("s3"), name), "ttl/", lambda table: "expireAt")
     ports = Ports(
         stats=DynamoStatsStore(boto3.resource("dynamodb").Table(name)),
         resolve_key=PartitionKeyResolver(None, lambda table: {}),
+        archiver=archiver,
     )
     records = [record for record, _ in batch]
     for record in records:  # in stream order, creation times never go back: keep this batch in one window
@@ -164,3 +175,9 @@ def test_good_records_count_and_bad_ones_fail_alone(aws: None, batch: list[tuple
         if item["pk"].startswith("SEG#")
     )
     assert stored == expected_wcu
+    if archive:  # and every good TTL deletion is archived, once
+        archived = sum(
+            len(gzip.decompress(boto3.client("s3").get_object(Bucket=name, Key=obj["Key"])["Body"].read()).splitlines())
+            for obj in boto3.client("s3").list_objects_v2(Bucket=name).get("Contents", [])
+        )
+        assert archived == sum(1 for r in good if "userIdentity" in r)

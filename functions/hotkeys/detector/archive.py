@@ -17,7 +17,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
-from hotkeys.detector.records import Change, Kind, is_ttl_delete
+from hotkeys.detector.records import Change, Kind, MalformedRecord, is_ttl_delete
+from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size
 from hotkeys.detector.windows import iso_utc
 
 _JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
@@ -32,6 +33,7 @@ class RawNumber(str):
 
 
 def exact_number(text: str) -> RawNumber:
+    number_size(text)  # refuses what the size rules refuse (Decimal also takes "1_000" and " 1")
     try:
         normal = str(Decimal(text))
     except InvalidOperation:
@@ -44,30 +46,59 @@ def exact_number(text: str) -> RawNumber:
 NumberWriter = Callable[[str], Any]
 
 
-def plain(value: dict[str, Any], number: NumberWriter = exact_number) -> Any:
-    """DynamoDB JSON → plain JSON values (numbers through ``number``, sets as sorted lists)."""
-    ((kind, raw),) = value.items()
-    if kind in ("S", "B"):
+def plain(value: Any, number: NumberWriter = exact_number) -> Any:
+    """DynamoDB JSON → plain JSON values (numbers through ``number``, sets as sorted lists).
+
+    Refuses (``SizingError``) every value the size rules refuse: with the archive on, a TTL
+    deletion's image is validated here instead of by a size walk nobody needs (it costs no capacity).
+    """
+    try:
+        ((kind, raw),) = value.items()
+    except (AttributeError, TypeError, ValueError):
+        raise SizingError(f"attribute value must be a one-entry map, got {value!r:.80}") from None
+    if kind == "S":
+        if not isinstance(raw, str):
+            raise SizingError("S value must be a string")
         return raw
     if kind == "N":
         return number(raw)
+    if kind == "M":
+        return plain_image(raw, number)
+    if kind == "L":
+        if not isinstance(raw, list):
+            raise SizingError("L value must be a list")
+        return [plain(item, number) for item in raw]
+    if kind == "B":
+        binary_size(raw)
+        return raw
     if kind == "BOOL":
         return bool(raw)
     if kind == "NULL":
         return None
-    if kind == "M":
-        return {name: plain(item, number) for name, item in raw.items()}
-    if kind == "L":
-        return [plain(item, number) for item in raw]
+    value_size(value)  # a set's rules (non-empty, element types), or an unknown type: the size walk's
     if kind in ("SS", "BS"):
         return sorted(raw)
-    if kind == "NS":
-        return [number(text) for text in sorted(raw, key=Decimal)]
-    raise ValueError(f"unknown attribute type {kind!r}")
+    return [number(text) for text in sorted(raw, key=Decimal)]
 
 
-def plain_image(image: dict[str, Any], number: NumberWriter = exact_number) -> dict[str, Any]:
-    return {name: plain(value, number) for name, value in image.items()}
+def plain_image(image: Any, number: NumberWriter = exact_number) -> dict[str, Any]:
+    """A map of attributes as plain JSON. Strings and plain integers, most of an item, are converted
+    inline (this runs for every attribute of every archived item)."""
+    if not isinstance(image, dict):
+        raise SizingError("an image must be a map of attributes")
+    out: dict[str, Any] = {}
+    for name, value in image.items():
+        if type(value) is dict and len(value) == 1:
+            raw = value.get("S")
+            if type(raw) is str:
+                out[name] = raw
+                continue
+            raw = value.get("N")
+            if type(raw) is str:
+                out[name] = number(raw)
+                continue
+        out[name] = plain(value, number)
+    return out
 
 
 def dumps(value: Any) -> str:
@@ -87,7 +118,7 @@ class _NeedsExactText(Exception):
 
 def _fast_number(text: str) -> int | float:
     """The number as int or float when json's C encoder writes exactly ``exact_number(text)``."""
-    if text.isascii() and text.isdigit() and (text[0] != "0" or len(text) == 1):
+    if type(text) is str and text.isascii() and text.isdigit() and (text[0] != "0" or len(text) == 1):
         return int(text)
     exact = exact_number(text)
     if _INTEGER.fullmatch(exact):
@@ -115,14 +146,22 @@ def _line(change: Change, record: dict[str, Any], ttl_attribute: str | None, num
     return line
 
 
+# One encoder for every line (json.dumps with options builds a new one per call).
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def archive_line(change: Change, record: dict[str, Any], ttl_attribute: str | None) -> str:
     """One JSON line. Written by json's C encoder when every number's exact text survives it (the
-    usual case); otherwise by ``dumps``. Both give the same text (property-tested)."""
+    usual case); otherwise by ``dumps``. Both give the same text (property-tested). Raises
+    ``ValueError`` for any image the size rules refuse (property-tested too)."""
+    new = record["dynamodb"].get("NewImage")
+    if new is not None:  # a deletion has none; one that claims one must still be a valid image
+        image_size(new)
     try:
         line = _line(change, record, ttl_attribute, _fast_number)
     except _NeedsExactText:
         return _exact_line(change, record, ttl_attribute)
-    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+    return _encode(line)
 
 
 def _exact_line(change: Change, record: dict[str, Any], ttl_attribute: str | None) -> str:
@@ -135,17 +174,16 @@ def object_key(prefix: str, table: str, shard_id: str, changes: list[Change]) ->
     return f"{prefix}table={table}/dt={hour[:10]}/hour={hour[11:13]}/{shard_id}-{first}-{last}.json.gz"
 
 
-def build_objects(
-    prefix: str, shard_id: str, items: list[tuple[Change, dict[str, Any]]], ttl_attribute: str | None
-) -> dict[str, bytes]:
-    """Object key → gzip bytes (deterministic: same records, same key, same bytes)."""
-    groups: dict[tuple[str, str], list[tuple[Change, dict[str, Any]]]] = {}
-    for change, record in items:
-        groups.setdefault((change.table, iso_utc(change.event_time)[:13]), []).append((change, record))
+def build_objects(prefix: str, shard_id: str, lines: list[tuple[Change, str]]) -> dict[str, bytes]:
+    """Object key → gzip bytes of the (change, archive line) pairs (deterministic: same records, same
+    key, same bytes)."""
+    groups: dict[tuple[str, str], list[tuple[Change, str]]] = {}
+    for change, line in lines:
+        groups.setdefault((change.table, iso_utc(change.event_time)[:13]), []).append((change, line))
     objects = {}
     for (table, _hour), group in groups.items():
         key = object_key(prefix, table, shard_id, [change for change, _ in group])
-        text = "\n".join(archive_line(change, record, ttl_attribute) for change, record in group) + "\n"
+        text = "\n".join(line for _, line in group) + "\n"
         objects[key] = gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
     return objects
 
@@ -185,9 +223,16 @@ class TtlArchiver:
         except InvalidOperation:
             return False
 
-    def archive(self, shard_id: str, items: list[tuple[Change, dict[str, Any]]]) -> str:
-        table = items[0][0].table
-        objects = build_objects(self._prefix, shard_id, items, self._ttl_attribute(table))
+    def line(self, change: Change, record: dict[str, Any]) -> str:
+        """The record's archive line, built as the batch is read: an image that cannot be archived
+        fails its own record, not the batch."""
+        try:
+            return archive_line(change, record, self._ttl_attribute(change.table))
+        except ValueError as error:
+            raise MalformedRecord(f"unarchivable image: {error}") from None
+
+    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> str:
+        objects = build_objects(self._prefix, shard_id, lines)
         for key, body in objects.items():
             self._store.put(key, body)
         return ", ".join(objects)

@@ -52,7 +52,11 @@ class Archiver(Protocol):
 
     def wanted(self, change: Change, record: dict[str, Any]) -> bool: ...
 
-    def archive(self, shard_id: str, items: list[tuple[Change, dict[str, Any]]]) -> str: ...
+    def line(self, change: Change, record: dict[str, Any]) -> str:
+        """The record's archive line; raises MalformedRecord for an image that cannot be archived."""
+        ...
+
+    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> str: ...
 
 
 class Alerting(Protocol):
@@ -163,14 +167,19 @@ def _fold(
     outcome: BatchOutcome,
     touched: dict[tuple[str, int], Segment],
     per_item: bool,
-) -> list[tuple[Change, dict[str, Any]]]:
+) -> list[tuple[Change, str]]:
     archiver = ports.archiver
     resolve_key = ports.resolve_key
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
     capacity = settings.summary_capacity
     burst_seconds = settings.alert_min_span_seconds
-    to_archive: list[tuple[Change, dict[str, Any]]] = []
+    to_archive: list[tuple[Change, str]] = []
+    # With the archive on, a TTL deletion's images are validated by writing its line; they cost no
+    # capacity, so sizing them would only validate them a second time. (A redelivered one is not
+    # archived again: sized, it is validated all the same.)
+    size_ttl_images = archiver is None
+    last_segment: Segment | None = None
     for record in records:
         try:
             sequence_text = sequence_of(record)
@@ -182,7 +191,11 @@ def _fold(
         sequence = int(sequence_text)
         duplicate = sequence <= state.high_water
         try:
-            change = parse_change(record, resolve_key, sequence_text, indexes)
+            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or duplicate)
+            # A redelivered record was archived by the invocation that counted it: an archive failure
+            # fails the whole invocation, so "counted" implies "archived".
+            if archiver is not None and not duplicate and archiver.wanted(change, record):
+                to_archive.append((change, archiver.line(change, record)))
         except MalformedRecord as error:
             _log_malformed(record, sequence_text, error)
             if not per_item:
@@ -196,21 +209,18 @@ def _fold(
             outcome.without_images += 1
         if duplicate:
             outcome.duplicates += 1
+            continue
+        names = indexes.names(change.table) if indexes is not None else ()
+        segment = state.apply(change, window_seconds, capacity, names, burst_seconds)
+        if segment is not last_segment:
+            touched[(segment.table, segment.window_start)] = last_segment = segment
+        if change.kind is Kind.TTL_DELETE:
+            outcome.ttl_deletes += 1
         else:
-            names = indexes.names(change.table) if indexes is not None else ()
-            segment = state.apply(change, window_seconds, capacity, names, burst_seconds)
-            touched[(segment.table, segment.window_start)] = segment
-            if change.kind is Kind.TTL_DELETE:
-                outcome.ttl_deletes += 1
-            else:
-                outcome.counted += 1
-                for name, _key, wcu in change.index_writes:
-                    index = (change.table, name)
-                    outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
-        # A redelivered record was archived by the invocation that counted it: an archive failure fails
-        # the whole invocation, so "counted" implies "archived".
-        if archiver is not None and not duplicate and archiver.wanted(change, record):
-            to_archive.append((change, record))
+            outcome.counted += 1
+            for name, _key, wcu in change.index_writes:
+                index = (change.table, name)
+                outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
     return to_archive
 
 
@@ -266,7 +276,7 @@ def _log_malformed(record: Any, sequence: str | None, error: Exception) -> None:
 
 def _archive(
     shard_id: str,
-    items: list[tuple[Change, dict[str, Any]]],
+    items: list[tuple[Change, str]],
     archiver: Archiver,
     outcome: BatchOutcome,
 ) -> None:

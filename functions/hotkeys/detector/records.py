@@ -76,18 +76,18 @@ def table_from_arn(arn: Any) -> str:
 
 def is_ttl_delete(record: dict[str, Any]) -> bool:
     identity = record.get("userIdentity")
-    return (
-        isinstance(identity, dict)
-        and identity.get("type") == "Service"
-        and identity.get("principalId") == TTL_PRINCIPAL
-    )
+    return type(identity) is dict and identity.get("type") == "Service" and identity.get("principalId") == TTL_PRINCIPAL
 
 
 def key_text(value: Any) -> str:
     """A key attribute value (S, N or B) as text: strings and numbers as-is, binary as base64."""
-    if isinstance(value, dict) and len(value) == 1:
-        ((kind, raw),) = value.items()
-        if kind in ("S", "N", "B") and isinstance(raw, str):
+    if type(value) is dict and len(value) == 1:
+        raw = value.get("S")
+        if raw is None:
+            raw = value.get("N")
+            if raw is None:
+                raw = value.get("B")
+        if type(raw) is str:
             if len(raw) > MAX_KEY_TEXT_BYTES or not raw.isascii():
                 _check_key_bytes(raw)
             return raw
@@ -105,58 +105,89 @@ def _check_key_bytes(raw: str) -> None:
 
 def sequence_of(record: Any) -> str:
     """The record's SequenceNumber (the batch item identifier), validated."""
-    stream = record.get("dynamodb") if isinstance(record, dict) else None
-    sequence = stream.get("SequenceNumber") if isinstance(stream, dict) else None
-    if not isinstance(sequence, str) or not sequence.isdigit():
+    stream = record.get("dynamodb") if type(record) is dict else None
+    sequence = stream.get("SequenceNumber") if type(stream) is dict else None
+    if type(sequence) is not str or not sequence.isdigit():
         raise MalformedRecord("record has no numeric dynamodb.SequenceNumber")
     return sequence
 
 
 def parse_change(
-    record: Any, resolve_key: ResolveKey, sequence: str | None = None, indexes: IndexesOf | None = None
+    record: Any,
+    resolve_key: ResolveKey,
+    sequence: str | int | None = None,
+    indexes: IndexesOf | None = None,
+    size_ttl_images: bool = True,
 ) -> Change:
-    """Parse one record; raises MalformedRecord with the reason if it cannot be counted."""
-    if not isinstance(record, dict):
+    """Parse one record; raises MalformedRecord with the reason if it cannot be counted.
+
+    ``sequence``: the record's SequenceNumber when the caller has read it already (text or number).
+    A TTL deletion costs no capacity: ``size_ttl_images=False`` skips its size walk, for a caller
+    that validates its images another way (the archive's line writer refuses what sizing refuses).
+    This runs once per record of every batch: checks are exact-type tests and no generator or
+    intermediate collection is built unless the record has index writes.
+    """
+    if type(record) is not dict:
         raise MalformedRecord("record is not a map")
     stream = record.get("dynamodb")
-    if not isinstance(stream, dict):
+    if type(stream) is not dict:
         raise MalformedRecord("record has no dynamodb section")
     event_name = record.get("eventName")
     if event_name not in _EVENT_NAMES:
         raise MalformedRecord(f"unknown eventName {event_name!r:.40}")
     table = table_from_arn(record.get("eventSourceARN"))
     keys = stream.get("Keys")
-    if not isinstance(keys, dict) or not keys:
+    if type(keys) is not dict or not keys:
         raise MalformedRecord("record has no dynamodb.Keys")
     key_attribute = resolve_key(table, keys)
-    if key_attribute not in keys:
+    key_value = keys.get(key_attribute)
+    if key_value is None:
         raise MalformedRecord(f"partition key attribute {key_attribute!r} is not in the record's Keys")
-    created = stream.get("ApproximateCreationDateTime")
-    if isinstance(created, bool) or not isinstance(created, int | float):
+    created: Any = stream.get("ApproximateCreationDateTime")
+    created_type = type(created)
+    if created_type is not int and created_type is not float:  # exact types: a bool is not a time
         raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
     if sequence is None:
         sequence = sequence_of(record)
     kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
-    view = stream.get("StreamViewType")
-    old_size, new_size = _image_sizes(stream, keys)
-    specs = indexes(table) if indexes is not None and kind is Kind.WRITE else ()
-    writes = _index_writes(specs, stream, old_size, new_size) if specs else ()
-    return Change(
-        table=table,
-        key=key_text(keys[key_attribute]),
-        event_time=int(created),
-        sequence=int(sequence),
-        # Put/Update cost the larger of the old and new item, Delete the deleted item, plus the item's
-        # local secondary index writes (same partition); TTL deletions cost no capacity, but their
-        # images are validated all the same.
-        wcu=(write_units(max(old_size, new_size)) + sum(wcu for local, _, _, wcu in writes if local))
-        * (kind is Kind.WRITE),
-        kind=kind,
-        partial=(view is not None and view != FULL_VIEW) or ("OldImage" not in stream and "NewImage" not in stream),
-        index_writes=tuple((name, key, wcu) for local, name, key, wcu in writes if not local),
-        sort_key=_sort_key(keys, key_attribute) if len(keys) == 2 else None,
-        pinned=any(spec.local for spec in specs),
+    writing = kind is Kind.WRITE
+    old_size, new_size = _image_sizes(stream, keys) if writing or size_ttl_images else (0, 0)
+    change = Change(
+        table,
+        key_text(key_value),
+        int(created),
+        int(sequence),
+        # Put/Update cost the larger of the old and new item, Delete the deleted item; TTL deletions
+        # cost no capacity.
+        write_units(old_size if old_size > new_size else new_size) if writing else 0,
+        kind,
+        _partial(stream),
+        (),
+        _sort_key(keys, key_attribute) if len(keys) == 2 else None,
     )
+    specs = indexes(table) if indexes is not None and writing else ()
+    if specs:
+        _add_index_writes(change, specs, stream, old_size, new_size)
+    return change
+
+
+def _partial(stream: dict[str, Any]) -> bool:
+    """The record lacks the images a NEW_AND_OLD_IMAGES stream carries (its size and archive are partial)."""
+    view = stream.get("StreamViewType")
+    if view is not None and view != FULL_VIEW:
+        return True
+    return "OldImage" not in stream and "NewImage" not in stream
+
+
+def _add_index_writes(
+    change: Change, specs: tuple[IndexSpec, ...], stream: dict[str, Any], old_size: int, new_size: int
+) -> None:
+    """The record's secondary index writes: local ones (same partition) add to its write units, global
+    ones are listed by index partition key."""
+    writes = _index_writes(specs, stream, old_size, new_size)
+    change.wcu += sum(wcu for local, _, _, wcu in writes if local)
+    change.index_writes = tuple((name, key, wcu) for local, name, key, wcu in writes if not local)
+    change.pinned = any(spec.local for spec in specs)
 
 
 def _sort_key(keys: dict[str, Any], partition_attribute: str) -> tuple[str, str] | None:

@@ -189,12 +189,28 @@ def image_sizes(old: Any, new: Any) -> tuple[int, int]:
             shared += 1
             if other == value:
                 continue
-            delta -= _name_size(name) + value_size(other)
-        delta += _name_size(name) + value_size(value)
+            delta -= _attribute_size(name, other)
+        delta += _attribute_size(name, value)
     if shared < len(new):  # attributes added by the update
         for name in new.keys() - old.keys():
-            delta -= _name_size(name) + value_size(new[name])
+            delta -= _attribute_size(name, new[name])
     return new_size + delta, new_size
+
+
+def _attribute_size(name: str, value: Any) -> int:
+    """One attribute's name and value bytes; a string or plain integer (what updates usually change:
+    counters, timestamps, statuses) without the general dispatch."""
+    name_bytes = _name_sizes.get(name)
+    size = name_bytes if name_bytes is not None else _name_size(name)
+    if type(value) is dict and len(value) == 1:
+        raw = value.get("S")
+        if type(raw) is str:
+            return size + (len(raw) if raw.isascii() else len(raw.encode("utf-8")))
+        raw = value.get("N")
+        if type(raw) is str and raw.isdigit():
+            significant = len(raw.strip("0")) or 1
+            return size + (significant + 1) // 2 + 1
+    return size + value_size(value)
 
 
 def write_units(size_bytes: int) -> int:

@@ -136,24 +136,30 @@ class Segment:
         else:
             self.ranges.append([sequence, sequence])
             self.range_open = True
-        self.last_event = max(self.last_event, change.event_time)
+        event_time = change.event_time
+        self.last_event = max(self.last_event, event_time)
         self.last_sequence = sequence
         self.dirty = True
         if change.kind is Kind.TTL_DELETE:
             self.ttl_deletes += 1
             return
+        wcu = change.wcu
         self.writes += 1
-        self.wcu += change.wcu
-        budget = summary.allotment(1 + len(self.indexes))
+        self.wcu += wcu
         if change.index_writes:
-            self._count_indexes(change, capacity, budget, bucket_seconds)
+            self._count_indexes(change, capacity, summary.allotment(1 + len(self.indexes)), bucket_seconds)
         entries = self.entries
-        pruned, self.entry_bytes = summary.count(
-            entries, self.entry_bytes, change.key, change.wcu, change.event_time, capacity, budget, bucket_seconds
-        )
-        if pruned:
-            self.pruned += pruned
-            self.items = {key: stats for key, stats in self.items.items() if key in entries}
+        entry = entries.get(change.key)
+        if entry is not None:  # most writes are to a key already tracked (that is what makes it hot)
+            summary.bump(entry, wcu, event_time, bucket_seconds)
+        else:
+            budget = summary.allotment(1 + len(self.indexes))
+            pruned, self.entry_bytes = summary.admit(
+                entries, self.entry_bytes, change.key, wcu, event_time, capacity, budget, bucket_seconds
+            )
+            if pruned:
+                self.pruned += pruned
+                self.items = {key: stats for key, stats in self.items.items() if key in entries}
         if change.sort_key is not None:
             self._count_item(change)
 
