@@ -9,7 +9,8 @@ handler, and the state's round trip; ``gc.callbacks`` add up the collector's sha
 Two parts:
 
 * ``gc``: the garbage-collection policy at initialisation, CPython's default against
-  ``gc.freeze()`` after initialisation (what ``hotkeys.detector.app`` does), on ~1 KB items.
+  ``gc.freeze()`` after initialisation, and against freezing plus a higher young-collection threshold
+  (what ``hotkeys.detector.app.settle_heap`` does), on ~1 KB items.
 * ``matrix``: the deployed wiring (stats table, alerts and TTL archive on, AWS answered in-process
   by ``bench.answers``: real boto3 clients, canned answers, so the client side is measured and no
   server) over item shapes, operation mixes, key schemas and batch sizes. Per cell: CPU µs per
@@ -36,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MODES = ("default", "freeze")
+MODES = ("default", "freeze", "freeze+threshold")
+DEFAULT_THRESHOLD = (700, 10, 10)  # CPython's
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "lambda-process-latest.json"
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-lambda.md"
 # The targets, checked per run on this machine (ratios within one run).
@@ -119,17 +121,20 @@ def child(mode: str, folder: str) -> dict[str, Any]:
     _container_environment()
     from bench.stubs import NullStats
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
-    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.app import Container, build_handler, settle_heap
     from hotkeys.detector.config import Settings
     from hotkeys.detector.pipeline import Ports
 
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
     container = Container(Settings(stats_table_name="bench-stats"), ports)  # AWS answered in-process
     handle = build_handler(lambda: container)
-    gc.unfreeze()
+    gc.unfreeze()  # undo what importing the app did, then apply the policy measured
+    gc.set_threshold(*DEFAULT_THRESHOLD)
     gc.collect()
     if mode == "freeze":
         gc.freeze()
+    elif mode == "freeze+threshold":
+        settle_heap()
     bill = _invoke_all(handle, sorted(Path(folder).glob("event-*.json")), final=False)
     per_record = 1e6 / bill.records
     return {
@@ -206,8 +211,10 @@ def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, An
     answers.attach(aws)
     container = Container(settings, build_ports(settings, aws))
     handle = build_handler(lambda: container)
+    from hotkeys.detector.app import settle_heap
+
     gc.collect()
-    gc.freeze()  # as hotkeys.detector.app does at the end of its import
+    settle_heap()  # as hotkeys.detector.app does at the end of its import
     return handle, answers
 
 
@@ -369,7 +376,10 @@ Python {platform.python_version()}, measured {datetime.now(UTC):%Y-%m-%d}. {reco
 
 Each cell runs in a fresh interpreter holding what the function's container holds: the handler's
 imports, its clients, one event at a time (read as bytes outside the timing) and the carried state,
-with `gc.freeze()` after initialisation as the function does. The wiring is the stack's: stats
+with the heap settled after initialisation as the function does (`gc.freeze()` and a young-collection
+threshold of 10,000: `hotkeys.detector.app.settle_heap`). Each cell makes {PASSES} passes over its
+events in the same container (a warm one; each pass starts a fresh window state), each pass followed
+by the floors on the same events; every figure is the median of the passes. The wiring is the stack's: stats
 table, alerts and TTL archive on, real boto3 clients answered in-process with canned successes
 (`bench/answers.py`: the client side of every request is measured, no server). CPU time
 (`time.process_time`) per record:
@@ -378,7 +388,12 @@ table, alerts and TTL archive on, real boto3 clients answered in-process with ca
   (with the collector on; **of which GC** is the collector's share, from `gc.callbacks`);
 - **handler**: the decorated handler plus the JSON round trip of the state it returns;
 - **floor**: the same events parsed with the collector off, plus extracting and counting each
-  record's partition key: the least any consumer of these events pays.
+  record's partition key: the least any consumer of these events pays;
+- **sizing floor**: the floor plus reading each record's sequence number and event time and sizing
+  both images by the detector's own walk (AWS's documented size rules), write units added to the
+  key: the least a consumer that counts write units exactly pays. Its ratio to the floor is how much
+  of a "total ≤ 2× floor" budget exact sizing alone takes, before deduplication, windows, the
+  summary, the archive and alerts.
 
 {matrix_table(results)}
 
@@ -439,8 +454,9 @@ def main(argv: list[str] | None = None) -> int:
             results.append(json.loads(output.strip().splitlines()[-1]))
     for result in results:
         print(json.dumps(result))
-    base, frozen = results
+    base, frozen, settled = results
     print(f"total CPU per record, freeze / default: {frozen['total_us'] / base['total_us']:.2f}")
+    print(f"total CPU per record, freeze+threshold / default: {settled['total_us'] / base['total_us']:.2f}")
     return 0
 
 

@@ -131,3 +131,15 @@ def test_the_deployed_handler_reads_its_settings_and_endpoint_from_the_environme
         "error": "ConfigError",
         "message": "STATS_TABLE_NAME is required: the name of the detector's stats table",
     }
+
+
+def test_importing_the_function_settles_its_heap_for_the_runtimes_parse() -> None:
+    # Given a fresh interpreter, as a Lambda container starts
+    probe = (
+        "import gc, hotkeys.detector.app as app;"
+        "print(gc.get_freeze_count() > 1000, gc.get_threshold()[0] == app.YOUNG_COLLECTION_THRESHOLD)"
+    )
+    # When it imports the function's module (the handler's init phase)
+    output = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    # Then the initialised heap is frozen and young collections run at the measured threshold
+    assert output.split() == ["True", "True"]
