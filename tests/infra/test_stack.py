@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from hotkeys.cli import cost
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
 from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
@@ -452,3 +453,18 @@ def test_the_function_asset_is_the_detector_alone_and_imports_on_its_own(demo: S
         [sys.executable, "-S", "-c", program], capture_output=True, text=True, env=environment, cwd=asset, check=False
     )
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesized: dict) -> None:
+    # Given the stack without alert subscribers (demo) and with Slack, e-mail and a webhook (multi)
+    demo, multi = synthesized["demo"], synthesized["multi"]
+    # Then `hotkeys cost` prices the base alarms and the one dashboard the stack creates
+    assert len(demo.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS
+    assert len(demo.resources("AWS::CloudWatch::Dashboard")) == cost.DASHBOARDS
+    # and each subscriber's undelivered-message alarm is the only addition (left out of the model)
+    undelivered = [
+        alarm
+        for alarm in multi.resources("AWS::CloudWatch::Alarm").values()
+        if "could not be delivered" in alarm["Properties"].get("AlarmDescription", "")
+    ]
+    assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + len(undelivered)

@@ -25,6 +25,8 @@ PRICES = {
     "s3_standard_gb_month": 0.023,
     "cloudwatch_logs_ingested_gb": 0.50,
     "cloudwatch_custom_metric_month": 0.30,  # first 10,000 metrics
+    "cloudwatch_alarm_month": 0.10,  # standard resolution
+    "cloudwatch_dashboard_month": 3.00,
     "contributor_insights_rule_month": 0.50,
     "contributor_insights_event": 0.03 / 1e6,
 }
@@ -41,11 +43,45 @@ CPU_SECONDS_PER_RECORD = 60e-6
 CPU_SECONDS_PER_RECORD_PER_GSI = 5e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
 RETENTION_DAYS = default_of("stats_retention_days")
-# Per invocation the function logs one EMF metrics line (~750 bytes) and Lambda its START, END and
-# REPORT lines: ~1 KB ingested. Alert and error lines are rare.
-LOG_BYTES_PER_INVOCATION = 1000
+# What one invocation puts in CloudWatch Logs (the stack logs at INFO in Lambda's JSON format). The
+# function's own lines are measured from the handler's real output by tests/integration/
+# test_log_volume.py (realistic names: a CDK function name and ARN, a real shard id), which fails if
+# the handler writes more than these figures or if they overstate it by more than a fifth:
+# its EMF metrics line (one per invocation, final ones included),
+EMF_LINE_BYTES = 900
+# plus this much per counted global secondary index of the invocation's table (its metric's name in
+# the line's directive and its value),
+EMF_BYTES_PER_INDEX = 200
+# and the archive's "archived TTL deletions" INFO line, per archive object written.
+ARCHIVE_LINE_BYTES = 850
+# Lambda's system records in the JSON log format, shaped as the telemetry schema documents them
+# (platform.start and platform.report, with the X-Ray tracing context active tracing adds). Built from
+# that shape, not observed on a live function: the least certain of these figures.
+_REQUEST_ID = "0" * 36
+_TRACING = '{"spanId":"' + "0" * 16 + '","type":"X-Amzn-Trace-Id","value":"Root=1-' + "0" * 8 + "-" + "0" * 24
+_TRACING += ";Parent=" + "0" * 16 + ';Sampled=1"}'
+PLATFORM_RECORDS = (
+    '{"time":"2026-12-01T00:00:00.000Z","type":"platform.start","record":{"requestId":"'
+    + _REQUEST_ID
+    + '","version":"$LATEST","tracing":'
+    + _TRACING
+    + "}}",
+    '{"time":"2026-12-01T00:00:00.000Z","type":"platform.report","record":{"requestId":"'
+    + _REQUEST_ID
+    + '","metrics":{"durationMs":1234.567,"billedDurationMs":1235,"memorySizeMB":512,"maxMemoryUsedMB":128},'
+    + '"tracing":'
+    + _TRACING
+    + ',"status":"success"}}',
+)
+PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
 # The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
 CUSTOM_METRICS = 10
+# The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
+# without images; one more per alert subscriber with its own undelivered-message queue, not counted
+# here) and its one dashboard; the infra tests check both against the synthesized template. List
+# prices, before the free tier (10 alarms and 3 dashboards per account).
+ALARMS = 5
+DASHBOARDS = 1
 STATS_WRU_PER_WRITE = 2
 
 
@@ -105,11 +141,22 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
-        "cloudwatch_logs": invocations * LOG_BYTES_PER_INVOCATION / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
+        "cloudwatch_logs": log_bytes(inputs, invocations, archive_objects)
+        / 1e9
+        * PRICES["cloudwatch_logs_ingested_gb"],
         # and one per counted GSI (IndexWriteUnits/<table>/<index>)
         "custom_metrics": (CUSTOM_METRICS + inputs.tables * inputs.gsis) * PRICES["cloudwatch_custom_metric_month"],
+        "alarms_and_dashboard": ALARMS * PRICES["cloudwatch_alarm_month"]
+        + DASHBOARDS * PRICES["cloudwatch_dashboard_month"],
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
     }
+
+
+def log_bytes(inputs: CostInputs, invocations: float, archive_objects: float) -> float:
+    """Bytes ingested by CloudWatch Logs in a month: each invocation's EMF line and Lambda's system
+    records, and an INFO line per archive object. Alert and error lines are rare and left out."""
+    per_invocation = EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX + PLATFORM_BYTES_PER_INVOCATION
+    return invocations * per_invocation + archive_objects * ARCHIVE_LINE_BYTES
 
 
 def contributor_insights_cost(inputs: CostInputs) -> dict[str, float]:
