@@ -99,9 +99,25 @@ def value_size(value: Any) -> int:
 def _list_size(elements: list[Any]) -> int:
     total = 3 + len(elements)
     for element in elements:
-        raw = element.get("M") if type(element) is dict and len(element) == 1 else None
-        total += 3 + image_size(raw) + len(raw) if type(raw) is dict else value_size(element)
+        total += _element_size(element)
     return total
+
+
+def _element_size(value: Any) -> int:
+    """One value's size; strings, plain integers and maps (a list's usual elements, an update's usual
+    changes) without the general dispatch."""
+    if type(value) is dict and len(value) == 1:
+        raw = value.get("S")
+        if type(raw) is str:
+            return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+        raw = value.get("N")
+        if type(raw) is str and raw.isdigit():
+            significant = len(raw.strip("0")) or 1
+            return (significant + 1) // 2 + 1
+        raw = value.get("M")
+        if type(raw) is dict:
+            return 3 + image_size(raw) + len(raw)
+    return value_size(value)
 
 
 def _set_size(raw: Any, element_size: Any, element_type: type) -> int:
@@ -196,19 +212,9 @@ def image_sizes(old: Any, new: Any) -> tuple[int, int]:
 
 
 def _attribute_size(name: str, value: Any) -> int:
-    """One attribute's name and value bytes; a string or plain integer (what updates usually change:
-    counters, timestamps, statuses) without the general dispatch."""
+    """One attribute's name and value bytes."""
     name_bytes = _name_sizes.get(name)
-    size = name_bytes if name_bytes is not None else _name_size(name)
-    if type(value) is dict and len(value) == 1:
-        raw = value.get("S")
-        if type(raw) is str:
-            return size + (len(raw) if raw.isascii() else len(raw.encode("utf-8")))
-        raw = value.get("N")
-        if type(raw) is str and raw.isdigit():
-            significant = len(raw.strip("0")) or 1
-            return size + (significant + 1) // 2 + 1
-    return size + value_size(value)
+    return (name_bytes if name_bytes is not None else _name_size(name)) + _element_size(value)
 
 
 def write_units(size_bytes: int) -> int:
