@@ -47,16 +47,23 @@ WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
 
 def _container_environment() -> None:
-    """What the function's environment gives boto3 and Powertools (no tracing, no metrics output)."""
+    """What the deployed function's environment gives boto3 and Powertools: logs at INFO, EMF metrics
+    on, active tracing (X-Ray segments sent over UDP to the daemon's address, where nothing listens
+    here: the SDK's side of every segment is measured)."""
     os.environ.update(
         {
             "AWS_ACCESS_KEY_ID": "bench",
             "AWS_SECRET_ACCESS_KEY": "bench",
             "AWS_REGION": "us-east-1",
             "AWS_DEFAULT_REGION": "us-east-1",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "ERROR",
+            "AWS_LAMBDA_FUNCTION_NAME": "bench",
+            "LAMBDA_TASK_ROOT": "/var/task",
+            "_X_AMZN_TRACE_ID": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+            "AWS_XRAY_DAEMON_ADDRESS": "127.0.0.1:2000",
+            "POWERTOOLS_TRACE_DISABLED": "false",
+            "POWERTOOLS_METRICS_DISABLED": "false",
+            "POWERTOOLS_METRICS_NAMESPACE": "HotKeyDetector",
+            "POWERTOOLS_LOG_LEVEL": "INFO",
         }
     )
 
@@ -380,8 +387,9 @@ with the heap settled after initialisation as the function does (`gc.freeze()` a
 threshold of 10,000: `hotkeys.detector.app.settle_heap`). Each cell makes {PASSES} passes over its
 events in the same container (a warm one; each pass starts a fresh window state), each pass followed
 by the floors on the same events; every figure is the median of the passes. The wiring is the stack's: stats
-table, alerts and TTL archive on, real boto3 clients answered in-process with canned successes
-(`bench/answers.py`: the client side of every request is measured, no server). CPU time
+table, alerts and TTL archive on, logs at INFO, EMF metrics and active tracing on (X-Ray segments sent
+to the daemon's address, where nothing listens), real boto3 clients answered in-process with canned
+successes (`bench/answers.py`: the client side of every request is measured, no server). CPU time
 (`time.process_time`) per record:
 
 - **parse**: `json.loads` of the event bytes, as the runtime does before calling the handler

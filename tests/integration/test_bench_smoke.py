@@ -49,3 +49,17 @@ def test_a_cell_with_indexes_reads_the_schema_once_and_keeps_one_snapshot_per_se
     assert result["requests"]["DescribeTable"] == 1
     assert result["requests"]["PutItem"] == 2
     assert result["requests"]["Query"] == 1
+
+
+def test_the_same_day_comparison_runs_both_checkouts_as_deployed() -> None:
+    # Given this checkout compared with itself on a small cell
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "bench.compare", "--before", str(root), "--cell", "100B mixed 100"]
+    # When the comparison runs (one round: each side in its own process)
+    output = subprocess.run(
+        [*command, "--records", "300", "--rounds", "1"], check=True, capture_output=True, text=True, cwd=root
+    ).stdout
+    result = json.loads(output.strip().splitlines()[-1])
+    # Then both sides were measured and their ratio reported
+    assert len(result["before"]) == len(result["after"]) == 1
+    assert min(result["before"] + result["after"]) > 0 and result["before_over_after"] > 0

@@ -34,10 +34,10 @@ SECONDS_PER_MONTH = 30 * 86_400
 # What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
 # handler with alerts and archive on, batches of 1,000 (`python -m bench.lambda_process`, cell
 # "1KB-12 mixed simple key, batch 1000", docs/benchmarks-lambda.md). The model took the upper end of
-# the runs of 2026-11-30 (57-77 us: 80 us); the per-record work of decisions §27 cut the same cell's
-# total 1.35x in same-day runs (28.7 -> 20.6-21.3 us on 2026-12-01, a faster day on this shared
-# machine), so the model takes 80 us / 1.35, rounded up. Lambda gives memory/1769 MB of a vCPU.
-CPU_SECONDS_PER_RECORD = 60e-6
+# the runs of 2026-11-30 (57-77 us: 80 us). The per-record work of decisions §27 cut that cell 1.09x
+# in a same-day A/B as deployed (`python -m bench.compare`, 2026-12-01); only that is credited:
+# 80 us / 1.09, rounded up. Lambda gives memory/1769 MB of a vCPU.
+CPU_SECONDS_PER_RECORD = 75e-6
 # Each counted GSI adds its write rules and its own summary update per record: the same cell with 1
 # and 5 GSIs measured +4 to +5 us per index (decisions §22, docs/benchmarks-lambda.md); rounded up.
 CPU_SECONDS_PER_RECORD_PER_GSI = 5e-6
