@@ -128,6 +128,11 @@ class Segment:
     pinned: bool = False
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
+    # Derived: the byte budget each of this segment's summaries gets (its indexes are fixed at its start).
+    budget: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.budget = summary.allotment(1 + len(self.indexes))
 
     def apply(self, change: Change, capacity: int, bucket_seconds: int = DEFAULT_BUCKET_SECONDS) -> None:
         sequence = change.sequence
@@ -147,19 +152,14 @@ class Segment:
         self.writes += 1
         self.wcu += wcu
         if change.index_writes:
-            self._count_indexes(change, capacity, summary.allotment(1 + len(self.indexes)), bucket_seconds)
+            self._count_indexes(change, capacity, self.budget, bucket_seconds)
         entries = self.entries
-        entry = entries.get(change.key)
-        if entry is not None:  # most writes are to a key already tracked (that is what makes it hot)
-            summary.bump(entry, wcu, event_time, bucket_seconds)
-        else:
-            budget = summary.allotment(1 + len(self.indexes))
-            pruned, self.entry_bytes = summary.admit(
-                entries, self.entry_bytes, change.key, wcu, event_time, capacity, budget, bucket_seconds
-            )
-            if pruned:
-                self.pruned += pruned
-                self.items = {key: stats for key, stats in self.items.items() if key in entries}
+        pruned, self.entry_bytes = summary.count(
+            entries, self.entry_bytes, change.key, wcu, event_time, capacity, self.budget, bucket_seconds
+        )
+        if pruned:
+            self.pruned += pruned
+            self.items = {key: stats for key, stats in self.items.items() if key in entries}
         if change.sort_key is not None:
             self._count_item(change)
 
