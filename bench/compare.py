@@ -52,11 +52,11 @@ def deployed_environment() -> dict[str, str]:
 
 
 def total_us(checkout: Path, folder: str, environment: dict[str, str]) -> float:
-    paths = {**os.environ, "PYTHONPATH": f"{checkout / 'functions'}{os.pathsep}{checkout}"}
+    imports_from_checkout = {**os.environ, "PYTHONPATH": f"{checkout / 'functions'}{os.pathsep}{checkout}"}
     output = subprocess.run(
         [sys.executable, "-c", CHILD, folder, json.dumps(environment)],
         cwd=checkout,
-        env=paths,
+        env=imports_from_checkout,
         check=True,
         capture_output=True,
         text=True,

@@ -198,7 +198,7 @@ def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, An
     _container_environment()
     from bench.answers import CannedAws
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.app import Container, build_handler, settle_heap
     from hotkeys.detector.config import Settings
     from hotkeys.detector.wiring import build_ports
 
@@ -218,8 +218,6 @@ def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, An
     answers.attach(aws)
     container = Container(settings, build_ports(settings, aws))
     handle = build_handler(lambda: container)
-    from hotkeys.detector.app import settle_heap
-
     gc.collect()
     settle_heap()  # as hotkeys.detector.app does at the end of its import
     return handle, answers
@@ -447,9 +445,7 @@ def main(argv: list[str] | None = None) -> int:
 
     records = zipf_records(rate=1000, duration=args.seconds)
     with tempfile.TemporaryDirectory() as folder:
-        for index in range(0, len(records), 1000):
-            body = json.dumps({"Records": records[index : index + 1000]}).encode()
-            Path(folder, f"event-{index // 1000:05d}.json").write_bytes(body)
+        write_events(folder, records, 1000)
         del records
         results = []
         for mode in MODES:

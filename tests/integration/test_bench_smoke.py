@@ -8,15 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench.lambda_process import write_events
 from bench.shapes import records
 
 
 def measure(tmp_path: Path, shape: str, indexes: int) -> dict[str, Any]:
     """2,000 records of the mixed operations (TTL deletions among them) in two 1,000-record events,
     measured as one matrix cell in its own process."""
-    batch = records(shape, "mixed", 2000)
-    for index in range(0, len(batch), 1000):
-        (tmp_path / f"event-{index // 1000:05d}.json").write_text(json.dumps({"Records": batch[index : index + 1000]}))
+    write_events(str(tmp_path), records(shape, "mixed", 2000), 1000)
     output = subprocess.run(
         [sys.executable, "-m", "bench.lambda_process", "--matrix-child", str(tmp_path), "False", str(indexes)],
         check=True,

@@ -86,9 +86,10 @@ handler = build_handler(_this_container)
 # Young collections run after this many new container objects (CPython's default: 700). The runtime's
 # parse of a 100-record event of 40 KB nested items allocates hundreds of thousands of them, and the
 # default ran enough young collections to promote the event's objects into full collections: GC was
-# 57% of that parse. At 10,000 the parse took 0.53x the time and GC 0.23x (`python -m
-# bench.lambda_process`, docs/decisions.md §27); 1 KB items were unchanged. Garbage without cycles is
-# freed by reference counting either way; only cyclic garbage waits longer (at most 10,000 objects).
+# 57% of that parse. At 10,000 the parse took 0.59x the time and GC 0.31x (`python -m
+# bench.lambda_process --part matrix`, docs/decisions.md §18 and §27); 1 KB items were unchanged.
+# Garbage without cycles is freed by reference counting either way; only cyclic garbage waits longer
+# (at most 10,000 objects).
 YOUNG_COLLECTION_THRESHOLD = 10_000
 
 

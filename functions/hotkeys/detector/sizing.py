@@ -213,8 +213,7 @@ def image_sizes(old: Any, new: Any) -> tuple[int, int]:
 
 def _attribute_size(name: str, value: Any) -> int:
     """One attribute's name and value bytes."""
-    name_bytes = _name_sizes.get(name)
-    return (name_bytes if name_bytes is not None else _name_size(name)) + _element_size(value)
+    return _name_size(name) + _element_size(value)
 
 
 def write_units(size_bytes: int) -> int:
