@@ -25,3 +25,7 @@ class NullStats:
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
         self.calls += 1
+
+    def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
+        self.calls += 1
+        return []

@@ -124,10 +124,11 @@ def test_a_redelivered_batch_rewrites_the_same_object(stats_table_name: str, buc
     assert [len(lines) for lines in archived(bucket).values()] == [3]
 
 
-def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
+def test_an_archive_that_neither_s3_nor_the_spool_takes_fails_the_invocation_and_loses_nothing(
     stats_table_name: str, bucket: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given S3 rejects the first two writes
+    # Given S3 rejects the first two writes, and so does the spool (the stats table)
+    from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
     from hotkeys.detector.adapters.archive_store import S3ObjectStore
 
     real_put = S3ObjectStore.put
@@ -139,7 +140,11 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
             raise RuntimeError("SlowDown")
         real_put(self, key, body)
 
+    def refused(self: DynamoArchiveSpool, shard_id: str, key: str, body: bytes) -> None:
+        raise RuntimeError("the spool is down too")
+
     monkeypatch.setattr(S3ObjectStore, "put", flaky)
+    monkeypatch.setattr(DynamoArchiveSpool, "put", refused)
     settings = Settings(stats_table_name=stats_table_name, archive_bucket_name=bucket)
     records = mixed()
     # When the first invocation runs, it fails as a whole (a function error: Lambda retries and
@@ -151,7 +156,7 @@ def test_an_s3_failure_fails_the_invocation_and_loses_nothing(
         "isFinalInvokeForWindow": True,
         "window": {"start": "2026-12-01T03:00:00Z", "end": "2026-12-01T03:01:00Z"},
     }
-    with pytest.raises(BatchError, match="SlowDown"):
+    with pytest.raises(BatchError, match="spool is down too"):
         process_batch(parse_event(event), settings, build_ports(settings, AwsClients()))
     assert build_ports(settings, AwsClients()).stats.catalog(0, 2**40) == []
     # And through the mapping's retries every TTL item ends up archived, the counts applied once
@@ -193,3 +198,65 @@ def test_replica_ttl_deletions_are_archived_only_when_asked(
 def test_no_bucket_no_archive(stats_table_name: str, bucket: str) -> None:
     run(Settings(stats_table_name=stats_table_name), mixed())
     assert archived(bucket) == {}
+
+
+class Outage:
+    """S3 as seen through an outage: refuses every write while ``down``."""
+
+    def __init__(self, bucket: str) -> None:
+        from hotkeys.detector.adapters.archive_store import S3ObjectStore
+
+        self.down = True
+        self.refused = 0
+        self._s3 = S3ObjectStore(boto3.client("s3"), bucket)
+
+    def put(self, key: str, body: bytes) -> None:
+        if self.down:
+            self.refused += 1
+            raise RuntimeError("ServiceUnavailable")
+        self._s3.put(key, body)
+
+
+def test_expired_items_survive_an_s3_outage_of_seven_days(stats_table_name: str, bucket: str) -> None:
+    """Without the spool an invocation whose archive S3 refuses fails, is retried, and after the retries its
+    batch is dead-lettered: its expired items then live only in the stream, for 24 hours. Here S3 refuses
+    every write for seven days of the stream; nothing may be dead-lettered, and every expired item must
+    reach S3 once it is back."""
+    from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.archive import TtlArchiver
+    from hotkeys.detector.pipeline import Ports
+
+    # Given TTL deletions (and writes) every six hours for seven days, then every hour for a day, on a shard
+    hours = [T0 + 6 * 3600 * quarter for quarter in range(7 * 4)] + [T0 + 7 * 86_400 + 3600 * h for h in range(24)]
+    records = []
+    for position, start in enumerate(hours):
+        item = record(2 * position, "ttl", key=f"session#{position}")
+        write = record(2 * position + 1, "modify", key=f"user#{position}")
+        item["dynamodb"]["ApproximateCreationDateTime"] = write["dynamodb"]["ApproximateCreationDateTime"] = start
+        records += [item, write]
+    outage = Outage(bucket)
+    ticks = iter(range(0, 10**9, 10))  # each look at the clock: ten seconds later (a drain is due now and then)
+    table = boto3.resource("dynamodb").Table(stats_table_name)
+    settings = Settings(stats_table_name=stats_table_name, archive_bucket_name=bucket)
+    archiver = TtlArchiver(
+        outage, "ttl/", lambda _table: "expireAt", spool=DynamoArchiveSpool(table), clock=lambda: next(ticks)
+    )
+    ports = Ports(
+        stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, lambda name: {}), archiver=archiver
+    )
+    esm = EventSourceSettings(batch_size=10, tumbling_window_seconds=60, retry_attempts=2)
+    consumer = ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-7", esm)
+    # When S3 refuses every write for the first seven days, and takes them again on the eighth
+    week = 2 * 7 * 4
+    run = consumer.consume(records[:week])
+    assert outage.refused >= 7 * 4 and archived(bucket) == {}
+    outage.down = False
+    run = consumer.consume(records[week:])
+    # Then nothing was dead-lettered, and every expired item is archived exactly once, spooled ones included
+    assert not run.dead_letters and run.function_errors == 0
+    expired = [line["keys"]["pk"] for lines in archived(bucket).values() for line in lines]
+    assert sorted(expired) == sorted(f"session#{position}" for position in range(len(hours)))
+    assert DynamoArchiveSpool(table).waiting() is None
+    assert not table.query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": "SPOOL#0"})["Items"]

@@ -15,6 +15,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
+from hotkeys.detector.windows import iso_utc as iso
 from tests.support import ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows
@@ -173,6 +174,9 @@ def test_a_final_invocation_that_keeps_failing_stores_the_window_once_it_succeed
         def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
             real.save_catalog(table, start, window_seconds, expires_at)
 
+        def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
+            return real.shard_segments(table, start, shard_id)
+
     ports.stats = Unavailable()
     esm = EventSourceSettings(batch_size=100, tumbling_window_seconds=settings.window_seconds, retry_attempts=3)
     # When the mapping delivers the window: its final invocation fails until the table is back
@@ -207,3 +211,72 @@ def test_records_from_a_stream_without_both_images_are_reported(
 def test_records_with_both_images_are_not_reported(settings: Settings) -> None:
     records = [write_record("k", i, T0 + i) for i in range(3)]
     assert process_batch(tumbling(records, final=True), settings, ports_for(settings)).without_images == 0
+
+
+def lambda_window(records: list, state: dict | None, start: int, final: bool = False) -> StreamBatch:
+    """A batch of a Lambda window that does not start on one of the detector's windows."""
+    return StreamBatch(
+        records=records, shard_id="shardId-1", window=(start, start + 60), state=state or {}, is_final=final
+    )
+
+
+def test_event_time_that_steps_back_across_a_window_edge_keeps_every_record(settings: Settings) -> None:
+    # Given a Lambda window [T0+17, T0+77) (its alignment is not documented) over the detector's windows T0 and
+    # T0+60, and event times that step back across T0+60 ("ApproximateCreationDateTime" is not documented as
+    # monotonic): five records in T0, one in T0+60, then one more in T0 in the next invocation
+    ports = ports_for(settings)
+    first = [write_record("a", i, T0 + 30 + i) for i in range(5)] + [write_record("b", 5, T0 + 61)]
+    outcome = process_batch(lambda_window(first, None, T0 + 17), settings, ports)
+    late = [write_record("a", 6, T0 + 59)]
+    outcome = process_batch(lambda_window(late, outcome.state, T0 + 17), settings, ports)
+    process_batch(lambda_window([], outcome.state, T0 + 17, final=True), settings, ports)
+    # Then window T0 holds all six of its records (the reopened segment is stored beside the first, not over it)
+    assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
+        (iso(T0), "a"): 6,
+        (iso(T0 + 60), "b"): 1,
+    }
+
+
+def test_a_record_redelivered_below_the_high_water_mark_but_never_counted_is_counted(settings: Settings) -> None:
+    # Given a window whose later records were counted first (a redelivery out of sequence order: "If records
+    # are processed more than once, they might be processed out of order")
+    ports = ports_for(settings)
+    records = [write_record("k", i, T0 + i) for i in range(10)]
+    outcome = process_batch(tumbling(records[5:]), settings, ports)
+    # When the earlier records arrive, with one of the counted ones again
+    outcome = process_batch(tumbling([*records[:5], records[7]], outcome.state), settings, ports)
+    # Then the five are counted, reported as out of order, and the repeated one is skipped
+    assert (outcome.counted, outcome.out_of_order, outcome.duplicates) == (5, 5, 1)
+    outcome = process_batch(tumbling([], outcome.state, final=True), settings, ports)
+    assert {row.key: row.writes for row in read_top(settings)} == {"k": 10}
+
+
+def test_out_of_order_records_never_widen_a_range_over_records_nobody_counted(settings: Settings) -> None:
+    # Given records 0-9 of which 3-5 were dead-lettered (never counted), 6-9 counted, then 0-2 arrive late,
+    # then record 10
+    ports = ports_for(settings)
+    records = [write_record("k", i, T0 + i) for i in range(11)]
+    outcome = process_batch(tumbling(records[6:10]), settings, ports)
+    outcome = process_batch(tumbling([*records[:3], records[10]], outcome.state), settings, ports)
+    process_batch(tumbling([], outcome.state, final=True), settings, ports)
+    # Then no stored range claims the dead-lettered records (redrive will count them), and all others are covered
+    store = DynamoStatsStore(boto3.resource("dynamodb").Table(settings.stats_table_name))
+    (snapshot,) = store.window_segments("orders", T0)
+    sequences = [int(r["dynamodb"]["SequenceNumber"]) for r in records]
+    assert [snapshot.covers(s) for s in sequences] == [True] * 3 + [False] * 3 + [True] * 5
+
+
+def test_a_redelivery_of_a_completed_segment_is_recognised_from_its_stored_snapshot(settings: Settings) -> None:
+    # Given a segment of window T0 completed (a later window appeared) and dropped from the carried state
+    ports = ports_for(settings)
+    early = [write_record("a", i, T0 + 50 + i) for i in range(3)]
+    outcome = process_batch(lambda_window([*early, write_record("b", 3, T0 + 61)], None, T0 + 17), settings, ports)
+    # When its records are delivered again (below the high-water mark, covered by no carried range)
+    outcome = process_batch(lambda_window(early, outcome.state, T0 + 17), settings, ports)
+    # Then they are duplicates: the stored snapshot's ranges say so
+    assert (outcome.duplicates, outcome.out_of_order, outcome.counted) == (3, 0, 0)
+    process_batch(lambda_window([], outcome.state, T0 + 17, final=True), settings, ports)
+    assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
+        (iso(T0), "a"): 3,
+        (iso(T0 + 60), "b"): 1,
+    }

@@ -88,11 +88,21 @@ class Chaos:
         """Records of a successful batch that at-least-once delivery sends once more."""
         return []
 
+    def second_half_first(self) -> bool:
+        """A bisected batch's halves are retried later half first: "If records are processed more than
+        once, they might be processed out of order" (the order of a split's retries is not documented)."""
+        return False
+
 
 @dataclass
 class RandomChaos(Chaos):
     rng: random.Random
     lose_probability: float = 0.2
+    # 0: a split's halves are retried in order (and the generator is not consulted).
+    reorder_probability: float = 0.0
+
+    def second_half_first(self) -> bool:
+        return self.reorder_probability > 0 and self.rng.random() < self.reorder_probability
 
     def batch_size(self, limit: int) -> int:
         return self.rng.randint(1, limit)
@@ -151,14 +161,18 @@ def _window_groups(
     records: Iterable[dict[str, Any]], seconds: int, offset: int
 ) -> Iterator[tuple[int, Iterator[dict[str, Any]]]]:
     """(window start, its records) in stream order; a record without a creation time stays in the
-    window before it. Lazy: a window's records are read as they are delivered."""
+    window before it. Lazy: a window's records are read as they are delivered.
+
+    Windows follow "the time when records were inserted into the stream", which only moves forward; a
+    record's ``ApproximateCreationDateTime`` is not documented as monotonic, so one that steps back
+    stays in the current window (its own time may then lie in the detector's previous window)."""
     current = 0
 
     def start_of(record: dict[str, Any]) -> int:
         nonlocal current
         created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
         if isinstance(created, int | float):
-            current = int(created) - (int(created) - offset) % seconds
+            current = max(current, int(created) - (int(created) - offset) % seconds)
         return current
 
     return itertools.groupby(records, key=start_of)
@@ -236,7 +250,8 @@ class ShardConsumer:
                 self.run.function_errors += 1
                 if self._settings.bisect_batch_on_error and len(current) > 1:
                     middle = len(current) // 2
-                    pending[:0] = [(current[:middle], attempts), (current[middle:], attempts)]
+                    halves = [(current[:middle], attempts), (current[middle:], attempts)]
+                    pending[:0] = halves[::-1] if self._chaos.second_half_first() else halves
                 elif attempts >= self._settings.retry_attempts:
                     self._dead_letter(current, "RetryAttemptsExhausted")
                 else:

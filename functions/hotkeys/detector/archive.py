@@ -13,10 +13,13 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
+from hotkeys.detector.observability import logger
 from hotkeys.detector.records import Change, Kind, MalformedRecord, is_ttl_delete
 from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size
 from hotkeys.detector.windows import iso_utc
@@ -194,6 +197,29 @@ class ObjectStore(Protocol):
     def put(self, key: str, body: bytes) -> None: ...
 
 
+class Spool(Protocol):
+    """Where archive objects S3 refused wait for it (adapters/archive_spool.py)."""
+
+    def put(self, shard_id: str, key: str, body: bytes) -> None: ...
+
+    def drain(self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None]) -> tuple[int, bool]: ...
+
+
+@dataclass(frozen=True)
+class Archived:
+    """What one batch's archive write did: objects S3 took, and objects spooled because it refused."""
+
+    stored: tuple[str, ...] = ()
+    spooled: tuple[str, ...] = ()
+    # Spooled objects a drain put into S3 during this call.
+    drained: int = 0
+
+
+# How often a container looks for spooled objects (one read), and how many it moves per invocation.
+DRAIN_INTERVAL_SECONDS = 60.0
+DRAIN_LIMIT = 25
+
+
 class TtlArchiver:
     """The pipeline's archive port: which records to archive, and writing them."""
 
@@ -203,11 +229,16 @@ class TtlArchiver:
         prefix: str,
         ttl_attribute: Callable[[str], str | None],
         replicated_ttl: bool = False,
+        spool: Spool | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._store = store
         self._prefix = prefix
         self._ttl_attribute = ttl_attribute
         self._replicated_ttl = replicated_ttl
+        self._spool = spool
+        self._clock = clock
+        self._next_drain = clock()
 
     def wanted(self, change: Change, record: dict[str, Any]) -> bool:
         if change.kind is Kind.TTL_DELETE:
@@ -231,8 +262,33 @@ class TtlArchiver:
         except ValueError as error:
             raise MalformedRecord(f"unarchivable image: {error}") from None
 
-    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> str:
-        objects = build_objects(self._prefix, shard_id, lines)
-        for key, body in objects.items():
-            self._store.put(key, body)
-        return ", ".join(objects)
+    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> Archived:
+        """Store the batch's objects; one S3 refuses is spooled (raises only if that fails too, or
+        without a spool: then the whole invocation fails and is retried)."""
+        stored: list[str] = []
+        spooled: list[str] = []
+        for key, body in build_objects(self._prefix, shard_id, lines).items():
+            try:
+                self._store.put(key, body)
+            except Exception as error:
+                if self._spool is None:
+                    raise
+                logger.warning("S3 refused an archive object: spooled", extra={"object_key": key, "error": str(error)})
+                self._spool.put(shard_id, key, body)
+                spooled.append(key)
+                self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS
+                continue
+            stored.append(key)
+        return Archived(tuple(stored), tuple(spooled))
+
+    def drain(self, force: bool = False, limit: int = DRAIN_LIMIT) -> tuple[int, bool]:
+        """Move spooled objects into S3, at most once per ``DRAIN_INTERVAL_SECONDS`` unless forced;
+        never raises for S3 (the objects stay spooled). Returns (objects moved, spool empty)."""
+        if self._spool is None or (not force and self._clock() < self._next_drain):
+            return 0, True
+        self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS
+
+        def refused(key: str, error: Exception) -> None:
+            logger.warning("S3 still refuses a spooled archive object", extra={"object_key": key, "error": str(error)})
+
+        return self._spool.drain(self._store, limit, refused)

@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hotkeys.detector.archive import Archived
 from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
 from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
 from hotkeys.detector.snapshots import SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState
-from hotkeys.detector.windows import parse_iso_utc
+from hotkeys.detector.windows import parse_iso_utc, window_start
 
 SECONDS_PER_DAY = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.
@@ -46,6 +47,10 @@ class StatsStore(Protocol):
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None: ...
 
+    def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
+        """The stored snapshots one shard wrote for one (table, window)."""
+        ...
+
 
 class Archiver(Protocol):
     """Archives a batch's TTL deletions; raises if they could not be stored."""
@@ -56,7 +61,13 @@ class Archiver(Protocol):
         """The record's archive line; raises MalformedRecord for an image that cannot be archived."""
         ...
 
-    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> str: ...
+    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> Archived:
+        """Writes the objects (to S3, or to the spool where S3 refuses); raises if neither took them."""
+        ...
+
+    def drain(self, force: bool = False) -> tuple[int, bool]:
+        """Moves spooled objects into S3 when due; returns (objects moved, spool empty)."""
+        ...
 
 
 class Alerting(Protocol):
@@ -95,12 +106,19 @@ class BatchOutcome:
     counted: int = 0
     ttl_deletes: int = 0
     duplicates: int = 0
+    # Records below the high-water mark that no carried or stored range covers: redelivered out of
+    # sequence order after later records were counted. Counted like any other, and reported.
+    out_of_order: int = 0
     malformed: int = 0
     without_images: int = 0
     stats_writes: int = 0
     summary_size: int = 0
     keys_over_one_percent: int = 0
     archived: int = 0
+    # Archive objects S3 refused, kept in the spool (their TTL deletions count in ``archived``).
+    spooled: int = 0
+    # Spooled archive objects moved into S3 by this invocation.
+    drained: int = 0
     alerts_published: int = 0
     # Index write units counted, by (table, index) (a metric per index: names, never keys).
     index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -141,9 +159,14 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     final = batch.is_final or not batch.tumbling
     outcome = BatchOutcome()
     touched: dict[tuple[str, int], Segment] = {}
-    to_archive = _fold(batch.records, state, settings, ports, outcome, touched, per_item=not batch.tumbling)
+    to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
     if outcome.without_images:
         _log_without_images(batch.records, outcome.without_images)
+    if outcome.out_of_order:
+        logger.warning(
+            "records redelivered below the high-water mark and never counted: counted now",
+            extra={"records": outcome.out_of_order, "shard_id": shard_id},
+        )
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, ports.archiver, outcome)
     # Figures first: an alerting outage (SNS) must not keep them from the stats table.
@@ -153,7 +176,9 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         window_complete = batch.is_final and batch.tumbling
         outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()), window_complete)
     for key in completed:
-        del state.segments[key]
+        state.complete(key)
+    if ports.archiver is not None:
+        outcome.drained = _drain(ports.archiver)
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None
     return outcome
@@ -166,9 +191,11 @@ def _fold(
     ports: Ports,
     outcome: BatchOutcome,
     touched: dict[tuple[str, int], Segment],
+    shard_id: str,
     per_item: bool,
 ) -> list[tuple[Change, str]]:
     archiver = ports.archiver
+    stored = _StoredCoverage(ports.stats, shard_id, state)
     resolve_key = ports.resolve_key
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
@@ -189,9 +216,17 @@ def _fold(
             _log_malformed(record, None, error)
             raise BatchError(f"a record has no usable SequenceNumber: {error}") from error
         sequence = int(sequence_text)
-        duplicate = sequence <= state.high_water
+        # At or below the high-water mark: a redelivery, unless no range says the record was counted
+        # (then it came out of sequence order: "If records are processed more than once, they might be
+        # processed out of order", Lambda developer guide, tumbling windows).
+        below = sequence <= state.high_water
+        duplicate = below and state.covers(sequence)
         try:
-            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or duplicate)
+            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below)
+            if below and not duplicate:
+                duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
+                if not duplicate:
+                    outcome.out_of_order += 1
             # A redelivered record was archived by the invocation that counted it: an archive failure
             # fails the whole invocation, so "counted" implies "archived".
             if archiver is not None and not duplicate and archiver.wanted(change, record):
@@ -202,8 +237,7 @@ def _fold(
                 raise RecordFailed(f"malformed record {sequence_text}: {error}") from error
             outcome.failures.append(sequence_text)
             outcome.malformed += 1
-            if not duplicate:
-                state.high_water = sequence
+            state.high_water = max(state.high_water, sequence)
             continue
         if change.partial:
             outcome.without_images += 1
@@ -222,6 +256,31 @@ def _fold(
                 index = (change.table, name)
                 outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
     return to_archive
+
+
+class _StoredCoverage:
+    """Whether a record below the high-water mark was counted by a segment no longer carried (completed
+    earlier in this Lambda window): its stored snapshot's ranges say. One read per (table, window) and
+    invocation, and only for such records, which a clean delivery never sends. The carried segments'
+    own snapshots are left out: the carried state is what they counted (a failed invocation's flush
+    may have claimed more)."""
+
+    __slots__ = ("_carried", "_read", "_shard_id", "_stats")
+
+    def __init__(self, stats: StatsStore, shard_id: str, state: ShardState) -> None:
+        self._stats = stats
+        self._shard_id = shard_id
+        self._carried = state.identities
+        self._read: dict[tuple[str, int], list[SegmentSnapshot]] = {}
+
+    def covers(self, table: str, start: int, sequence: int) -> bool:
+        snapshots = self._read.get((table, start))
+        if snapshots is None:
+            snapshots = self._read[(table, start)] = self._stats.shard_segments(table, start, self._shard_id)
+        carried = self._carried()
+        return any(
+            (table, start, snapshot.origin) not in carried and snapshot.covers(sequence) for snapshot in snapshots
+        )
 
 
 class _InvocationIndexes:
@@ -281,18 +340,35 @@ def _archive(
     outcome: BatchOutcome,
 ) -> None:
     try:
-        key = archiver.archive(shard_id, items)
+        archived = archiver.archive(shard_id, items)
     except Exception as error:
-        # The whole invocation fails, so nothing it folded is kept (or flushed): a sequence range
-        # in a snapshot always means "counted and archived". Lambda retries and bisects; after the
-        # retries the batch goes to the DLQ and `hotkeys redrive` counts and archives it.
+        # Neither S3 nor the spool took them. The whole invocation fails, so nothing it folded is kept
+        # (or flushed): a sequence range in a snapshot always means "counted and archived (or
+        # spooled)". Lambda retries and bisects; after the retries the batch goes to the DLQ and
+        # `hotkeys redrive` counts and archives it.
         logger.error(
             "TTL archive write failed; the batch will be retried",
             extra={"records": len(items), "error": str(error), "shard_id": shard_id},
         )
         raise BatchError(f"TTL archive write failed: {error}") from error
     outcome.archived += len(items)
-    logger.info("archived TTL deletions", extra={"object_key": key, "records": len(items)})
+    outcome.spooled += len(archived.spooled)
+    logger.info(
+        "archived TTL deletions",
+        extra={"object_key": ", ".join(archived.stored), "spooled": list(archived.spooled), "records": len(items)},
+    )
+
+
+def _drain(archiver: Archiver) -> int:
+    """Spooled archive objects into S3, when due. A failure here fails nothing: they stay spooled."""
+    try:
+        moved, _empty = archiver.drain()
+    except Exception as error:
+        logger.warning("could not drain the archive spool", extra={"error": str(error)})
+        return 0
+    if moved:
+        logger.info("moved spooled archive objects into S3", extra={"objects": moved})
+    return moved
 
 
 def _flush(

@@ -60,10 +60,14 @@ STATE_ZLIB_LEVEL = 1
 MAX_COUNTED_INDEXES = 20
 # The longest index name DynamoDB accepts.
 MAX_INDEX_NAME = 255
+# The longest table name DynamoDB accepts.
+MAX_TABLE_NAME = 255
 # Burst buckets when the caller names none: the default ALERT_MIN_SPAN_SECONDS.
 DEFAULT_BUCKET_SECONDS = DEFAULT_SPAN_SECONDS
 # "Already handled in this window" marks a shard carries; beyond it the desk re-checks (idempotently).
 MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
+# Completed (table, window) pairs whose next generation a shard remembers (ShardState.reopened).
+MAX_REOPENED = 64
 
 
 @dataclass
@@ -134,16 +138,28 @@ class Segment:
     def __post_init__(self) -> None:
         self.budget = summary.allotment(1 + len(self.indexes))
 
-    def apply(self, change: Change, capacity: int, bucket_seconds: int = DEFAULT_BUCKET_SECONDS) -> None:
+    def apply(
+        self,
+        change: Change,
+        capacity: int,
+        bucket_seconds: int = DEFAULT_BUCKET_SECONDS,
+        out_of_order: bool = False,
+    ) -> None:
+        """Fold one record. ``out_of_order``: it lies below records already folded (a redelivery out of
+        sequence order): it gets a range of its own, and the range after it starts anew, so no range
+        ever spans records that were not folded (a dead-lettered batch between them)."""
         sequence = change.sequence
-        if self.range_open:
+        if out_of_order:
+            self.ranges.append([sequence, sequence])
+            self.range_open = False
+        elif self.range_open:
             self.ranges[-1][1] = sequence
         else:
             self.ranges.append([sequence, sequence])
             self.range_open = True
         event_time = change.event_time
         self.last_event = max(self.last_event, event_time)
-        self.last_sequence = sequence
+        self.last_sequence = max(self.last_sequence, sequence)
         self.dirty = True
         if change.kind is Kind.TTL_DELETE:
             self.ttl_deletes += 1
@@ -347,11 +363,12 @@ def max_state_bytes() -> int:
     # Each index: its name and four counters in JSON.
     index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * 22 + 16)
     marks_chars = MAX_MARKS * 35  # ~35 characters of JSON each
+    reopened_chars = MAX_REOPENED * (MAX_TABLE_NAME + 2 * 22 + 8)
     # Item figures of at most MAX_ITEM_KEYS keys, "0," for each other entry (at most twice the largest
     # SUMMARY_CAPACITY, 2,000), zlib'd and base64'd.
     item_raw = MAX_ITEM_KEYS * MAX_ITEM_JSON + 2 * (2 * 2000)
     items_chars = 4 * (item_raw * 1001 // 1000 + 64) // 3 + 4
-    return summary_chars + ranges_chars + index_chars + marks_chars + items_chars + 4_096
+    return summary_chars + ranges_chars + index_chars + marks_chars + reopened_chars + items_chars + 4_096
 
 
 class StateError(ValueError):
@@ -369,6 +386,12 @@ class ShardState:
     high_water: int = -1
     segments: dict[tuple[str, int], Segment] = field(default_factory=dict)
     notified: dict[str, int] = field(default_factory=dict)
+    # The next generation of each (table, window) whose segment was completed in this Lambda window: it
+    # may open again (event time is not documented as monotonic: it can step back across a window
+    # edge), and must then be named apart from the snapshot already stored. Kept per (table, window),
+    # not as one counter: a retried or bisected batch must give each segment the name the failed
+    # attempt gave it, whatever order its segments open in.
+    reopened: dict[tuple[str, int], int] = field(default_factory=dict)
     # Segments whose range list filled up in this invocation: flushed, never carried.
     sealed: list[Segment] = field(default_factory=list)
     # Not carried: the start of Lambda's window (tumbling mode), which names new segments.
@@ -383,13 +406,17 @@ class ShardState:
         bucket_seconds: int = DEFAULT_BUCKET_SECONDS,
     ) -> Segment:
         """Fold one record; ``indexes`` names the table's counted GSIs (used when a segment starts),
-        ``bucket_seconds`` the keys' burst buckets (the alert's minimum span)."""
+        ``bucket_seconds`` the keys' burst buckets (the alert's minimum span). A record at or below the
+        high-water mark must have been checked as not yet counted (``covers``); it is folded out of
+        order."""
         event_time = change.event_time
         start = window_start(event_time, window_seconds)
         segment = self.segments.get((change.table, start))
-        generation = 0
+        generation = self.reopened.get((change.table, start), 0)
+        sealed = False
         if segment is not None and not segment.range_open and segment.ranges_full:
             self.sealed.append(segment)
+            sealed = True
             generation = segment.generation + 1
             segment = None
         if segment is None:
@@ -406,13 +433,33 @@ class ShardState:
                 first_event=change.event_time,
                 last_event=change.event_time,
                 # The sealed predecessor is saved (catalog first) before this one, in this invocation.
-                catalogued=generation > 0,
+                catalogued=sealed,
                 indexes={name: IndexTally() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
             self.segments[(change.table, start)] = segment
-        segment.apply(change, capacity, bucket_seconds)
-        self.high_water = change.sequence
+        out_of_order = change.sequence <= self.high_water
+        segment.apply(change, capacity, bucket_seconds, out_of_order)
+        if not out_of_order:
+            self.high_water = change.sequence
         return segment
+
+    def complete(self, key: tuple[str, int]) -> None:
+        """Drop a flushed segment that is done; the (table, window) remembers its next generation."""
+        segment = self.segments.pop(key)
+        self.reopened[key] = segment.generation + 1
+        if len(self.reopened) > MAX_REOPENED:  # one table per stream: a few windows per Lambda window
+            del self.reopened[min(self.reopened, key=lambda item: item[1])]
+
+    def covers(self, sequence: int) -> bool:
+        """Whether a segment this state holds (of any table or window) already folded this record."""
+        return any(segment.covers(sequence) for segment in (*self.segments.values(), *self.sealed))
+
+    def identities(self) -> frozenset[tuple[str, int, str]]:
+        """(table, window, origin) of the segments this state holds: their stored snapshots are theirs
+        to overwrite."""
+        return frozenset(
+            (segment.table, segment.window_start, segment.origin) for segment in (*self.segments.values(), *self.sealed)
+        )
 
     def to_json(self) -> dict[str, Any]:
         if self.sealed:
@@ -422,6 +469,7 @@ class ShardState:
             "hwm": str(self.high_water),
             "seg": [segment.to_json() for segment in self.segments.values()],
             "ntf": self.notified,
+            "ro": [[table, start, generation] for (table, start), generation in self.reopened.items()],
         }
 
     @classmethod
@@ -435,4 +483,5 @@ class ShardState:
             high_water=int(data.get("hwm", -1)),
             segments={(segment.table, segment.window_start): segment for segment in segments},
             notified={key: int(value) for key, value in data.get("ntf", {}).items()},
+            reopened={(str(table), int(start)): int(generation) for table, start, generation in data.get("ro", [])},
         )

@@ -92,10 +92,12 @@ def bump(entry: list[int], wcu: int, event_time: int, bucket_seconds: int) -> No
     the heaviest bucket is the key's peak, so a burst of at least two buckets' length is seen at
     its own rate even when the key wrote steadily before it in the window (the active-span rate
     would dilute it). Records of an earlier bucket than the latest (out of order) count in the
-    totals only.
+    totals only, and move the first event second back if they are earlier.
     """
     entry[WRITES] += 1
     entry[WCU] += wcu
+    if event_time < entry[FIRST_SEEN]:  # noqa: PLR1730 (per record: a compare, not a call)
+        entry[FIRST_SEEN] = event_time
     bucket = event_time - event_time % bucket_seconds
     if bucket == entry[BUCKET]:
         entry[BUCKET_WCU] += wcu

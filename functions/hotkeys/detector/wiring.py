@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
 from hotkeys.detector.adapters.archive_store import S3ObjectStore, TtlAttributeResolver
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
@@ -28,6 +29,7 @@ def build_ports(settings: Settings, aws: AwsClients) -> Ports:
             settings.archive_prefix,
             TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb")),
             replicated_ttl=settings.archive_replicated_ttl,
+            spool=DynamoArchiveSpool(table),
         )
     describe_table = describe_table_with(aws.client("dynamodb"))
     return Ports(

@@ -11,6 +11,7 @@ from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
     SegmentSnapshot,
+    bucket_of,
     catalog_sk,
     from_item,
     segment_pk,
@@ -60,6 +61,20 @@ class DynamoStatsStore:
             ):
                 snapshots.append(from_item(item))
         return snapshots
+
+    def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
+        """The snapshots one shard stored for a window: one Query (a shard's snapshots share its bucket)."""
+        return [
+            from_item(item)
+            for item in self._query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :shard)",
+                ExpressionAttributeValues={
+                    ":pk": segment_pk(table, start, bucket_of(shard_id)),
+                    ":shard": f"{shard_id}#",
+                },
+                ConsistentRead=True,
+            )
+        ]
 
     def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]:
         """(window_start, table, window_seconds) of the windows starting in [since, until]."""
