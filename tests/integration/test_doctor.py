@@ -233,7 +233,7 @@ def test_every_problem_is_named_with_its_fix(aws: None) -> None:
     assert by_name["iterator age (last hour)"][0].verdict == FAIL
     assert by_name["function errors (last hour)"][0].verdict != OK
     (dlq,) = by_name["stream DLQ"]
-    assert dlq.verdict == FAIL and f"hotkeys redrive --dlq-url {deployment.dlq_url}" in dlq.fix
+    assert dlq.verdict == FAIL and f"hotkeys redrive --stack {STACK}" in dlq.fix
     assert by_name["alarms → topic"][0].verdict == FAIL
     assert by_name["alert subscribers"][0].verdict == FAIL
     assert by_name["recent figures for orders"][0].verdict != OK
@@ -276,5 +276,5 @@ def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.Ca
     assert [c.name for c in checks if c.verdict == FAIL] == ["stream DLQ"]
     assert render_doctor(Console(width=300), checks) == 1
     out = capsys.readouterr().out
-    assert f"fix: hotkeys redrive --dlq-url {deployment.dlq_url} --stats-table stats" in out
+    assert f"fix: hotkeys redrive --stack {STACK} (within the stream's 24 h)" in out
     assert out.rstrip().endswith("1 problem(s) found.")

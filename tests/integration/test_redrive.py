@@ -18,6 +18,12 @@ from hotkeys.detector.wiring import build_ports
 from tests.support import create_source_table
 
 
+@pytest.fixture(autouse=True)
+def short_long_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    # moto waits out a long poll of an empty queue: the shortest wait SQS allows keeps the tests quick.
+    monkeypatch.setattr("hotkeys.cli.redrive.LONG_POLL_SECONDS", 1)
+
+
 @pytest.fixture
 def stream(aws: None) -> dict[str, Any]:
     """A source table with a stream and ten writes; its shard and the shaped records."""
@@ -73,7 +79,7 @@ def test_redrive_counts_what_was_never_counted_and_only_that(
         MessageBody=json.dumps(dead_letter(stream, 0, 1, shard="shardId-00000001700000000000-0badc0de")),
     )
     # When redriven (twice); the unreadable entry stays, so the exit status says work remains
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
+    assert main(["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
     results = {r["shard_id"]: r for r in json.loads(capsys.readouterr().out)}
     # Then records 3..5 are recognised as counted, 6..9 are counted now, and the gone shard is reported
     assert results[stream["shard"]]["read"] == 7
@@ -81,7 +87,7 @@ def test_redrive_counts_what_was_never_counted_and_only_that(
     assert "cannot be read" in results["shardId-00000001700000000000-0badc0de"]["unreadable"]
     assert total_writes(settings) == 10
     # The readable entry left the DLQ; the unreadable one stays (visible at once) for a human to look at
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
+    assert main(["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 1
     assert [r["shard_id"] for r in json.loads(capsys.readouterr().out)] == ["shardId-00000001700000000000-0badc0de"]
     assert total_writes(settings) == 10
 
@@ -90,7 +96,8 @@ def test_dry_run_changes_nothing(stats_table_name: str, stream: dict, capsys: py
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName="dlq2")["QueueUrl"]
     sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 0, 9)))
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]) == 1  # entries remain
+    argv = ["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--dry-run"]
+    assert main(argv) == 1  # entries remain
     assert "counted now 10 (dry run)" in capsys.readouterr().out
     assert total_writes(Settings(stats_table_name=stats_table_name)) == 0
 
@@ -122,13 +129,13 @@ def test_a_dead_lettered_batch_between_two_counted_ones_is_counted_by_redrive(
     dlq = sqs.create_queue(QueueName="dlq3")["QueueUrl"]
     sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 3, 5)))
     # When redriven, twice
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    assert main(["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
     (result,) = json.loads(capsys.readouterr().out)
     # Then the three dead-lettered records are counted (not taken as covered by the span 0..9), once
     assert (result["already_counted"], result["counted"]) == (0, 3)
     assert total_writes(settings) == 10
     sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(dead_letter(stream, 3, 5)))
-    assert main(["redrive", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
+    assert main(["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]) == 0
     (again,) = json.loads(capsys.readouterr().out)
     assert (again["already_counted"], again["counted"]) == (3, 0)
     assert total_writes(settings) == 10

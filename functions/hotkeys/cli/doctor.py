@@ -284,7 +284,6 @@ def _queue_depth(clients: Clients, url: str) -> int:
 
 def _check_queues(clients: Clients, stack: StackView) -> list[Check]:
     dlq = stack.outputs.get("DeadLetterQueueUrl")
-    stats = stack.outputs.get("StatsTableName", "STATS_TABLE")
     checks = []
     for logical, url in stack.of_type("AWS::SQS::Queue"):
         depth = _queue_depth(clients, url)
@@ -298,7 +297,7 @@ def _check_queues(clients: Clients, stack: StackView) -> list[Check]:
                     name,
                     FAIL,
                     f"{depth} batches given up on (their records are not counted)",
-                    f"hotkeys redrive --dlq-url {url} --stats-table {stats} (within the stream's 24 h)",
+                    f"hotkeys redrive --stack {stack.name} (within the stream's 24 h)",
                 )
             )
         else:

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
@@ -38,6 +38,10 @@ from hotkeys.cli.common import (
 from hotkeys.detector.config import OPTIONS
 from hotkeys.detector.windows import parse_iso_utc
 
+if TYPE_CHECKING:
+    from hotkeys.cli.redrive import RedrivePlan
+    from hotkeys.detector.adapters.aws import AwsClients
+
 # The settings each command that runs the detector's code takes, as the function's own flags.
 REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)
 WATCH_SETTINGS = (
@@ -53,9 +57,11 @@ REDRIVE_SETTINGS = (
     "partition_key_attribute",
     "count_indexes",
     "archive_prefix",
+    "archive_replicated_ttl",
     "ttl_attribute",
 )
 TOP_SETTINGS = ("partition_wcu_limit",)
+DEFAULT_STACK = "HotKeyDetector"
 
 EXAMPLES_TOP = """examples:
   hotkeys top --stats-table hotkeys-stats
@@ -76,9 +82,11 @@ EXAMPLES_WATCH = """examples:
   hotkeys watch --table orders --endpoint-url http://127.0.0.1:5000 --duration 60
 """
 EXAMPLES_REDRIVE = """examples:
-  hotkeys redrive --dlq-url https://sqs.eu-west-1.amazonaws.com/111122223333/HotKeyDetector-DLQ \\
-                  --stats-table HotKeyDetector-Stats --dry-run
-  hotkeys redrive --dlq-url URL --stats-table NAME --archive-bucket BUCKET --json
+  hotkeys redrive --stack HotKeyDetector --dry-run
+  hotkeys redrive --stack HotKeyDetector --region eu-west-1 --json
+  hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --archive-bucket BUCKET --window-seconds 60
+the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
+a flag that disagrees with them is refused
 """
 EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
@@ -140,10 +148,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(watch)
 
     redrive = _command(commands, "redrive", "re-read the stream ranges in the DLQ and count them", EXAMPLES_REDRIVE)
-    redrive.add_argument("--dlq-url", required=True, help="the DLQ (stack output DeadLetterQueueUrl)")
-    redrive.add_argument("--stats-table", required=True, help="the stats table (stack output StatsTableName)")
-    redrive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
-    add_setting_flags(redrive.add_argument_group("the deployed function's settings"), REDRIVE_SETTINGS)
+    source = redrive.add_mutually_exclusive_group()
+    source.add_argument(
+        "--stack", help="the detector's stack: its function's settings and DLQ are used (default HotKeyDetector)"
+    )
+    source.add_argument(
+        "--no-stack", action="store_true", help="no stack to read: take the settings from the flags below"
+    )
+    given = redrive.add_argument_group(
+        "the deployed function's settings (read from the stack; given with it, each must match the deployment)"
+    )
+    given.add_argument("--dlq-url", help="the DLQ (stack output DeadLetterQueueUrl)")
+    given.add_argument("--stats-table", help="the stats table (stack output StatsTableName)")
+    archive = given.add_mutually_exclusive_group()
+    archive.add_argument("--archive-bucket", help="archive redriven TTL deletions here (ArchiveBucketName)")
+    archive.add_argument(
+        "--no-archive", action="store_true", help="the deployment archives nothing: count TTL deletions unarchived"
+    )
+    add_setting_flags(given, REDRIVE_SETTINGS)
     redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)
@@ -173,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         "check that a deployed detector is actually watching, with the fix for each problem",
         EXAMPLES_DOCTOR,
     )
-    doctor.add_argument("--stack", default="HotKeyDetector", help="the stack's name (default HotKeyDetector)")
+    doctor.add_argument("--stack", default=DEFAULT_STACK, help=f"the stack's name (default {DEFAULT_STACK})")
     _add_common(doctor)
 
     gen = _command(commands, "generate", "write a synthetic stream workload as event files", EXAMPLES_GENERATE)
@@ -337,35 +359,61 @@ def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
 
 
 def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.redrive import batch_info, drain, redrive_entry
+    from rich.markup import escape
+
+    from hotkeys.cli.redrive import (
+        Archiving,
+        batch_info,
+        check_window_flag,
+        drain,
+        function_logs_quiet,
+        own_ttl_deletion,
+        redrive_entry,
+        ttl_judge,
+    )
     from hotkeys.detector.wiring import build_ports
 
-    settings = settings_from_args(
-        args, REDRIVE_SETTINGS, stats_table_name=args.stats_table, archive_bucket_name=args.archive_bucket
-    )
     aws = aws_clients(args)
-    ports = build_ports(settings, aws)
+    plan = _redrive_plan(args, aws)
+    ports = build_ports(plan.settings, aws)
+    if args.no_stack:  # the flags' window against the stored windows, before any entry is received
+        check_window_flag(ports.stats, plan.settings.window_seconds, args.window_seconds, time.time())
+    unknown_archive = plan.archiving is Archiving.UNKNOWN
+    judge = ttl_judge(plan.settings, aws.client("dynamodb")) if unknown_archive else own_ttl_deletion
     sqs = aws.client("sqs")
     streams = aws.client("dynamodbstreams")
+    drained = drain(sqs, plan.dlq_url)
     results: list[dict[str, Any]] = []
-    for message in drain(sqs, args.dlq_url):
-        info = batch_info(message)
-        if info is None:
-            results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
-            _release(sqs, args.dlq_url, message)
-            continue
-        result = redrive_entry(info, settings, ports, streams, ports.stats, args.dry_run)
-        results.append(asdict(result))
-        if not args.dry_run and not args.keep and result.unreadable is None:
-            sqs.delete_message(QueueUrl=args.dlq_url, ReceiptHandle=message["ReceiptHandle"])
-        else:
-            _release(sqs, args.dlq_url, message)
-    # Entries left in the DLQ (unreadable, or --dry-run / --keep) are work not done: exit 1 while any remain.
-    remaining = 1 if any(item.get("unreadable") for item in results) or (results and (args.dry_run or args.keep)) else 0
+    with function_logs_quiet():
+        for message in drained.messages:
+            info = batch_info(message)
+            if info is None:
+                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
+                _release(sqs, plan.dlq_url, message)
+                continue
+            result = redrive_entry(
+                info, plan.settings, ports, streams, ports.stats, args.dry_run, plan.archiving, judge
+            )
+            results.append(asdict(result))
+            if not args.dry_run and not args.keep and not result.left:
+                sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+            else:
+                _release(sqs, plan.dlq_url, message)
+    # Entries left in the DLQ (unreadable, refused, not received, or --dry-run / --keep) are work not
+    # done: exit 1 while any remain.
+    left = any(item.get("unreadable") or item.get("refused") for item in results)
+    remaining = 1 if left or drained.remaining or (results and (args.dry_run or args.keep)) else 0
+    counts = drained.counts
+    unreceived = (
+        f"about {drained.remaining} more entries are in the DLQ (SQS counts {counts.visible} visible, "
+        f"{drained.in_flight_elsewhere} received by someone else, {counts.delayed} delayed): run redrive again"
+    )
     if args.json:
         print(json.dumps(results, indent=2))
+        if drained.remaining:
+            print(f"hotkeys: {unreceived}", file=sys.stderr)
         return remaining
-    if not results:
+    if not results and not drained.remaining:
         console.print("The DLQ is empty.")
     for item in results:
         if item.get("unreadable"):
@@ -374,16 +422,49 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
                 f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
             )
             continue
+        if item.get("refused"):
+            where = f"{item['shard_id']} {item['start']}..{item['end']}"
+            console.print(f"[red]refused[/] {where}: {escape(item['refused'])}")
+            continue
         console.print(
             f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
             f"already counted {item['already_counted']}, counted now {item['counted']}"
+            + (f", archived {item['archived']}" if item["archived"] else "")
             + (" (dry run)" if args.dry_run else "")
         )
         for bad in item["malformed"]:
             console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
+    if drained.remaining:
+        console.print(unreceived[0].upper() + unreceived[1:] + ".", markup=False)
     if remaining:
         console.print("Entries remain in the DLQ (exit status 1).")
     return remaining
+
+
+def _redrive_plan(args: argparse.Namespace, aws: AwsClients) -> RedrivePlan:
+    """The settings, DLQ and archive of the run: the stack's, or (``--no-stack``) the flags'."""
+    from hotkeys.cli.deployed import DeploymentError, StackNotFound, read_deployment
+    from hotkeys.cli.redrive import NO_STACK_NEEDS, RedriveFlags, plan_from_deployment, plan_without_stack
+
+    flags = RedriveFlags(
+        dlq_url=args.dlq_url,
+        stats_table=args.stats_table,
+        archive_bucket=args.archive_bucket,
+        no_archive=args.no_archive,
+        settings={name: getattr(args, name) for name in REDRIVE_SETTINGS},
+    )
+    if args.no_stack:
+        if not args.dlq_url or not args.stats_table:
+            raise UserError(NO_STACK_NEEDS)  # before the settings, which need the stats table
+        settings = settings_from_args(
+            args, REDRIVE_SETTINGS, stats_table_name=args.stats_table, archive_bucket_name=args.archive_bucket
+        )
+        return plan_without_stack(flags, settings)
+    try:
+        deployment = read_deployment(aws.client("cloudformation"), aws.client("lambda"), args.stack or DEFAULT_STACK)
+    except (StackNotFound, DeploymentError) as error:
+        raise UserError(str(error)) from None
+    return plan_from_deployment(flags, deployment)
 
 
 def cmd_cost(args: argparse.Namespace, console: Console) -> int:

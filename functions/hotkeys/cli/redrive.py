@@ -10,22 +10,37 @@ that could not archive fails whole and stores nothing. The other records run thr
 same pipeline (archive included) as a separate segment (``<shard>#redrive``), whose ranges
 cover them, so redriving twice changes nothing. Alerts are not sent for redriven (old)
 records.
+
+Redrive must count as the deployed function counts: its windows, key attribute, stats table,
+archive bucket and prefix, replicas or not (docs/decisions.md §28). ``plan`` takes them from
+the stack; a flag that disagrees with the deployment is refused, and so is a window length
+that disagrees with a stored window around the records (``clashing_window``). A redrive
+segment's ranges mean "counted and archived" too: a TTL deletion is counted only by a run
+that archives it, or where the deployment is known to archive nothing (``Archiving``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from enum import Enum
 from typing import Any
 
 from botocore.exceptions import ClientError, ParamValidationError
 
+from hotkeys.cli.common import UserError
+from hotkeys.cli.deployed import Deployment
 from hotkeys.cli.streams import read_range
-from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
-from hotkeys.detector.records import MalformedRecord, parse_change, table_from_arn
+from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
+from hotkeys.detector.archive import TtlArchiver
+from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
+from hotkeys.detector.pipeline import BatchError, Ports, StreamBatch, process_batch
+from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.windows import window_start
+from hotkeys.detector.windows import iso_utc, window_start
 
 UNREADABLE_CODES = (
     "TrimmedDataAccessException",
@@ -33,6 +48,111 @@ UNREADABLE_CODES = (
     "ExpiredIteratorException",
     "ValidationException",
 )
+
+# SQS developer guide, "Amazon SQS short and long polling": with short polling "Amazon SQS samples a
+# subset of its servers ... Thus, a particular ReceiveMessage request might not return all of your
+# messages"; with long polling (a wait above 0) "the ReceiveMessage request queries all of the servers
+# ... Amazon SQS sends an empty response only if the polling wait time expires". The wait must stay
+# below the SDK's read timeout (adapters.aws.SDK_CONFIG): a test pins that.
+LONG_POLL_SECONDS = 2
+# An empty long poll ends the drain once SQS's counts say nothing is visible. The counts are approximate
+# ("may not achieve consistency until at least 1 minute after the producers stop sending messages"):
+# while they disagree, poll again, at most this many times in all; what they still count is reported.
+EMPTY_POLLS = 3
+VISIBILITY_SECONDS = 300  # a received entry is ours this long; drain returns well before
+MAX_MESSAGES = 10_000  # one run's share (a DLQ fed faster than it drains cannot keep a run going)
+
+
+@dataclass(frozen=True)
+class QueueCounts:
+    """SQS's approximate counts (GetQueueAttributes)."""
+
+    visible: int = 0
+    not_visible: int = 0
+    delayed: int = 0
+
+
+@dataclass
+class Drained:
+    """The entries received (each once, with its newest receipt handle) and what SQS still counts."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    counts: QueueCounts = QueueCounts()
+
+    @property
+    def in_flight_elsewhere(self) -> int:
+        """Entries received by someone else (another redrive, or one stopped within the visibility timeout)."""
+        return max(0, self.counts.not_visible - len(self.messages))
+
+    @property
+    def remaining(self) -> int:
+        """Entries SQS still counts that this run did not receive."""
+        return self.counts.visible + self.counts.delayed + self.in_flight_elsewhere
+
+
+def queue_counts(sqs: Any, queue_url: str) -> QueueCounts:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue_url,
+        AttributeNames=[
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ],
+    ).get("Attributes", {})
+    return QueueCounts(
+        visible=int(attributes.get("ApproximateNumberOfMessages", 0)),
+        not_visible=int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
+        delayed=int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
+    )
+
+
+def drain(
+    sqs: Any,
+    queue_url: str,
+    wait_seconds: int | None = None,
+    empty_polls: int = EMPTY_POLLS,
+    max_messages: int = MAX_MESSAGES,
+) -> Drained:
+    """Receive every entry of the queue with long polls (``wait_seconds``, default LONG_POLL_SECONDS);
+    stop at an empty poll once SQS counts nothing visible, after ``empty_polls`` empty polls, or at
+    ``max_messages`` (bounded in every case)."""
+    wait_seconds = LONG_POLL_SECONDS if wait_seconds is None else wait_seconds
+    if wait_seconds < 1:
+        raise ValueError("drain needs long polling (a wait of at least 1 s)")
+    received: dict[str, dict[str, Any]] = {}
+    empty = 0
+    while len(received) < max_messages:
+        batch = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=10,
+            VisibilityTimeout=VISIBILITY_SECONDS,
+            WaitTimeSeconds=wait_seconds,
+        ).get("Messages", [])
+        fresh = [message for message in batch if message["MessageId"] not in received]
+        for message in batch:  # an entry received again keeps only its newest receipt handle
+            received[message["MessageId"]] = message
+        if fresh:
+            continue
+        empty += 1
+        counts = queue_counts(sqs, queue_url)
+        if counts.visible + counts.delayed == 0 or empty >= empty_polls:
+            return Drained(list(received.values()), counts)
+    return Drained(list(received.values()), queue_counts(sqs, queue_url))
+
+
+class Archiving(Enum):
+    """What redrive knows of the deployment's TTL archive."""
+
+    DEPLOYED = "deployed"  # it archives: the archiver port archives as the function does
+    ABSENT = "absent"  # it archives nothing: TTL deletions are counted, as the function counts them
+    UNKNOWN = "unknown"  # not known: a range holding a record the deployment may archive is refused
+
+
+TtlJudge = Callable[[Change, dict[str, Any]], bool]
+
+
+def own_ttl_deletion(change: Change, record: dict[str, Any]) -> bool:
+    return change.kind is Kind.TTL_DELETE
 
 
 @dataclass
@@ -43,8 +163,15 @@ class RedriveResult:
     read: int = 0
     already_counted: int = 0
     counted: int = 0
+    archived: int = 0
     malformed: list[dict[str, str]] = field(default_factory=list)
     unreadable: str | None = None
+    refused: str | None = None  # not redriven (left in the DLQ), and why
+
+    @property
+    def left(self) -> bool:
+        """The entry stays in the DLQ."""
+        return self.unreadable is not None or self.refused is not None
 
 
 REDRIVE_SUFFIX = "#redrive"
@@ -58,8 +185,31 @@ def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> 
     )
 
 
+def clashing_window(reader: Any, table: str, start: int, seconds: int) -> tuple[int, int] | None:
+    """A stored window of ``table`` (start, length) that overlaps [start, start + seconds) but is not that
+    window: its records were counted in windows of another length, where redrive would not find them."""
+    since = start - MAX_TUMBLING_WINDOW_SECONDS + 1
+    for stored_start, stored_table, stored_seconds in reader.catalog(since, start + seconds - 1):
+        overlaps = stored_start < start + seconds and stored_start + stored_seconds > start
+        if stored_table == table and overlaps and (stored_start, stored_seconds) != (start, seconds):
+            return stored_start, stored_seconds
+    return None
+
+
+def stored_window_lengths(reader: Any, since: int, until: int) -> set[int]:
+    """The lengths of the windows stored for windows starting in [since, until]."""
+    return {seconds for _, _, seconds in reader.catalog(since, until)}
+
+
 def redrive_entry(
-    info: dict[str, Any], settings: Settings, ports: Ports, streams: Any, reader: Any, dry_run: bool
+    info: dict[str, Any],
+    settings: Settings,
+    ports: Ports,
+    streams: Any,
+    reader: Any,
+    dry_run: bool,
+    archiving: Archiving | None = None,
+    may_archive: TtlJudge = own_ttl_deletion,
 ) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
@@ -79,7 +229,7 @@ def redrive_entry(
     if not records:
         result.unreadable = "no records left in that range (older than the stream's 24 h retention?)"
         return result
-    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run)
+    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run, archiving, may_archive)
     return result
 
 
@@ -91,12 +241,25 @@ def redrive_records(
     ports: Ports,
     reader: Any,
     dry_run: bool,
+    archiving: Archiving | None = None,
+    may_archive: TtlJudge = own_ttl_deletion,
 ) -> RedriveResult:
-    """Count (and archive) the records of one dead-lettered range that no stored range covers."""
+    """Count (and archive) the records of one dead-lettered range that no stored range covers.
+
+    ``archiving`` None: DEPLOYED with an archiver port, else UNKNOWN, never ABSENT (a TTL deletion
+    is counted without being archived only where the caller knows the deployment archives nothing).
+    Under UNKNOWN, ``may_archive`` says which records the deployment might archive. A range is
+    refused whole (``result.refused``), before anything of it is counted, when its records were
+    counted in windows of another length or it holds such records; an archive failure refuses the
+    rest of it (the windows already counted are covered, and archived, for the next run)."""
+    mode = archiving or (Archiving.DEPLOYED if ports.archiver is not None else Archiving.UNKNOWN)
+    if mode is Archiving.DEPLOYED and ports.archiver is None:
+        raise ValueError("redrive with the deployment's archive needs an archiver port")
     shard_id = result.shard_id
     window_seconds = settings.window_seconds
     by_window: dict[int, list[dict[str, Any]]] = {}
     snapshots: dict[int, list[SegmentSnapshot]] = {}
+    unarchived = 0
     for record in records:
         sequence = int(record["dynamodb"]["SequenceNumber"])
         try:
@@ -106,35 +269,69 @@ def redrive_records(
             continue
         window = window_start(change.event_time, window_seconds)
         if window not in snapshots:
+            clash = clashing_window(reader, table, window, window_seconds)
+            if clash is not None:
+                result.refused = (
+                    f"{table} at {iso_utc(window)} was counted in {clash[1]} s windows, these settings count "
+                    f"{window_seconds} s windows (WINDOW_SECONDS changed since?): redriving would count "
+                    f"records twice; redrive this range with --no-stack --window-seconds {clash[1]}"
+                )
+                return result
             snapshots[window] = reader.window_segments(table, window)
         if _covered(snapshots[window], shard_id, sequence):
             result.already_counted += 1
-        else:
-            by_window.setdefault(window, []).append(record)
+            continue
+        by_window.setdefault(window, []).append(record)
+        if mode is Archiving.UNKNOWN and may_archive(change, record):
+            unarchived += 1
+    if unarchived:
+        result.refused = (
+            f"{unarchived} TTL deletion(s) to count and no archive configured (counted, they would never be "
+            "archived): run with --stack NAME, or --archive-bucket BUCKET, or --no-archive if the "
+            "deployment archives nothing"
+        )
+        return result
+    pipeline_ports = Ports(
+        stats=ports.stats,
+        resolve_key=ports.resolve_key,
+        archiver=ports.archiver if mode is Archiving.DEPLOYED else None,
+        indexes=ports.indexes,
+    )
     for window, batch in sorted(by_window.items()):
-        result.counted += len(batch)
         if not dry_run:
-            process_batch(
-                StreamBatch(
-                    records=batch,
-                    shard_id=f"{shard_id}{REDRIVE_SUFFIX}-{batch[0]['dynamodb']['SequenceNumber']}",
-                    window=(window, window + window_seconds),
-                    state={},
-                    is_final=True,
-                ),
-                settings,
-                Ports(stats=ports.stats, resolve_key=ports.resolve_key, archiver=ports.archiver, indexes=ports.indexes),
-            )
+            try:
+                outcome = process_batch(
+                    StreamBatch(
+                        records=batch,
+                        shard_id=f"{shard_id}{REDRIVE_SUFFIX}-{batch[0]['dynamodb']['SequenceNumber']}",
+                        window=(window, window + window_seconds),
+                        state={},
+                        is_final=True,
+                    ),
+                    settings,
+                    pipeline_ports,
+                )
+            except BatchError as error:  # nothing of this window was stored: it stays to redrive
+                result.refused = f"{error}; the range stays in the DLQ"
+                return result
+            result.archived += outcome.archived
+        result.counted += len(batch)
     return result
 
 
-def drain(sqs: Any, queue_url: str) -> list[dict[str, Any]]:
-    messages = []
-    while batch := sqs.receive_message(
-        QueueUrl=queue_url, MaxNumberOfMessages=10, VisibilityTimeout=300, WaitTimeSeconds=0
-    ).get("Messages", []):
-        messages.extend(batch)
-    return messages
+@contextlib.contextmanager
+def function_logs_quiet() -> Iterator[None]:
+    """The pipeline's structured logs go to stdout (CloudWatch reads them in Lambda): here they would
+    mix into the command's own output (``--json`` included). Quiet, as ``hotkeys replay`` keeps them,
+    unless HOTKEYS_LOG_LEVEL says otherwise; the command reports what they would say."""
+    from hotkeys.detector.observability import logger
+
+    level = logger.log_level
+    logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def batch_info(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -144,3 +341,110 @@ def batch_info(message: dict[str, Any]) -> dict[str, Any] | None:
         return None
     info = body.get("DDBStreamBatchInfo") if isinstance(body, dict) else None
     return info if isinstance(info, dict) and "shardId" in info else None
+
+
+# -- settings: the deployment's, or flags checked against the stats table --------------------------
+STREAM_RETENTION_SECONDS = 86_400  # what is older cannot be re-read, so its windows do not matter
+
+
+@dataclass(frozen=True)
+class RedriveFlags:
+    """What the user gave on the command line (None: not given)."""
+
+    dlq_url: str | None = None
+    stats_table: str | None = None
+    archive_bucket: str | None = None
+    no_archive: bool = False
+    settings: dict[str, Value] = field(default_factory=dict)  # by Settings attribute
+
+
+@dataclass(frozen=True)
+class RedrivePlan:
+    settings: Settings
+    dlq_url: str
+    archiving: Archiving
+
+
+def plan_from_deployment(flags: RedriveFlags, deployment: Deployment) -> RedrivePlan:
+    """The deployed function's settings; a flag that disagrees with them is refused, naming both values."""
+    deployed = deployment.settings
+    owner = f"{deployment.function} (stack {deployment.stack!r})"
+
+    def refuse(flag: str, given: str, deployed_text: str) -> UserError:
+        return UserError(f"{flag} {given} disagrees with the deployment: {owner} has {deployed_text}; leave {flag} out")
+
+    for name, value in flags.settings.items():
+        option = OPTION_BY_NAME[name]
+        have = getattr(deployed, name)
+        if value is not None and _as_loaded(name, value) != have:
+            shown = setting_text(have) if have is not None else "unset"
+            raise refuse(str(option.cli_flag), setting_text(value), f"{option.variable}={shown}")
+    if flags.stats_table is not None and flags.stats_table != deployed.stats_table_name:
+        raise refuse("--stats-table", flags.stats_table, f"STATS_TABLE_NAME={deployed.stats_table_name}")
+    bucket = deployed.archive_bucket_name
+    if flags.archive_bucket is not None and flags.archive_bucket != bucket:
+        raise refuse(
+            "--archive-bucket", flags.archive_bucket, f"ARCHIVE_BUCKET_NAME={bucket}" if bucket else "no archive bucket"
+        )
+    if flags.no_archive and bucket:
+        raise UserError(f"--no-archive disagrees with the deployment: {owner} archives TTL deletions to {bucket}")
+    dlq_url = deployment.dlq_url or flags.dlq_url
+    if not dlq_url:
+        raise UserError(f"stack {deployment.stack!r} has no DeadLetterQueueUrl output: give --dlq-url")
+    if flags.dlq_url is not None and flags.dlq_url != dlq_url:
+        raise UserError(
+            f"--dlq-url {flags.dlq_url} disagrees with the deployment: stack {deployment.stack!r}'s "
+            f"DeadLetterQueueUrl is {dlq_url}; leave --dlq-url out"
+        )
+    return RedrivePlan(
+        settings=replace(deployed, alert_topic_arn=None),  # alerts are not sent for redriven (old) records
+        dlq_url=dlq_url,
+        archiving=Archiving.DEPLOYED if bucket else Archiving.ABSENT,
+    )
+
+
+def _as_loaded(name: str, value: Value) -> Value:
+    """A flag's value as the function's settings hold it (a prefix gets its trailing /)."""
+    if name == "archive_prefix" and isinstance(value, str) and not value.endswith("/"):
+        return value + "/"
+    return value
+
+
+NO_STACK_NEEDS = "--no-stack needs --dlq-url and --stats-table (or leave --no-stack out to read them from the stack)"
+
+
+def plan_without_stack(flags: RedriveFlags, settings: Settings) -> RedrivePlan:
+    """Settings from flags alone (``--no-stack``): the archive is what the flags say, or unknown."""
+    if not flags.dlq_url or not flags.stats_table:
+        raise UserError(NO_STACK_NEEDS)
+    if flags.archive_bucket:
+        archiving = Archiving.DEPLOYED
+    else:
+        archiving = Archiving.ABSENT if flags.no_archive else Archiving.UNKNOWN
+    return RedrivePlan(settings=replace(settings, alert_topic_arn=None), dlq_url=flags.dlq_url, archiving=archiving)
+
+
+def check_window_flag(reader: Any, window_seconds: int, given: int | None, now: float) -> None:
+    """Refuse a window length (flag or default) that no stored window of the stream's retention has."""
+    moment = int(now)
+    since = moment - STREAM_RETENTION_SECONDS - MAX_TUMBLING_WINDOW_SECONDS
+    lengths = stored_window_lengths(reader, since, moment + MAX_TUMBLING_WINDOW_SECONDS)
+    if lengths and window_seconds not in lengths:
+        flag = f"--window-seconds {given}" if given is not None else f"--window-seconds (default {window_seconds})"
+        stored = " and ".join(f"{length} s" for length in sorted(lengths))
+        raise UserError(
+            f"{flag} disagrees with the stats table: its windows of the last day are {stored} long "
+            f"(give --window-seconds {min(lengths)}, or read the settings with --stack NAME)"
+        )
+
+
+class _NoStore:
+    def put(self, key: str, body: bytes) -> None:
+        raise RuntimeError("the TTL judge never writes")
+
+
+def ttl_judge(settings: Settings, dynamodb: Any) -> TtlJudge:
+    """What an unknown deployment may archive: TTL deletions, replicated ones included (as with
+    ARCHIVE_REPLICATED_TTL, judged by the table's TTL attribute)."""
+    resolver = TtlAttributeResolver(settings.ttl_attribute, dynamodb)
+    return TtlArchiver(_NoStore(), settings.archive_prefix, resolver, replicated_ttl=True).wanted

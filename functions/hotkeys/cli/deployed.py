@@ -1,0 +1,62 @@
+"""What a deployed stack says about its detector function: the settings it runs with, and its DLQ.
+
+The function is the one the stack's event source mappings feed (as ``hotkeys doctor`` finds it);
+its settings are its environment, read with the function's own ``load_settings``, so a command
+that emulates the function (``hotkeys redrive``) runs with exactly what is deployed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hotkeys.cli.doctor import StackNotFound, read_stack
+from hotkeys.detector.config import ConfigError, Settings, load_settings
+
+__all__ = ["Deployment", "DeploymentError", "StackNotFound", "read_deployment"]
+
+DLQ_OUTPUT = "DeadLetterQueueUrl"
+
+
+class DeploymentError(LookupError):
+    """The stack is there but is not a detector this command can read; ``str()`` is one line."""
+
+
+@dataclass(frozen=True)
+class Deployment:
+    stack: str
+    function: str  # the consumer's name
+    environment: dict[str, str]
+    settings: Settings
+    dlq_url: str | None  # the stack's DeadLetterQueueUrl output
+
+
+def read_deployment(cloudformation: Any, lambda_: Any, stack_name: str) -> Deployment:
+    """The detector function of ``stack_name`` and its settings; StackNotFound or DeploymentError."""
+    stack = read_stack(cloudformation, stack_name)
+    mappings = stack.of_type("AWS::Lambda::EventSourceMapping")
+    if not mappings:
+        raise DeploymentError(
+            f"stack {stack_name!r} has no event source mapping, so no detector function (check --stack)"
+        )
+    functions = sorted(
+        {str(lambda_.get_event_source_mapping(UUID=uuid).get("FunctionArn", "")) for _, uuid in mappings} - {""}
+    )
+    if len(functions) != 1:
+        raise DeploymentError(
+            f"stack {stack_name!r} maps its streams to {len(functions)} functions, not one detector (check --stack)"
+        )
+    name = functions[0].split(":")[-1]
+    configuration = lambda_.get_function_configuration(FunctionName=name)
+    environment = {str(k): str(v) for k, v in (configuration.get("Environment") or {}).get("Variables", {}).items()}
+    try:
+        settings = load_settings(environment)
+    except ConfigError as error:
+        raise DeploymentError(f"the environment of {name} (stack {stack_name!r}) is not valid: {error}") from None
+    return Deployment(
+        stack=stack_name,
+        function=name,
+        environment=environment,
+        settings=settings,
+        dlq_url=stack.outputs.get(DLQ_OUTPUT),
+    )
