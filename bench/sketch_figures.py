@@ -3,7 +3,8 @@
 * the distinct-item estimate (``items.ItemStats.distinct``): error over 300 trials at each size,
   sort keys of four naming styles;
 * the largest serialized shard state the worst-case fillers of ``tests/unit/test_state_size.py``
-  build (2,048-byte keys of each kind; 20 indexes; item figures), against ``state.max_state_bytes``.
+  build (2,048-byte keys of each kind; 20 indexes, under 2,048-byte or four-attribute keys of 4-byte
+  characters; item figures), against ``state.max_state_bytes``.
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ def state_sizes() -> None:
         for kind in ("binary", "cjk", "emoji", "control")
     }
     cases["20 indexes, binary keys"] = fill(worst_case_keys("binary", 600), MAX_RANGES + 40, indexes=index_names)
+    cases["20 indexes, four-attribute keys of 4-byte characters"] = fill(
+        worst_case_keys("emoji", 600),
+        MAX_RANGES + 40,
+        indexes=index_names,
+        index_keys=fillers.multi_attribute_index_keys(600),
+    )
     cases["item figures, emoji keys"] = fill(worst_case_keys("emoji", 2000), MAX_RANGES + 40, items=5)
     for name, state in cases.items():
         print(f"{name}: {len(json.dumps(state.to_json())):,} bytes")

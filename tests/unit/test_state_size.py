@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import zlib
 
 import pytest
 
 from hotkeys.detector import summary
+from hotkeys.detector.indexes import IndexSpec, index_key_text
 from hotkeys.detector.records import Change, Kind
 from hotkeys.detector.state import (
     LAMBDA_STATE_LIMIT_BYTES,
@@ -20,6 +23,7 @@ from hotkeys.detector.state import (
     MAX_INDEX_NAME,
     MAX_MARKS,
     MAX_RANGES,
+    Segment,
     ShardState,
     mark_of,
     max_state_bytes,
@@ -33,10 +37,32 @@ LONGEST_SEQUENCE = 10**39  # 40 digits, the most DynamoDB Streams issues
 INDEX_NAMES = tuple(f"{number:02d}".ljust(MAX_INDEX_NAME, "i") for number in range(MAX_COUNTED_INDEXES))
 
 
-def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = (), items: int = 0) -> ShardState:
+def multi_attribute_index_keys(count: int) -> list[str]:
+    """Index key texts of a GSI whose partition key has four string attributes, each 2,048 bytes of
+    pseudo-random 4-byte characters (all of the supplementary planes: they compress least), as
+    ``indexes.index_key_text`` makes them (a JSON list of 8 KB, cut to the key bound)."""
+    rng = random.Random("multi-attribute")
+    names = ("a", "b", "c", "d")
+    spec = IndexSpec("by-abcd", names, types=dict.fromkeys(names, "S"))
+    return [
+        index_key_text(
+            spec, {name: {"S": "".join(chr(rng.randrange(0x10000, 0x110000)) for _ in range(512))} for name in names}
+        )
+        for _ in range(count)
+    ]
+
+
+def fill(
+    keys: list[str],
+    invocations: int,
+    indexes: tuple[str, ...] = (),
+    items: int = 0,
+    index_keys: list[str] | None = None,
+) -> ShardState:
     """Every key written (a few heavy ones), spread over ``invocations`` invocations (one range each);
-    with ``indexes``, every write also updates each index under a key of its own (of the same kind);
-    with ``items``, each key is written ``items`` times more, under different 1 KB sort keys."""
+    with ``indexes``, every write also updates each index under a key of its own (of the same kind,
+    or made from ``index_keys``, one per key); with ``items``, each key is written ``items`` times
+    more, under different 1 KB sort keys."""
     state = ShardState(lambda_window=T0)
     sequence = LONGEST_SEQUENCE
     per_invocation = max(1, len(keys) // invocations)
@@ -46,7 +72,9 @@ def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = (), items
                 segment.range_open = False  # a new invocation opens a new range
         weight = 400 if index % 9 == 0 else 1
         sequence += 1
-        index_writes = tuple((name, f"{number:02d}" + key[2:], weight) for number, name in enumerate(indexes))
+        index_key = key if index_keys is None else index_keys[index]
+        # Two ASCII digits in place of the first two characters: a key of its own per index, of the same size
+        index_writes = tuple((name, f"{number:02d}" + index_key[2:], weight) for number, name in enumerate(indexes))
         change = Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE, index_writes=index_writes)
         state.apply(change, 60, summary.DEFAULT_CAPACITY, indexes)
         for item in range(items):
@@ -59,6 +87,22 @@ def fill(keys: list[str], invocations: int, indexes: tuple[str, ...] = (), items
     return state
 
 
+def summaries_of(segment: Segment) -> list[dict[str, list[int]]]:
+    return [segment.entries, *(tally.entries for tally in segment.indexes.values())]
+
+
+def assert_within_the_byte_budget(segment: Segment) -> None:
+    """The stated bounds, in bytes: every entry within MAX_ENTRY_BYTES, each summary's encoding
+    (before compression) within its allotment, all of them within MAX_SUMMARY_BYTES."""
+    for entries in summaries_of(segment):
+        assert max(summary.entry_bytes(key) for key in entries) <= summary.MAX_ENTRY_BYTES
+        assert summary.encoded_bytes(entries) <= segment.budget
+        assert len(zlib.decompress(summary.encode_entries(entries))) <= segment.budget
+    assert sum(len(zlib.decompress(summary.encode_entries(e))) for e in summaries_of(segment)) <= (
+        summary.MAX_SUMMARY_BYTES
+    )
+
+
 @pytest.mark.parametrize("kind", ["binary", "cjk", "emoji", "control"])
 def test_the_state_stays_under_lambdas_limit_with_the_largest_keys(kind: str) -> None:
     # Given 2,000 distinct 2,048-byte keys of one type over more invocations than a segment keeps ranges
@@ -68,6 +112,7 @@ def test_the_state_stays_under_lambdas_limit_with_the_largest_keys(kind: str) ->
     # Then it is within the documented bound, far under 1 MB, and it round-trips
     assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
     (segment,) = state.segments.values()
+    assert_within_the_byte_budget(segment)
     assert len(segment.ranges) <= MAX_RANGES
     again = ShardState.from_json(json.loads(json.dumps(state.to_json())))
     assert again.segments[("t" * 255, T0)].entries == segment.entries
@@ -101,6 +146,7 @@ def test_the_state_stays_under_the_limit_with_the_most_indexes_and_the_largest_k
     assert len(segment.indexes) == MAX_COUNTED_INDEXES
     used = segment.entry_bytes + sum(tally.entry_bytes for tally in segment.indexes.values())
     assert used <= summary.MAX_SUMMARY_BYTES
+    assert_within_the_byte_budget(segment)
     assert all(tally.entries and tally.pruned for tally in segment.indexes.values())  # each one really pruned
     # and the serialized state is within the bound, far under 1 MB, and round-trips
     size = len(json.dumps(state.to_json()))
@@ -139,3 +185,19 @@ def test_item_figures_of_every_tracked_key_stay_within_the_bound() -> None:
     assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
     again = ShardState.from_json(json.loads(json.dumps(state.to_json())))
     assert again.segments[("t" * 255, T0)].items == segment.items
+
+
+def test_multi_attribute_index_keys_of_4_byte_characters_stay_within_the_stated_bytes() -> None:
+    # Given a table with the most counted indexes, every write updating each of them under a key of a
+    # four-attribute GSI partition key, each attribute 2,048 bytes of 4-byte characters (8 KB of text)
+    index_keys = multi_attribute_index_keys(600)
+    state = fill(worst_case_keys("emoji", 600), invocations=MAX_RANGES + 40, indexes=INDEX_NAMES, index_keys=index_keys)
+    (segment,) = state.segments.values()
+    assert all(tally.pruned for tally in segment.indexes.values())  # each index's summary really pruned
+    # Then every index key text is within the key bound in UTF-8 bytes, and the summaries within the
+    # byte budget they state (as it is counted: each entry, each summary before compression, their sum)
+    assert max(len(key.encode("utf-8")) for key in index_keys) <= summary.MAX_KEY_TEXT_BYTES
+    assert_within_the_byte_budget(segment)
+    # and the serialized state is within the bound max_state_bytes states, far under 1 MB
+    size = len(json.dumps(state.to_json()))
+    assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES

@@ -53,6 +53,13 @@ KEYS_ONLY, INCLUDE, ALL = "KEYS_ONLY", "INCLUDE", "ALL"
 _SCALAR_TYPES = ("S", "N", "B")
 # Statuses whose index receives the table's writes (a DELETING index no longer matters).
 COUNTED_STATUSES = frozenset(("ACTIVE", "CREATING", "UPDATING"))
+# A key text longer than MAX_KEY_TEXT_BYTES becomes a prefix, this mark and a 32-hex-digit digest.
+_DIGEST_MARK = "…#"
+_DIGEST_BYTES = len(_DIGEST_MARK.encode("utf-8")) + 32
+_PREFIX_BYTES = MAX_KEY_TEXT_BYTES - _DIGEST_BYTES
+# The prefix's character limit (what ASCII texts always kept), so a bounded text stays the same
+# across versions unless it had to shrink to fit the byte bound.
+_PREFIX_CHARS = 1000
 
 
 class IndexImageError(ValueError):
@@ -145,16 +152,24 @@ def index_key_text(spec: IndexSpec, image: Mapping[str, Any]) -> str:
 
 
 def bounded_key_text(text: str) -> str:
-    """Key text within the summary's key bound: longer texts keep a prefix and a digest of the whole."""
-    if text.isascii() and len(text) <= MAX_KEY_TEXT_BYTES:
-        return text
+    """Key text within the summary's key bound, counted in UTF-8 bytes (``MAX_KEY_TEXT_BYTES``, so
+    every summary entry is at most ``summary.MAX_ENTRY_BYTES``): a longer text keeps a prefix of at
+    most ``_PREFIX_CHARS`` characters and ``_PREFIX_BYTES`` bytes, cut between characters, and a
+    digest of the whole. ASCII texts within the bound (most keys) return at once."""
+    if text.isascii():
+        if len(text) <= MAX_KEY_TEXT_BYTES:
+            return text
+        return text[:_PREFIX_CHARS] + _DIGEST_MARK + hashlib.blake2b(text.encode("ascii"), digest_size=16).hexdigest()
     try:
         raw = text.encode("utf-8")
     except UnicodeEncodeError:
         raise IndexImageError("an index key is not valid UTF-8 (a lone surrogate)") from None
     if len(raw) <= MAX_KEY_TEXT_BYTES:
         return text
-    return text[:1000] + "…#" + hashlib.blake2b(raw, digest_size=16).hexdigest()
+    # Cutting valid UTF-8 at a byte count can split only the last character: "ignore" drops its
+    # leading bytes and nothing else.
+    head = text[:_PREFIX_CHARS].encode("utf-8")[:_PREFIX_BYTES].decode("utf-8", "ignore")
+    return head + _DIGEST_MARK + hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
 def entry_size(spec: IndexSpec, image: Mapping[str, Any], item_size: int | None = None) -> int:

@@ -68,6 +68,8 @@ DEFAULT_BUCKET_SECONDS = DEFAULT_SPAN_SECONDS
 MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
 # Completed (table, window) pairs whose next generation a shard remembers (ShardState.reopened).
 MAX_REOPENED = 64
+# What an encoded summary holds beyond its entries' ``summary.entry_bytes``: "[-6," "]" and a newline.
+SUMMARY_FRAME_BYTES = 8
 
 
 @dataclass
@@ -355,9 +357,18 @@ def mark_of(table: str, incident_key: str) -> str:
 
 
 def max_state_bytes() -> int:
-    """An upper bound of one shard's serialized state (one segment: see ShardState)."""
+    """An upper bound of one shard's serialized state (one segment: see ShardState).
+
+    The table's summary and one per counted index share ``MAX_SUMMARY_BYTES`` (``summary.allotment``)
+    and each stays within its allotment before compression, whatever its keys: every key text is at
+    most ``MAX_KEY_TEXT_BYTES`` UTF-8 bytes (table keys: ``records.key_text``; index keys, multi-attribute
+    ones of 4-byte characters included: ``indexes.bounded_key_text``), so every entry is at most
+    ``MAX_ENTRY_BYTES`` and a prune leaves room for one more (``summary.keep_floor``). Each blob adds
+    its list's brackets, mark and newline, zlib's worst-case growth and base64's 4/3; the state's other
+    strings are ASCII (names, hex, digits), which the runtime's JSON does not escape.
+    """
     blobs = 1 + MAX_COUNTED_INDEXES  # the table's summary and one per index share MAX_SUMMARY_BYTES
-    raw = summary.MAX_SUMMARY_BYTES + blobs * (summary.MAX_KEY_TEXT_BYTES + 64)
+    raw = summary.MAX_SUMMARY_BYTES + blobs * SUMMARY_FRAME_BYTES
     summary_chars = 4 * (raw * 1001 // 1000 + blobs * 64) // 3 + blobs * 4
     ranges_chars = MAX_RANGES * (2 * MAX_SEQUENCE_DIGITS + 2)
     # Each index: its name and four counters in JSON.

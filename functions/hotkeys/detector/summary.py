@@ -27,6 +27,14 @@ The byte budget exists because the summary travels in Lambda's tumbling-window s
 never JSON-escaped), so 2,048-byte partition keys of any type fit: binary keys are
 2,732 characters of base64, and ``MIN_KEEP`` of those take 281 KB.
 
+The bound is in bytes and holds for every key text of at most ``MAX_KEY_TEXT_BYTES`` UTF-8
+bytes, that is every entry of at most ``MAX_ENTRY_BYTES``: a summary's encoded size never
+exceeds its ``max_bytes`` (a prune that stops at the floor leaves room for one more entry of
+the largest size, ``keep_floor``). Callers bound their keys: a table key longer than that is
+malformed (``records.key_text``); an index key text, which for a multi-attribute key is a
+JSON list of up to four values, is cut to a prefix and a digest (``indexes.bounded_key_text``,
+in bytes: four values of 4-byte characters would otherwise make entries of 4 KB).
+
 Summaries merge by adding counters and adding ``pruned`` (the bounds add).
 
 Global secondary indexes: a segment that also counts a table's indexes carries one summary
@@ -56,7 +64,8 @@ MIN_KEEP = 100
 MAX_SUMMARY_BYTES = 330_000
 # Digits and separators of one entry's six counters and key length in ``encode_entries``.
 ENTRY_OVERHEAD = 75
-# The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64.
+# The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64. In UTF-8
+# bytes, the bound of every key a summary counts (index key texts are cut to it).
 MAX_KEY_TEXT_BYTES = 2732
 MAX_ENTRY_BYTES = MAX_KEY_TEXT_BYTES + ENTRY_OVERHEAD
 

@@ -1,5 +1,9 @@
 """Optional Slack-compatible webhook subscriber of the alert topic (for teams without AWS Chatbot).
 
+The topic carries the detector's alerts and CloudWatch's notifications of the stack's alarms: each
+message is told apart and posted in its own form (``alerts/inbound.py``); one that is neither is
+posted as an unrecognised message, with its subject and the start of its body, and logged.
+
 The incoming-webhook URL lives in Secrets Manager (the secret's string is the URL, or JSON with a
 ``url`` field), read through Powertools parameters and cached for five minutes. A delivery that
 fails raises, so Lambda's asynchronous retries and then the function's DLQ keep the alert.
@@ -16,9 +20,8 @@ from urllib.parse import urlparse
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hotkeys.detector.alerts.messages import RESOLVED, short_fix
+from hotkeys.detector.alerts.inbound import AlarmNotification, HotKeyAlert, Notification, classify, slack_payload
 from hotkeys.detector.config import ConfigError
-from hotkeys.detector.diagnosis import SHARD_FAMILY
 from hotkeys.detector.observability import logger
 
 SECRET_CACHE_SECONDS = 300
@@ -43,36 +46,6 @@ def webhook_url(secret_id: str) -> str:
     return url
 
 
-def slack_payload(subject: str, document: dict[str, Any]) -> dict[str, Any]:
-    """Slack incoming-webhook JSON: a text fallback and one markdown section."""
-    if document.get("status") == RESOLVED:
-        detail = f"Back under the threshold for the whole window starting {document.get('window_start')}."
-    else:
-        index = document.get("index")
-        fix = (
-            str(document.get("remedy"))
-            if document.get("pattern") == SHARD_FAMILY
-            else short_fix(
-                str(document.get("key")),
-                int(document.get("suggested_shards") or 1),
-                float(document.get("share") or 0),
-                str(index) if index else None,
-            )
-        )
-        detail = (
-            f"*{document.get('wcu_per_second')} WCU/s* ({document.get('percent_of_limit')}% of the "
-            f"{document.get('partition_limit_wcu')} WCU/s partition limit), "
-            f"{100 * float(document.get('share', 0)):.1f}% of the table's writes in the window starting "
-            f"{document.get('window_start')}.\nSuggested fix: {fix}."
-        )
-        if document.get("pattern"):
-            detail += f"\nPattern: {document.get('pattern')}."
-    return {
-        "text": subject,
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{subject}*\n{detail}"}}],
-    }
-
-
 def post(url: str, payload: dict[str, Any]) -> int:
     request = urllib.request.Request(
         url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}, method="POST"
@@ -94,9 +67,30 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     url = webhook_url(secret_id)
     delivered = 0
     for record in event.get("Records", []):
-        sns = record.get("Sns", {})
-        document = json.loads(sns.get("Message", "{}"))
-        post(url, slack_payload(str(sns.get("Subject") or "[hot key]"), document))
+        sns = record.get("Sns") if isinstance(record, dict) else None
+        sns = sns if isinstance(sns, dict) else {}
+        notification = classify(sns.get("Subject"), sns.get("Message"))
+        post(url, slack_payload(notification))
         delivered += 1
-        logger.info("alert delivered to webhook", extra={"key": document.get("key"), "status": document.get("status")})
+        _log_delivery(notification, sns.get("MessageId"))
     return {"delivered": delivered}
+
+
+def _log_delivery(notification: Notification, message_id: Any) -> None:
+    if isinstance(notification, HotKeyAlert):
+        fields = {"key": notification.document["key"], "status": notification.document["status"]}
+        logger.info("alert delivered to webhook", extra=fields)
+    elif isinstance(notification, AlarmNotification):
+        fields = {"alarm": notification.name, "state": notification.new_state}
+        logger.info("alarm notification delivered to webhook", extra=fields)
+    else:
+        logger.warning(
+            "unrecognised message on the alert topic, delivered to webhook as such",
+            extra={
+                "message_id": message_id,
+                "subject": notification.subject,
+                "reason": notification.why,
+                "characters": len(notification.body),
+                "body": notification.body[:2000],
+            },
+        )

@@ -12,6 +12,26 @@ from hotkeys.detector.windows import iso_utc
 
 SUBJECT_LIMIT = 100
 FIRING, REMINDER, RESOLVED = "firing", "reminder", "resolved"
+# The fields of ``Alert.document()``: what a JSON subscriber (sqs, lambda, email-json) receives, and
+# how one tells an alert document from the topic's other messages (alerts/inbound.py).
+ALERT_FIELDS = (
+    "table",
+    "index",
+    "key",
+    "window_start",
+    "window_seconds",
+    "wcu",
+    "wcu_per_second",
+    "partition_limit_wcu",
+    "percent_of_limit",
+    "share",
+    "reason",
+    "status",
+    "suggested_shards",
+    "pattern",
+    "remedy",
+    "items",
+)
 
 
 class PublishRefused(RuntimeError):
@@ -55,7 +75,7 @@ class Alert:
         return suggested_shards(self.peak_wcu_per_second, self.partition_limit_wcu)
 
     def document(self) -> dict[str, Any]:
-        """The JSON form (default, sqs, lambda subscribers): exactly these fields."""
+        """The JSON form (default, sqs, lambda subscribers): exactly ``ALERT_FIELDS``."""
         return {
             "table": self.table,
             "index": self.index,
