@@ -15,6 +15,7 @@ from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
@@ -106,7 +107,7 @@ def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(stats_
     for seed in (None, 1, 2):
         settings = Settings(stats_table_name=f"{stats_table_name}", alert_topic_arn=topic["arn"], share_min_wcu=10**9)
         boto3.resource("dynamodb").Table(stats_table_name).delete_item(
-            Key={"pk": "INC#tickets", "sk": "partition_limit#event#42"}
+            Key={"pk": "INC#tickets", "sk": incident_key("partition_limit", "event#42")}
         )
         # When it is consumed cleanly, then with duplicates, lost responses and random batch sizes
         consume(settings, [records], RandomChaos(random.Random(seed)) if seed else None)
@@ -248,7 +249,7 @@ def test_message_forms(stats_table_name: str, topic: dict) -> None:
     firing = next(a for a in alerts if a["status"] == "firing")
     # JSON form: exactly the documented fields
     assert set(firing) - {"subject", "attributes"} == DOCUMENT_FIELDS
-    assert len(firing["subject"]) <= 100 and firing["subject"].startswith("[hot key] tickets: event#999")
+    assert len(firing["subject"]) < 100 and firing["subject"].startswith("[hot key] tickets: event#999")
     assert firing["attributes"]["status"]["Value"] == "firing"
     assert firing["attributes"]["reason"]["Value"] == "partition_limit"
     assert firing["attributes"]["table"]["Value"] == "tickets"
@@ -331,3 +332,40 @@ def test_a_burst_of_a_key_that_wrote_steadily_before_it_fires(stats_table_name: 
     )
     firing = next(a for a in alerts if a["status"] == "firing")
     assert firing["wcu_per_second"] >= 800
+
+
+def test_an_incident_open_across_the_deploy_that_renamed_incidents_closes_under_its_own_name(
+    stats_table_name: str, topic: dict
+) -> None:
+    # Given an incident firing for event#42 under the sort key of the version before (the key itself),
+    # opened a window before the deploy by this shard
+    table = boto3.resource("dynamodb").Table(stats_table_name)
+    old_name = "partition_limit#event#42"
+    table.put_item(
+        Item={
+            "pk": "INC#tickets",
+            "sk": old_name,
+            "status": "firing",
+            "published": True,
+            "table_name": "tickets",
+            "key": "event#42",
+            "reason": "partition_limit",
+            "shard_id": "shardId-0",
+            "fired_window": T0 - 60,
+            "last_hot_window": T0 - 60,
+            "notified_at": T0 - 30,
+            "peak": 900,
+            "expires_at": T0 + 86_400,
+        }
+    )
+    # When the new version sees the key still hot for one window, then cool
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    consume(settings, [traffic([("event#42", 900, 25, 20), ("quiet", 5, 0, 150)])])
+    # Then the incident fires once more under its new name (the cost of the rename, once per open
+    # incident), and each of the two incidents resolves once, each marked under its own name
+    assert statuses(delivered(topic["queue"])) == Counter(
+        {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 2}
+    )
+    for name in (old_name, incident_key("partition_limit", "event#42")):
+        item = table.get_item(Key={"pk": "INC#tickets", "sk": name})["Item"]
+        assert (item["status"], item["resolve_published"]) == ("resolved", True), name

@@ -11,6 +11,7 @@ import pytest
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from tests.integration.test_alerts import T0, consume, delivered
 from tests.support import create_source_table
@@ -68,9 +69,10 @@ def test_a_hot_index_key_fires_a_back_pressure_alert_naming_the_index(
     incident = (
         boto3.resource("dynamodb")
         .Table(stats_table_name)
-        .get_item(Key={"pk": "INC#orders", "sk": "index#by-status#partition_limit#PENDING"})["Item"]
+        .get_item(Key={"pk": "INC#orders", "sk": incident_key("partition_limit", "PENDING", "by-status")})["Item"]
     )
-    assert incident["index_name"] == "by-status"
+    assert incident["index_name"] == "by-status" and incident["key"] == "PENDING"
+    assert incident["sk"].startswith("index#by-status#partition_limit#")
 
 
 def test_the_messages_explain_back_pressure_and_the_index_fix(

@@ -47,6 +47,15 @@ TIME_BUCKET, SINGLE_KEY, LOW_CARDINALITY = "time bucket", "single key", "low car
 SHARD_FAMILY = "write-sharded family"
 _DATE = re.compile(r"(?<!\d)(?:\d{4}-\d{2}(?:-\d{2}(?:[T ]\d{2})?)?|20\d{6}(?:\d{2})?)(?!\d)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_ ]{0,23}")
+# Keys in prose (remedies, e-mail and chat text) are cut to this many characters: a key may be 2,048
+# bytes (2,732 characters of base64) and an alert repeats it in every form it sends (SNS takes at most
+# 256 KB); the alert's JSON document carries the key whole, once per form.
+KEY_IN_TEXT_CHARS = 200
+
+
+def key_in_text(key: str) -> str:
+    """The key as prose quotes it: whole up to ``KEY_IN_TEXT_CHARS`` characters, else its start and '…'."""
+    return key if len(key) <= KEY_IN_TEXT_CHARS else key[:KEY_IN_TEXT_CHARS] + "…"
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,8 @@ class Family:
         total = self.wcu / window_seconds
         hottest = self.hottest_wcu / window_seconds
         head = (
-            f"{self.stem}* ({self.shards} shards): {total:,.0f} WCU/s in total, hottest shard {self.hottest_key} "
+            f"{key_in_text(self.stem)}* ({self.shards} shards): {total:,.0f} WCU/s in total, hottest shard "
+            f"{key_in_text(self.hottest_key)} "
             f"at {100 * hottest / partition_limit:.0f}% of the limit, spread max/mean {self.spread:.1f}"
         )
         if self.spread >= UNEVEN_SPREAD:
@@ -126,10 +136,11 @@ def classify(key: str, share: float, distinct_keys: int, index: str | None = Non
     ``share``: the key's part of its table's (or index's) write units in the window;
     ``distinct_keys``: how many keys wrote in that window (at least, when the summary pruned).
     """
+    shown = key_in_text(key)
     if _DATE.search(key):
         return Diagnosis(
             TIME_BUCKET,
-            f"a time-bucket key sends every write of the period to one partition: suffix it ({key}#0..N, "
+            f"a time-bucket key sends every write of the period to one partition: suffix it ({shown}#0..N, "
             "readers query each suffix) or key by the entity and reach the period through a sharded index",
         )
     few = distinct_keys <= FEW_KEYS
@@ -137,18 +148,18 @@ def classify(key: str, share: float, distinct_keys: int, index: str | None = Non
         return Diagnosis(
             LOW_CARDINALITY,
             "a status or type as the index key: suffix the index key attribute "
-            f"({key}#0..N) or make the index sparse (only items that must be found carry the attribute)",
+            f"({shown}#0..N) or make the index sparse (only items that must be found carry the attribute)",
         )
     if share >= SINGLE_KEY_SHARE and few:
         return Diagnosis(
             SINGLE_KEY,
             "one key takes nearly every write (a global counter, log or singleton item): shard it "
-            f"({key}#0..N, sum or merge on read), or aggregate in memory and write once a second",
+            f"({shown}#0..N, sum or merge on read), or aggregate in memory and write once a second",
         )
     if few and _WORD.fullmatch(key):
         return Diagnosis(
             LOW_CARDINALITY,
             "a status or type as the partition key: key by the entity and find items by status "
-            f"through an index with a suffixed key ({key}#0..N)",
+            f"through an index with a suffixed key ({shown}#0..N)",
         )
     return None

@@ -1,7 +1,8 @@
 """Alert incidents in the stats table: conditional writes make "one firing per incident" hold
 across retries, duplicate deliveries and concurrent containers.
 
-Item: PK ``INC#<table>``, SK ``<reason>#<key>``. Times are event times (seconds), so a
+Item: PK ``INC#<table>``, SK ``<reason>#<digest of the key>`` (``rules.incident_key``: bounded
+whatever the key's length), the key itself in ``key``. Times are event times (seconds), so a
 replayed backlog alerts as it would have live; ``expires_at`` lets DynamoDB's TTL drop
 incidents whose shard went away without resolving them.
 """

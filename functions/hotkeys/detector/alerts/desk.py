@@ -178,15 +178,20 @@ class AlertDesk:
         incidents.raise_peak(hot)
         return 0
 
-    def _deliver(self, hot: rules.HotKey, status: str, table_wcu: int, peak: float, flag: str) -> int:
+    def _deliver(
+        self, hot: rules.HotKey, status: str, table_wcu: int, peak: float, flag: str, incident_key: str | None = None
+    ) -> int:
         """Publish a firing or resolved message at most once per incident, and never lose it silently.
 
         SNS answered with an error: nothing was sent; the batch fails and the retry publishes.
         No answer at all (timeout, connection lost): it may have been sent; it is taken as sent
         (at most once) and logged. Once sent, the incident is marked; if that mark cannot be
         written, this container remembers the message so its retries do not send it again.
+        ``incident_key``: the stored incident's sort key when the incident was read from the table
+        (an incident written under an earlier naming keeps its own name), else ``hot.incident_key``.
         """
-        memory = (hot.table, hot.incident_key, hot.window_start, status)
+        name = incident_key or hot.incident_key
+        memory = (hot.table, name, hot.window_start, status)
         if memory not in self._sent:
             try:
                 self._publish(hot, status, table_wcu, peak)
@@ -198,7 +203,7 @@ class AlertDesk:
                 )
                 raise
             self._sent.add(memory)
-        if not self._incidents.mark_published(hot.table, hot.incident_key, flag):
+        if not self._incidents.mark_published(hot.table, name, flag):
             logger.warning("could not mark alert as published", extra={"key": hot.key, "flag": flag})
         return 1
 
@@ -246,6 +251,7 @@ class AlertDesk:
         orphan_before = window - ORPHAN_AFTER_WINDOWS * self._settings.window_seconds
         published = 0
         for incident in open_incidents:
+            # The key and reason are the item's attributes; its sort key is only a name (a digest of the key).
             reason, key, incident_key = str(incident["reason"]), str(incident["key"]), str(incident["sk"])
             owner = str(incident.get("shard_id", ""))
             elsewhere = others.keys.get(key, 0)
@@ -258,6 +264,7 @@ class AlertDesk:
                         table_wcu,
                         float(incident.get("peak", 0)),
                         "resolve_published",
+                        incident_key,
                     )
                 continue
             last_hot = int(incident["last_hot_window"])
@@ -272,7 +279,8 @@ class AlertDesk:
             if not self._incidents.resolve(segment.table, incident_key, window, shard_id):
                 continue
             cooled = self._cooled(segment, key, reason, table_wcu, elsewhere)
-            published += self._deliver(cooled, RESOLVED, table_wcu, float(incident.get("peak", 0)), "resolve_published")
+            peak = float(incident.get("peak", 0))
+            published += self._deliver(cooled, RESOLVED, table_wcu, peak, "resolve_published", incident_key)
         return published
 
     def _cooled(self, segment: rules.Tallied, key: str, reason: str, table_wcu: int, elsewhere: int) -> rules.HotKey:

@@ -8,9 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
+from hotkeys.detector.diagnosis import key_in_text
 from hotkeys.detector.windows import iso_utc
 
-SUBJECT_LIMIT = 100
+# SNS Publish: "Subjects must be UTF-8 text with no line breaks or control characters, and less than
+# 100 characters long" (earlier versions of the reference: "ASCII text that begins with a letter,
+# number, or punctuation mark"). A subject that breaks it is refused, and the batch would fail on
+# every retry: subjects are printable ASCII of at most 99 characters under either reading.
+SUBJECT_LIMIT = 99
 FIRING, REMINDER, RESOLVED = "firing", "reminder", "resolved"
 # The fields of ``Alert.document()``: what a JSON subscriber (sqs, lambda, email-json) receives, and
 # how one tells an alert document from the topic's other messages (alerts/inbound.py).
@@ -117,17 +122,27 @@ def subject(alert: Alert) -> str:
         )
     head = f"{tag} {alert.where}: "
     room = SUBJECT_LIMIT - len(head) - len(detail) - 1
-    key = alert.key if len(alert.key) <= room else alert.key[: max(room - 1, 8)] + "…"
-    return f"{head}{key} {detail}"[:SUBJECT_LIMIT]
+    key = printable_ascii(alert.key[: SUBJECT_LIMIT + 1])
+    key = key if len(key) <= room else key[: max(room - 3, 8)] + "..."
+    return printable_ascii(f"{head}{key} {detail}")[:SUBJECT_LIMIT]
+
+
+def printable_ascii(text: str) -> str:
+    """``text`` with every character outside printable ASCII written as a Python escape (\\n, \\x01,
+    \\u00e9, \\U0001f600): the subject of a key with line breaks, control or non-ASCII characters."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def short_fix(key: str, suggested_shards: int, share: float, index: str | None = None) -> str:
     """The fix in one clause, for listings and chat messages (the e-mail has ``_advice``)."""
+    shown = key_in_text(key)
     if index is not None:
-        spread = f"suffix the index key ({key}#1..{max(2, suggested_shards)}) or pick a higher-cardinality index key"
+        spread = f"suffix the index key ({shown}#1..{max(2, suggested_shards)}) or pick a higher-cardinality index key"
         return f"GSI back-pressure throttles the table's writes: {spread}"
     if suggested_shards >= 2:
-        return f"write-shard it over {suggested_shards} suffixes ({key}#1..{suggested_shards}; an estimate)"
+        return f"write-shard it over {suggested_shards} suffixes ({shown}#1..{suggested_shards}; an estimate)"
     return (
         f"one partition still serves it, but it takes {100 * share:.0f}% of the table's writes: "
         "spread them over more partition keys before it grows"
@@ -145,10 +160,11 @@ def _advice(alert: Alert) -> str:
 
 def _sharding_advice(alert: Alert) -> str:
     shards = alert.suggested_shards
+    key = key_in_text(alert.key)
     if alert.index is not None:
         spread = max(2, shards)
         return (
-            f"Suggested fix: write the index key attribute as '{alert.key}#<n>' with n in 1..{spread} "
+            f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
             f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of {alert.partition_limit_wcu} "
             f"WCU/s), at least 2) and query the index once per suffix; or choose an index partition key with "
             "more distinct values. Projecting fewer attributes makes each index write cheaper."
@@ -156,21 +172,22 @@ def _sharding_advice(alert: Alert) -> str:
     if shards <= 1:
         return (
             "At this rate one partition can still serve the key; if it keeps growing, spread its writes "
-            f"over suffixes ('{alert.key}#<n>') or cache and batch them."
+            f"over suffixes ('{key}#<n>') or cache and batch them."
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
         f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
-        f"{alert.partition_limit_wcu} WCU/s)). Write to '{alert.key}#<n>' with n random in 1..{shards} "
+        f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
     )
 
 
 def _what(alert: Alert) -> str:
+    key = key_in_text(alert.key)
     if alert.index is not None:
         return (
-            f"Index {alert.index} of table {alert.table}: index partition key '{alert.key}' receives about "
+            f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives about "
             f"{alert.wcu_per_second:,.1f} WCU/s of index writes, {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
             "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
@@ -178,13 +195,13 @@ def _what(alert: Alert) -> str:
         )
     if alert.reason == PARTITION_LIMIT:
         return (
-            f"Partition key '{alert.key}' of table {alert.table} is writing about "
+            f"Partition key '{key}' of table {alert.table} is writing about "
             f"{alert.wcu_per_second:,.1f} WCU/s, {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
             "whatever the table's capacity."
         )
     return (
-        f"Partition key '{alert.key}' takes {100 * alert.share:.1f}% of table {alert.table}'s write units "
+        f"Partition key '{key}' takes {100 * alert.share:.1f}% of table {alert.table}'s write units "
         f"in the window starting {iso_utc(alert.window_start)} ({alert.wcu_per_second:,.1f} WCU/s)."
     )
 
@@ -197,7 +214,7 @@ def _top_command(alert: Alert) -> str:
 def email_text(alert: Alert) -> str:
     if alert.status == RESOLVED:
         return (
-            f"Resolved: partition key '{alert.key}' of {alert.where} stayed under the alert threshold "
+            f"Resolved: partition key '{key_in_text(alert.key)}' of {alert.where} stayed under the alert threshold "
             f"for the whole window starting {iso_utc(alert.window_start)}.\n"
             f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s.\n"
         )
@@ -220,7 +237,7 @@ def chatbot_payload(alert: Alert) -> dict[str, Any]:
     return {
         "version": "1.0",
         "source": "custom",
-        "id": f"{alert.where}:{alert.reason}:{alert.key}:{alert.window_start}:{alert.status}",
+        "id": f"{alert.where}:{alert.reason}:{key_in_text(alert.key)}:{alert.window_start}:{alert.status}",
         "content": {
             "textType": "client-markdown",
             "title": subject(alert),

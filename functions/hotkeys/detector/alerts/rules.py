@@ -22,6 +22,7 @@ and its full-window rate (or share) stayed below the threshold minus the hystere
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Protocol
@@ -84,10 +85,28 @@ class HotKey:
 
     @property
     def incident_key(self) -> str:
-        """The incident's name within its table: an index's keys get the index's own prefix (a
-        table key's name starts with its reason, so the two never collide)."""
-        own = f"{self.reason}#{self.key}"
-        return own if self.index is None else f"index#{self.index}#{own}"
+        """The incident's name within its table (its sort key): see ``incident_key``."""
+        return incident_key(self.reason, self.key, self.index)
+
+
+# Bytes of the key's digest in an incident's name: 128 bits, so two keys of one table and reason
+# never share an incident in practice.
+INCIDENT_DIGEST_BYTES = 16
+
+
+def incident_key(reason: str, key: str, index: str | None = None) -> str:
+    """``<reason>#<digest>``, or ``index#<index>#<reason>#<digest>`` for an index partition key.
+
+    The digest (BLAKE2b of the key's UTF-8) stands for the whole key, so the name is at most 310
+    bytes for every key DynamoDB allows: a partition key value is up to 2,048 bytes (2,732
+    characters of base64 for B) and a sort key value at most 1,024 bytes ("Service, account, and
+    table quotas"). The key itself is an attribute of the incident: readers never parse the name.
+    A table key's name starts with its reason and an index key's with ``index#``, so the two never
+    collide.
+    """
+    digest = hashlib.blake2b(key.encode("utf-8"), digest_size=INCIDENT_DIGEST_BYTES).hexdigest()
+    own = f"{reason}#{digest}"
+    return own if index is None else f"index#{index}#{own}"
 
 
 def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> int:
