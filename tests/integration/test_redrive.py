@@ -139,3 +139,25 @@ def test_a_dead_lettered_batch_between_two_counted_ones_is_counted_by_redrive(
     (again,) = json.loads(capsys.readouterr().out)
     assert (again["already_counted"], again["counted"]) == (3, 0)
     assert total_writes(settings) == 10
+
+
+def test_redrive_moves_spooled_archive_objects_into_s3(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
+    # Given archive objects the function spooled while S3 refused them (one of them in two parts), and S3 back
+    from hotkeys.detector.adapters.archive_spool import PART_BYTES, DynamoArchiveSpool
+
+    spool = DynamoArchiveSpool(boto3.resource("dynamodb").Table(stats_table_name))
+    bodies = {"ttl-archive/a.json.gz": b"small", "ttl-archive/b.json.gz": bytes(range(256)) * (PART_BYTES // 200)}
+    for shard, (key, body) in enumerate(bodies.items()):
+        spool.put(f"shardId-{shard}", key, body)
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="archive")
+    sqs = boto3.client("sqs")
+    dlq = sqs.create_queue(QueueName="dlq-spool")["QueueUrl"]
+    argv = ["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name]
+    # When redrive runs with the archive bucket
+    assert main([*argv, "--archive-bucket", "archive"]) == 0
+    # Then every spooled object is in S3, byte for byte, and the spool is empty
+    assert "moved 2 spooled archive object(s) into S3" in capsys.readouterr().out
+    for key, body in bodies.items():
+        assert s3.get_object(Bucket="archive", Key=key)["Body"].read() == body
+    assert spool.waiting() is None

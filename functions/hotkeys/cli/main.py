@@ -358,6 +358,16 @@ def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
     sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
 
 
+def _drain_spool(archiver: Any) -> tuple[int, bool]:
+    """Archive objects the function spooled while S3 refused them, into S3 now: (moved, spool empty)."""
+    moved = 0
+    while True:
+        count, empty = archiver.drain(force=True)
+        moved += count
+        if empty or not count:
+            return moved, empty
+
+
 def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
     from rich.markup import escape
 
@@ -399,10 +409,17 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
                 sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
             else:
                 _release(sqs, plan.dlq_url, message)
+    spool = _drain_spool(ports.archiver) if ports.archiver is not None and not args.dry_run else (0, True)
     # Entries left in the DLQ (unreadable, refused, not received, or --dry-run / --keep) are work not
-    # done: exit 1 while any remain.
-    left = any(item.get("unreadable") or item.get("refused") for item in results)
+    # done, and so are archive objects still spooled because S3 refuses them: exit 1 while any remain.
+    left = any(item.get("unreadable") or item.get("refused") for item in results) or not spool[1]
     remaining = 1 if left or drained.remaining or (results and (args.dry_run or args.keep)) else 0
+    spooled = (
+        f"moved {spool[0]} spooled archive object(s) into S3"
+        + ("" if spool[1] else "; S3 still refuses some: they stay spooled, run redrive again")
+        if spool != (0, True)
+        else ""
+    )
     counts = drained.counts
     unreceived = (
         f"about {drained.remaining} more entries are in the DLQ (SQS counts {counts.visible} visible, "
@@ -412,7 +429,11 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
         print(json.dumps(results, indent=2))
         if drained.remaining:
             print(f"hotkeys: {unreceived}", file=sys.stderr)
+        if spooled:
+            print(f"hotkeys: {spooled}", file=sys.stderr)
         return remaining
+    if spooled:
+        console.print(spooled, highlight=False)
     if not results and not drained.remaining:
         console.print("The DLQ is empty.")
     for item in results:
