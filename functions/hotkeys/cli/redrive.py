@@ -20,7 +20,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError, ParamValidationError
 
-from hotkeys.cli.streams import read_range
+from hotkeys.cli.streams import RangeNotRead, read_range
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
 from hotkeys.detector.records import MalformedRecord, parse_change, table_from_arn
@@ -71,6 +71,10 @@ def redrive_entry(
         if code not in UNREADABLE_CODES:
             raise
         result.unreadable = f"{code}: {error.response.get('Error', {}).get('Message', '')}".strip()
+        return result
+    except RangeNotRead as error:  # counted nothing: the DLQ entry stays, for a later run
+        result.read = error.read
+        result.unreadable = str(error)
         return result
     except (AssertionError, KeyError, ParamValidationError) as error:  # a shard the endpoint cannot read
         result.unreadable = f"shard {shard_id} cannot be read ({type(error).__name__})"
