@@ -66,6 +66,11 @@ def insert_units(item: dict[str, Any]) -> int:
 # --- the record's shape -------------------------------------------------------------------------
 
 
+def no_describe_table(table: str) -> dict[str, Any]:
+    """The key resolver's DescribeTable, never needed: a record with one key attribute names it."""
+    pytest.fail(f"DescribeTable({table}) called")
+
+
 def test_a_ttl_deletion_read_with_get_records_is_a_ttl_deletion() -> None:
     # Given a TTL deletion as GetRecords returns it (boto3: the API's Identity shape, a datetime)
     lambda_record = ttl_record("session#1", 1, T0)
@@ -74,7 +79,7 @@ def test_a_ttl_deletion_read_with_get_records_is_a_ttl_deletion() -> None:
     # When shaped for the detector, it is exactly the record Lambda delivers, and parses as a TTL deletion
     shaped = shape_stream_record(raw, lambda_record["eventSourceARN"])
     assert shaped == lambda_record
-    assert parse_change(shaped, PartitionKeyResolver(None, lambda _t: {})).kind is Kind.TTL_DELETE
+    assert parse_change(shaped, PartitionKeyResolver(None, no_describe_table)).kind is Kind.TTL_DELETE
 
 
 attribute_values = st.recursive(
