@@ -8,7 +8,9 @@ import time
 import boto3
 import pytest
 
+from hotkeys.cli.events import to_dynamodb_json
 from hotkeys.cli.main import main
+from tests import reference_sizing
 from tests.support import create_source_table
 
 
@@ -132,3 +134,24 @@ def test_watch_shows_the_peak_the_alert_rule_reads(endpoint: str, capsys: pytest
     # the rate shown, like the alert rule's, is at least that peak
     assert 0 < row["peak_wcu_per_second"] <= 12.0
     assert row["wcu_per_second"] >= row["peak_wcu_per_second"]
+
+
+def test_watch_counts_binary_attributes_read_from_a_moto_server(endpoint: str, capsys: pytest.CaptureFixture) -> None:
+    # Given items with binary values at every depth (boto3 decodes them all to bytes on the way back)
+    make_table(endpoint, "binaries", stream=True)
+    table = boto3.resource("dynamodb", endpoint_url=endpoint).Table("binaries")
+    item = {
+        "pk": "device#1",
+        "blob": b"\x00\xff" * 800,  # 1,600 raw bytes (2,136 as base64 text)
+        "chunks": {b"\x01", b"\x02\xff"},
+        "nested": {"inner": {"b": b"\xfe" * 9, "bs": {b"\x07"}}, "list": [b"\x09", {"b": b"\x0b"}]},
+    }
+    for i in range(4):
+        table.put_item(Item={**item, "sk": f"reading#{i}"})
+    # When watched
+    arguments = ["watch", "--table", "binaries", "--endpoint-url", endpoint, "--from", "trim-horizon", "--once"]
+    assert main([*arguments, "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    # Then every record counts (none malformed), each with its write units by the raw byte sizes
+    assert (row["key"], row["writes"]) == ("device#1", 4)
+    assert row["wcu"] == 4 * reference_sizing.write_units(None, to_dynamodb_json({**item, "sk": "reading#0"}))

@@ -22,6 +22,7 @@ dead letters and rollovers a pruned summary must equal a clean run's exactly.
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import random
@@ -35,20 +36,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.events import stream_arn
 from hotkeys.cli.local import create_stats_table
-from hotkeys.cli.redrive import RedriveResult, redrive_records
+from hotkeys.cli.redrive import RedriveResult, redrive_entry
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
-from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import OPTION_BY_NAME, Settings
-from hotkeys.detector.indexes import specs_from_description
+from hotkeys.detector.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
 from tests import reference_gsi, reference_sizing
+from tests.stream_wire import WireStream
 from tests.support import TABLE, ttl_record, write_record
 
 T0 = 1_764_460_800
@@ -67,12 +70,19 @@ SOURCE_TABLE: dict[str, Any] = {
             "IndexName": name,
             "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
             "Projection": {"ProjectionType": projection},
-            "IndexStatus": "ACTIVE",
         }
         for name, projection in (("by-status", "KEYS_ONLY"), ("by-status-all", "ALL"))
     ],
 }
-INDEX_SPECS = specs_from_description({"Table": SOURCE_TABLE})
+STREAM_ARN = stream_arn(TABLE)
+
+
+def source_indexes() -> tuple[IndexSpec, ...]:
+    """The source table's indexes as the function reads them: moto's DescribeTable of SOURCE_TABLE."""
+    dynamodb = boto3.client("dynamodb")
+    if TABLE not in dynamodb.list_tables()["TableNames"]:
+        dynamodb.create_table(TableName=TABLE, BillingMode="PAY_PER_REQUEST", **SOURCE_TABLE)
+    return specs_from_description(dynamodb.describe_table(TableName=TABLE))
 
 
 class Faults:
@@ -171,7 +181,12 @@ def lineage(records: list[dict[str, Any]], shard: int, cuts: list[float]) -> lis
     """The shard's records as a parent and its children: it ends at each cut, a child carries on."""
     points = sorted({int(cut * len(records)) for cut in cuts} - {0, len(records)})
     bounds = [0, *points, len(records)]
-    return [(f"shardId-{shard:05d}-gen{g}", records[bounds[g] : bounds[g + 1]]) for g in range(len(bounds) - 1)]
+    return [(shard_id(shard, g), records[bounds[g] : bounds[g + 1]]) for g in range(len(bounds) - 1)]
+
+
+def shard_id(shard: int, generation: int) -> str:
+    """A shard id as long as the API requires (28 to 65 characters)."""
+    return f"shardId-{shard:020d}-gen{generation:05d}"
 
 
 class Schedule:
@@ -208,7 +223,8 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
         archive_bucket_name=bucket,
         ttl_attribute="expireAt",
     )
-    resolve_key = PartitionKeyResolver(None, lambda name: {})
+    index_specs = source_indexes()
+    resolve_key = PartitionKeyResolver(None, describe_table_with(boto3.client("dynamodb")))
     rng = random.Random(schedule.seed)
     faults = Faults(rng, 0.15 if schedule.seed is not None else 0.0)
     ports = Ports(
@@ -221,7 +237,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
             lambda table: "expireAt",
             spool=FaultySpool(DynamoArchiveSpool(boto3.resource("dynamodb").Table(table_name)), faults),
         ),
-        indexes=lambda table: INDEX_SPECS,
+        indexes=lambda table: index_specs,
     )
     esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=WINDOW, retry_attempts=schedule.retry_attempts)
 
@@ -230,10 +246,12 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
 
     runs = []
     records_of: dict[str, list[dict[str, Any]]] = {}
+    parents: dict[str, str] = {}
     for index, records in enumerate(shards):
         chaos = RandomChaos(rng, reorder_probability=schedule.reorder) if schedule.seed is not None else Chaos()
         shard_lineage = lineage(records, index, schedule.cuts)
         records_of.update(shard_lineage)
+        parents.update((child, parent) for (parent, _), (child, _) in itertools.pairwise(shard_lineage))
         runs.extend(consume_lineage(invoke, shard_lineage, esm, chaos, delivery=schedule.delivery))
     letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
     # An operator runs `hotkeys redrive` (AWS healthy again): once, then once more.
@@ -242,14 +260,16 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
         S3ObjectStore(boto3.client("s3"), bucket), "ttl/", lambda table: "expireAt", spool=spool
     )
     clean_ports = Ports(
-        stats=store, resolve_key=resolve_key, archiver=clean_archiver, indexes=lambda table: INDEX_SPECS
+        stats=store, resolve_key=resolve_key, archiver=clean_archiver, indexes=lambda table: index_specs
     )
     # S3 is healthy again: the spool drains (as the next invocation or `hotkeys redrive` would)
     while clean_archiver.drain(force=True) != (0, True):
         pass
-    redriven = [redrive(letter, records_of, config, clean_ports, store) for letter in letters]
+    # It reads the stream with GetRecords: the records come back as boto3 parses them.
+    streams = WireStream(STREAM_ARN, records_of, parents=parents).client()
+    redriven = [redrive(letter, streams, config, clean_ports, store) for letter in letters]
     figures = stored_figures(store)
-    again = [redrive(letter, records_of, config, clean_ports, store) for letter in letters]
+    again = [redrive(letter, streams, config, clean_ports, store) for letter in letters]
     assert all(result.counted == 0 for result in again), "a second redrive counted records again"
     assert stored_figures(store) == figures
     return {
@@ -260,15 +280,14 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
     }
 
 
-def redrive(
-    letter: Any, records_of: dict[str, list[dict[str, Any]]], config: Settings, ports: Ports, store: DynamoStatsStore
-) -> RedriveResult:
-    """`hotkeys redrive` for one dead letter: the stream read is the one part left out (moto has no
-    tumbling-window shards); the records are those the stream holds in the letter's range."""
-    low, high = int(letter.start_sequence), int(letter.end_sequence)
-    records = [r for r in records_of[letter.shard_id] if low <= int(r["dynamodb"]["SequenceNumber"]) <= high]
-    result = RedriveResult(letter.shard_id, letter.start_sequence, letter.end_sequence, read=len(records))
-    return redrive_records(records, TABLE, result, config, ports, store, dry_run=False)
+def redrive(letter: Any, streams: Any, config: Settings, ports: Ports, store: DynamoStatsStore) -> RedriveResult:
+    """`hotkeys redrive` for one dead letter: its range re-read with GetRecords (the shards the
+    emulation delivered, served as the API's wire answers that botocore parses)."""
+    info = dict(letter.to_message()["DDBStreamBatchInfo"], streamArn=STREAM_ARN)
+    result = redrive_entry(info, config, ports, streams, store, dry_run=False)
+    assert result.unreadable is None, result.unreadable
+    assert result.read == letter.batch_size
+    return result
 
 
 def stored_figures(store: DynamoStatsStore) -> list[WindowFigures]:

@@ -34,7 +34,7 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
-from hotkeys.cli.redrive import RedriveResult, redrive_records
+from hotkeys.cli.redrive import redrive_entry
 from hotkeys.cli.replay_view import archived_objects
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
@@ -43,6 +43,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
 from tests import support
+from tests.stream_wire import WireStream
 
 T0 = 1_796_083_200
 SCHEDULES = int(os.environ.get("FAULT_SCHEDULES", "16"))
@@ -164,6 +165,8 @@ def environment() -> tuple[Settings, str]:
 
 
 STREAM_ARN = "arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x"
+# Shard ids as long as the API requires (GetShardIterator refuses shorter ones).
+PARENT, CHILD = "shardId-00000001796083200000-00000001", "shardId-00000001796083245000-00000002"
 # The alerts every schedule must publish: the burst key, and the two index partitions it moves between.
 EXPECTED_ALERTS = Counter(
     {(key, status): 1 for key in ("event#42", "OPEN", "SOLD") for status in ("firing", "resolved")}
@@ -192,10 +195,10 @@ class Schedule:
 
     def lineage(self, records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
         if self.rollover_at is None:
-            return [("shardId-00001", records)]
+            return [(PARENT, records)]
         at = T0 + self.rollover_at
         split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= at)
-        return [("shardId-00001", records[:split]), ("shardId-00002", records[split:])]
+        return [(PARENT, records[:split]), (CHILD, records[split:])]
 
 
 def run(
@@ -218,13 +221,13 @@ def run(
     letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
     # The operator redrives the DLQ once AWS is healthy again (a fresh container).
     redrive_ports = build_ports(settings, AwsClients())
-    records_of = dict(lineage)
+    # It reads each range with GetRecords: the records come back as boto3 parses them.
+    streams = WireStream(STREAM_ARN, dict(lineage), parents={CHILD: PARENT} if len(lineage) > 1 else {}).client()
     redriven = already = malformed = 0
     for letter in letters:
-        low, high = int(letter.start_sequence), int(letter.end_sequence)
-        batch = [r for r in records_of[letter.shard_id] if low <= int(r["dynamodb"]["SequenceNumber"]) <= high]
-        result = RedriveResult(letter.shard_id, letter.start_sequence, letter.end_sequence, read=len(batch))
-        redrive_records(batch, "tickets", result, settings, redrive_ports, redrive_ports.stats, dry_run=False)
+        info = letter.to_message()["DDBStreamBatchInfo"]
+        result = redrive_entry(info, settings, redrive_ports, streams, redrive_ports.stats, dry_run=False)
+        assert result.unreadable is None and result.read == letter.batch_size, result
         redriven += result.counted
         already += result.already_counted
         malformed += len(result.malformed)

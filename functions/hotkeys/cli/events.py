@@ -121,17 +121,70 @@ def stream_record(
 
 
 def shape_stream_record(raw: Mapping[str, Any], arn: str) -> dict[str, Any]:
-    """A GetRecords record (boto3/moto) → the Lambda event format.
+    """A GetRecords record, as boto3 returns it, → the Lambda event format.
 
-    GetRecords returns ``ApproximateCreationDateTime`` as a datetime and omits
-    ``eventSourceARN``; Lambda delivers epoch seconds (whole) and the stream ARN.
+    The API and Lambda spell a record differently (DynamoDB Streams API Reference, ``Record`` and
+    ``Identity``; Lambda developer guide, DynamoDB event example): GetRecords carries ``userIdentity``
+    as ``{"PrincipalId", "Type"}`` and omits ``eventSourceARN``; boto3 turns the wire's epoch-seconds
+    ``ApproximateCreationDateTime`` into a datetime and decodes binary (``B``, ``BS``, at any depth)
+    into bytes. Lambda delivers ``{"principalId", "type"}``, the stream ARN, epoch seconds (whole) and
+    binary as base64 text, which is what the detector parses.
     """
-    record: dict[str, Any] = json.loads(json.dumps(raw, default=str))
-    created = raw["dynamodb"].get("ApproximateCreationDateTime")
-    if isinstance(created, datetime):
-        record["dynamodb"]["ApproximateCreationDateTime"] = int(created.timestamp())
-    elif created is not None:
-        record["dynamodb"]["ApproximateCreationDateTime"] = int(float(created))
+    stream: Mapping[str, Any] = raw.get("dynamodb") or {}
+    shaped: dict[str, Any] = {}
+    for name, value in stream.items():
+        if name in _IMAGES and isinstance(value, Mapping):
+            shaped[name] = {attribute: _lambda_value(element) for attribute, element in value.items()}
+        elif name == "ApproximateCreationDateTime":
+            shaped[name] = _epoch_seconds(value)
+        else:
+            shaped[name] = value
+    record: dict[str, Any] = {}
+    for name, value in raw.items():
+        if name == "dynamodb":
+            record[name] = shaped
+        elif name == "userIdentity" and isinstance(value, Mapping):
+            record[name] = {_IDENTITY_NAMES.get(member, member): element for member, element in value.items()}
+        else:
+            record[name] = value
     record["eventSourceARN"] = arn
     record.setdefault("eventSource", "aws:dynamodb")
     return record
+
+
+_IMAGES = frozenset(("Keys", "NewImage", "OldImage"))
+# The API's Identity members → Lambda's spelling (what records.is_ttl_delete reads).
+_IDENTITY_NAMES = {"PrincipalId": "principalId", "Type": "type"}
+
+
+def _epoch_seconds(value: Any) -> Any:
+    """Whole epoch seconds, as Lambda delivers them (AWS rounds the time down to the second)."""
+    if isinstance(value, datetime):
+        return int(value.timestamp() // 1)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value // 1)
+    return value  # anything else is left for the parser to refuse as malformed
+
+
+def _lambda_value(value: Any) -> Any:
+    """One attribute value with boto3's bytes back in base64 text, at any depth; a copy."""
+    if not isinstance(value, Mapping):
+        return value
+    out: dict[str, Any] = {}
+    for kind, raw in value.items():
+        if kind == "B" and isinstance(raw, (bytes, bytearray)):
+            out[kind] = base64.b64encode(raw).decode("ascii")
+        elif kind == "BS" and isinstance(raw, list):
+            out[kind] = [
+                base64.b64encode(element).decode("ascii") if isinstance(element, (bytes, bytearray)) else element
+                for element in raw
+            ]
+        elif kind == "M" and isinstance(raw, Mapping):
+            out[kind] = {name: _lambda_value(element) for name, element in raw.items()}
+        elif kind == "L" and isinstance(raw, list):
+            out[kind] = [_lambda_value(element) for element in raw]
+        elif isinstance(raw, list):
+            out[kind] = list(raw)
+        else:
+            out[kind] = raw
+    return out

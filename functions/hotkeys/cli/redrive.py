@@ -33,7 +33,7 @@ from botocore.exceptions import ClientError, ParamValidationError
 
 from hotkeys.cli.common import UserError
 from hotkeys.cli.deployed import Deployment
-from hotkeys.cli.streams import read_range
+from hotkeys.cli.streams import RangeNotRead, read_range
 from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
@@ -221,6 +221,10 @@ def redrive_entry(
         if code not in UNREADABLE_CODES:
             raise
         result.unreadable = f"{code}: {error.response.get('Error', {}).get('Message', '')}".strip()
+        return result
+    except RangeNotRead as error:  # counted nothing: the DLQ entry stays, for a later run
+        result.read = error.read
+        result.unreadable = str(error)
         return result
     except (AssertionError, KeyError, ParamValidationError) as error:  # a shard the endpoint cannot read
         result.unreadable = f"shard {shard_id} cannot be read ({type(error).__name__})"

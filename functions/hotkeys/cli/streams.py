@@ -20,6 +20,7 @@ class ShardCursor:
     iterator: str | None = None
     closed: bool = False
     started: bool = False
+    empty_pages: int = 0  # empty GetRecords answers in a row (an empty page is not the shard's end)
 
 
 def stream_arn_of(description: dict[str, Any], table: str) -> str:
@@ -65,21 +66,59 @@ def lineage_order(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return ordered
 
 
+# GetRecords may answer an empty page where the shard holds more ("Note that it might take multiple
+# calls to get to a portion of the shard that contains stream records", GetRecords, DynamoDB Streams
+# API Reference). AWS gives no bound on how many, and an open shard at its newest record answers
+# empty pages for ever: after this many in a row, a reader stops and says what it did not reach.
+EMPTY_PAGES_LIMIT = 50
+
+
+class RangeNotRead(Exception):
+    """The stream did not give all of a range: what was read is not the whole range."""
+
+    def __init__(self, shard_id: str, end: str, read: int, last: str | None, empty_pages: int) -> None:
+        self.read = read
+        where = f"after {last}" if last else "before its first record"
+        super().__init__(
+            f"range not fully read: shard {shard_id} is open and answered {empty_pages} empty pages in a row "
+            f"{where} (read {read}, end {end} not reached); try again later"
+        )
+
+
 def read_range(
-    streams: Any, arn: str, shard_id: str, start: str, end: str, page: int = 1000
+    streams: Any,
+    arn: str,
+    shard_id: str,
+    start: str,
+    end: str,
+    page: int = 1000,
+    empty_pages_limit: int = EMPTY_PAGES_LIMIT,
 ) -> Iterator[dict[str, Any]]:
-    """Records of one shard from ``start`` to ``end`` (sequence numbers, inclusive), Lambda-shaped."""
+    """Records of one shard from ``start`` to ``end`` (sequence numbers, inclusive), Lambda-shaped.
+
+    The range is read once a record at or past ``end`` is seen (sequence numbers grow within a shard)
+    or the shard is closed (no ``NextShardIterator``: "the shard has been closed and the requested
+    iterator will not return any more data"). An empty page is not the end: the next iterator is
+    followed. Raises RangeNotRead, after yielding what it read, if an open shard answers
+    ``empty_pages_limit`` empty pages in a row first.
+    """
     iterator = streams.get_shard_iterator(
         StreamArn=arn, ShardId=shard_id, ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=start
     )["ShardIterator"]
     last = int(end)
+    read, empty, last_read = 0, 0, None
     while iterator:
         response = streams.get_records(ShardIterator=iterator, Limit=page)
         records = response.get("Records", [])
         for raw in records:
-            if int(raw["dynamodb"]["SequenceNumber"]) > last:
+            sequence = raw["dynamodb"]["SequenceNumber"]
+            if int(sequence) > last:
                 return
             yield shape_stream_record(raw, arn)
-        if not records:
-            return
+            if int(sequence) == last:
+                return
+            read, last_read = read + 1, sequence
+        empty = 0 if records else empty + 1
         iterator = response.get("NextShardIterator")
+        if iterator and empty >= empty_pages_limit:
+            raise RangeNotRead(shard_id, end, read, last_read, empty)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.cli.streams import ShardCursor, lineage_order, list_shards, stream_arn_of
+from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.config import Settings
@@ -75,9 +75,25 @@ class StreamWatcher:
             response = self._streams.get_records(ShardIterator=cursor.iterator, Limit=1000)
             cursor.iterator = response.get("NextShardIterator")
             cursor.closed = cursor.iterator is None
-            read += self._fold(cursor.shard_id, response.get("Records", []))
+            raws = response.get("Records", [])
+            cursor.empty_pages = 0 if raws else cursor.empty_pages + 1
+            read += self._fold(cursor.shard_id, raws)
         self.records += read
         return read
+
+    def caught_up(self) -> bool:
+        """Every readable shard is closed or answered EMPTY_PAGES_LIMIT empty pages in a row.
+
+        One empty page is not the end: GetRecords may answer one where the shard holds more
+        records (see ``streams.EMPTY_PAGES_LIMIT``). A child waits for its parent to close.
+        """
+        for cursor in self._cursors.values():
+            parent = self._cursors.get(cursor.parent_id or "")
+            if cursor.closed or (parent is not None and not parent.closed):
+                continue
+            if not cursor.started or cursor.empty_pages < EMPTY_PAGES_LIMIT:
+                return False
+        return True
 
     def _fold(self, shard_id: str, raws: list[dict[str, Any]]) -> int:
         from hotkeys.cli.events import shape_stream_record

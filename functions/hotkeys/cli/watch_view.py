@@ -56,8 +56,9 @@ def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str,
     except StreamError as error:
         raise UserError(str(error)) from None
     if args.once:
-        while watcher.poll():
-            pass
+        watcher.poll()
+        while not watcher.caught_up():
+            watcher.poll()
         rows = watcher.rows(args.limit)
         if args.json:
             print(json.dumps([asdict(row) for row in rows], indent=2))
