@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import EVENT_SOURCE, reading_plan
+from hotkeys.detector.names import SPOOL_PREFIX
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
 from infra.dead_letter_queue import DeadLetterQueue
@@ -131,6 +132,15 @@ class HotKeyDetector(Construct):
                     "dynamodb:Query",
                 ],
                 resources=[self.stats.table.table_arn],
+            )
+        )
+        # The archive spool's items are deleted once S3 took them: DeleteItem on those items only.
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ArchiveSpool",
+                actions=["dynamodb:DeleteItem"],
+                resources=[self.stats.table.table_arn],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{SPOOL_PREFIX}*"]}},
             )
         )
         role.add_to_policy(

@@ -22,7 +22,20 @@ DETECTOR_METRICS = (
     "ItemsArchived",
     "MalformedRecords",
     "RecordsWithoutImages",
+    "ArchiveObjectsSpooled",
+    "RecordsOutOfOrder",
 )
+
+
+def _detector_metric(name: str) -> cloudwatch.Metric:
+    """A sum over five minutes of one of the function's own metrics (its EMF line)."""
+    return cloudwatch.Metric(
+        namespace=NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": SERVICE},
+        statistic="Sum",
+        period=Duration.minutes(5),
+    )
 
 
 class Monitoring(Construct):
@@ -69,16 +82,24 @@ class Monitoring(Construct):
             ),
             "WithoutImages": self._at_least(
                 "WithoutImagesAlarm",
-                cloudwatch.Metric(
-                    namespace=NAMESPACE,
-                    metric_name="RecordsWithoutImages",
-                    dimensions_map={"service": SERVICE},
-                    statistic="Sum",
-                    period=Duration.minutes(5),
-                ),
+                _detector_metric("RecordsWithoutImages"),
                 1,
                 "Stream records arrive without item images (the stream is not NEW_AND_OLD_IMAGES): sizes are "
                 "key-only and TTL archives lack items. Recreate the stream with NEW_AND_OLD_IMAGES.",
+            ),
+            "ArchiveSpooled": self._at_least(
+                "ArchiveSpooledAlarm",
+                _detector_metric("ArchiveObjectsSpooled"),
+                1,
+                "S3 refuses TTL archive objects: they are kept in the stats table (spool) and moved into S3 "
+                "when it takes them again (or by hotkeys redrive). Check the bucket's policy and S3's health.",
+            ),
+            "OutOfOrder": self._at_least(
+                "OutOfOrderAlarm",
+                _detector_metric("RecordsOutOfOrder"),
+                1,
+                "Stream records were redelivered below records already counted (out of sequence order). They "
+                "were counted; the alarm says the delivery did something AWS does not document as usual.",
             ),
         }
         for name, queue in (undelivered_alerts or {}).items():

@@ -158,11 +158,15 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     stats_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")
     assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
     assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
-    assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])  # no code deletes anything
+    assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])
+    # deletes are for the archive spool's items only (drained into S3)
+    spool = by_sid["ArchiveSpool"]
+    assert _actions(spool) == {"dynamodb:DeleteItem"} and spool["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
+    assert spool["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["SPOOL#*"]}}
     # and docs/security.md lists exactly these actions
     row = next(line for line in SECURITY_DOC.read_text().splitlines() if line.startswith("| stats table |"))
     documented = {f"dynamodb:{name}" for name in re.findall(r"`(\w+)`", row.split("|")[2])}
-    assert documented == _actions(by_sid["StatsTable"])
+    assert documented == _actions(by_sid["StatsTable"]) | _actions(spool)
     assert by_sid["PublishAlerts"]["Resource"] == {"Ref": demo.logical_id("AWS::SNS::Topic")}
     bucket = demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")
     assert by_sid["ArchiveTtlItems"]["Resource"] == {
@@ -238,8 +242,11 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         "Errors",
         "Throttles",
         "RecordsWithoutImages",
+        "ArchiveObjectsSpooled",
+        "RecordsOutOfOrder",
     }
     assert alarms["RecordsWithoutImages"]["Threshold"] == 1
+    assert alarms["ArchiveObjectsSpooled"]["Threshold"] == alarms["RecordsOutOfOrder"]["Threshold"] == 1
     assert alarms["IteratorAge"]["Threshold"] == ITERATOR_AGE_ALARM_MS < 24 * 3600 * 1000
     assert alarms["IteratorAge"]["Statistic"] == "Maximum"
     assert alarms["ApproximateNumberOfMessagesVisible"]["Threshold"] == 1

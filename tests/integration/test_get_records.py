@@ -174,7 +174,7 @@ def reading(stream: WireStream, monkeypatch: pytest.MonkeyPatch, module: str) ->
 
 
 def redrive(stats_table: str, queue: str, capsys: pytest.CaptureFixture, *extra: str) -> tuple[int, list[dict]]:
-    status = main(["redrive", "--dlq-url", queue, "--stats-table", stats_table, "--json", *extra])
+    status = main(["redrive", "--no-stack", "--dlq-url", queue, "--stats-table", stats_table, "--json", *extra])
     return status, json.loads(capsys.readouterr().out)
 
 

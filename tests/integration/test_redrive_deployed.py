@@ -313,21 +313,23 @@ def test_without_an_archive_configured_ttl_deletions_are_refused_not_lost(
     assert stored(stats_table_name)[0] == 8 and dlq_depth(dlq) == 0
 
 
-def test_a_failed_archive_write_leaves_the_range_to_the_next_run(
+def test_an_archive_s3_refuses_is_spooled_and_moved_by_the_next_run(
     stats_table_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Given a deployed archive bucket that cannot be written (not there yet)
     source = sessions_expiring()
     dlq = deploy(source.arn, archive_environment(stats_table_name))
     dead_letter(dlq, source, 0, 7)
-    # When redriven, then the range is refused and stays in the DLQ
+    # When redriven, then the range is counted, its archive object spooled (S3 refused it), and the run
+    # exits 1 while S3 still refuses it
     assert main(["redrive", "--json"]) == 1
     (result,) = json.loads(capsys.readouterr().out)
-    assert "TTL archive write failed" in result["refused"] and dlq_depth(dlq) == 1
-    # When the bucket is back and redrive runs again, then every record is counted once and archived
+    assert result["counted"] == 8 and result["refused"] is None and dlq_depth(dlq) == 0
+    assert stored(stats_table_name)[0] == 8
+    # When the bucket is back and redrive runs again, then the spooled object reaches S3; nothing counts twice
     boto3.client("s3").create_bucket(Bucket=BUCKET)
     assert main(["redrive", "--json"]) == 0
-    capsys.readouterr()
+    assert "moved 1 spooled archive object(s) into S3" in capsys.readouterr().err
     assert stored(stats_table_name)[0] == 8
     assert len(archived_ids("custom/")) == 4
 

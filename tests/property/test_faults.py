@@ -219,8 +219,12 @@ def run(
             delivery=Delivery(partial_failure_state=schedule.reading),  # type: ignore[arg-type]
         )
     letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
-    # The operator redrives the DLQ once AWS is healthy again (a fresh container).
+    # The operator redrives the DLQ once AWS is healthy again (a fresh container); it first moves the
+    # archive objects spooled while S3 refused them into S3 (as `hotkeys redrive` does).
     redrive_ports = build_ports(settings, AwsClients())
+    assert redrive_ports.archiver is not None
+    while redrive_ports.archiver.drain(force=True) != (0, True):
+        pass
     # It reads each range with GetRecords: the records come back as boto3 parses them.
     streams = WireStream(STREAM_ARN, dict(lineage), parents={CHILD: PARENT} if len(lineage) > 1 else {}).client()
     redriven = already = malformed = 0

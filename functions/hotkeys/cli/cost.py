@@ -75,12 +75,13 @@ PLATFORM_RECORDS = (
 )
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
 # The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
-CUSTOM_METRICS = 10
+CUSTOM_METRICS = 13
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
-# without images; one more per alert subscriber with its own undelivered-message queue, not counted
-# here) and its one dashboard; the infra tests check both against the synthesized template. List
-# prices, before the free tier (10 alarms and 3 dashboards per account).
-ALARMS = 5
+# without images, spooled archive objects, records out of order; one more per alert subscriber with
+# its own undelivered-message queue, not counted here) and its one dashboard; the infra tests check
+# both against the synthesized template. List prices, before the free tier (10 alarms and 3
+# dashboards per account).
+ALARMS = 7
 DASHBOARDS = 1
 STATS_WRU_PER_WRITE = 2
 

@@ -82,6 +82,11 @@ class SegmentSnapshot:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
         return ranges_cover(self.ranges, sequence)
 
+    @property
+    def in_sequence_order(self) -> bool:
+        """Whether its ranges were folded in sequence order (none redelivered out of order)."""
+        return all(earlier[1] < later[0] for earlier, later in zip(self.ranges, self.ranges[1:], strict=False))
+
 
 def snapshot_of(
     segment: Segment, shard_id: str, window_seconds: int, capacity: int, bucket_seconds: int = 0

@@ -25,15 +25,16 @@ from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
 from hotkeys.detector.archive import ObjectStore
+from hotkeys.detector.names import SPOOL_PREFIX
 from hotkeys.detector.snapshots import STATS_BUCKETS, bucket_of
 
-MARKER_KEY = {"pk": "SPOOL#MARK", "sk": "-"}
+MARKER_KEY = {"pk": f"{SPOOL_PREFIX}MARK", "sk": "-"}
 # Body bytes per item: DynamoDB's item limit is 400 KB including names and the other attributes.
 PART_BYTES = 350_000
 
 
 def spool_pk(bucket: int) -> str:
-    return f"SPOOL#{bucket}"
+    return f"{SPOOL_PREFIX}{bucket}"
 
 
 class DynamoArchiveSpool:

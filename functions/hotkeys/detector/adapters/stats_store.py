@@ -26,7 +26,12 @@ class DynamoStatsStore:
 
     # -- writes ---------------------------------------------------------------------------
     def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
-        """Overwrite the segment's snapshot unless a newer one (higher sequence) is stored."""
+        """Overwrite the segment's snapshot unless a newer one (higher sequence) is stored. A segment
+        that folded records out of sequence order holds records a stored snapshot with a higher sequence
+        (a failed attempt's) may lack: it is what the carried state counted, so it overwrites."""
+        if not snapshot.in_sequence_order:
+            self._table.put_item(Item=to_item(snapshot, expires_at))
+            return True
         try:
             self._table.put_item(
                 Item=to_item(snapshot, expires_at),
