@@ -23,7 +23,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
+from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.archive import ObjectStore
 from hotkeys.detector.names import SPOOL_PREFIX
 from hotkeys.detector.snapshots import STATS_BUCKETS, bucket_of
@@ -108,18 +108,12 @@ class DynamoArchiveSpool:
         return put, not left
 
     def _items(self, pk: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": pk},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if not page.get("LastEvaluatedKey"):
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(
+            self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": pk},
+            ConsistentRead=True,
+        )
 
 
 def _bytes(value: Any) -> bytes:

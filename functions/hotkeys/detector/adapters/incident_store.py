@@ -14,7 +14,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
+from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.alerts.messages import FIRING, RESOLVED
 from hotkeys.detector.alerts.rules import HotKey
 
@@ -126,19 +126,13 @@ class DynamoIncidentStore:
     def open_incidents(self, table: str) -> list[dict[str, Any]]:
         """The table's firing incidents and the resolved ones whose message may not have gone out,
         whichever shard owns them (a key moves to a child shard when its shard ends)."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "FilterExpression": "#s = :firing OR resolve_published = :no",
-            "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {":pk": f"INC#{table}", ":firing": FIRING, ":no": False},
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if not page.get("LastEvaluatedKey"):
-                return items
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return query_all(
+            self._table,
+            KeyConditionExpression="pk = :pk",
+            FilterExpression="#s = :firing OR resolve_published = :no",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":pk": f"INC#{table}", ":firing": FIRING, ":no": False},
+        )
 
     def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool:
         """Close the incident unless it was hot in this window. True if this call closed it; the

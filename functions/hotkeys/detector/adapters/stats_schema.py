@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from botocore.exceptions import ClientError
 
 PARTITION_KEY = "pk"  # string
@@ -12,3 +14,15 @@ TTL_ATTRIBUTE = "expires_at"  # epoch seconds; DynamoDB's TTL removes expired fi
 def is_conditional_check_failure(error: ClientError) -> bool:
     """A conditional write lost to a newer or concurrent one: expected, not an error."""
     return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+def query_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every item a Query matches, page after page (a boto3 Table resource)."""
+    items: list[dict[str, Any]] = []
+    while True:
+        page = table.query(**kwargs)
+        items.extend(page.get("Items", []))
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return items
+        kwargs["ExclusiveStartKey"] = last

@@ -6,7 +6,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
+from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
@@ -104,11 +104,4 @@ class DynamoStatsStore:
         return int(items[0]["window_start"]) if items else None
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return items
-            kwargs["ExclusiveStartKey"] = last
+        return query_all(self._table, **kwargs)
