@@ -100,9 +100,13 @@ class RandomChaos(Chaos):
     lose_probability: float = 0.2
     # 0: a split's halves are retried in order (and the generator is not consulted).
     reorder_probability: float = 0.0
+    # How many splits were retried later half first.
+    reordered: int = 0
 
     def second_half_first(self) -> bool:
-        return self.reorder_probability > 0 and self.rng.random() < self.reorder_probability
+        swap = self.reorder_probability > 0 and self.rng.random() < self.reorder_probability
+        self.reordered += swap
+        return swap
 
     def batch_size(self, limit: int) -> int:
         return self.rng.randint(1, limit)
