@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_STAMP := $(VENV)/.demo-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# The CDK CLI: the version in package.json (the one place it is written), installed by npm ci.
+CDK := node_modules/.bin/cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
@@ -36,7 +38,13 @@ $(DEMO_STAMP): pyproject.toml
 	@rm -f $(VENV)/.demo-*
 	@touch $@
 
-install: $(STAMP)
+# Node.js is a prerequisite (the CDK CLI and jsii); the CLI comes from the npm registry once per lock file.
+$(CDK): package.json package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "Node.js (npm) is required: the CDK CLI and aws-cdk-lib run on it"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: $(STAMP) $(CDK)
 
 demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-process moto
 	$(BIN)/hotkeys replay events/*.json events/*.json.gz
@@ -63,11 +71,13 @@ soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thou
 	$(BIN)/python -m bench.soak
 	FAULT_SCHEDULES=2000 EXACTLY_ONCE_EXAMPLES=2000 $(BIN)/python -m pytest -q tests/property/test_faults.py tests/property/test_exactly_once.py
 
-synth: install  ## cdk.out/ offline, cdk-nag checked
-	CDK_OUTDIR=cdk.out $(BIN)/python app.py
+# What `npx aws-cdk@<pinned> synth` does: the CLI sets the account and region from your AWS profile
+# (without credentials: region only), runs cdk.json's app with its context; cdk-nag checks every synth.
+synth: install  ## cdk.out/ with the pinned CDK CLI, as deploy synthesizes it; cdk-nag checked
+	$(CDK) synth --quiet
 
 events: install  ## regenerate the generated sample events (deterministic)
 	$(BIN)/python -m events.build
 
 clean:
-	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) node_modules cdk.out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Aws, Duration, RemovalPolicy
+import re
+
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_glue as glue
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -28,6 +30,7 @@ class ArchiveBucket(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.prefix = prefix
+        self.database_name = glue_database_name(Stack.of(self).stack_name)
         self.access_logs = s3.Bucket(
             self,
             "AccessLogs",
@@ -60,6 +63,11 @@ class ArchiveBucket(Construct):
             server_access_logs_bucket=self.access_logs,
             server_access_logs_prefix="archive/",
             lifecycle_rules=rules,
+            # Stated, not left to the account's default: objects under 128 KB never transition. Archive
+            # objects are one shard's TTL deletions per invocation, usually a few KB; Glacier Instant
+            # Retrieval bills at least 128 KB an object, so keeping those in Standard costs less
+            # (docs/decisions.md, "The archive's lifecycle").
+            transition_default_minimum_object_size=s3.TransitionDefaultMinimumObjectSize.ALL_STORAGE_CLASSES_128_K,
             # Archived items outlive the stack: deleting it must not delete them.
             removal_policy=RemovalPolicy.RETAIN,
         )
@@ -70,8 +78,11 @@ class ArchiveBucket(Construct):
             self,
             "Database",
             catalog_id=Aws.ACCOUNT_ID,
+            # Named: a generated name has a hyphen (quoted in every Athena query), and CloudFormation
+            # cannot update the input of a database it named itself.
             database_input=glue.CfnDatabase.DatabaseInputProperty(
-                description="DynamoDB items expired by TTL, archived by the hot-key detector"
+                name=self.database_name,
+                description="DynamoDB items expired by TTL, archived by the hot-key detector",
             ),
         )
         location = f"s3://{self.bucket.bucket_name}/{prefix}"
@@ -115,3 +126,11 @@ class ArchiveBucket(Construct):
             ),
         )
         self.glue_database = database
+
+
+def glue_database_name(stack_name: str) -> str:
+    """The stack's name as Athena wants a database name: lower case, letters, digits and underscores only.
+
+    One per stack, so two detector stacks in one account and region keep their own catalogs.
+    """
+    return re.sub(r"[^a-z0-9_]", "_", stack_name.lower())[:255]

@@ -22,7 +22,7 @@ from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
-from infra.options import DetectorOptions
+from infra.options import DetectorOptions, concrete
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
 from infra.webhook_notifier import WebhookNotifier
@@ -51,6 +51,8 @@ class HotKeyDetector(Construct):
         super().__init__(scope, construct_id)
         options = options or DetectorOptions()
         options.validate()
+        stack = Stack.of(self)
+        options.validate_environment(concrete(stack.region), concrete(stack.account))
         if not tables:
             raise ValueError("HotKeyDetector needs at least one table to watch")
         self.stats = StatsTable(self, "Stats")
@@ -70,7 +72,7 @@ class HotKeyDetector(Construct):
             log_retention_days=options.log_retention_days,
             powertools_layer_arn=options.powertools_layer_arn,
         )
-        self._grant(tables)
+        self._grant(tables, options.table_kms_key_arns)
         for index, watched in enumerate(tables):
             self.consumer.function.add_event_source(self._event_source(watched, options, index))
         undelivered: dict[str, sqs.IQueue] = {}
@@ -87,6 +89,7 @@ class HotKeyDetector(Construct):
                 "Webhook",
                 topic=self.alerts.topic,
                 secret_arn=options.slack_webhook_secret_arn,
+                secret_key_arn=options.slack_webhook_key_arn,
                 log_retention_days=options.log_retention_days,
                 powertools_layer_arn=options.powertools_layer_arn,
             )
@@ -116,7 +119,7 @@ class HotKeyDetector(Construct):
             env["TTL_ATTRIBUTE"] = str(next(iter(ttl_attributes)))
         return env
 
-    def _grant(self, tables: Sequence[WatchedTable]) -> None:
+    def _grant(self, tables: Sequence[WatchedTable], table_keys: Sequence[str]) -> None:
         function = self.consumer.function
         function.add_environment("STATS_TABLE_NAME", self.stats.table.table_name)
         function.add_environment("ALERT_TOPIC_ARN", self.alerts.topic.topic_arn)
@@ -167,6 +170,17 @@ class HotKeyDetector(Construct):
                 resources=[t.table.table_arn for t in tables],
             )
         )
+        if table_keys:
+            # Tables under a customer-managed key: their streams are encrypted with it too. Decrypt is
+            # allowed through DynamoDB only (kms:ViaService), never for direct use of the key.
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="DecryptSourceStreams",
+                    actions=["kms:Decrypt"],
+                    resources=list(table_keys),
+                    conditions={"StringEquals": {"kms:ViaService": f"dynamodb.{Stack.of(self).region}.amazonaws.com"}},
+                )
+            )
         bucket_id = Stack.of(self).get_logical_id(self.archive.bucket.node.default_child)  # type: ignore[arg-type]
         acknowledge(
             role,

@@ -8,6 +8,7 @@ by the same ``Option`` code. ``CONTEXT_KEYS`` and the README's options table der
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -74,7 +75,8 @@ STACK_OPTIONS: tuple[Option, ...] = (
         "archiveTransitionDays",
         "int",
         30,
-        "archived items move to Glacier Instant Retrieval after this many days",
+        "archive objects of 128 KB or more move to Glacier Instant Retrieval after this many days (smaller "
+        "ones stay in S3 Standard: Glacier IR bills at least 128 KB an object)",
         low=1,
         high=3650,
         context_key="archiveTransitionDays",
@@ -84,7 +86,7 @@ STACK_OPTIONS: tuple[Option, ...] = (
         "archiveExpirationDays",
         "int",
         None,
-        "archived items are deleted after this many days (default: kept)",
+        "archived items are deleted after this many days (default: kept); more than archiveTransitionDays",
         low=1,
         high=36_500,
         context_key="archiveExpirationDays",
@@ -120,6 +122,24 @@ STACK_OPTIONS: tuple[Option, ...] = (
         None,
         "a Secrets Manager secret holding a Slack incoming-webhook URL (no Chatbot needed)",
         context_key="slackWebhookSecretArn",
+    ),
+    Option(
+        "slack_webhook_key_arn",
+        "slackWebhookKeyArn",
+        "text",
+        None,
+        "the customer-managed KMS key that encrypts that secret, if it is not aws/secretsmanager "
+        "(the subscriber may decrypt through Secrets Manager only)",
+        context_key="slackWebhookKeyArn",
+    ),
+    Option(
+        "table_kms_key_arns",
+        "tableKmsKeyArns",
+        "text",
+        None,
+        "comma-separated ARNs of the customer-managed KMS keys the watched tables are encrypted with "
+        "(the consumer may decrypt through DynamoDB only)",
+        context_key="tableKmsKeyArns",
     ),
     Option(
         "powertools_layer_arn",
@@ -159,6 +179,8 @@ class DetectorOptions:
     slack_workspace_id: str | None = None
     slack_channel_id: str | None = None
     slack_webhook_secret_arn: str | None = None
+    slack_webhook_key_arn: str | None = None
+    table_kms_key_arns: tuple[str, ...] = ()
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     extra_environment: Mapping[str, str] = field(default_factory=dict)
@@ -209,8 +231,132 @@ class DetectorOptions:
             raise ContextError(f"startingPosition must be TRIM_HORIZON or LATEST, got {self.starting_position!r}")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
             raise ContextError("slackWorkspaceId and slackChannelId go together")
-        if self.slack_webhook_secret_arn and not self.slack_webhook_secret_arn.startswith("arn:"):
-            raise ContextError("slackWebhookSecretArn must be a Secrets Manager secret ARN")
+        if self.archive_expiration_days is not None and self.archive_expiration_days <= self.archive_transition_days:
+            # S3 refuses a rule whose expiration does not come after its transition (the deploy fails).
+            raise ContextError(
+                f"archiveExpirationDays ({self.archive_expiration_days}) must be greater than archiveTransitionDays "
+                f"({self.archive_transition_days}): S3 refuses a lifecycle rule that expires objects before it "
+                "transitions them; raise archiveExpirationDays or lower archiveTransitionDays"
+            )
+        if self.slack_webhook_secret_arn:
+            secret_arn(self.slack_webhook_secret_arn)
+        if self.slack_webhook_key_arn:
+            if not self.slack_webhook_secret_arn:
+                raise ContextError("slackWebhookKeyArn goes with slackWebhookSecretArn (the key of that secret)")
+            key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn")
+        for key in self.table_kms_key_arns:
+            key_arn(key)
+
+    def validate_environment(self, region: str | None, account: str | None) -> None:
+        """The ARNs given must be where the stack's functions can use them (None: not known at synth)."""
+        if self.slack_webhook_secret_arn:
+            same_region("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), region)
+        if self.slack_webhook_key_arn:
+            same_region("slackWebhookKeyArn", key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn"), region)
+        for key in self.table_kms_key_arns:
+            same_region("tableKmsKeyArns", key_arn(key), region)
+            same_account("tableKmsKeyArns", key_arn(key), account)
+
+
+@dataclass(frozen=True)
+class Arn:
+    partition: str
+    service: str
+    region: str
+    account: str
+    resource: str
+    text: str
+
+
+def parse_arn(text: str) -> Arn | None:
+    parts = text.split(":", 5)
+    if len(parts) != 6 or parts[0] != "arn":
+        return None
+    _, partition, service, region, account, resource = parts
+    return Arn(partition, service, region, account, resource, text)
+
+
+_REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+_ACCOUNT = re.compile(r"\d{12}")
+
+
+def _located(option: str, text: str, service: str, resource: re.Pattern[str], example: str) -> Arn:
+    arn = parse_arn(text)
+    if (
+        arn is None
+        or arn.service != service
+        or not _REGION.fullmatch(arn.region)
+        or not _ACCOUNT.fullmatch(arn.account)
+        or not resource.fullmatch(arn.resource)
+    ):
+        raise ContextError(f"{option}: {text!r} is not a {service} ARN of the form {example}")
+    return arn
+
+
+def secret_arn(text: str) -> Arn:
+    """A Secrets Manager secret ARN, complete (name-AbCdEf) or partial (the name alone)."""
+    return _located(
+        "slackWebhookSecretArn",
+        text,
+        "secretsmanager",
+        re.compile(r"secret:[A-Za-z0-9/_+=.@-]+"),
+        "arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME-AbCdEf",
+    )
+
+
+# Secrets Manager appends a hyphen and six random characters to a secret's name in its ARN.
+COMPLETE_SECRET_SUFFIX = re.compile(r"-[A-Za-z0-9]{6}$")
+
+
+def secret_resource(text: str) -> str:
+    """What IAM must allow for a secret ARN as given: a complete ARN is exact; a partial ARN (the name
+    alone) matches the secret's complete ARN only with the six-character wildcard AWS documents."""
+    return text if COMPLETE_SECRET_SUFFIX.search(text) else f"{text}-??????"
+
+
+def key_arn(text: str, option: str = "tableKmsKeyArns") -> Arn:
+    """A KMS key ARN (IAM policies name keys by key ARN; an alias ARN would grant nothing)."""
+    return _located(
+        option,
+        text,
+        "kms",
+        re.compile(r"key/[A-Za-z0-9-]+"),
+        "arn:aws:kms:REGION:ACCOUNT:key/KEY-ID",
+    )
+
+
+def stream_arn(text: str) -> Arn:
+    """A DynamoDB stream ARN (the table's ARN is the part before /stream/)."""
+    return _located(
+        "tableStreamArn",
+        text,
+        "dynamodb",
+        re.compile(r"table/[A-Za-z0-9_.-]+/stream/.+"),
+        "arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL",
+    )
+
+
+def concrete(value: str) -> str | None:
+    """The stack's account or region if the synth knows it (the CDK CLI sets both from the profile), else None."""
+    from aws_cdk import Token
+
+    return None if Token.is_unresolved(value) else value
+
+
+def same_region(option: str, arn: Arn, region: str | None) -> None:
+    if region is not None and arn.region != region:
+        raise ContextError(
+            f"{option}: {arn.text!r} is in region {arn.region}, but the stack deploys to {region}; "
+            f"deploy to {arn.region} (AWS_REGION={arn.region}) or name a resource of {region}"
+        )
+
+
+def same_account(option: str, arn: Arn, account: str | None) -> None:
+    if account is not None and arn.account != account:
+        raise ContextError(
+            f"{option}: {arn.text!r} is in account {arn.account}, but the stack deploys to account {account}; "
+            f"deploy with credentials of {arn.account} or name a resource of {account}"
+        )
 
 
 @dataclass(frozen=True)
@@ -220,6 +366,13 @@ class SourceSpec:
     mode: str  # "demo" | "existing" | "enable"
     table_names: tuple[str, ...] = ()
     stream_arns: tuple[str, ...] = ()
+
+    def validate_environment(self, region: str | None, account: str | None) -> None:
+        """A stream must be in the stack's region and account: Lambda maps a stream of its own region, and the
+        function describes each table by name (its own account and region) for its indexes and TTL attribute."""
+        for arn in self.stream_arns:
+            same_region("tableStreamArn", stream_arn(arn), region)
+            same_account("tableStreamArn", stream_arn(arn), account)
 
 
 def _get(context: Mapping[str, Any], name: str) -> Any:
@@ -251,6 +404,7 @@ def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
         if len(arns) != len(names):
             raise ContextError("give one stream ARN per table name (-c tableStreamArns=arn1,arn2)")
         for name, arn in zip(names, arns, strict=True):
+            stream_arn(arn)
             if f":table/{name}/stream/" not in arn:
                 raise ContextError(f"stream ARN {arn!r} does not belong to table {name!r}")
         return SourceSpec(mode="existing", table_names=names, stream_arns=arns)
@@ -287,6 +441,8 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         slack_workspace_id=_stack_option(context, "slackWorkspaceId"),
         slack_channel_id=_stack_option(context, "slackChannelId"),
         slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),
+        slack_webhook_key_arn=_stack_option(context, "slackWebhookKeyArn"),
+        table_kms_key_arns=_list(context, "tableKmsKeyArns"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
         log_retention_days=_stack_option(context, "logRetentionDays"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aws_cdk import Stack
 from aws_cdk import aws_chatbot as chatbot
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
@@ -17,7 +18,8 @@ class SlackChannel(Construct):
         self.channel = chatbot.SlackChannelConfiguration(
             self,
             "Channel",
-            slack_channel_configuration_name=f"hotkeys-{channel_id}"[:128],
+            # Unique per account: the stack's name keeps two stacks posting to one channel apart.
+            slack_channel_configuration_name=f"{Stack.of(self).stack_name}-{channel_id}"[:128],
             slack_workspace_id=workspace_id,
             slack_channel_id=channel_id,
             notification_topics=[topic],

@@ -10,7 +10,7 @@ from constructs import Construct
 
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
-from infra.options import DetectorOptions, SourceSpec
+from infra.options import DetectorOptions, SourceSpec, concrete
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 
 
@@ -25,11 +25,13 @@ class HotKeyDetectorStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        source.validate_environment(concrete(self.region), concrete(self.account))
         tables = self._watched_tables(source, options)
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
         CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
+        CfnOutput(self, "ArchiveDatabaseName", value=detector.archive.database_name)
         CfnOutput(self, "DeadLetterQueueUrl", value=detector.dead_letters.queue.queue_url)
         CfnOutput(self, "DashboardUrl", value=detector.monitoring.dashboard_url)
         for watched in tables:
@@ -44,15 +46,19 @@ class HotKeyDetectorStack(Stack):
         for index, name in enumerate(source.table_names):
             if source.mode == "existing":
                 stream_arn = source.stream_arns[index]
+                # The table is where its stream is: DescribeTable is granted there, not at a guess.
+                table = dynamodb.Table.from_table_attributes(
+                    self, f"Source{index}", table_arn=stream_arn.split("/stream/", 1)[0], table_stream_arn=stream_arn
+                )
             else:
                 provider = StreamEnablerProvider.of(
                     self,
                     log_retention_days=options.log_retention_days,
                     powertools_layer_arn=options.powertools_layer_arn,
                 )
-                stream_arn = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider).stream_arn
-            table = dynamodb.Table.from_table_attributes(
-                self, f"Source{index}", table_name=name, table_stream_arn=stream_arn
-            )
+                enabled = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider).stream_arn
+                table = dynamodb.Table.from_table_attributes(
+                    self, f"Source{index}", table_name=name, table_stream_arn=enabled
+                )
             watched.append(WatchedTable(name=name, table=table))
         return watched

@@ -16,7 +16,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from infra.detector_function import DetectorFunction
-from infra.nag import acknowledge
+from infra.nag import acknowledge, finding_text
 
 PROVIDER_ID = "StreamEnablerProvider"
 
@@ -42,8 +42,9 @@ class StreamEnablerProvider(Construct):
             )
             for name, handler in (("OnEvent", "on_event"), ("IsComplete", "is_complete"))
         }
-        self.roles = [function.role for function in handlers.values()]
-        for role in self.roles:
+        self.on_event_role = handlers["OnEvent"].role
+        self.is_complete_role = handlers["IsComplete"].role
+        for role in (self.on_event_role, self.is_complete_role):
             acknowledge(
                 role,
                 "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
@@ -66,21 +67,25 @@ class StreamEnablerProvider(Construct):
             return existing
         return cls(stack, PROVIDER_ID, log_retention_days=log_retention_days, powertools_layer_arn=powertools_layer_arn)
 
-    def allow(self, table_name: str, table_arn: str) -> None:
-        for role in self.roles:
-            role.add_to_policy(
-                iam.PolicyStatement(actions=["dynamodb:DescribeTable", "dynamodb:UpdateTable"], resources=[table_arn])
-            )
-            role.add_to_policy(
-                iam.PolicyStatement(actions=["dynamodb:DescribeStream"], resources=[f"{table_arn}/stream/*"])
-            )
-            acknowledge(
-                role,
-                "AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:dynamodb:<AWS::Region>:"
-                f"<AWS::AccountId>:table/{table_name}/stream/*]",
-                "A table's stream ARN carries a label known only once the stream exists: DescribeStream on the "
-                "table's own streams.",
-            )
+    def allow(self, table_arn: str) -> None:
+        """Each handler gets the calls it makes on this table: ``on_event`` reads the table and turns
+        its stream on; ``is_complete`` reads the table and then its latest stream's status."""
+        self.on_event_role.add_to_policy(
+            iam.PolicyStatement(actions=["dynamodb:DescribeTable", "dynamodb:UpdateTable"], resources=[table_arn])
+        )
+        streams = f"{table_arn}/stream/*"
+        self.is_complete_role.add_to_policy(
+            iam.PolicyStatement(actions=["dynamodb:DescribeTable"], resources=[table_arn])
+        )
+        self.is_complete_role.add_to_policy(
+            iam.PolicyStatement(actions=["dynamodb:DescribeStream"], resources=[streams])
+        )
+        acknowledge(
+            self.is_complete_role,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::{finding_text(self, streams)}]",
+            "A table's stream ARN carries a label known only once the stream exists: DescribeStream on the "
+            "table's own streams.",
+        )
 
     def _acknowledge_framework(self) -> None:
         reason = (
@@ -123,7 +128,7 @@ class StreamEnabler(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.table_arn = Stack.of(self).format_arn(service="dynamodb", resource="table", resource_name=table_name)
-        provider.allow(table_name, self.table_arn)
+        provider.allow(self.table_arn)
         resource = CustomResource(
             self,
             "Stream",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
@@ -10,6 +11,7 @@ from constructs import Construct
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge
+from infra.options import secret_resource
 
 
 class WebhookNotifier(Construct):
@@ -20,6 +22,7 @@ class WebhookNotifier(Construct):
         *,
         topic: sns.ITopic,
         secret_arn: str,
+        secret_key_arn: str | None = None,
         log_retention_days: int,
         powertools_layer_arn: str | None,
     ) -> None:
@@ -36,8 +39,23 @@ class WebhookNotifier(Construct):
             async_dead_letter_queue=self.undelivered,
         )
         self.sender.role.add_to_policy(
-            iam.PolicyStatement(sid="ReadWebhookUrl", actions=["secretsmanager:GetSecretValue"], resources=[secret_arn])
+            iam.PolicyStatement(
+                sid="ReadWebhookUrl", actions=["secretsmanager:GetSecretValue"], resources=[secret_resource(secret_arn)]
+            )
         )
+        if secret_key_arn:
+            # A secret under a customer-managed key is readable only with kms:Decrypt on that key;
+            # through Secrets Manager only (kms:ViaService), not for direct use of the key.
+            self.sender.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="DecryptWebhookUrl",
+                    actions=["kms:Decrypt"],
+                    resources=[secret_key_arn],
+                    conditions={
+                        "StringEquals": {"kms:ViaService": f"secretsmanager.{Stack.of(self).region}.amazonaws.com"}
+                    },
+                )
+            )
         acknowledge(
             self.sender.role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",

@@ -14,7 +14,9 @@ import pytest
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
-WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/webhook-AbCdEf"
+# A partial ARN (no 6-character suffix): the grant must match the secret's complete ARN.
+WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/webhook"
+CUSTOMER_KEY = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 EXISTING_STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
 
 MODES: dict[str, dict[str, Any]] = {
@@ -28,6 +30,8 @@ MODES: dict[str, dict[str, Any]] = {
         "slackChannelId": "C0456",
         "alertEmails": "oncall@example.com",
         "slackWebhookSecretArn": WEBHOOK_SECRET,
+        "slackWebhookKeyArn": CUSTOMER_KEY,
+        "tableKmsKeyArns": CUSTOMER_KEY,
     },
 }
 

@@ -17,7 +17,7 @@ import pytest
 
 from hotkeys.cli import cost
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
-from tests.infra.conftest import EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
+from tests.infra.conftest import CUSTOMER_KEY, EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
 SECURITY_DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
@@ -335,7 +335,8 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
     sender = functions["hotkeys.detector.webhook_app.handler"]
     assert sender["Environment"]["Variables"]["WEBHOOK_SECRET_ARN"] == WEBHOOK_SECRET
     secret_reads = [s for s in _statements(synth) if "secretsmanager:GetSecretValue" in _actions(s)]
-    assert [s["Resource"] for s in secret_reads] == [WEBHOOK_SECRET]
+    # a partial ARN names the secret without Secrets Manager's 6-character suffix: the grant adds it
+    assert [s["Resource"] for s in secret_reads] == [f"{WEBHOOK_SECRET}-??????"]
     lambda_subscription = next(
         s["Properties"]
         for s in synth.resources("AWS::SNS::Subscription").values()
@@ -475,3 +476,86 @@ def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesi
         if "could not be delivered" in alarm["Properties"].get("AlarmDescription", "")
     ]
     assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + len(undelivered)
+
+
+def _via(service: str) -> dict[str, Any]:
+    return {
+        "StringEquals": {
+            "kms:ViaService": {"Fn::Join": ["", [f"{service}.", {"Ref": "AWS::Region"}, ".amazonaws.com"]]}
+        }
+    }
+
+
+def test_customer_managed_keys_are_usable_through_their_service_only(synthesized: dict) -> None:
+    # Given a table and a webhook secret under a customer-managed key (-c tableKmsKeyArns, slackWebhookKeyArn)
+    statements = {s.get("Sid"): s for s in _statements(synthesized["multi"])}
+    # Then the consumer may decrypt with the table's key through DynamoDB only
+    streams = statements["DecryptSourceStreams"]
+    assert _actions(streams) == {"kms:Decrypt"} and streams["Resource"] == CUSTOMER_KEY
+    assert streams["Condition"] == _via("dynamodb")
+    # and the webhook subscriber with the secret's key through Secrets Manager only
+    webhook = statements["DecryptWebhookUrl"]
+    assert _actions(webhook) == {"kms:Decrypt"} and webhook["Resource"] == CUSTOMER_KEY
+    assert webhook["Condition"] == _via("secretsmanager")
+    # and without keys named, nobody gets kms:Decrypt beyond the alert topic's own key
+    demo_decrypts = [s for s in _statements(synthesized["demo"]) if "kms:Decrypt" in _actions(s)]
+    assert [s.get("Sid") for s in demo_decrypts] == ["EncryptAlerts"]
+
+
+def test_each_stream_enabler_role_holds_only_the_calls_its_handler_makes(synthesized: dict) -> None:
+    synth = synthesized["enable"]
+    granted = {}
+    for logical_id, policy in synth.resources("AWS::IAM::Policy").items():
+        for handler in ("OnEvent", "IsComplete"):
+            if f"StreamEnablerProvider{handler}Role" in logical_id:
+                statements = policy["Properties"]["PolicyDocument"]["Statement"]
+                granted[handler] = {a for s in statements for a in _actions(s) if a.startswith("dynamodb:")}
+    # on_event reads the table and turns its stream on; is_complete reads the table, then the stream's status
+    assert granted == {
+        "OnEvent": {"dynamodb:DescribeTable", "dynamodb:UpdateTable"},
+        "IsComplete": {"dynamodb:DescribeTable", "dynamodb:DescribeStream"},
+    }
+
+
+def test_the_archive_lifecycle_says_small_objects_stay_in_standard(demo: Synthesized) -> None:
+    bucket = demo.template["Resources"][demo.logical_id("AWS::S3::Bucket", "ArchiveBucket")]["Properties"]
+    lifecycle = bucket["LifecycleConfiguration"]
+    # Stated in the template, not left to the account's default: objects under 128 KB never transition
+    assert lifecycle["TransitionDefaultMinimumObjectSize"] == "all_storage_classes_128K"
+    (rule,) = lifecycle["Rules"]
+    assert rule["Transitions"] == [{"StorageClass": "GLACIER_IR", "TransitionInDays": 30}]
+    assert "ObjectSizeGreaterThan" not in rule  # the expiration (when set) must reach every object
+
+
+def test_the_glue_database_has_an_athena_friendly_name_per_stack(demo: Synthesized) -> None:
+    database = demo.only("AWS::Glue::Database")["DatabaseInput"]
+    assert database["Name"] == "hotkeydetector"
+    assert demo.template["Outputs"]["ArchiveDatabaseName"]["Value"] == "hotkeydetector"
+    from infra.archive_bucket import glue_database_name
+
+    assert glue_database_name("Orders-HotKeys-prod") == "orders_hotkeys_prod"
+
+
+def test_the_chatbot_configuration_name_is_unique_per_stack(synthesized: dict) -> None:
+    chatbot = synthesized["multi"].only("AWS::Chatbot::SlackChannelConfiguration")
+    assert chatbot["ConfigurationName"] == "HotKeyDetector-C0456"
+
+
+def test_destroy_keeps_the_archive_and_deletes_the_rest_as_the_readme_says(demo: Synthesized) -> None:
+    policies = {
+        logical_id: (resource["Type"], resource.get("DeletionPolicy", "Delete"))
+        for logical_id, resource in demo.template["Resources"].items()
+    }
+    retained = {logical_id for logical_id, (_kind, policy) in policies.items() if policy == "Retain"}
+    buckets = set(demo.resources("AWS::S3::Bucket"))
+    assert retained == buckets and len(buckets) == 2  # the archive and its access logs
+    for kind in (
+        "AWS::DynamoDB::GlobalTable",
+        "AWS::KMS::Key",
+        "AWS::SQS::Queue",
+        "AWS::Logs::LogGroup",
+        "AWS::Glue::Database",
+        "AWS::Glue::Table",
+    ):
+        kinds = [policy for logical_id, (k, policy) in policies.items() if k == kind]
+        assert kinds and set(kinds) == {"Delete"}, kind

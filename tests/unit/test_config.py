@@ -51,7 +51,7 @@ def test_hashed_keys_are_salted_and_stable() -> None:
     ("context", "mode"),
     [
         ({}, "demo"),
-        ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/t/stream/x"}, "existing"),
+        ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:us-east-1:111122223333:table/t/stream/x"}, "existing"),
         ({"tableName": "t", "enableStream": "true"}, "enable"),
         ({"tableNames": "a,b", "enableStream": "true"}, "enable"),
     ],
@@ -65,7 +65,10 @@ def test_source_modes(context: dict, mode: str) -> None:
     [
         ({"tableName": "t"}, "tableStreamArn"),
         ({"tableStreamArn": "arn"}, "tableName"),
-        ({"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:r:1:table/other/stream/x"}, "does not belong"),
+        (
+            {"tableName": "t", "tableStreamArn": "arn:aws:dynamodb:us-east-1:111122223333:table/other/stream/x"},
+            "does not belong",
+        ),
         ({"tableNames": "a,b", "tableStreamArns": "x"}, "one stream ARN per table"),
         ({"tableNames": "a,b"}, "tableNames needs .*enableStream=true"),
     ],

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -143,7 +144,21 @@ def add_aws_flags(command: argparse.ArgumentParser) -> None:
 
 def aws_clients(args: argparse.Namespace, default_region: str | None = None) -> AwsClients:
     """Clients for the region and endpoint chosen on the command line (nothing process-wide is changed)."""
-    return AwsClients(AwsTarget(region=args.region or default_region, endpoint_url=args.endpoint_url))
+    return AwsClients(AwsTarget(region=cli_region(args.region, default_region), endpoint_url=args.endpoint_url))
+
+
+def cli_region(
+    flag: str | None, default_region: str | None = None, environ: Mapping[str, str] = os.environ
+) -> str | None:
+    """``--region``, else ``AWS_REGION``, else boto3's own choice (``AWS_DEFAULT_REGION``, the profile).
+
+    The AWS SDKs and Tools reference guide names ``AWS_REGION`` as the environment variable of the
+    region setting, read before the shared config file, and the AWS CLI v2 and the other SDKs (the
+    CDK CLI's included) read it; boto3 reads only ``AWS_DEFAULT_REGION``, so without this a shell
+    set up for those tools (``AWS_REGION=us-east-1``) would get "You must specify a region".
+    ``default_region`` is the command's own fallback (the in-process replay's), after the variable.
+    """
+    return flag or environ.get("AWS_REGION") or default_region
 
 
 # Below this width the table keeps the columns that answer "which key, how hot" and folds the rest away.

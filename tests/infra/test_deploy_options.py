@@ -1,0 +1,124 @@
+"""Options a first deploy would only find wrong at deploy or run time are refused at synth, naming the option."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+import pytest
+
+from infra.options import (
+    ContextError,
+    DetectorOptions,
+    options_from_context,
+    secret_resource,
+    source_from_context,
+)
+
+pytestmark = pytest.mark.infra
+STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
+SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/slack-webhook-AbCdEf"
+KEY = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        # S3 refuses an expiration that does not come after the rule's transition
+        (
+            {"archiveExpirationDays": "10"},
+            r"archiveExpirationDays \(10\) must be greater than archiveTransitionDays \(30\)",
+        ),
+        ({"archiveExpirationDays": "30"}, "archiveExpirationDays"),
+        ({"archiveExpirationDays": "20", "archiveTransitionDays": "20"}, "archiveTransitionDays"),
+        ({"slackWebhookSecretArn": "hotkeys/slack-webhook"}, "slackWebhookSecretArn: 'hotkeys/slack-webhook' is not"),
+        ({"slackWebhookSecretArn": "arn:aws:sns:eu-west-1:111122223333:secret:x"}, "slackWebhookSecretArn"),
+        ({"slackWebhookSecretArn": "arn:aws:secretsmanager:REGION:ACCOUNT:secret:x-AbCdEf"}, "slackWebhookSecretArn"),
+        ({"tableKmsKeyArns": "arn:aws:kms:eu-west-1:111122223333:alias/orders"}, "tableKmsKeyArns"),
+        ({"slackWebhookSecretArn": SECRET, "slackWebhookKeyArn": "alias/aws/secretsmanager"}, "slackWebhookKeyArn"),
+        ({"slackWebhookKeyArn": KEY}, "slackWebhookKeyArn goes with slackWebhookSecretArn"),
+    ],
+)
+def test_options_a_deploy_would_reject_are_refused_naming_the_option(context: dict[str, Any], message: str) -> None:
+    with pytest.raises(ContextError, match=message):
+        options_from_context(context)
+
+
+def test_an_expiration_after_the_transition_is_accepted() -> None:
+    options = options_from_context({"archiveExpirationDays": "31"})
+    assert (options.archive_transition_days, options.archive_expiration_days) == (30, 31)
+
+
+@pytest.mark.parametrize(
+    ("arn", "message"),
+    [
+        (
+            STREAM.replace("eu-west-1", "us-east-1"),
+            "tableStreamArn: .* is in region us-east-1, but the stack deploys to eu-west-1",
+        ),
+        (
+            STREAM.replace("111122223333", "444455556666"),
+            "tableStreamArn: .* is in account 444455556666, but the stack",
+        ),
+    ],
+)
+def test_a_stream_of_another_region_or_account_is_refused(arn: str, message: str) -> None:
+    source = source_from_context({"tableName": "orders", "tableStreamArn": arn})
+    with pytest.raises(ContextError, match=message):
+        source.validate_environment("eu-west-1", "111122223333")
+    # Without a concrete environment (python app.py) nothing is known to compare with
+    source.validate_environment(None, None)
+
+
+def test_a_stream_arn_that_is_not_one_is_refused() -> None:
+    with pytest.raises(ContextError, match="tableStreamArn: 'orders' is not a dynamodb ARN"):
+        source_from_context({"tableName": "orders", "tableStreamArn": "orders"})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (DetectorOptions(slack_webhook_secret_arn=SECRET.replace("eu-west-1", "eu-west-2")), "slackWebhookSecretArn"),
+        (DetectorOptions(table_kms_key_arns=(KEY.replace("eu-west-1", "us-west-2"),)), "tableKmsKeyArns"),
+        (DetectorOptions(table_kms_key_arns=(KEY.replace("111122223333", "444455556666"),)), "tableKmsKeyArns"),
+        (
+            DetectorOptions(
+                slack_webhook_secret_arn=SECRET, slack_webhook_key_arn=KEY.replace("eu-west-1", "eu-west-3")
+            ),
+            "slackWebhookKeyArn",
+        ),
+    ],
+)
+def test_secrets_and_keys_must_be_where_the_functions_run(options: DetectorOptions, message: str) -> None:
+    options.validate()
+    with pytest.raises(ContextError, match=message):
+        options.validate_environment("eu-west-1", "111122223333")
+
+
+def test_the_stack_checks_stream_arns_against_the_environment_the_cli_gives_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given the environment the CDK CLI sets from a profile in us-east-1
+    from infra.app_factory import build_app
+
+    monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "111122223333")
+    monkeypatch.setenv("CDK_DEFAULT_REGION", "us-east-1")
+    # When the stack is built for the README's eu-west-1 stream, then it refuses, naming the option
+    with pytest.raises(
+        ContextError, match=r"tableStreamArn: .* is in region eu-west-1, but the stack deploys to us-east-1"
+    ):
+        build_app({"tableName": "orders", "tableStreamArn": STREAM}, outdir=tempfile.mkdtemp(prefix="cdk-region-"))
+
+
+@pytest.mark.parametrize(
+    ("given", "granted"),
+    [
+        (SECRET, SECRET),  # complete: exactly that secret
+        # partial (the name alone): the secret's complete ARN is the name plus a hyphen and 6 characters
+        (SECRET.removesuffix("-AbCdEf"), SECRET.removesuffix("-AbCdEf") + "-??????"),
+        (
+            "arn:aws:secretsmanager:eu-west-1:111122223333:secret:webhook",
+            "arn:aws:secretsmanager:eu-west-1:111122223333:secret:webhook-??????",
+        ),
+    ],
+)
+def test_the_webhook_secret_grant_covers_complete_and_partial_arns(given: str, granted: str) -> None:
+    assert secret_resource(given) == granted
