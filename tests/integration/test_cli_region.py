@@ -52,7 +52,7 @@ def resources(moto_endpoint: str) -> dict[str, str]:
     [
         (["top", "--stats-table", "region-stats"], 0),
         (["watch", "--table", "region-orders", "--once", "--json"], 0),
-        (["redrive", "--dlq-url", "{queue}", "--stats-table", "region-stats"], 0),
+        (["redrive", "--no-stack", "--dlq-url", "{queue}", "--stats-table", "region-stats"], 0),
         # no such stack: the one-line error of a request that reached CloudFormation in that region
         (["doctor", "--stack", "NoSuchStack"], 2),
     ],
