@@ -20,7 +20,7 @@ from hotkeys.cli.events import stream_record
 from hotkeys.detector import app
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.app import build_handler, container_from
-from hotkeys.detector.observability import logger
+from hotkeys.detector.observability import logger, metrics
 from hotkeys.detector.pipeline import BatchOutcome
 
 T0 = 1_796_083_200
@@ -58,6 +58,13 @@ def _records(count: int) -> list[dict[str, Any]]:
             )
         )
     return records
+
+
+@pytest.fixture(autouse=True)
+def no_metrics_left_over() -> None:
+    """The metrics object is the module's, shared with every test in this process: values another test
+    added and never flushed would ride along in this test's line."""
+    metrics.clear_metrics()
 
 
 @pytest.fixture

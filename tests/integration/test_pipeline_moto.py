@@ -280,3 +280,32 @@ def test_a_redelivery_of_a_completed_segment_is_recognised_from_its_stored_snaps
         (iso(T0), "a"): 3,
         (iso(T0 + 60), "b"): 1,
     }
+
+
+def test_a_lambda_window_opened_again_with_a_fresh_state_never_writes_over_the_first(settings: Settings) -> None:
+    # Given a Lambda window closed by its final invocation, then the same window start opened again with a
+    # fresh state (the guide does not say a window whose records' times step back cannot: every reading)
+    ports = ports_for(settings)
+    outcome = process_batch(
+        lambda_window([write_record("a", i, T0 + 20 + i) for i in range(5)], None, T0), settings, ports
+    )
+    process_batch(lambda_window([], outcome.state, T0, final=True), settings, ports)
+    outcome = process_batch(lambda_window([write_record("a", 9, T0 + 21)], None, T0), settings, ports)
+    # and its final invocation is retried after it had written (its answer was lost)
+    closing = lambda_window([], outcome.state, T0, final=True)
+    process_batch(closing, settings, ports)
+    process_batch(closing, settings, ports)
+    # Then both instances' records are stored, each once
+    assert {row.key: row.writes for row in read_top(settings)} == {"a": 6}
+
+
+def test_a_window_read_again_by_a_new_mapping_changes_nothing(settings: Settings) -> None:
+    # Given a closed Lambda window, then the same records read again from the stream's start with a fresh
+    # state (a new event source mapping at TRIM_HORIZON after a redeploy)
+    ports = ports_for(settings)
+    records = [write_record(f"k{i % 2}", i, T0 + i) for i in range(6)]
+    for _reading in range(2):
+        outcome = process_batch(lambda_window(records, None, T0), settings, ports)
+        process_batch(lambda_window([], outcome.state, T0, final=True), settings, ports)
+    # Then the stored figures are those of one reading (the second overwrote the first: they share records)
+    assert {row.key: row.writes for row in read_top(settings)} == {"k0": 3, "k1": 3}

@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Chaos, Delivery, RandomChaos, consume_lineage
 from hotkeys.cli.events import stream_arn
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_entry
@@ -200,12 +200,17 @@ class Schedule:
         offset: int = 0,
         cuts: list[float] | None = None,
         reorder: float = 0.3,
+        clock: str = "insertion",
     ) -> None:
         self.seed = seed
         # How often a bisected batch's later half is retried first (records then arrive out of order).
         self.reorder = reorder
         self.retry_attempts = retry_attempts
-        self.delivery = Delivery(partial_failure_state=reading, window_offset_seconds=offset)  # type: ignore[arg-type]
+        self.delivery = Delivery(
+            partial_failure_state=reading,  # type: ignore[arg-type]
+            window_offset_seconds=offset,
+            window_clock=clock,  # type: ignore[arg-type]
+        )
         self.cuts = cuts or []
 
 
@@ -343,6 +348,7 @@ def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
     reading=st.sampled_from(PARTIAL_FAILURE_STATES),
     offset=st.sampled_from([0, 17, 30]),
     cuts=st.lists(st.floats(min_value=0, max_value=1), max_size=2),
+    clock=st.sampled_from(WINDOW_CLOCKS),
 )
 def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     aws: None,
@@ -352,6 +358,7 @@ def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     reading: str,
     offset: int,
     cuts: list[float],
+    clock: str,
 ) -> None:
     # Given one or two shards of writes, TTL deletions and poison records
     shards = [build_shard(shard_specs, index) for index, shard_specs in enumerate(specs)]
@@ -359,7 +366,7 @@ def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     # When they are consumed cleanly, and under a random schedule with rollovers, faults and dead
     # letters, each followed by `hotkeys redrive`
     clean = run(shards, capacity=200, schedule=Schedule())
-    chaotic = run(shards, 200, Schedule(seed, retry_attempts, reading, offset, cuts))
+    chaotic = run(shards, 200, Schedule(seed, retry_attempts, reading, offset, cuts, clock=clock))
     # Then both store the exact figures and archive exactly the TTL deletions
     assert_exact(clean, exact)
     assert_exact(chaotic, exact)

@@ -71,6 +71,8 @@ from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]
 PARTIAL_FAILURE_STATES: tuple[PartialFailureState, ...] = ("returned", "previous")
+WindowClock = Literal["insertion", "record"]
+WINDOW_CLOCKS: tuple[WindowClock, ...] = ("insertion", "record")
 _END: Any = object()  # the end of a window's records (a malformed record may be None)
 
 
@@ -162,21 +164,24 @@ def _iso(epoch: int) -> str:
 
 
 def _window_groups(
-    records: Iterable[dict[str, Any]], seconds: int, offset: int
+    records: Iterable[dict[str, Any]], seconds: int, offset: int, clock: WindowClock = "insertion"
 ) -> Iterator[tuple[int, Iterator[dict[str, Any]]]]:
     """(window start, its records) in stream order; a record without a creation time stays in the
     window before it. Lazy: a window's records are read as they are delivered.
 
-    Windows follow "the time when records were inserted into the stream", which only moves forward; a
-    record's ``ApproximateCreationDateTime`` is not documented as monotonic, so one that steps back
-    stays in the current window (its own time may then lie in the detector's previous window)."""
+    Windows follow "the time when records were inserted into the stream". A record's
+    ``ApproximateCreationDateTime`` is not documented as monotonic, and the guide does not say what a
+    window does with one that steps back: ``clock`` "insertion" keeps it in the current window
+    (insertion time only moves forward), "record" puts it in its own, so a window start already
+    closed opens again, with a fresh state (both readings run in the exactly-once suite)."""
     current = 0
 
     def start_of(record: dict[str, Any]) -> int:
         nonlocal current
         created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
         if isinstance(created, int | float):
-            current = max(current, int(created) - (int(created) - offset) % seconds)
+            start = int(created) - (int(created) - offset) % seconds
+            current = start if clock == "record" else max(current, start)
         return current
 
     return itertools.groupby(records, key=start_of)
@@ -188,6 +193,7 @@ class Delivery:
 
     partial_failure_state: PartialFailureState = "returned"
     window_offset_seconds: int = 0
+    window_clock: WindowClock = "insertion"
     max_final_attempts: int = 1000
 
 
@@ -216,7 +222,9 @@ class ShardConsumer:
         if not seconds:
             self._consume_window(records, None)
             return self.run
-        for start, window_records in _window_groups(records, seconds, self._delivery.window_offset_seconds):
+        for start, window_records in _window_groups(
+            records, seconds, self._delivery.window_offset_seconds, self._delivery.window_clock
+        ):
             self._consume_window(window_records, (start, start + seconds))
         return self.run
 

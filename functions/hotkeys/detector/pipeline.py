@@ -14,7 +14,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
 from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
-from hotkeys.detector.snapshots import SegmentSnapshot, snapshot_of
+from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
@@ -170,7 +170,12 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, ports.archiver, outcome)
     # Figures first: an alerting outage (SNS) must not keep them from the stats table.
-    completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
+    # The successful final invocation of a Lambda window names its segments' snapshots final, so that a
+    # later instance of the same window (possible if Lambda ever opens a closed window start again with
+    # a fresh state: not documented either way) cannot write over them. Only one that folded no record:
+    # a retry of it then carries exactly the same ranges (snapshots.IdentityTaken's rule).
+    closing = batch.tumbling and batch.is_final and not batch.records
+    completed = _flush(shard_id, state, settings, ports.stats, outcome, final, closing)
     if ports.alerts is not None:
         # Resolution needs whole windows: only a tumbling window's final invocation has one.
         window_complete = batch.is_final and batch.tumbling
@@ -378,8 +383,10 @@ def _flush(
     stats: StatsStore,
     outcome: BatchOutcome,
     final: bool,
+    closing: bool = False,
 ) -> list[tuple[str, int]]:
-    """Persist what is due; returns the segments that are complete (dropped once alerts saw them)."""
+    """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
+    ``closing``: the Lambda window's last invocation, which writes every segment as final."""
     for segment in state.sealed:
         _save(shard_id, segment, settings, stats, outcome)
     state.sealed.clear()
@@ -390,8 +397,8 @@ def _flush(
     for key, segment in state.segments.items():
         done = final or segment.window_start < latest[segment.table]
         if done or _flush_due(segment, settings.flush_seconds):
-            if segment.dirty or segment.flushed_at_event < 0:
-                _save(shard_id, segment, settings, stats, outcome)
+            if segment.dirty or segment.flushed_at_event < 0 or closing:
+                _save(shard_id, segment, settings, stats, outcome, closing)
             if done:
                 completed.append(key)
         outcome.summary_size = max(outcome.summary_size, len(segment.entries))
@@ -405,17 +412,37 @@ def _flush_due(segment: Segment, flush_seconds: int) -> bool:
     return segment.dirty and segment.last_event - since >= flush_seconds
 
 
-def _save(shard_id: str, segment: Segment, settings: Settings, stats: StatsStore, outcome: BatchOutcome) -> None:
+def _save(
+    shard_id: str,
+    segment: Segment,
+    settings: Settings,
+    stats: StatsStore,
+    outcome: BatchOutcome,
+    final: bool = False,
+) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
-    snapshot = snapshot_of(
-        segment, shard_id, settings.window_seconds, settings.summary_capacity, settings.alert_min_span_seconds
-    )
     if not segment.catalogued:
         # Catalog first: a snapshot that readers cannot find would still count as coverage for redrive.
         stats.save_catalog(segment.table, segment.window_start, settings.window_seconds, expires_at)
         outcome.stats_writes += 1
         segment.catalogued = True
-    stats.save_segment(snapshot, expires_at)
+    while True:
+        snapshot = snapshot_of(
+            segment,
+            shard_id,
+            settings.window_seconds,
+            settings.summary_capacity,
+            settings.alert_min_span_seconds,
+            final,
+        )
+        try:
+            stats.save_segment(snapshot, expires_at)
+            break
+        except IdentityTaken:
+            # An earlier instance of this Lambda window closed a segment under this name: take the next
+            # one (the state carries it on, so retries write under it too).
+            segment.next_generation()
+            outcome.stats_writes += 1
     outcome.stats_writes += 1
     segment.flushed_at_event = segment.last_event
     segment.dirty = False

@@ -73,6 +73,9 @@ class SegmentSnapshot:
     items: dict[str, ItemStats] = field(default_factory=dict)
     # The length of the keys' burst buckets (summary.bump); 0 when written before they existed.
     bucket_seconds: int = 0
+    # Written by the successful final invocation of its Lambda window (one that folded no record): no
+    # later invocation of that window instance writes it again (IdentityTaken).
+    final: bool = False
 
     @property
     def bucket(self) -> int:
@@ -82,14 +85,19 @@ class SegmentSnapshot:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
         return ranges_cover(self.ranges, sequence)
 
-    @property
-    def in_sequence_order(self) -> bool:
-        """Whether its ranges were folded in sequence order (none redelivered out of order)."""
-        return all(earlier[1] < later[0] for earlier, later in zip(self.ranges, self.ranges[1:], strict=False))
+
+class IdentityTaken(RuntimeError):
+    """A segment's name is held by the final snapshot of an earlier instance of its Lambda window: the
+    segment must take the next generation."""
 
 
 def snapshot_of(
-    segment: Segment, shard_id: str, window_seconds: int, capacity: int, bucket_seconds: int = 0
+    segment: Segment,
+    shard_id: str,
+    window_seconds: int,
+    capacity: int,
+    bucket_seconds: int = 0,
+    final: bool = False,
 ) -> SegmentSnapshot:
     """The segment as stored; ``bucket_seconds``: the length of its keys' burst buckets (0: unknown)."""
     entries, dropped = summary.compact(segment.entries, capacity)
@@ -114,6 +122,7 @@ def snapshot_of(
         pinned=segment.pinned,
         items=_heaviest_items(entries, segment.items),
         bucket_seconds=bucket_seconds,
+        final=final,
     )
 
 
@@ -163,6 +172,8 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         item["pinned"] = True
     if snapshot.bucket_seconds:
         item["bucket_seconds"] = snapshot.bucket_seconds
+    if snapshot.final:
+        item["instance_closed"] = True
     if snapshot.items:
         item["items_z"] = encode_aligned(snapshot.entries, snapshot.items)
     return item
@@ -215,6 +226,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         pinned=bool(item.get("pinned", False)),
         items=decode_aligned(entries, _binary(items)) if items is not None else {},
         bucket_seconds=int(item.get("bucket_seconds", 0)),
+        final=bool(item.get("instance_closed", False)),
     )
 
 

@@ -17,8 +17,12 @@ Identity: a segment is named by its shard, Lambda's window start and a generatio
 (``origin``), never by its first record. A failed invocation may already have flushed
 a snapshot; whatever Lambda does next (retry, bisect, dead-letter the batch that began
 the segment), the state it carries on with writes the same identity, so the stale
-snapshot is overwritten (or, holding the higher sequence, stays: then its ranges say
-exactly what it counted).
+snapshot is overwritten by what the carried state counted (whatever sequence the stale
+one reached: records it claimed and the state lacks are retried, or dead-lettered and
+then uncovered for redrive). A (table, window) completed and opened again in the same
+Lambda window takes its next generation (``reopened``); a Lambda window opened again
+with a fresh state never writes over the snapshots its closing invocation marked
+(``snapshots.IdentityTaken``).
 
 Size: Lambda ends a window early when the state exceeds 1 MB per shard. The summary is
 carried as one base64 string of ``summary.encode_entries`` (never JSON-escaped), within
@@ -224,6 +228,11 @@ class Segment:
             ),
         ]
 
+    def next_generation(self) -> None:
+        """Rename a tumbling-window segment to its next generation (its name is taken: IdentityTaken)."""
+        self.generation += 1
+        self.origin = f"{self.origin.rsplit('.', 1)[0]}.{self.generation}"
+
     @property
     def ranges_full(self) -> bool:
         return len(self.ranges) >= MAX_RANGES
@@ -338,6 +347,11 @@ def decode_items(entries: dict[str, list[int]], text: str) -> dict[str, ItemStat
 def ranges_cover(ranges: list[list[int]], sequence: int) -> bool:
     """Whether a record was folded by one of the invocations behind these ranges."""
     return any(first <= sequence <= last for first, last in ranges)
+
+
+def ranges_overlap(some: list[list[int]], others: list[list[int]]) -> bool:
+    """Whether a record lies in a range of both (a range claims every record from its first to its last)."""
+    return any(first <= high and low <= last for first, last in some for low, high in others)
 
 
 def encode_ranges(ranges: list[list[int]]) -> str:

@@ -10,6 +10,7 @@ from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure,
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
+    IdentityTaken,
     SegmentSnapshot,
     bucket_of,
     catalog_sk,
@@ -17,7 +18,7 @@ from hotkeys.detector.snapshots import (
     segment_pk,
     to_item,
 )
-from hotkeys.detector.state import padded_sequence
+from hotkeys.detector.state import ranges_overlap
 
 
 class DynamoStatsStore:
@@ -26,22 +27,25 @@ class DynamoStatsStore:
 
     # -- writes ---------------------------------------------------------------------------
     def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
-        """Overwrite the segment's snapshot unless a newer one (higher sequence) is stored. A segment
-        that folded records out of sequence order holds records a stored snapshot with a higher sequence
-        (a failed attempt's) may lack: it is what the carried state counted, so it overwrites."""
-        if not snapshot.in_sequence_order:
-            self._table.put_item(Item=to_item(snapshot, expires_at))
-            return True
+        """Overwrite the segment's snapshot with what the carried state counted. A failed attempt may have
+        stored more (records later retried, or dead-lettered: redrive must then find them uncovered);
+        the state that carries on is the truth, so it overwrites whatever the stored sequence. The one
+        exception: a snapshot its Lambda window's closing invocation wrote, and whose ranges share no
+        record with this segment's, was written by another instance of that window (a window start
+        opened again with a fresh state): both stand (``IdentityTaken``), and count apart. One that
+        shares records is this segment's own (a retried closing invocation, or the same records read
+        again by a new event source mapping): it is overwritten, as any other."""
+        item = to_item(snapshot, expires_at)
         try:
-            self._table.put_item(
-                Item=to_item(snapshot, expires_at),
-                ConditionExpression="attribute_not_exists(hwm) OR hwm <= :hwm",
-                ExpressionAttributeValues={":hwm": padded_sequence(snapshot.last_sequence)},
-            )
+            self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(instance_closed)")
+            return True
         except ClientError as error:
-            if is_conditional_check_failure(error):
-                return False  # a replay of older records: the stored snapshot already covers them
-            raise
+            if not is_conditional_check_failure(error):
+                raise
+        stored = self._table.get_item(Key={"pk": item["pk"], "sk": item["sk"]}, ConsistentRead=True).get("Item")
+        if stored is not None and not ranges_overlap(from_item(stored).ranges, snapshot.ranges):
+            raise IdentityTaken(f"{item['pk']} {item['sk']} is a closed window instance's")
+        self._table.put_item(Item=item)
         return True
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
