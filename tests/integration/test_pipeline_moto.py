@@ -309,3 +309,21 @@ def test_a_window_read_again_by_a_new_mapping_changes_nothing(settings: Settings
         process_batch(lambda_window([], outcome.state, T0, final=True), settings, ports)
     # Then the stored figures are those of one reading (the second overwrote the first: they share records)
     assert {row.key: row.writes for row in read_top(settings)} == {"k0": 3, "k1": 3}
+
+
+def test_a_failed_attempt_at_an_out_of_order_record_does_not_make_its_retry_a_duplicate(settings: Settings) -> None:
+    # Given window T0's segment completed (a record of T0+60 came with it), then an earlier record of T0
+    # redelivered out of order, whose first attempt stored its snapshot but lost its answer
+    ports = ports_for(settings)
+    early, late = write_record("k", 0, T0 + 50), [write_record("k", 2, T0 + 55), write_record("j", 3, T0 + 61)]
+    state = process_batch(lambda_window(late, None, T0 + 17), settings, ports).state
+    process_batch(lambda_window([early], state, T0 + 17), settings, ports)  # its answer never reached Lambda
+    # When Lambda retries it with the state from before
+    outcome = process_batch(lambda_window([early], state, T0 + 17), settings, ports)
+    # Then the retry counts it (the failed attempt's snapshot proves nothing), and the window holds it once
+    assert (outcome.out_of_order, outcome.duplicates) == (1, 0)
+    process_batch(lambda_window([], outcome.state, T0 + 17, final=True), settings, ports)
+    assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
+        (iso(T0), "k"): 2,
+        (iso(T0 + 60), "j"): 1,
+    }

@@ -265,26 +265,25 @@ def _fold(
 
 class _StoredCoverage:
     """Whether a record below the high-water mark was counted by a segment no longer carried (completed
-    earlier in this Lambda window): its stored snapshot's ranges say. One read per (table, window) and
-    invocation, and only for such records, which a clean delivery never sends. The carried segments'
-    own snapshots are left out: the carried state is what they counted (a failed invocation's flush
-    may have claimed more)."""
+    or sealed earlier): its stored snapshot's ranges say. One read per (table, window) and invocation,
+    and only for such records, which a clean delivery never sends. Only snapshots of segments that are
+    done are trusted (``ShardState.finished``): a carried segment's snapshot, or one under a name this
+    state has yet to open, may be a failed attempt's, claiming records the state never counted."""
 
-    __slots__ = ("_carried", "_read", "_shard_id", "_stats")
+    __slots__ = ("_read", "_shard_id", "_state", "_stats")
 
     def __init__(self, stats: StatsStore, shard_id: str, state: ShardState) -> None:
         self._stats = stats
         self._shard_id = shard_id
-        self._carried = state.identities
+        self._state = state
         self._read: dict[tuple[str, int], list[SegmentSnapshot]] = {}
 
     def covers(self, table: str, start: int, sequence: int) -> bool:
         snapshots = self._read.get((table, start))
         if snapshots is None:
             snapshots = self._read[(table, start)] = self._stats.shard_segments(table, start, self._shard_id)
-        carried = self._carried()
         return any(
-            (table, start, snapshot.origin) not in carried and snapshot.covers(sequence) for snapshot in snapshots
+            self._state.finished(table, start, snapshot.origin) and snapshot.covers(sequence) for snapshot in snapshots
         )
 
 

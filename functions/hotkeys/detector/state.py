@@ -479,12 +479,19 @@ class ShardState:
         """Whether a segment this state holds (of any table or window) already folded this record."""
         return any(segment.covers(sequence) for segment in (*self.segments.values(), *self.sealed))
 
-    def identities(self) -> frozenset[tuple[str, int, str]]:
-        """(table, window, origin) of the segments this state holds: their stored snapshots are theirs
-        to overwrite."""
-        return frozenset(
-            (segment.table, segment.window_start, segment.origin) for segment in (*self.segments.values(), *self.sealed)
-        )
+    def finished(self, table: str, start: int, origin: str) -> bool:
+        """Whether the stored snapshot of this name belongs to a segment that is done: of an earlier Lambda
+        window, or of a generation of this window that was completed or sealed before the segment this
+        state carries for it. Its last write came from a successful invocation, so its ranges are what
+        was counted; any other may be a failed attempt's."""
+        window, _, generation = origin.rpartition(".")
+        if not window.isdigit() or not generation.isdigit() or self.lambda_window is None:
+            return False
+        if int(window) != self.lambda_window:
+            return True
+        carried = self.segments.get((table, start))
+        done = max(self.reopened.get((table, start), 0), carried.generation if carried is not None else 0)
+        return int(generation) < done
 
     def to_json(self) -> dict[str, Any]:
         if self.sealed:
