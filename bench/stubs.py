@@ -19,9 +19,8 @@ class NullStats:
     def __init__(self) -> None:
         self.calls = 0
 
-    def save_segment(self, snapshot: Any, expires_at: int) -> bool:
+    def save_segment(self, snapshot: Any, expires_at: int) -> None:
         self.calls += 1
-        return True
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
         self.calls += 1

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from hotkeys.cli.esm import ShardConsumer
+from hotkeys.cli.esm import Delivery, ShardConsumer
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -165,11 +166,11 @@ def test_a_final_invocation_that_keeps_failing_stores_the_window_once_it_succeed
     outage = {"left": 6}
 
     class Unavailable:
-        def save_segment(self, snapshot: Any, expires_at: int) -> bool:
+        def save_segment(self, snapshot: Any, expires_at: int) -> None:
             if outage["left"]:
                 outage["left"] -= 1
                 raise ClientError({"Error": {"Code": "InternalServerError", "Message": "down"}}, "PutItem")
-            return real.save_segment(snapshot, expires_at)
+            real.save_segment(snapshot, expires_at)
 
         def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
             real.save_catalog(table, start, window_seconds, expires_at)
@@ -326,4 +327,46 @@ def test_a_failed_attempt_at_an_out_of_order_record_does_not_make_its_retry_a_du
     assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
         (iso(T0), "k"): 2,
         (iso(T0 + 60), "j"): 1,
+    }
+
+
+def test_a_completed_segment_replaces_what_a_failed_attempt_stored_under_its_name(settings: Settings) -> None:
+    # Given window T0's segment flushed (10 s of event time) and unchanged since, then a batch [T0+61, T0+58]
+    # (event time steps back) whose attempt stored T0's segment with T0+58 in it, and lost its answer
+    settings = dataclasses.replace(settings, flush_seconds=10)
+    ports = ports_for(settings)
+    a0, a1, x1, w1 = (write_record(f"k{i}", i, T0 + t) for i, t in enumerate([0, 12, 61, 58]))
+    state = process_batch(tumbling([a0, a1]), settings, ports).state
+    process_batch(tumbling([x1, w1], state), settings, ports)
+    # When Lambda bisects it: [x1] completes the segment, then [w1] is counted in its next generation
+    state = process_batch(tumbling([x1], state), settings, ports).state
+    state = process_batch(tumbling([w1], state), settings, ports).state
+    process_batch(tumbling([], state, final=True), settings, ports)
+    # Then each record is stored once: the completion rewrote what the failed attempt had stored
+    assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
+        (iso(T0), "k0"): 1,
+        (iso(T0), "k1"): 1,
+        (iso(T0), "k3"): 1,
+        (iso(T0 + 60), "k2"): 1,
+    }
+
+
+def test_a_lambda_window_opened_again_never_writes_over_a_segment_completed_in_the_first(settings: Settings) -> None:
+    # Given event times 40, 70, 95, 45 under Lambda windows offset by 30 s, in the reading where a record
+    # whose time steps back reopens its own Lambda window with a fresh state (the guide does not say)
+    ports = ports_for(settings)
+    records = [write_record(f"k{i}", i, T0 + t) for i, t in enumerate([40, 70, 95, 45])]
+    esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=60, retry_attempts=2)
+    delivery = Delivery(window_offset_seconds=30, window_clock="record")
+    # When the mapping delivers them cleanly
+    run = ShardConsumer(
+        lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-1", esm, delivery=delivery
+    ).consume(records)
+    # Then every record is stored once: the second instance's segment took the next generation
+    assert not run.dead_letters
+    assert {(row.window_start, row.key): row.writes for row in read_top(settings)} == {
+        (iso(T0), "k0"): 1,
+        (iso(T0), "k3"): 1,
+        (iso(T0 + 60), "k1"): 1,
+        (iso(T0 + 60), "k2"): 1,
     }

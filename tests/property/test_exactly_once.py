@@ -102,11 +102,10 @@ class FaultyStats:
         self._inner = inner
         self._faults = faults
 
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
         self._faults.maybe_fail("PutItem")
-        saved = self._inner.save_segment(snapshot, expires_at)
+        self._inner.save_segment(snapshot, expires_at)
         self._faults.maybe_fail("PutItem")  # written, then the container dies before answering
-        return saved
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
         self._faults.maybe_fail("PutItem")
@@ -127,9 +126,9 @@ class FaultySpool:
         self._inner.put(shard_id, key, body)
         self._faults.maybe_fail("UpdateItem")
 
-    def drain(self, store: Any, limit: int, on_error: Any) -> tuple[int, bool]:
+    def drain(self, store: Any, limit: int, on_error: Any, force: bool = False) -> tuple[int, bool]:
         self._faults.maybe_fail("Query")
-        return self._inner.drain(store, limit, on_error)
+        return self._inner.drain(store, limit, on_error, force)
 
 
 class FaultyObjects(S3ObjectStore):

@@ -202,7 +202,9 @@ class Spool(Protocol):
 
     def put(self, shard_id: str, key: str, body: bytes) -> None: ...
 
-    def drain(self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None]) -> tuple[int, bool]: ...
+    def drain(
+        self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None], force: bool = False
+    ) -> tuple[int, bool]: ...
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,6 @@ class Archived:
 
     stored: tuple[str, ...] = ()
     spooled: tuple[str, ...] = ()
-    # Spooled objects a drain put into S3 during this call.
-    drained: int = 0
 
 
 # How often a container looks for spooled objects (one read), and how many it moves per invocation.
@@ -291,4 +291,4 @@ class TtlArchiver:
         def refused(key: str, error: Exception) -> None:
             logger.warning("S3 still refuses a spooled archive object", extra={"object_key": key, "error": str(error)})
 
-        return self._spool.drain(self._store, limit, refused)
+        return self._spool.drain(self._store, limit, refused, force)

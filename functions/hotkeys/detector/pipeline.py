@@ -43,7 +43,9 @@ class RecordFailed(BatchError):
 
 
 class StatsStore(Protocol):
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool: ...
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
+        """Writes the snapshot; raises snapshots.IdentityTaken if its name belongs to another instance."""
+        ...
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None: ...
 
@@ -170,12 +172,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, ports.archiver, outcome)
     # Figures first: an alerting outage (SNS) must not keep them from the stats table.
-    # The successful final invocation of a Lambda window names its segments' snapshots final, so that a
-    # later instance of the same window (possible if Lambda ever opens a closed window start again with
-    # a fresh state: not documented either way) cannot write over them. Only one that folded no record:
-    # a retry of it then carries exactly the same ranges (snapshots.IdentityTaken's rule).
-    closing = batch.tumbling and batch.is_final and not batch.records
-    completed = _flush(shard_id, state, settings, ports.stats, outcome, final, closing)
+    completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
     if ports.alerts is not None:
         # Resolution needs whole windows: only a tumbling window's final invocation has one.
         window_complete = batch.is_final and batch.tumbling
@@ -382,12 +379,16 @@ def _flush(
     stats: StatsStore,
     outcome: BatchOutcome,
     final: bool,
-    closing: bool = False,
 ) -> list[tuple[str, int]]:
     """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
-    ``closing``: the Lambda window's last invocation, which writes every segment as final."""
+
+    A segment that is done (sealed, completed by a later window, or at the window's end) is written
+    whether or not it changed since its last flush, and marked done: a failed attempt may have stored
+    more under its name, which only this write replaces, and a later instance of the same Lambda window
+    (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
+    must not write over it (snapshots.IdentityTaken)."""
     for segment in state.sealed:
-        _save(shard_id, segment, settings, stats, outcome)
+        _save(shard_id, segment, settings, stats, outcome, done=True)
     state.sealed.clear()
     latest: dict[str, int] = {}
     for table, start in state.segments:
@@ -396,8 +397,8 @@ def _flush(
     for key, segment in state.segments.items():
         done = final or segment.window_start < latest[segment.table]
         if done or _flush_due(segment, settings.flush_seconds):
-            if segment.dirty or segment.flushed_at_event < 0 or closing:
-                _save(shard_id, segment, settings, stats, outcome, closing)
+            if segment.dirty or segment.flushed_at_event < 0 or done:
+                _save(shard_id, segment, settings, stats, outcome, done)
             if done:
                 completed.append(key)
         outcome.summary_size = max(outcome.summary_size, len(segment.entries))
@@ -417,7 +418,7 @@ def _save(
     settings: Settings,
     stats: StatsStore,
     outcome: BatchOutcome,
-    final: bool = False,
+    done: bool = False,
 ) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
     if not segment.catalogued:
@@ -432,16 +433,15 @@ def _save(
             settings.window_seconds,
             settings.summary_capacity,
             settings.alert_min_span_seconds,
-            final,
+            done,
         )
         try:
             stats.save_segment(snapshot, expires_at)
             break
         except IdentityTaken:
-            # An earlier instance of this Lambda window closed a segment under this name: take the next
+            # An earlier instance of this Lambda window finished a segment under this name: take the next
             # one (the state carries it on, so retries write under it too).
             segment.next_generation()
-            outcome.stats_writes += 1
     outcome.stats_writes += 1
     segment.flushed_at_event = segment.last_event
     segment.dirty = False

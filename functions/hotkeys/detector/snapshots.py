@@ -73,8 +73,8 @@ class SegmentSnapshot:
     items: dict[str, ItemStats] = field(default_factory=dict)
     # The length of the keys' burst buckets (summary.bump); 0 when written before they existed.
     bucket_seconds: int = 0
-    # Written by the successful final invocation of its Lambda window (one that folded no record): no
-    # later invocation of that window instance writes it again (IdentityTaken).
+    # Written when its segment was done (sealed, completed, or at its Lambda window's end): another
+    # instance of that Lambda window never writes over it unless they share records (IdentityTaken).
     final: bool = False
 
     @property

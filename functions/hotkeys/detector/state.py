@@ -21,7 +21,7 @@ snapshot is overwritten by what the carried state counted (whatever sequence the
 one reached: records it claimed and the state lacks are retried, or dead-lettered and
 then uncovered for redrive). A (table, window) completed and opened again in the same
 Lambda window takes its next generation (``reopened``); a Lambda window opened again
-with a fresh state never writes over the snapshots its closing invocation marked
+with a fresh state never writes over the snapshots marked done by the first instance
 (``snapshots.IdentityTaken``).
 
 Size: Lambda ends a window early when the state exceeds 1 MB per shard. The summary is

@@ -9,7 +9,7 @@ Items: PK ``SPOOL#<bucket>`` (the writing shard's stats bucket: an outage's spoo
 over ``STATS_BUCKETS`` partitions), SK ``<sha256 of the object key>#<part>``. The object's gzip
 bytes are cut into parts that fit DynamoDB's 400 KB item limit; ``parts`` says how many make it
 whole. Spooled items carry no ``expires_at``: they stay until drained. A marker item (PK
-``SPOOL#MARK``) holds a counter every spool write raises, so that a container can learn that
+``SPOOL#MARK``) holds a token every spool write replaces, so that a container can learn that
 something waits with one read, and a drain removes the marker only if no write came since.
 Draining is idempotent: object keys are deterministic (a retried batch rebuilds the same bytes),
 so putting an object twice leaves one object, and parts are deleted only after S3 took it.
@@ -18,6 +18,7 @@ so putting an object twice leaves one object, and parts are deleted only after S
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -42,7 +43,7 @@ class DynamoArchiveSpool:
         self._table = table
 
     def put(self, shard_id: str, key: str, body: bytes) -> None:
-        """Keep one archive object until S3 takes it (parts first, then the marker)."""
+        """Keep one archive object until S3 takes it (parts first, then the marker's new token)."""
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()
         chunks = [body[offset : offset + PART_BYTES] for offset in range(0, len(body), PART_BYTES)] or [b""]
         for part, chunk in enumerate(chunks):
@@ -56,62 +57,79 @@ class DynamoArchiveSpool:
                     "body": chunk,
                 }
             )
+        # A token no write ever repeats: a drain that read an older one cannot delete this marker.
         self._table.update_item(
-            Key=MARKER_KEY, UpdateExpression="ADD spooled :one", ExpressionAttributeValues={":one": 1}
+            Key=MARKER_KEY,
+            UpdateExpression="SET #t = :t",
+            ExpressionAttributeNames={"#t": "token"},
+            ExpressionAttributeValues={":t": uuid.uuid4().hex},
         )
 
-    def waiting(self) -> int | None:
-        """The marker's counter if anything may be spooled, else None (one strongly consistent read)."""
+    def waiting(self) -> str | None:
+        """The marker's token if anything may be spooled, else None (one strongly consistent read)."""
         item = self._table.get_item(Key=MARKER_KEY, ConsistentRead=True).get("Item")
-        return int(item["spooled"]) if item else None
+        return str(item["token"]) if item else None
 
-    def drain(self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None]) -> tuple[int, bool]:
+    def drain(
+        self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None], force: bool = False
+    ) -> tuple[int, bool]:
         """Put at most ``limit`` spooled objects into S3 and delete them here; returns (objects put,
-        whether the spool is now empty). An object S3 still refuses stays (``on_error`` is told)."""
-        marker = self.waiting()
-        if marker is None:
+        whether the spool is now empty). Without a marker nothing is looked at unless ``force``. The first
+        object S3 refuses ends the drain (``on_error`` is told): S3 is still down, and a drain on the
+        invocation's path must stay short. An object whose parts are not all there (a write under way, or
+        one cut short whose batch was retried under other object keys) is left alone."""
+        token = self.waiting()
+        if token is None and not force:
             return 0, True
         put = 0
-        left = False
         for bucket in range(STATS_BUCKETS):
-            objects: dict[str, list[dict[str, Any]]] = {}
-            for item in self._items(spool_pk(bucket)):
-                objects.setdefault(str(item["sk"]).split("#", 1)[0], []).append(item)
-            for parts in objects.values():
+            pk = spool_pk(bucket)
+            for digest, key in self._complete_objects(pk):
                 if put >= limit:
                     return put, False
-                if len(parts) != int(parts[0]["parts"]):
-                    left = True  # a spool write under way (or cut short: its batch was retried)
-                    continue
-                parts.sort(key=lambda item: int(item["part"]))
-                key = str(parts[0]["object_key"])
+                parts = self._parts(pk, digest)
                 try:
                     store.put(key, b"".join(_bytes(item["body"]) for item in parts))
                 except Exception as error:
                     on_error(key, error)
-                    left = True
-                    continue
+                    return put, False
                 for item in parts:
-                    self._table.delete_item(Key={"pk": item["pk"], "sk": item["sk"]})
+                    self._table.delete_item(Key={"pk": pk, "sk": item["sk"]})
                 put += 1
-        if not left:
+        if token is not None:
             try:  # the marker goes only if nothing was spooled since it was read
                 self._table.delete_item(
                     Key=MARKER_KEY,
-                    ConditionExpression="spooled = :seen",
-                    ExpressionAttributeValues={":seen": marker},
+                    ConditionExpression="#t = :seen",
+                    ExpressionAttributeNames={"#t": "token"},
+                    ExpressionAttributeValues={":seen": token},
                 )
             except ClientError as error:
                 if not is_conditional_check_failure(error):
                     raise
-                left = True
-        return put, not left
+                return put, False
+        return put, True
 
-    def _items(self, pk: str) -> list[dict[str, Any]]:
-        return query_all(
+    def _complete_objects(self, pk: str) -> list[tuple[str, str]]:
+        """(digest, object key) of the objects of one partition whose parts are all there (bodies unread)."""
+        counts: dict[str, list[Any]] = {}
+        for item in query_all(
             self._table,
             KeyConditionExpression="pk = :pk",
             ExpressionAttributeValues={":pk": pk},
+            ProjectionExpression="sk, object_key, #n",
+            ExpressionAttributeNames={"#n": "parts"},
+            ConsistentRead=True,
+        ):
+            entry = counts.setdefault(str(item["sk"]).split("#", 1)[0], [0, int(item["parts"]), item["object_key"]])
+            entry[0] += 1
+        return [(digest, str(key)) for digest, (seen, parts, key) in counts.items() if seen == parts]
+
+    def _parts(self, pk: str, digest: str) -> list[dict[str, Any]]:
+        return query_all(
+            self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :digest)",
+            ExpressionAttributeValues={":pk": pk, ":digest": f"{digest}#"},
             ConsistentRead=True,
         )
 

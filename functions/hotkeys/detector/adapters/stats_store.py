@@ -26,19 +26,19 @@ class DynamoStatsStore:
         self._table = table
 
     # -- writes ---------------------------------------------------------------------------
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> bool:
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
         """Overwrite the segment's snapshot with what the carried state counted. A failed attempt may have
         stored more (records later retried, or dead-lettered: redrive must then find them uncovered);
         the state that carries on is the truth, so it overwrites whatever the stored sequence. The one
-        exception: a snapshot its Lambda window's closing invocation wrote, and whose ranges share no
-        record with this segment's, was written by another instance of that window (a window start
-        opened again with a fresh state): both stand (``IdentityTaken``), and count apart. One that
-        shares records is this segment's own (a retried closing invocation, or the same records read
-        again by a new event source mapping): it is overwritten, as any other."""
+        exception: a snapshot written when its segment was done, and whose ranges share no record with
+        this segment's, was written by another instance of that Lambda window (a window start opened
+        again with a fresh state): both stand (``IdentityTaken``), and count apart. One that shares
+        records is this segment's own (a retried invocation, or the same records read again by a new
+        event source mapping): it is overwritten, as any other."""
         item = to_item(snapshot, expires_at)
         try:
             self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(instance_closed)")
-            return True
+            return
         except ClientError as error:
             if not is_conditional_check_failure(error):
                 raise
@@ -46,7 +46,6 @@ class DynamoStatsStore:
         if stored is not None and not ranges_overlap(from_item(stored).ranges, snapshot.ranges):
             raise IdentityTaken(f"{item['pk']} {item['sk']} is a closed window instance's")
         self._table.put_item(Item=item)
-        return True
 
     def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
         self._table.put_item(
