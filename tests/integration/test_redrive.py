@@ -161,3 +161,51 @@ def test_redrive_moves_spooled_archive_objects_into_s3(stats_table_name: str, ca
     for key, body in bodies.items():
         assert s3.get_object(Bucket="archive", Key=key)["Body"].read() == body
     assert spool.waiting() is None
+
+
+def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt_claimed(
+    stats_table_name: str,
+) -> None:
+    # Given a window on one shard: record a counted, then an attempt at b that stored {a, b} and lost its
+    # answer (b is dead-lettered: no retries), while the shard carries on without b
+    from hotkeys.cli.events import stream_arn, stream_record
+    from hotkeys.cli.redrive import redrive_entry
+    from tests.stream_wire import WireStream
+
+    shard, start = "shardId-00000000000000000000-gen00000", 1_764_460_800
+    settings = Settings(stats_table_name=stats_table_name, flush_seconds=10)
+    ports = build_ports(settings, AwsClients())
+    a, b, c = (
+        stream_record(
+            table="orders",
+            event_name="INSERT",
+            keys={"pk": f"k{i}"},
+            new_image={"pk": f"k{i}"},
+            sequence=f"{10**20 + i:021d}",
+            event_time=start + t,
+        )
+        for i, t in enumerate([0, 12, 25])
+    )
+
+    def invoke(records: list, state: dict, final: bool = False) -> Any:
+        batch = StreamBatch(records, shard, (start, start + 60), state, is_final=final)
+        return process_batch(batch, settings, ports).state
+
+    carried = invoke([a], {})
+    invoke([b], carried)  # its answer never reached Lambda
+    entry = {
+        "shardId": shard,
+        "startSequenceNumber": b["dynamodb"]["SequenceNumber"],
+        "endSequenceNumber": b["dynamodb"]["SequenceNumber"],
+        "streamArn": stream_arn("orders"),
+    }
+    streams = WireStream(stream_arn("orders"), {shard: [a, b, c]}).client()
+    # When redrive runs while the window is still open, then it counts nothing and keeps the entry
+    early = redrive_entry(entry, settings, ports, streams, ports.stats, dry_run=False)
+    assert early.refused and "still being counted" in early.refused and early.counted == 0
+    # and when it runs again after the consumer finished the window (which replaced the failed attempt's
+    # figures with its own), then it counts b: every record once
+    invoke([], invoke([c], carried), final=True)
+    late = redrive_entry(entry, settings, ports, streams, ports.stats, dry_run=False)
+    assert (late.refused, late.counted) == (None, 1)
+    assert total_writes(settings) == 3

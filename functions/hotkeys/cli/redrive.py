@@ -177,12 +177,20 @@ class RedriveResult:
 REDRIVE_SUFFIX = "#redrive"
 
 
-def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> bool:
+def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> bool | None:
+    """True if a finished snapshot of the shard (or an earlier redrive) counted the record, False if none
+    did, None if only a snapshot of a segment the consumer has not finished claims it: that one may be a
+    failed attempt's, which the consumer overwrites with what it counted once it finishes the segment, so
+    it is no proof yet."""
     redriven = shard_id + REDRIVE_SUFFIX
-    return any(
-        (snap.shard_id == shard_id or snap.shard_id.startswith(redriven)) and snap.covers(sequence)
-        for snap in snapshots
-    )
+    claimed = False
+    for snap in snapshots:
+        if not snap.covers(sequence):
+            continue
+        if snap.shard_id.startswith(redriven) or (snap.shard_id == shard_id and snap.final):
+            return True
+        claimed = claimed or snap.shard_id == shard_id
+    return None if claimed else False
 
 
 def clashing_window(reader: Any, table: str, start: int, seconds: int) -> tuple[int, int] | None:
@@ -282,7 +290,15 @@ def redrive_records(
                 )
                 return result
             snapshots[window] = reader.window_segments(table, window)
-        if _covered(snapshots[window], shard_id, sequence):
+        covered = _covered(snapshots[window], shard_id, sequence)
+        if covered is None:
+            result.refused = (
+                f"{table} at {iso_utc(window)} is still being counted by shard {shard_id} (its stored figures "
+                "may be a failed attempt's, which the consumer replaces when it finishes the window): run "
+                "redrive again once the consumer has passed that window"
+            )
+            return result
+        if covered:
             result.already_counted += 1
             continue
         by_window.setdefault(window, []).append(record)

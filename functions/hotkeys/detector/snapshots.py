@@ -172,8 +172,9 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         item["pinned"] = True
     if snapshot.bucket_seconds:
         item["bucket_seconds"] = snapshot.bucket_seconds
-    if snapshot.final:
-        item["instance_closed"] = True
+    # Always written: a snapshot stored before the attribute existed (no such attribute) was not held
+    # to the rule, and counts as finished (from_item).
+    item["instance_closed"] = snapshot.final
     if snapshot.items:
         item["items_z"] = encode_aligned(snapshot.entries, snapshot.items)
     return item
@@ -226,7 +227,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         pinned=bool(item.get("pinned", False)),
         items=decode_aligned(entries, _binary(items)) if items is not None else {},
         bucket_seconds=int(item.get("bucket_seconds", 0)),
-        final=bool(item.get("instance_closed", False)),
+        final=bool(item.get("instance_closed", True)),
     )
 
 

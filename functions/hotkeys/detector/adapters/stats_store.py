@@ -37,7 +37,11 @@ class DynamoStatsStore:
         event source mapping): it is overwritten, as any other."""
         item = to_item(snapshot, expires_at)
         try:
-            self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(instance_closed)")
+            self._table.put_item(
+                Item=item,
+                ConditionExpression="attribute_not_exists(pk) OR instance_closed = :open",
+                ExpressionAttributeValues={":open": False},
+            )
             return
         except ClientError as error:
             if not is_conditional_check_failure(error):
