@@ -370,3 +370,22 @@ def test_a_lambda_window_opened_again_never_writes_over_a_segment_completed_in_t
         (iso(T0 + 60), "k1"): 1,
         (iso(T0 + 60), "k2"): 1,
     }
+
+
+def test_a_segment_sealed_while_out_of_order_records_arrive_trusts_no_earlier_attempt(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given segments that seal after three ranges, a counted record r5, and an attempt at [r0..r3] (each out of
+    # order: its own range) that sealed the segment, stored it, and lost its answer
+    monkeypatch.setattr("hotkeys.detector.state.MAX_RANGES", 3)
+    ports = ports_for(settings)
+    r = [write_record("k", i, T0 + i) for i in range(6)]
+    state = process_batch(tumbling([r[5]]), settings, ports).state
+    process_batch(tumbling(r[:4], state), settings, ports)
+    # When Lambda retries it bisected, later half first: the segment now seals at r0, beside what the failed
+    # attempt stored under that segment's name
+    state = process_batch(tumbling(r[2:4], state), settings, ports).state
+    state = process_batch(tumbling(r[:2], state), settings, ports).state
+    process_batch(tumbling([], state, final=True), settings, ports)
+    # Then every record is stored once
+    assert {row.key: row.writes for row in read_top(settings)} == {"k": 5}

@@ -489,6 +489,10 @@ class ShardState:
             return False
         if int(window) != self.lambda_window:
             return True
+        if any(
+            sealed.table == table and sealed.window_start == start and sealed.origin == origin for sealed in self.sealed
+        ):
+            return False  # sealed by this invocation, not yet written by it: what is stored is an earlier attempt's
         carried = self.segments.get((table, start))
         done = max(self.reopened.get((table, start), 0), carried.generation if carried is not None else 0)
         return int(generation) < done
