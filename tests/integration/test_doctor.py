@@ -91,6 +91,20 @@ def count_a_window(deployment: Deployment, at: int) -> None:
     process_batch(StreamBatch(records, "shardId-1", (start, start + 60), {}, True), settings, ports)
 
 
+def resource_summaries(resources: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """ListStackResources summaries of (logical id, type, physical id), as CloudFormation lists them."""
+    return [
+        {
+            "LogicalResourceId": logical,
+            "ResourceType": kind,
+            "PhysicalResourceId": physical,
+            "LastUpdatedTimestamp": datetime.now(tz=UTC),
+            "ResourceStatus": "CREATE_COMPLETE",
+        }
+        for logical, kind, physical in resources
+    ]
+
+
 def mapping(deployment: Deployment, **changes: Any) -> dict[str, Any]:
     return {
         "UUID": "11111111-2222-3333-4444-555555555555",
@@ -128,16 +142,7 @@ def stubbed_clients(deployment: Deployment, esm: dict[str, Any], layer: str = LA
         ("DetectorDeadLetters", "AWS::SQS::Queue", deployment.dlq_url),
         ("DetectorUndeliveredAlerts", "AWS::SQS::Queue", deployment.email_dlq_url),
     ]
-    summaries = [
-        {
-            "LogicalResourceId": logical,
-            "ResourceType": kind,
-            "PhysicalResourceId": physical,
-            "LastUpdatedTimestamp": datetime.now(tz=UTC),
-            "ResourceStatus": "CREATE_COMPLETE",
-        }
-        for logical, kind, physical in resources
-    ]
+    summaries = resource_summaries(resources)
     configuration = {
         "FunctionName": "HotKeyDetector-Consumer",
         "Environment": {"Variables": {"WINDOW_SECONDS": "60"}},

@@ -17,7 +17,7 @@ from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose
 from hotkeys.deployment import POWERTOOLS_PARAMETER
-from tests.integration.test_doctor import LAYER, STACK, Deployment, deploy, mapping
+from tests.integration.test_doctor import LAYER, STACK, Deployment, deploy, mapping, resource_summaries
 
 CONSUMER_ROLE = "HotKeyDetector-ConsumerRole"
 SENDER_ROLE = "HotKeyDetector-WebhookSenderRole"
@@ -47,16 +47,7 @@ def _clients(
     resources = [("DetectorConsumerMapping", "AWS::Lambda::EventSourceMapping", esm["UUID"])]
     if sender_secret:
         resources.append(("DetectorWebhookSenderFunction1A2B3C", "AWS::Lambda::Function", "HotKeyDetector-Sender"))
-    summaries = [
-        {
-            "LogicalResourceId": logical,
-            "ResourceType": kind,
-            "PhysicalResourceId": physical,
-            "LastUpdatedTimestamp": datetime.now(tz=UTC),
-            "ResourceStatus": "CREATE_COMPLETE",
-        }
-        for logical, kind, physical in resources
-    ]
+    summaries = resource_summaries(resources)
     consumer = {
         "FunctionName": "HotKeyDetector-Consumer",
         "Role": f"arn:aws:iam::123456789012:role/{CONSUMER_ROLE}",
