@@ -110,20 +110,22 @@ def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int
 
 
 def _item_bytes(item: dict[str, Any]) -> int:
-    """DynamoDB size of a resource-level item (plain Python values, bytes for binary)."""
+    """DynamoDB size of a resource-level item (plain Python values, bytes for binary, at any depth)."""
     from boto3.dynamodb.types import Binary, TypeSerializer
 
     from hotkeys.detector.sizing import image_size
 
     serializer = TypeSerializer()
-    typed: dict[str, Any] = {}
-    for name, value in item.items():
+
+    def typed(value: Any) -> dict[str, Any]:
         if isinstance(value, bytes | bytearray | Binary):
             raw = bytes(value.value) if isinstance(value, Binary) else bytes(value)
-            typed[name] = {"S": "x" * len(raw)}  # binary counts its raw bytes, like a string of that length
-        else:
-            typed[name] = serializer.serialize(value)
-    return image_size(typed)
+            return {"S": "x" * len(raw)}  # binary counts its raw bytes, like a string of that length
+        if isinstance(value, dict):
+            return {"M": {name: typed(inner) for name, inner in value.items()}}
+        return dict(serializer.serialize(value))
+
+    return image_size({name: typed(value) for name, value in item.items()})
 
 
 def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: bool) -> dict[str, float]:

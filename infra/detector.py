@@ -15,6 +15,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import EVENT_SOURCE, reading_plan
+from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.names import SPOOL_PREFIX
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
@@ -135,6 +136,14 @@ class HotKeyDetector(Construct):
                     "dynamodb:Query",
                 ],
                 resources=[self.stats.table.table_arn],
+            )
+        )
+        # The window heads index (one Query per window read by the alert desk).
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="StatsWindowHeads",
+                actions=["dynamodb:Query"],
+                resources=[f"{self.stats.table.table_arn}/index/{HEADS_INDEX}"],
             )
         )
         # The archive spool's items are deleted once S3 took them: DeleteItem on those items only.

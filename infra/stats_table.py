@@ -6,7 +6,15 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from hotkeys.detector.adapters.stats_schema import (
+    HEADS_ATTRIBUTES,
+    HEADS_INDEX,
+    HEADS_PARTITION_KEY,
+    HEADS_SORT_KEY,
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
 
 
 class StatsTable(Construct):
@@ -26,4 +34,16 @@ class StatsTable(Construct):
             ),
             encryption=dynamodb.TableEncryptionV2.aws_managed_key(),
             removal_policy=RemovalPolicy.DESTROY,
+            # A table's segment heads under one key in window order: the alert desk reads a window (or a few)
+            # of any number of shards with one Query (docs/decisions.md §34). Only the small head is copied,
+            # never the summaries.
+            global_secondary_indexes=[
+                dynamodb.GlobalSecondaryIndexPropsV2(
+                    index_name=HEADS_INDEX,
+                    partition_key=dynamodb.Attribute(name=HEADS_PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+                    sort_key=dynamodb.Attribute(name=HEADS_SORT_KEY, type=dynamodb.AttributeType.STRING),
+                    projection_type=dynamodb.ProjectionType.INCLUDE,
+                    non_key_attributes=list(HEADS_ATTRIBUTES),
+                )
+            ],
         )

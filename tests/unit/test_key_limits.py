@@ -166,7 +166,7 @@ def ascii_keys(count: int) -> list[str]:
 @pytest.mark.parametrize(
     ("kind", "count", "indexes", "items"),
     # Key counts that leave each summary just under its byte budget (one more key prunes it).
-    [("ascii", 155, 0, 3), ("ascii", 106, 20, 3), ("binary", 117, 0, 3), ("emoji", 175, 20, 0)],
+    [("ascii", 153, 0, 3), ("ascii", 107, 20, 3), ("binary", 116, 0, 3), ("emoji", 175, 20, 0)],
 )
 def test_a_snapshot_of_the_fullest_segment_fits_one_item(kind: str, count: int, indexes: int, items: int) -> None:
     # Given a segment filled to its byte budget with 2,048-byte keys, under the longest table name, with

@@ -201,4 +201,4 @@ def test_entries_stored_before_burst_buckets_are_read_without_a_peak() -> None:
     import zlib
 
     old = zlib.compress(json.dumps([2, 3, 40, 100]).encode() + b"\nab")
-    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 100, 0, 0]}
+    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 100, 0, 0, 100, 0]}

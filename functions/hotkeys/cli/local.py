@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from hotkeys.detector.adapters.stats_schema import (
+    HEADS_ATTRIBUTES,
+    HEADS_INDEX,
+    HEADS_PARTITION_KEY,
+    HEADS_SORT_KEY,
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
 
 
 @dataclass(frozen=True)
@@ -18,7 +26,7 @@ class LocalResources:
 
 
 def create_stats_table(dynamodb: Any, name: str) -> None:
-    """Same key schema and TTL attribute as the CDK stack's stats table (``stats_schema``)."""
+    """Same key schema, heads index and TTL attribute as the CDK stack's stats table (``stats_schema``)."""
     dynamodb.create_table(
         TableName=name,
         KeySchema=[
@@ -28,6 +36,18 @@ def create_stats_table(dynamodb: Any, name: str) -> None:
         AttributeDefinitions=[
             {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
             {"AttributeName": SORT_KEY, "AttributeType": "S"},
+            {"AttributeName": HEADS_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": HEADS_SORT_KEY, "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": HEADS_INDEX,
+                "KeySchema": [
+                    {"AttributeName": HEADS_PARTITION_KEY, "KeyType": "HASH"},
+                    {"AttributeName": HEADS_SORT_KEY, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(HEADS_ATTRIBUTES)},
+            }
         ],
         BillingMode="PAY_PER_REQUEST",
     )

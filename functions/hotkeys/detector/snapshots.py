@@ -8,6 +8,12 @@ Key design (see docs/decisions.md):
   own writes never concentrate on one partition; a window is read with that many Queries.
 * catalog           PK ``CATALOG``  SK ``<window_start:012d>#<table>``
   Written once per segment, so readers find the windows of a time range in one Query.
+* segment head      (in the snapshot item) ``head``; ``heads_pk`` ``<table>``,
+                    ``heads_sk`` ``<window_start:012d>#<shard>#<origin>``
+  The snapshot's heaviest ``HEAD_KEYS`` keys of the table and of each index, with their series,
+  and its totals: copied by the ``window-heads`` index, so the alert desk reads a window (or a
+  few consecutive ones), however many shards wrote it, with one Query (``head_of``,
+  docs/decisions.md §34).
 
 A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
 fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
@@ -15,6 +21,7 @@ fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +32,11 @@ from hotkeys.detector.state import IndexTally, Segment, decode_ranges, encode_ra
 
 STATS_BUCKETS = 8
 CATALOG_PK = "CATALOG"
+# Keys per summary in a segment's head: what the alert desk merges across a window's segments. A key
+# left out of a head weighs at most that head's ``pruned`` there (the cut is added to it).
+HEAD_KEYS = 32
+# Encoded bytes of all of a head's summaries together (what the window-heads index copies per write).
+HEAD_BYTES = 16_000
 
 
 def bucket_of(shard_id: str) -> int:
@@ -138,6 +150,68 @@ def _index_snapshot(tally: IndexTally, capacity: int) -> IndexSnapshot:
     return IndexSnapshot(writes=tally.writes, wcu=tally.wcu, pruned=tally.pruned + dropped, entries=entries)
 
 
+def heads_sk(start: int, shard_id: str = "", origin: str = "") -> str:
+    """A head's sort key in the window-heads index; with no shard, the prefix of a window's heads."""
+    return f"{start:012d}#{shard_id}#{origin}" if shard_id else f"{start:012d}#"
+
+
+def head_of(snapshot: SegmentSnapshot) -> SegmentSnapshot:
+    """The snapshot as the alert desk reads it across a window: its totals, and each summary's heaviest
+    ``HEAD_KEYS`` keys within an equal share of ``HEAD_BYTES`` (the bound on the rest added to its
+    ``pruned``); no ranges, no item figures."""
+    allotment = HEAD_BYTES // (1 + len(snapshot.indexes))
+    entries, dropped = summary.compact(snapshot.entries, HEAD_KEYS, allotment)
+    indexes = {}
+    for name, index in snapshot.indexes.items():
+        kept, cut = summary.compact(index.entries, HEAD_KEYS, allotment)
+        indexes[name] = IndexSnapshot(index.writes, index.wcu, index.pruned + cut, kept)
+    return dataclasses.replace(
+        snapshot, entries=entries, pruned=snapshot.pruned + dropped, indexes=indexes, ranges=[], items={}
+    )
+
+
+def _head_item(snapshot: SegmentSnapshot) -> dict[str, Any]:
+    head = head_of(snapshot)
+    item: dict[str, Any] = {
+        "origin": head.origin,
+        "writes": head.writes,
+        "wcu": head.wcu,
+        "ttl_deletes": head.ttl_deletes,
+        "pruned": head.pruned,
+        "first_event": head.first_event,
+        "last_event": head.last_event,
+        "bucket_seconds": head.bucket_seconds,
+        "entries_z": summary.encode_entries(head.entries),
+    }
+    if head.indexes:
+        item["indexes"] = {name: _index_item(index) for name, index in head.indexes.items()}
+    return item
+
+
+def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
+    """A segment's head as the window-heads index returns it (``head_of``'s figures)."""
+    head = item["head"]
+    return SegmentSnapshot(
+        table=str(item["table_name"]),
+        window_start=int(item["window_start"]),
+        window_seconds=int(item["window_seconds"]),
+        shard_id=str(item["shard_id"]),
+        origin=str(head["origin"]),
+        first_sequence="",
+        last_sequence="",
+        writes=int(head["writes"]),
+        wcu=int(head["wcu"]),
+        ttl_deletes=int(head["ttl_deletes"]),
+        pruned=int(head["pruned"]),
+        first_event=int(head["first_event"]),
+        last_event=int(head["last_event"]),
+        entries=summary.decode_entries(_binary(head["entries_z"])),
+        indexes={str(name): _index_from_item(index) for name, index in (head.get("indexes") or {}).items()},
+        bucket_seconds=int(head.get("bucket_seconds", 0)),
+        final=bool(item.get("instance_closed", True)),
+    )
+
+
 def _binary(value: Any) -> bytes:
     return bytes(value.value) if hasattr(value, "value") else bytes(value)
 
@@ -163,6 +237,9 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         "entries_z": summary.encode_entries(snapshot.entries),
         "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
         "expires_at": expires_at,
+        "heads_pk": snapshot.table,
+        "heads_sk": heads_sk(snapshot.window_start, snapshot.shard_id, snapshot.origin),
+        "head": _head_item(snapshot),
     }
     if snapshot.indexes:
         item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}

@@ -31,7 +31,9 @@ class DynamoIncidentStore:
         return {"pk": f"INC#{table}", "sk": incident_key}
 
     def claim_firing(self, hot: HotKey, shard_id: str) -> bool:
-        """Start an incident unless one is already firing. True if this call started it."""
+        """Start an incident unless one is already firing, or one was resolved on this window or a later
+        one (a shard behind its siblings sees a window its incident was already judged on). True if this
+        call started it."""
         try:
             self._table.put_item(
                 Item={
@@ -49,9 +51,11 @@ class DynamoIncidentStore:
                     "peak": Decimal(str(hot.wcu_per_second)),
                     "expires_at": hot.event_time + INCIDENT_RETENTION_SECONDS,
                 },
-                ConditionExpression="attribute_not_exists(pk) OR #s = :resolved OR expires_at < :now",
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#s = :resolved AND resolved_window < :w) OR expires_at < :now"
+                ),
                 ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":resolved": RESOLVED, ":now": hot.event_time},
+                ExpressionAttributeValues={":resolved": RESOLVED, ":w": hot.window_start, ":now": hot.event_time},
             )
         except ClientError as error:
             if is_conditional_check_failure(error):

@@ -6,7 +6,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
+from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_check_failure, query_all
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
@@ -14,7 +14,9 @@ from hotkeys.detector.snapshots import (
     SegmentSnapshot,
     bucket_of,
     catalog_sk,
+    from_head_item,
     from_item,
+    heads_sk,
     segment_pk,
     to_item,
 )
@@ -73,6 +75,27 @@ class DynamoStatsStore:
             ):
                 snapshots.append(from_item(item))
         return snapshots
+
+    def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:
+        """The heads (``snapshots.head_of``) of every segment of a window, from the window-heads index:
+        one Query (a page per MB of heads). The index is eventually consistent: a head written a moment
+        ago may be missing, or older, in this answer."""
+        return self._heads("heads_pk = :pk AND begins_with(heads_sk, :low)", table, heads_sk(start))
+
+    def heads_between(self, table: str, first: int, last: int) -> list[SegmentSnapshot]:
+        """The heads of every segment of the windows starting in [first, last]: one Query."""
+        return self._heads(
+            "heads_pk = :pk AND heads_sk BETWEEN :low AND :high", table, heads_sk(max(first, 0)), f"{last:012d}#\uffff"
+        )
+
+    def _heads(self, condition: str, table: str, low: str, high: str | None = None) -> list[SegmentSnapshot]:
+        values = {":pk": table, ":low": low, **({":high": high} if high is not None else {})}
+        return [
+            from_head_item(item)
+            for item in self._query(
+                IndexName=HEADS_INDEX, KeyConditionExpression=condition, ExpressionAttributeValues=values
+            )
+        ]
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
         """The snapshots one shard stored for a window: one Query (a shard's snapshots share its bucket)."""

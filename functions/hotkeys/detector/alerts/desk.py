@@ -1,25 +1,30 @@
-"""Runs the alert rules over a shard's figures and turns them into incidents and messages.
+"""Runs the alert rules over a window's figures and turns them into incidents and messages.
 
-Per hot key and window, the first invocation that sees it writes to the incident
-(claim firing, claim a due reminder, or mark it still hot, which also makes this shard
-the incident's owner); later invocations of the same window skip it (remembered in the
-shard state). Delivery guarantees are in ``_deliver`` and docs/decisions.md.
+Where a partition's writes meet (docs/decisions.md §34): every segment snapshot carries a small
+head (its heaviest keys of the table and of each index, with their burst series), which the stats
+table's window-heads index gathers under one key per (table, window). After each flush, a shard
+reads its window's heads with one Query and judges every key it carries on the merged figures:
+its live segment plus every other segment of the window. So an index partition spread over any
+number of shards, a key whose window a rollover or a split divided, and a table's shares are
+judged on all of their writes, by whichever shard looks first; conditional incident writes keep
+one firing per incident.
 
-Stream shards end every few hours and split under load; a key's traffic then moves to a
-child shard, which starts its windows with a fresh state. Resolution therefore does not
-belong to one shard for good: at a window's final invocation a shard resolves a table's
-incident if it owns it or if the key wrote to this shard in that window (it carries the
-key now), judging the key on its merged figures (this shard's live segment plus the
-other segments of the window already stored). An incident no shard has seen hot for
-``ORPHAN_AFTER_WINDOWS`` windows (its key went quiet while its shard ended) is resolved
-by whichever shard of the table finishes a window next.
+Per hot key and window, the first invocation that sees it writes to the incident (claim firing,
+claim a due reminder, or mark it still hot); later invocations of the same window skip it
+(remembered in the shard state). Delivery guarantees are in ``_deliver``.
+
+Resolution: at a window's final invocation, a shard of the table judges the table's open incidents
+on the latest window that every sibling has finished (``judged_window``): every shard seen in it or
+in the ``SIBLING_WINDOWS`` windows before it has written that window's final heads. A shard that
+ended (a rollover's parent) or went idle never writes them, so after ``RESOLVE_LAG_WINDOWS``
+windows the window is judged anyway: siblings out of step by up to ``SIBLING_WINDOWS`` windows have
+finished it by then. Any shard of the table may resolve any of its incidents (the write is
+conditional); the level is judged on all of the window's segments.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
-from collections.abc import Callable
 from typing import Any, Protocol
 
 from hotkeys.detector import diagnosis, items, summary
@@ -37,25 +42,75 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import MAX_MARKS, Segment, ShardState, mark_of
-from hotkeys.detector.summary import FIRST_SEEN, WCU
+from hotkeys.detector.summary import WCU
 
-TOTALS_CACHE_SECONDS = 10.0
-# Windows after its last hot window at which an incident no shard carries is resolved anyway.
-ORPHAN_AFTER_WINDOWS = 3
+# How far (in windows) siblings may be out of step: a shard with a head in a window or in this many
+# before it must have finished the window before it is judged.
+SIBLING_WINDOWS = 3
+# The most windows a resolution waits for evidence that a window is finished: it is judged anyway.
+RESOLVE_LAG_WINDOWS = SIBLING_WINDOWS + 1
+# Windows whose heads a container keeps between invocations.
+CACHED_WINDOWS = 64
 
 
-class OtherSegments:
-    """The rest of a window: the table's stored segments other than this shard's live one."""
+def elsewhere(heads: list[SegmentSnapshot], index: str | None, skip: tuple[str, str] | None = None) -> rules.Elsewhere:
+    """The merged figures of a window's heads, the table's or one index's, leaving out ``skip``
+    ((shard, origin): the live segment, whose own figures are newer)."""
+    parts = []
+    last_event = 0
+    for head in heads:
+        if skip is not None and (head.shard_id, head.origin) == skip:
+            continue
+        last_event = max(last_event, head.last_event)
+        if index is None:
+            parts.append((head.entries, head.pruned, head.wcu))
+        elif index in head.indexes:
+            part = head.indexes[index]
+            parts.append((part.entries, part.pruned, part.wcu))
+    entries, _bounds = summary.merge((entries, pruned) for entries, pruned, _wcu in parts)
+    bounds: dict[str, int] = {}
+    for part_entries, pruned, _wcu in parts:
+        if pruned:
+            for key in part_entries:
+                bounds[key] = bounds.get(key, 0) + pruned
+    return rules.Elsewhere(sum(wcu for _e, _p, wcu in parts), entries, bounds, last_event)
 
-    __slots__ = ("entries", "keys", "wcu")
 
-    def __init__(self, wcu: int, entries: dict[str, list[int]]) -> None:
-        self.wcu = wcu
-        self.entries = entries  # merged summary entries (summary.merge): [writes, wcu, first_seen]
-        self.keys = {key: entry[WCU] for key, entry in entries.items()}
+def whole_window(
+    heads: list[SegmentSnapshot], index: str | None, live: rules.Tallied | None, skip: tuple[str, str]
+) -> rules.Elsewhere:
+    """A window's figures over all of its segments: its stored heads, and this shard's live segment
+    (``live``, newer than its head) when the window is the one this shard is finishing."""
+    stored = elsewhere(heads, index, skip if live is not None else None)
+    if live is None:
+        return stored
+    entries, _pruned = summary.merge([(stored.entries, 0), (live.entries, 0)])
+    bounds = dict(stored.pruned)
+    if live.pruned:
+        for key in live.entries:
+            bounds[key] = bounds.get(key, 0) + live.pruned
+    return rules.Elsewhere(stored.wcu + live.wcu, entries, bounds, max(stored.last_event, live.last_event))
 
-    def parts(self) -> dict[str, tuple[int, int]]:
-        return {key: (entry[WCU], entry[FIRST_SEEN]) for key, entry in self.entries.items()}
+
+def judged_window(heads: list[SegmentSnapshot], shard_id: str, current: int, seconds: int) -> int:
+    """The window a resolution judges, at the final invocation of ``current`` on ``shard_id``: the
+    latest of ``current`` and the ``RESOLVE_LAG_WINDOWS - 1`` before it that every sibling finished
+    (every shard with a head in it or in the ``SIBLING_WINDOWS`` windows before it has heads in it, all
+    written when done; this shard has finished all of them), else the window ``RESOLVE_LAG_WINDOWS``
+    back. ``heads``: the table's heads of those windows and the ``SIBLING_WINDOWS`` before them."""
+    done: dict[int, dict[str, bool]] = {}
+    for head in heads:
+        shards = done.setdefault(head.window_start, {})
+        shards[head.shard_id] = shards.get(head.shard_id, True) and head.final
+    oldest = current - RESOLVE_LAG_WINDOWS * seconds
+    for window in range(current, oldest, -seconds):
+        siblings: set[str] = set()
+        for back in range(SIBLING_WINDOWS + 1):
+            siblings.update(done.get(window - back * seconds, {}))
+        finished = done.get(window, {})
+        if all(shard == shard_id or finished.get(shard, False) for shard in siblings):
+            return window
+    return oldest
 
 
 class Publisher(Protocol):
@@ -63,7 +118,13 @@ class Publisher(Protocol):
 
 
 class WindowReader(Protocol):
-    def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
+    def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:
+        """The heads of every stored segment of a (table, window) (``snapshots.head_of``)."""
+        ...
+
+    def heads_between(self, table: str, first: int, last: int) -> list[SegmentSnapshot]:
+        """The heads of every stored segment of the table's windows starting in [first, last]."""
+        ...
 
 
 class IncidentStore(Protocol):
@@ -95,57 +156,53 @@ class AlertDesk:
         incidents: IncidentStore,
         publisher: Publisher,
         windows: WindowReader,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._settings = settings
         self._incidents = incidents
         self._publisher = publisher
         self._windows = windows
-        self._clock = clock
-        self._others: dict[tuple[str, str | None, int, str], tuple[float, OtherSegments]] = {}
+        self._heads: dict[tuple[str, int], list[SegmentSnapshot]] = {}
         # Messages this container published (its retries must not send them again).
         self._sent: set[tuple[str, str, int, str]] = set()
 
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
+        """Judge the segments this invocation folded records into, and at a window's final invocation
+        resolve what cooled down. Runs after the flush: a segment it wrote (no longer dirty) has its
+        newest head stored, and the window's heads are read again."""
         published = 0
         for segment in segments:
+            heads = self._window_heads(segment.table, segment.window_start, fresh=not segment.dirty)
+            skip = (shard_id, segment.origin)
             for view in segment.views():
-                published += self._review_segment(shard_id, state, view)
+                published += self._review_view(shard_id, state, view, elsewhere(heads, view.index, skip))
         if final:
             for segment in list(state.segments.values()):
-                # One read of the table's open incidents, its indexes' included, for all of its views.
-                incidents = self._incidents.open_incidents(segment.table)
-                for view in segment.views() if incidents else ():
-                    mine = [incident for incident in incidents if incident.get("index_name") == view.index]
-                    published += self._resolve(shard_id, view, mine)
+                published += self._resolve(shard_id, segment)
         return published
 
+    def _window_heads(self, table: str, start: int, fresh: bool) -> list[SegmentSnapshot]:
+        cached = self._heads.get((table, start))
+        if cached is None or fresh:
+            if len(self._heads) >= CACHED_WINDOWS:
+                self._heads.clear()
+            cached = self._heads[(table, start)] = self._windows.window_heads(table, start)
+        return cached
+
     # -- hot keys ---------------------------------------------------------------------------
-    def _review_segment(self, shard_id: str, state: ShardState, segment: rules.Tallied) -> int:
+    def _review_view(self, shard_id: str, state: ShardState, view: rules.Tallied, others: rules.Elsewhere) -> int:
         settings = self._settings
-        others: OtherSegments | None = None
-        if rules.short_bursts(segment, settings):
-            # A burst shorter than the minimum span may have begun on a parent shard.
-            others = self._other_segments(shard_id, segment)
-            hot = rules.partition_limit_hot(segment, settings, others.parts())
-        else:
-            hot = rules.partition_limit_hot(segment, settings)
+        hot = rules.partition_limit_hot(view, settings, others)
         # Share of writes is a table rule: an index's few key values always split its writes in a
         # few large shares, and only their rate (back-pressure) can throttle the table.
-        if segment.index is None and rules.share_candidates(segment, settings):
-            # The key's parts on other segments of this window (a parent shard's, before a
-            # rollover) count toward its share, so every key of the segment is a candidate now.
-            others = others or self._other_segments(shard_id, segment)
-            hot.extend(rules.share_hot(segment, settings, others.wcu + segment.wcu, others.keys))
+        if view.index is None:
+            hot.extend(rules.share_hot(view, settings, others))
         published = 0
         for key in hot:
             mark = mark_of(key.table, key.incident_key)
             if state.notified.get(mark) == key.window_start:
                 continue
-            if others is None:
-                others = self._other_segments(shard_id, segment)
-            diagnosed = _diagnosed(key, segment, others, settings.partition_wcu_limit)
-            published += self._on_hot(diagnosed, shard_id, others.wcu + segment.wcu)
+            diagnosed = _diagnosed(key, view, others, settings.partition_wcu_limit)
+            published += self._on_hot(diagnosed, shard_id, others.wcu + view.wcu)
             if len(state.notified) < MAX_MARKS:  # beyond it, later invocations re-check (idempotent)
                 state.notified[mark] = key.window_start
         return published
@@ -156,6 +213,9 @@ class AlertDesk:
             self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
             return 1
         current = incidents.get(hot.table, hot.incident_key) or {}
+        if current.get("status") == RESOLVED:
+            # Resolved on a window after this one (this shard is behind its siblings): that incident is over.
+            return 0
         if (
             current.get("status") == FIRING
             and current.get("published") is False
@@ -241,89 +301,70 @@ class AlertDesk:
         )
 
     # -- resolution -------------------------------------------------------------------------
-    def _resolve(self, shard_id: str, segment: rules.Tallied, open_incidents: list[dict[str, Any]]) -> int:
-        """Resolve the view's open incidents (the table's, or one index's) whose key cooled down."""
+    def _resolve(self, shard_id: str, live: Segment) -> int:
+        """Resolve the table's open incidents (its indexes' included) whose key was never hot in the
+        judged window (``judged_window``) and stayed under the resolve level over all of it."""
+        table = live.table
+        open_incidents = self._incidents.open_incidents(table)
         if not open_incidents:
             return 0
-        others = self._other_segments(shard_id, segment, fresh=True)
-        table_wcu = others.wcu + segment.wcu
-        window = segment.window_start
-        orphan_before = window - ORPHAN_AFTER_WINDOWS * self._settings.window_seconds
+        settings = self._settings
+        seconds = settings.window_seconds
+        current = live.window_start
+        heads = self._windows.heads_between(table, current - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds, current)
+        judged = judged_window(heads, shard_id, current, seconds)
+        in_window = [head for head in heads if head.window_start == judged]
+        views = {view.index: view for view in live.views()} if judged == current else {}
+        windows: dict[str | None, rules.Elsewhere] = {}
         published = 0
         for incident in open_incidents:
             # The key and reason are the item's attributes; its sort key is only a name (a digest of the key).
             reason, key, incident_key = str(incident["reason"]), str(incident["key"]), str(incident["sk"])
-            owner = str(incident.get("shard_id", ""))
-            elsewhere = others.keys.get(key, 0)
+            index = str(incident["index_name"]) if incident.get("index_name") is not None else None
+            window = windows.get(index)
+            if window is None:
+                window = windows[index] = whole_window(in_window, index, views.get(index), (shard_id, live.origin))
             if incident.get("status") == RESOLVED:
-                # Resolved by an earlier attempt of this window whose message may not have gone out.
-                if owner == shard_id and int(incident.get("resolved_window", -1)) == window:
-                    published += self._deliver(
-                        self._cooled(segment, key, reason, table_wcu, elsewhere),
-                        RESOLVED,
-                        table_wcu,
-                        float(incident.get("peak", 0)),
-                        "resolve_published",
-                        incident_key,
-                    )
+                # Resolved by an earlier attempt of this invocation whose message may not have gone out.
+                if str(incident.get("shard_id", "")) == shard_id:
+                    resolved = int(incident.get("resolved_window", judged))
+                    cooled = self._cooled(table, index, key, reason, resolved, window)
+                    peak = float(incident.get("peak", 0))
+                    published += self._deliver(cooled, RESOLVED, window.wcu, peak, "resolve_published", incident_key)
                 continue
-            last_hot = int(incident["last_hot_window"])
-            if last_hot >= window:
+            if int(incident["last_hot_window"]) >= judged:
                 continue
-            carries_key = owner == shard_id or key in segment.entries
-            if not carries_key and last_hot > orphan_before:
-                continue  # another shard carries this key: it decides
-            level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
-            if level >= rules.resolve_level(self._settings, reason):
+            if rules.window_level(window, settings, key, reason) >= rules.resolve_level(settings, reason):
                 continue
-            if not self._incidents.resolve(segment.table, incident_key, window, shard_id):
+            if not self._incidents.resolve(table, incident_key, judged, shard_id):
                 continue
-            cooled = self._cooled(segment, key, reason, table_wcu, elsewhere)
+            cooled = self._cooled(table, index, key, reason, judged, window)
             peak = float(incident.get("peak", 0))
-            published += self._deliver(cooled, RESOLVED, table_wcu, peak, "resolve_published", incident_key)
+            published += self._deliver(cooled, RESOLVED, window.wcu, peak, "resolve_published", incident_key)
         return published
 
-    def _cooled(self, segment: rules.Tallied, key: str, reason: str, table_wcu: int, elsewhere: int) -> rules.HotKey:
-        level = rules.window_level(segment, self._settings, key, reason, table_wcu, elsewhere)
+    def _cooled(
+        self, table: str, index: str | None, key: str, reason: str, judged: int, window: rules.Elsewhere
+    ) -> rules.HotKey:
+        level = rules.window_level(window, self._settings, key, reason)
         seconds = self._settings.window_seconds
-        wcu = int(level * seconds) if reason == rules.PARTITION_LIMIT else int(level * table_wcu)
+        wcu = int(level * seconds) if reason == rules.PARTITION_LIMIT else int(level * window.wcu)
         return rules.HotKey(
-            table=segment.table,
-            index=segment.index,
+            table=table,
+            index=index,
             key=key,
             reason=reason,
-            window_start=segment.window_start,
+            window_start=judged,
             window_seconds=seconds,
             writes=0,
             wcu=wcu,
             wcu_per_second=round(wcu / seconds, 1),
             share=round(level, 4) if reason == rules.SHARE else 0.0,
-            event_time=segment.last_event,
+            event_time=max(window.last_event, judged + seconds - 1),
         )
 
-    # -- the rest of the window ----------------------------------------------------------
-    def _other_segments(self, shard_id: str, segment: rules.Tallied, fresh: bool = False) -> OtherSegments:
-        """The window's other stored segments (other shards, and earlier sealed or parent segments),
-        for the table's figures or one index's (``segment.index``)."""
-        cache_key = (segment.table, segment.index, segment.window_start, shard_id)
-        cached = self._others.get(cache_key)
-        now = self._clock()
-        if cached is None or fresh or now - cached[0] > TOTALS_CACHE_SECONDS:
-            others = [
-                snapshot
-                for snapshot in self._windows.window_segments(segment.table, segment.window_start)
-                if not (snapshot.shard_id == shard_id and snapshot.origin == segment.origin)
-            ]
-            parts = [_figures_of(snapshot, segment.index) for snapshot in others]
-            entries, _pruned = summary.merge((entries, pruned) for entries, pruned, _wcu in parts)
-            cached = (now, OtherSegments(sum(wcu for _entries, _pruned, wcu in parts), entries))
-            if len(self._others) > 64:  # a container sees a few windows at a time; forget the old ones
-                self._others.clear()
-            self._others[cache_key] = cached
-        return cached[1]
 
-
-def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments, limit: int) -> rules.HotKey:
+def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: rules.Elsewhere, limit: int) -> rules.HotKey:
     """The hot key with the antipattern its name and its window's figures point to (if any)."""
     total = others.wcu + segment.wcu
     # A pruned summary has seen more than twice its capacity of keys: never "few keys".
@@ -343,7 +384,7 @@ def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments,
 
 
 def _family_of(
-    hot: rules.HotKey, segment: rules.Tallied, others: OtherSegments, limit: int
+    hot: rules.HotKey, segment: rules.Tallied, others: rules.Elsewhere, limit: int
 ) -> diagnosis.Diagnosis | None:
     """A hot key that is one shard of a write-sharded family (in this window's figures so far): the
     family's verdict (uneven, near what its shards absorb) is the advice, not "shard it"."""
@@ -355,12 +396,3 @@ def _family_of(
             seconds = max(1, segment.last_event - hot.window_start + 1)
             return diagnosis.Diagnosis(diagnosis.SHARD_FAMILY, family.verdict(seconds, limit))
     return None
-
-
-def _figures_of(snapshot: SegmentSnapshot, index: str | None) -> tuple[dict[str, list[int]], int, int]:
-    """(entries, pruned, write units) of a stored segment: the table's, or an index's (none if it
-    did not count that index)."""
-    if index is None:
-        return snapshot.entries, snapshot.pruned, snapshot.wcu
-    part = snapshot.indexes.get(index)
-    return (part.entries, part.pruned, part.wcu) if part is not None else ({}, 0, 0)

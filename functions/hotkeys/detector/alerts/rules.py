@@ -1,32 +1,35 @@
-"""When a key is hot, and when it has cooled down. Pure functions of the shard's figures.
+"""When a partition is hot, and when it has cooled down. Pure functions of the window's figures.
+
+A partition is judged on all of the window's segments that carry its writes: the live segment of
+the shard that runs the rules, plus the others (``Elsewhere``: other shards' segments, a parent's
+or a sibling's after a rollover or a split, earlier generations). An index partition takes writes
+on every shard; a rollover divides a table key's window between parent and child.
 
 Partition limit: a key's write rate is its write units divided by the event time it
-has been active in the window (from its first write in the window to the shard's
-latest record, at least ``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket
-(``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the epoch) if that is higher.
-A burst that starts mid-window is measured over its own duration, not diluted by the
-quiet part of the window, and a burst of a key that wrote steadily before it shows in
-its buckets (any burst of two buckets' length fills one); the minimum span keeps one
-large item from looking like a sustained rate. The
-estimate uses the summary's upper bound (counter + pruned), so pruning can never
-hide a hot key.
+has been active in the window (from its first write in the window to the latest record
+seen, at least ``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket
+(``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the epoch) of the sum of its
+segments if that is higher. A burst that starts mid-window is measured over its own
+duration, not diluted by the quiet part of the window; the minimum span keeps one large
+item from looking like a sustained rate. The estimate adds the bounds of the summaries
+that list the key (counter + pruned), so pruning never hides a hot key there.
 
-Share of table: a key's write units over the table's (all shards, this window so
-far), once the table's window total reaches ``SHARE_MIN_WCU``. A key's write units
-include its parts on other segments of the window (``elsewhere``): after a shard
-rollover a key's window is split between the parent's segment and the child's.
+Share of table: a key's write units over the table's (all segments, this window so
+far), once the table's window total reaches ``SHARE_MIN_WCU``.
 
-Resolution: a firing key resolves at the end of a window in which it was never hot
-and its full-window rate (or share) stayed below the threshold minus the hysteresis.
+Resolution: a firing key resolves after a whole window in which it was never hot and
+its window rate (or share) stayed below the threshold minus the hysteresis, judged on all
+of that window's segments (``window_level``; the desk waits until they are written).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
+from hotkeys.detector import summary
 from hotkeys.detector.config import Settings
 from hotkeys.detector.items import ItemStats
 from hotkeys.detector.summary import FIRST_SEEN, PEAK, WCU, WRITES
@@ -114,105 +117,91 @@ def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> in
     return max(1, math.ceil(peak_wcu_per_second / (0.8 * partition_wcu_limit)))
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """A partition's figures on the window's other segments (other shards, a parent or sibling after a
+    rollover or split, earlier generations), merged (``summary.merge``): what the rules add to a live
+    segment's own. Built from the segments' heads (``snapshots.head_of``).
+
+    ``pruned`` is per key: the bounds of the segments that list the key. A segment whose head leaves a
+    key out holds at most its own bound of it; that part is not counted (docs/decisions.md §34)."""
+
+    wcu: int = 0
+    entries: dict[str, list[int]] = field(default_factory=dict)
+    pruned: dict[str, int] = field(default_factory=dict)
+    last_event: int = 0
+
+    @property
+    def keys(self) -> dict[str, int]:
+        return {key: entry[WCU] for key, entry in self.entries.items()}
+
+
+NOWHERE = Elsewhere()
+
+
 def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: int) -> float:
     """Write units per second over a key's active span: from its first write to the latest event
     seen, at least ``min_span_seconds`` (a burst is not divided by the idle rest of the window)."""
     return wcu / max(min_span_seconds, last_event - first_seen + 1)
 
 
-def peak_rate(entry: list[int], pruned: int, span_seconds: int) -> float:
-    """Write units per second in the key's heaviest burst bucket (``span_seconds`` long, the alert's
-    minimum span; ``summary.bump``), as an upper bound."""
-    return (entry[PEAK] + pruned) / span_seconds
+def merged_key(segment: Tallied, key: str, entry: list[int], elsewhere: Elsewhere) -> tuple[list[int], int, int]:
+    """The key's entry over the whole window so far (this segment's and its parts elsewhere: series add
+    bucket by bucket), the bound to add to it, and the latest event second its figures reach."""
+    other = elsewhere.entries.get(key)
+    if other is None:
+        return entry, segment.pruned, segment.last_event
+    merged = summary.merge_entries((entry, other))
+    return merged, segment.pruned + elsewhere.pruned.get(key, 0), max(segment.last_event, elsewhere.last_event)
 
 
-def key_rate(segment: Tallied, entry: list[int], settings: Settings) -> tuple[int, float]:
-    """(upper-bound write units, write units per second: over the key's active span, or in its
-    heaviest burst bucket if that is higher)."""
-    upper = entry[WCU] + segment.pruned
+def rate_of(entry: list[int], pruned: int, last_event: int, settings: Settings) -> tuple[int, float]:
+    """(upper-bound write units, the alert rate: write units per second over the key's active span, or
+    in its heaviest burst bucket of ``ALERT_MIN_SPAN_SECONDS`` if that is higher)."""
+    upper = entry[WCU] + pruned
     span = settings.alert_min_span_seconds
-    active = active_rate(upper, entry[FIRST_SEEN], segment.last_event, span)
-    return upper, max(active, peak_rate(entry, segment.pruned, span))
+    return upper, max(active_rate(upper, entry[FIRST_SEEN], last_event, span), (entry[PEAK] + pruned) / span)
 
 
-def partition_limit_hot(
-    segment: Tallied, settings: Settings, elsewhere: dict[str, tuple[int, int]] | None = None
-) -> list[HotKey]:
-    """Keys whose write rate over their active span reaches the alert rate.
-
-    ``elsewhere`` (key → write units, first event second on the window's other segments)
-    adds a key's earlier part of the window: after a shard rollover a burst is split
-    between the parent's segment and the child's, and neither part alone may last the
-    minimum span. Without it, only this segment's figures count.
-    """
+def partition_limit_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHERE) -> list[HotKey]:
+    """Keys whose partition's write rate, over all the window's segments (``elsewhere``: an index
+    partition takes writes on every shard; a rollover or split divides a key's window), reaches the
+    alert rate."""
     limit_rate = settings.alert_wcu_per_second
-    minimum = settings.alert_min_span_seconds
-    floor = limit_rate * minimum - segment.pruned  # cheap pre-filter (for the peak rate too)
+    floor = limit_rate * settings.alert_min_span_seconds  # below it neither rate can reach the alert rate
     hot = []
     for key, entry in segment.entries.items():
-        other = elsewhere.get(key) if elsewhere else None
-        if other is None:
-            if entry[WCU] < floor and entry[PEAK] < floor:
-                continue
-            upper, rate = key_rate(segment, entry, settings)
-        else:
-            upper = entry[WCU] + segment.pruned + other[0]
-            span = segment.last_event - min(entry[FIRST_SEEN], other[1]) + 1
-            rate = max(upper / max(minimum, span), peak_rate(entry, segment.pruned, minimum))
+        other = elsewhere.entries.get(key)
+        bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
+        weight, peak = (
+            (entry[WCU], entry[PEAK]) if other is None else (entry[WCU] + other[WCU], entry[PEAK] + other[PEAK])
+        )
+        if weight + bound < floor and peak + bound < floor:  # the sum's peak is at most the parts' peaks
+            continue
+        merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
+        upper, rate = rate_of(merged, pruned, last_event, settings)
         if rate >= limit_rate:
-            hot.append(_hot(segment, settings, key, entry, PARTITION_LIMIT, upper, rate, 0.0))
+            hot.append(_hot(segment, settings, key, merged, PARTITION_LIMIT, upper, rate, 0.0))
     return hot
 
 
-def short_bursts(segment: Tallied, settings: Settings) -> bool:
-    """Whether a key writes at the alert rate over its own span but for less than the minimum span.
-
-    Such a key may be the second half of a burst that began on a parent shard; only then is it
-    worth reading the window's other segments (``partition_limit_hot`` with ``elsewhere``).
-    """
-    limit_rate = settings.alert_wcu_per_second
-    minimum = settings.alert_min_span_seconds
-    for entry in segment.entries.values():
-        upper = entry[WCU] + segment.pruned
-        if upper < limit_rate:
-            continue
-        span = segment.last_event - entry[FIRST_SEEN] + 1
-        if span < minimum and upper >= limit_rate * span:
-            return True
-    return False
-
-
-def share_candidates(segment: Tallied, settings: Settings) -> bool:
-    """Whether any key's share of its own segment reaches the threshold: the cheap test that
-    decides whether the table's figures are read at all.
-
-    A key's share of the table is at most its share of the segments that carry it (the
-    parent's and the child's, around a rollover), and by the mediant inequality at least one
-    of those reaches the threshold if their sum does. When it is this segment, ``share_hot``
-    adds the key's other parts. When only the parent's did, the parent was judged against
-    the table total known when it ran; if other shards were ahead of it then, the combined
-    share shows in ``hotkeys top`` but raises no alert (a known limit, docs/decisions.md).
-    """
-    if segment.wcu <= 0:
-        return False
-    needed = settings.share_threshold * segment.wcu
-    return any(entry[WCU] + segment.pruned >= needed for entry in segment.entries.values())
-
-
-def share_hot(segment: Tallied, settings: Settings, table_wcu: int, elsewhere: dict[str, int]) -> list[HotKey]:
-    """The keys at or above the share threshold of the table's window total (``table_wcu``, all
-    shards), counting each key's write units on other segments of the window (``elsewhere``)."""
+def share_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHERE) -> list[HotKey]:
+    """The keys at or above the share threshold of the table's window total (this segment's and the
+    window's other segments'), counting each key's parts elsewhere, once the total reaches
+    ``SHARE_MIN_WCU``."""
+    table_wcu = segment.wcu + elsewhere.wcu
     if table_wcu < settings.share_min_wcu or table_wcu <= 0:
         return []
     needed = settings.share_threshold * table_wcu
     hot = []
     for key, entry in segment.entries.items():
-        other = elsewhere.get(key, 0)
-        if entry[WCU] + segment.pruned + other < needed:
+        other = elsewhere.entries.get(key)
+        bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
+        if entry[WCU] + (other[WCU] if other is not None else 0) + bound < needed:
             continue
-        upper, rate = key_rate(segment, entry, settings)
-        share = min(1.0, (upper + other) / table_wcu)
-        hot.append(_hot(segment, settings, key, entry, SHARE, upper + other, rate, share))
+        merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
+        upper, rate = rate_of(merged, pruned, last_event, settings)
+        hot.append(_hot(segment, settings, key, merged, SHARE, upper, rate, min(1.0, upper / table_wcu)))
     return hot
 
 
@@ -224,16 +213,17 @@ def resolve_level(settings: Settings, reason: str) -> float:
     return ratio * settings.share_threshold
 
 
-def window_level(
-    segment: Tallied, settings: Settings, key: str, reason: str, table_wcu: int, elsewhere: int = 0
-) -> float:
-    """The key's full-window rate (partition_limit) or share (share) in a completed window, with
-    its write units on the window's other segments (``elsewhere``)."""
-    entry = segment.entries.get(key)
-    upper = (entry[WCU] if entry else 0) + segment.pruned + elsewhere
+def window_level(window: Elsewhere, settings: Settings, key: str, reason: str) -> float:
+    """The key's rate over a whole completed window (partition_limit) or its share of the table's write
+    units (share), from all of the window's segments (``window``). A table under ``SHARE_MIN_WCU`` in
+    that window has no share to speak of: 0."""
+    entry = window.entries.get(key)
+    upper = (entry[WCU] if entry else 0) + window.pruned.get(key, 0)
     if reason == PARTITION_LIMIT:
         return upper / settings.window_seconds
-    return upper / table_wcu if table_wcu > 0 else 0.0
+    if window.wcu < settings.share_min_wcu or window.wcu <= 0:
+        return 0.0
+    return upper / window.wcu
 
 
 def _hot(
