@@ -231,7 +231,10 @@ def test_the_report_renders_offline_in_headless_chromium_hottest_first_with_the_
     assert not missing_script_shown
     # And on screen, the verdict and the alerts come first, then the tables hottest first (the figures' order)
     assert tops["verdict"] < tops["alerts"] < min(y for _table, y in tops["panels"])
-    assert [table for table, _y in sorted(tops["panels"], key=lambda p: p[1])] == [p["table"] for p in parser.panels]
+    on_screen = [table for table, _y in sorted(tops["panels"], key=lambda p: p[1])]
+    assert on_screen == [p["table"] for p in parser.panels] and on_screen[-1] == "profiles"
+    peaks = {p["table"]: max(max(row["wcu"]) for row in p["rows"]) for p in parser.panels}
+    assert [peaks[table] for table in on_screen] == sorted(peaks.values(), reverse=True)
     image = Image.open(shot).convert("RGB")
     # And the page is a picture of the expected size, not a blank one
     width, height = Image.open(page_shot).size
