@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import shutil
@@ -12,30 +14,48 @@ from typing import Any
 import pytest
 
 from hotkeys.cli.main import main
-from hotkeys.cli.report import colour_at, scale_position
+from hotkeys.cli.report import Panel, Row, colour_at, plotly_script_name, render, scale_position, write
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
 
 class ReportParser(HTMLParser):
-    """The report's exact figures (the heat-data JSON) and anything it would fetch from elsewhere."""
+    """The report's exact figures (the heat-data JSON), what it loads from elsewhere, and where its parts are."""
 
     def __init__(self) -> None:
         super().__init__()
         self.panels: list[dict[str, Any]] = []
-        self.external: list[str] = []
+        self.external: list[tuple[str, str]] = []
+        self.order: list[str] = []  # ids and panels' tables, in document order
+        self.verdict: list[str] = []  # the verdict section's text, one entry per paragraph or item
         self._in_data = False
+        self._in_verdict = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         self._in_data = tag == "script" and values.get("id") == "heat-data"
-        if values.get("src") or str(values.get("href", "")).startswith("http"):
-            self.external.append(tag)
+        for name in ("src", "href"):
+            if values.get(name):
+                self.external.append((tag, str(values[name])))
+        if values.get("id"):
+            self.order.append(str(values["id"]))
+        if values.get("class") == "panel":
+            self.order.append(f"panel:{values.get('data-table')}")
+        if values.get("id") == "verdict" or self._in_verdict:
+            self._in_verdict += 1
+            if tag in ("p", "li"):
+                self.verdict.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._in_verdict:
+            self._in_verdict -= 1
 
     def handle_data(self, data: str) -> None:
         if self._in_data:
             self.panels = json.loads(data)
             self._in_data = False
+        if self._in_verdict and self.verdict:
+            self.verdict[-1] += data
 
     def rows(self, table: str | None = None) -> dict[str, list[int]]:
         return {
@@ -52,18 +72,28 @@ def parsed(path: Path) -> ReportParser:
     return parser
 
 
+SAMPLES = ["hot-key-burst.json.gz", "gsi-back-pressure.json.gz", "share-small-table.json.gz"]
+
+
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The report of three samples (tables whose names' order is not their heat's), and what replay printed."""
     path = tmp_path_factory.mktemp("report") / "report.html"
-    samples = ["hot-key-burst.json.gz", "gsi-back-pressure.json.gz"]
-    assert main(["replay", *(str(EVENTS / s) for s in samples), "--report", str(path)]) == 0
-    return path
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["replay", *(str(EVENTS / s) for s in SAMPLES), "--report", str(path)]) == 0
+    return path, printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def report(replayed: tuple[Path, str]) -> Path:
+    return replayed[0]
 
 
 def test_the_heat_map_holds_the_exact_write_units(report: Path) -> None:
     parser = parsed(report)
     # One panel per table, on one time axis
-    assert [panel["table"] for panel in parser.panels] == ["payments", "tickets"]
+    assert sorted(panel["table"] for panel in parser.panels) == ["payments", "profiles", "tickets"]
     assert len({tuple(panel["buckets"]) for panel in parser.panels}) == 1
     buckets = parser.panels[0]["buckets"]
     assert all(b - a == 10 for a, b in itertools.pairwise(buckets))  # an even axis
@@ -81,17 +111,73 @@ def test_the_heat_map_holds_the_exact_write_units(report: Path) -> None:
     tickets_panel = next(p for p in parser.panels if p["table"] == "tickets")
     assert len(tickets_panel["rows"]) == 30 < tickets_panel["total_keys"]
     assert f"tickets: 30 of {tickets_panel['total_keys']:,} keys shown" in report.read_text(encoding="utf-8")
-    assert parser.external == []  # self-contained: plotly.js is inlined
+    # Nothing is fetched from elsewhere: one script, beside the report, relative
+    assert parser.external == [("script", plotly_script_name())]
+    assert (report.parent / plotly_script_name()).is_file()
 
 
-def test_the_colour_scale_is_logarithmic_between_a_ten_thousandth_of_the_limit_and_the_limit() -> None:
+def test_the_report_leads_with_the_verdict_and_the_alerts(replayed: tuple[Path, str]) -> None:
+    report, printed = replayed
+    parser = parsed(report)
+    # The verdict, then the alerts, before any heat map or the top keys
+    first_panel = next(i for i, part in enumerate(parser.order) if part.startswith("panel:"))
+    assert parser.order.index("verdict") < parser.order.index("alerts") < first_panel < parser.order.index("top")
+    # And the verdict is the replay's own, word for word: each of its lines is one the terminal printed
+    said = [line.strip() for line in printed.splitlines()]
+    assert "hot key" in parser.verdict[0]
+    assert len(parser.verdict) > 3 and all(line in said for line in parser.verdict), parser.verdict
+    assert any(line.startswith("tickets/event#42 ") for line in parser.verdict)
+
+
+def test_tables_are_ordered_hottest_first(report: Path) -> None:
+    parser = parsed(report)
+    tables = [panel["table"] for panel in parser.panels]
+    # Ordered by the hottest key's peak bucket as a share of the limit, whatever the names' order
+    shares = [max(max(row["wcu"]) for row in panel["rows"]) / 10 / 1000 for panel in parser.panels]
+    assert shares == sorted(shares, reverse=True) and shares[0] >= 0.8 > shares[-1]
+    assert tables[-1] == "profiles" and tables != sorted(tables)
+    # The picture follows the same order as the figures
+    assert [part.removeprefix("panel:") for part in parser.order if part.startswith("panel:")] == tables
+
+
+def _distance(one: str, other: str) -> float:
+    return sum((a - b) ** 2 for a, b in zip(_rgb(one), _rgb(other), strict=True)) ** 0.5
+
+
+def _rgb(colour: str) -> list[int]:
+    return [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+
+
+def test_the_colour_scale_is_linear_in_the_share_of_the_limit_with_a_step_at_the_threshold() -> None:
     assert scale_position(1000, 1000) == 1.0 == scale_position(5000, 1000)
-    assert scale_position(0.1, 1000) == 0.0
-    assert scale_position(1, 1000) == pytest.approx(0.25)
-    assert scale_position(50, 1000) == pytest.approx(0.6747, abs=1e-3)
-    # 0.1% and 5% of the limit are 0.42 of the scale apart (a linear scale put them 0.05 apart)
-    assert colour_at(scale_position(1, 1000)) != colour_at(scale_position(50, 1000))
-    assert colour_at(0.0) == "#fff7bc" and colour_at(1.0) == "#7f0000"
+    assert scale_position(0, 1000) == 0.0
+    assert scale_position(300, 1000) == pytest.approx(0.3) and scale_position(900, 1000) == pytest.approx(0.9)
+    # 30% and 90% of the limit are far apart at a glance (the old log scale put them 55 apart, both dark red)
+    thirty, ninety = colour_at(scale_position(300, 1000), 0.8), colour_at(scale_position(900, 1000), 0.8)
+    assert _distance(thirty, ninety) > 150, (thirty, ninety)
+    assert sum(_rgb(thirty)) > 500 and sum(_rgb(ninety)) < 300  # pale against dark
+    # The alert threshold is a step: just below it and at it differ more than 30% and 60% do
+    assert _distance(colour_at(0.799, 0.8), colour_at(0.8, 0.8)) > _distance(colour_at(0.3, 0.8), colour_at(0.6, 0.8))
+    assert _distance(colour_at(0.499, 0.5), colour_at(0.5, 0.5)) > 100  # the step follows the threshold
+    assert colour_at(0.0, 0.8) == "#fff7bc" and colour_at(1.0, 0.8) == "#67000d" == colour_at(1.0, 1.0)
+
+
+def test_a_report_is_small_and_shares_one_script_per_folder(tmp_path: Path) -> None:
+    # Given two replays of a 6-record file reported into one folder
+    for name in ("one.html", "two.html"):
+        assert main(["replay", str(EVENTS / "poison-record.json"), "--report", str(tmp_path / name)]) == 0
+    # Then each page is small (it was ~4.8 MB with plotly.js inlined) and the folder holds plotly.js once
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(["one.html", "two.html", plotly_script_name()])
+    assert all((tmp_path / name).stat().st_size < 50_000 for name in ("one.html", "two.html"))
+    from plotly.offline import get_plotlyjs
+
+    script = tmp_path / plotly_script_name()
+    assert script.read_text(encoding="utf-8") == get_plotlyjs()
+    # And a damaged script (an interrupted copy, an edit) is replaced by the next report
+    script.write_text("truncated", encoding="utf-8")
+    write(tmp_path / "three.html", "<!doctype html>")
+    assert script.read_text(encoding="utf-8") == get_plotlyjs()
+    assert not [path.name for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
 
 
 BROWSER = shutil.which("chromium")
@@ -102,7 +188,7 @@ BROWSER_SKIP = (
 
 
 @pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
-def test_the_report_renders_in_headless_chromium_with_the_hot_key_dark_at_its_peak(
+def test_the_report_renders_offline_in_headless_chromium_hottest_first_with_the_hot_key_dark_at_its_peak(
     report: Path, tmp_path: Path
 ) -> None:
     from PIL import Image
@@ -118,7 +204,8 @@ def test_the_report_renders_in_headless_chromium_with_the_hot_key_dark_at_its_pe
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        # Given the report opened from disk (no network: everything is inlined)
+        # Given the report opened from disk with every request but a local file's refused (offline)
+        requested = _offline(page)
         page.goto(report.as_uri())
         page.wait_for_selector("#heat-tickets .main-svg")
         # When the tickets panel is captured, and its cells located through plotly's own axes
@@ -134,17 +221,28 @@ def test_the_report_renders_in_headless_chromium_with_the_hot_key_dark_at_its_pe
                 ],
             },
         )
+        tops = page.evaluate(TOPS)
+        missing_script_shown = page.locator("#no-plotly").is_visible()
         page_shot = tmp_path / "page.png"
         page.screenshot(path=str(page_shot), full_page=True)
         browser.close()
+    # Then plotly.js came from the one script beside the report, and nothing else was asked for
+    assert requested == [report.as_uri(), (report.parent / plotly_script_name()).as_uri()]
+    assert not missing_script_shown
+    # And on screen, the verdict and the alerts come first, then the tables hottest first (the figures' order)
+    assert tops["verdict"] < tops["alerts"] < min(y for _table, y in tops["panels"])
+    on_screen = [table for table, _y in sorted(tops["panels"], key=lambda p: p[1])]
+    assert on_screen == [p["table"] for p in parser.panels] and on_screen[-1] == "profiles"
+    peaks = {p["table"]: max(max(row["wcu"]) for row in p["rows"]) for p in parser.panels}
+    assert [peaks[table] for table in on_screen] == sorted(peaks.values(), reverse=True)
     image = Image.open(shot).convert("RGB")
-    # Then the page is a picture of the expected size, not a blank one
+    # And the page is a picture of the expected size, not a blank one
     width, height = Image.open(page_shot).size
     assert width == 1400 and height > 1500
     assert image.size[0] > 1000 and image.size[1] > 30 * 20
     # And the burst key's cell at its peak has the scale's colour for 900 WCU/s (dark red), a cold cell a pale one
     for (x, y), wcu in zip(where, [max(burst), cold_row["wcu"][cold_bucket]], strict=True):
-        expected = colour_at(scale_position(wcu / 10, 1000))
+        expected = colour_at(scale_position(wcu / 10, 1000), 0.8)
         assert _close(image.getpixel((round(x), round(y))), expected), (
             wcu,
             image.getpixel((round(x), round(y))),
@@ -152,6 +250,71 @@ def test_the_report_renders_in_headless_chromium_with_the_hot_key_dark_at_its_pe
         )
     assert sum(image.getpixel((round(where[0][0]), round(where[0][1])))) < 300  # dark
     assert sum(image.getpixel((round(where[1][0]), round(where[1][1])))) > 600  # pale
+
+
+@pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
+def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_without_its_script_says_so(
+    tmp_path: Path,
+) -> None:
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    # Given a report with a key at 90% of the limit and one at 30%, side by side in time
+    buckets = [1_796_083_200 + 10 * i for i in range(6)]
+    rows = [Row(None, "at-90", [9_000, 9_000, 9_000, 0, 0, 0]), Row(None, "at-30", [0, 0, 0, 3_000, 3_000, 3_000])]
+    path = tmp_path / "report.html"
+    write(path, render({"alerts": [], "top": []}, [Panel("t", 10, buckets, rows, 2)], 1000, 0.8, verdict=["Verdict."]))
+    alone = tmp_path / "moved" / "report.html"
+    alone.parent.mkdir()
+    shutil.copy(path, alone)
+    shot = tmp_path / "t.png"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        _offline(page)
+        page.goto(path.as_uri())
+        page.wait_for_selector("#heat-t .main-svg")
+        page.locator("#heat-t").screenshot(path=str(shot))
+        where = page.evaluate(LOCATE_CELLS, {"id": "heat-t", "cells": [[buckets[1], "at-90"], [buckets[4], "at-30"]]})
+        # And the same page moved without its script
+        page.goto(alone.as_uri())
+        missing = page.locator("#no-plotly")
+        missing_shown, missing_text = missing.is_visible(), missing.inner_text()
+        verdict_shown = page.locator("#verdict").inner_text()
+        browser.close()
+    image = Image.open(shot).convert("RGB")
+    hot, warm = (image.getpixel((round(x), round(y))) for x, y in where)
+    # Then each cell shows the scale's colour, and the two are far apart: dark red against pale yellow
+    assert _close(hot, colour_at(0.9, 0.8)) and _close(warm, colour_at(0.3, 0.8)), (hot, warm)
+    assert sum((a - b) ** 2 for a, b in zip(hot, warm, strict=True)) ** 0.5 > 150
+    # And a page moved without its script still shows its verdict and says what is missing
+    assert missing_shown and plotly_script_name() in missing_text
+    assert verdict_shown == "Verdict."
+
+
+def _offline(page: Any) -> list[str]:
+    """Refuse every request but a local file's (no network); returns the list of what was asked for."""
+    requested: list[str] = []
+
+    def route(route: Any) -> None:
+        requested.append(route.request.url)
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/*", route)
+    return requested
+
+
+TOPS = """() => {
+  const top = (e) => e.getBoundingClientRect().top + window.scrollY;
+  return {
+    verdict: top(document.getElementById('verdict')),
+    alerts: top(document.getElementById('alerts')),
+    panels: [...document.querySelectorAll('.panel')].map((e) => [e.dataset.table, top(e)]),
+  };
+}"""
 
 
 CHROMIUM_FLAGS = [

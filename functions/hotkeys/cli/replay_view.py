@@ -144,12 +144,18 @@ def _heat_map(aws: AwsClients, chosen: Settings) -> HeatMap:
 
 
 def _write_report(path: Path, result: dict[str, Any], heat: HeatMap, chosen: Settings) -> None:
-    from hotkeys.cli.report import render
+    from hotkeys.cli.report import render, write
 
     alerted = {(a["table"], a.get("index") or "", a["key"]) for a in result["alerts"]}
-    page = render(result, heat.panels(always=alerted), chosen.partition_wcu_limit, chosen.alert_threshold)
+    page = render(
+        result,
+        heat.panels(always=alerted),
+        chosen.partition_wcu_limit,
+        chosen.alert_threshold,
+        verdict=verdict(result["alerts"]),
+    )
     try:
-        path.write_text(page, encoding="utf-8")
+        write(path, page)
     except OSError as error:
         raise UserError(f"--report: cannot write {str(path)!r}: {error.strerror}") from None
 

@@ -1,21 +1,25 @@
-"""``--report FILE.html``: a self-contained page with a key-by-time heat map per table and the top keys.
+"""``--report FILE.html``: the verdict and the alerts, then a key-by-time heat map per table, then the top keys.
 
 The heat map is computed from the replayed records themselves (exact write units per key per
 10-second bucket), read the way Key Visualizer is read: one row per key, one column per bucket,
-colour on a log scale of the key's WCU/s against the partition limit, rows ordered by peak.
-It is drawn by plotly (zoom, hover), with plotly.js inlined: the file opens offline.
+colour linear in the key's WCU/s as a share of the partition limit with a step at the alert
+threshold, rows ordered by peak, tables hottest first. It is drawn by plotly (zoom, hover); the
+page loads plotly.js from one file written beside it (``plotly-VERSION.min.js``, shared by every
+report in the folder), so it opens offline and stays small.
 """
 
 from __future__ import annotations
 
+import bisect
 import html
-import itertools
 import json
-import math
+import os
+import tempfile
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
@@ -23,10 +27,11 @@ from hotkeys.detector.windows import parse_iso_utc, window_start
 
 BUCKET_SECONDS = 10
 MAX_KEYS = 30
-# Colour runs from a ten-thousandth of the partition limit (0.1 WCU/s) to the limit, on a log scale:
-# 0.1% and 5% of the limit are far apart, as they should be.
-DECADES_BELOW_LIMIT = 4
-COLOURS = ((0.0, "#fff7bc"), (0.25, "#fec44f"), (0.5, "#fe9929"), (0.75, "#d94801"), (1.0, "#7f0000"))
+# Colour is linear in the share of the partition limit (decisions §25): pale yellow to orange below
+# the alert threshold, then a step to red and on to dark red at the limit (cells above it saturate).
+# What the reader must tell apart is "safe", "near" and "over the threshold", not 0.1% from 5%.
+BELOW_THRESHOLD = ("#fff7bc", "#fec44f", "#fe9929")  # at 0, half the threshold, the threshold
+ABOVE_THRESHOLD = ("#cb181d", "#67000d")  # at the threshold, at the limit
 ROW_PIXELS = 26
 PLOT_MARGIN = {"l": 220, "r": 40, "t": 60, "b": 70}
 
@@ -112,6 +117,11 @@ class Panel:
     rows: list[Row]
     total_keys: int  # distinct keys (and index keys) that wrote in the replay
 
+    def peak_share(self, partition_limit: float) -> float:
+        """The hottest key's peak (its heaviest bucket, in WCU/s) as a share of the partition limit."""
+        peak = max((row.peak for row in self.rows), default=0)
+        return peak / self.bucket_seconds / partition_limit
+
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table,
@@ -122,15 +132,39 @@ class Panel:
         }
 
 
-def colour_at(fraction: float) -> str:
-    """The colour scale at ``fraction`` (0..1) in RGB, as plotly interpolates it (linearly in RGB)."""
+def hottest_first(panels: Iterable[Panel], partition_limit: float) -> list[Panel]:
+    """Tables ordered by their hottest key's peak as a share of the partition limit (ties: the busier
+    hottest key, then the name), so the first panel on screen is the one that needs attention."""
+
+    def rank(panel: Panel) -> tuple[float, int, str]:
+        hottest = max(panel.rows, key=lambda row: (row.peak, sum(row.wcu)), default=None)
+        return -panel.peak_share(partition_limit), -(sum(hottest.wcu) if hottest else 0), panel.table
+
+    return sorted(panels, key=rank)
+
+
+def colour_scale(threshold: float) -> list[tuple[float, str]]:
+    """The heat map's colour stops (position on a 0..1 = 0..100% of the limit scale, colour): linear,
+    with a step at the alert threshold (a position given twice is a step, in plotly as here)."""
+    pale, middle, near = BELOW_THRESHOLD
+    hot, limit = ABOVE_THRESHOLD
+    stops = [(0.0, pale), (threshold / 2, middle), (threshold, near)]
+    if threshold < 1:
+        return [*stops, (threshold, hot), (1.0, limit)]
+    return [*stops, (1.0, limit)]  # only the limit itself alerts: its cells are the darkest
+
+
+def colour_at(fraction: float, threshold: float) -> str:
+    """The colour at ``fraction`` (0..1) of the scale in RGB, as plotly computes it: linear in RGB
+    between stops, and at a step the colour above it (d3's piecewise scale bisects to the right)."""
+    stops = colour_scale(threshold)
+    positions = [position for position, _colour in stops]
     fraction = min(1.0, max(0.0, fraction))
-    for (low, low_colour), (high, high_colour) in itertools.pairwise(COLOURS):
-        if fraction <= high:
-            part = (fraction - low) / (high - low)
-            below, above = _channels(low_colour), _channels(high_colour)
-            return "#" + "".join(f"{round(a + part * (b - a)):02x}" for a, b in zip(below, above, strict=True))
-    return COLOURS[-1][1]
+    i = min(max(bisect.bisect_right(positions, fraction) - 1, 0), len(stops) - 2)
+    (low, low_colour), (high, high_colour) = stops[i], stops[i + 1]
+    part = 1.0 if high == low else (fraction - low) / (high - low)
+    below, above = _channels(low_colour), _channels(high_colour)
+    return "#" + "".join(f"{round(a + part * (b - a)):02x}" for a, b in zip(below, above, strict=True))
 
 
 def _channels(colour: str) -> list[int]:
@@ -138,70 +172,125 @@ def _channels(colour: str) -> list[int]:
 
 
 def scale_position(rate: float, partition_limit: float) -> float:
-    """Where a rate sits on the log colour scale (0: 0.1 WCU/s at a 1,000 limit, 1: the limit and above)."""
-    if rate <= 0:
-        return 0.0
-    return min(1.0, max(0.0, 1 + math.log10(rate / partition_limit) / DECADES_BELOW_LIMIT))
+    """Where a rate sits on the colour scale: its share of the partition limit (0 to 1, saturating)."""
+    return min(1.0, max(0.0, rate / partition_limit))
 
 
-def render(result: dict[str, Any], panels: list[Panel], partition_limit: int = 1000, threshold: float = 0.8) -> str:
-    import plotly.graph_objects as go
+def plotly_script_name() -> str:
+    """The shared script's file name, versioned: a report never loads a plotly.js it was not drawn for."""
+    from plotly.offline import get_plotlyjs_version
+
+    return f"plotly-{get_plotlyjs_version()}.min.js"
+
+
+def write(path: Path, page: str) -> None:
+    """Write ``page`` to ``path`` and, beside it, the plotly.js it loads, once per folder.
+
+    Both are written to a temporary file and renamed into place, so an interrupted write or two
+    reports written at once never leave a half script that every report of the folder would load.
+    """
     from plotly.offline import get_plotlyjs
 
+    script = path.parent / plotly_script_name()
+    code = get_plotlyjs().encode("utf-8")
+    if not (script.is_file() and script.stat().st_size == len(code) and script.read_bytes() == code):
+        _replace(script, code)
+    _replace(path, page.encode("utf-8"))
+
+
+def _replace(path: Path, content: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def render(
+    result: dict[str, Any],
+    panels: list[Panel],
+    partition_limit: int = 1000,
+    threshold: float = 0.8,
+    *,
+    verdict: Sequence[str],
+) -> str:
+    """The page: the verdict (``verdict``: the replay's own headline lines) and the alerts first,
+    then the heat maps hottest table first, then the top keys per window."""
+    import plotly.graph_objects as go
+
     alerts = [a for a in result.get("alerts", []) if a.get("status") != "resolved"]
+    panels = hottest_first(panels, partition_limit)
     figures = "".join(
-        _figure(go, panel, [a for a in alerts if a["table"] == panel.table], partition_limit) for panel in panels
+        _figure(go, panel, [a for a in alerts if a["table"] == panel.table], partition_limit, threshold)
+        for panel in panels
     )
     # The exact figures behind the picture, for anyone who wants them (and for the tests).
     data = json.dumps([panel.to_json() for panel in panels]).replace("</", "<\\/")
+    script = plotly_script_name()
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Hot keys: replay report</title>
-<script>{get_plotlyjs()}</script>
+<script src="{script}"></script>
 <style>
 body {{ font-family: system-ui, sans-serif; margin: 24px; color: #222; }}
+#verdict {{ font-size: 1.1em; }}
+#verdict p {{ font-weight: 600; margin-bottom: 4px; }}
+#no-plotly {{ color: #a50f15; font-weight: 600; }}
 table.top {{ border-collapse: collapse; margin-top: 8px; }}
 table.top td, table.top th {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }}
 table.top td.k, table.top th.k {{ text-align: left; }}
 tr.hot td {{ color: #a50f15; font-weight: 600; }}
 </style></head><body>
 <h1>Hot keys</h1>
+<section id="verdict">{_verdict(verdict)}</section>
+<h2>Alerts</h2>{_alerts_table(result.get("alerts", []))}
+<h2>Heat</h2>
+<p id="no-plotly" hidden>The heat maps need {script} beside this file (replay --report writes it there);
+the tables do not.</p>
+<script>if (!window.Plotly) document.getElementById("no-plotly").hidden = false;</script>
 <p>{result.get("records", 0):,} records from {result.get("shards", 0)} shard(s). Heat: each key's write units per
-second in {panels[0].bucket_seconds if panels else BUCKET_SECONDS}-second buckets (exact, from the records), on a
-log scale against the {partition_limit:,} WCU/s partition limit. Rows are ordered by peak; alerted keys are
-always shown. Drag to zoom, double-click to reset, hover for figures.</p>
+second in {panels[0].bucket_seconds if panels else BUCKET_SECONDS}-second buckets (exact, from the records), as a share
+of the {partition_limit:,} WCU/s partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
+red from it to the limit. Tables hottest first; rows ordered by peak; alerted keys are always shown. Drag to zoom,
+double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
 <script type="application/json" id="heat-data">{data}</script>
-<h2>Alerts</h2>{_alerts_table(result.get("alerts", []))}
 <h2>Top keys per window</h2>{_top_table(result.get("top", []), partition_limit, threshold)}
 </body></html>
 """
 
 
-def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit: int) -> str:
+def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
     seconds = panel.bucket_seconds
     times = [datetime.fromtimestamp(b, tz=UTC).strftime("%Y-%m-%d %H:%M:%S") for b in panel.buckets]
     labels = [row.label for row in panel.rows]
     rates = [[wcu / seconds for wcu in row.wcu] for row in panel.rows]
-    bottom = math.log10(partition_limit) - DECADES_BELOW_LIMIT
-    z = [[math.log10(rate) if rate > 0 else None for rate in line] for line in rates]
+    # z is the share of the limit in percent; an empty bucket stays a gap (white), never the palest colour.
+    z = [[100 * rate / partition_limit if rate > 0 else None for rate in line] for line in rates]
     custom = [
         [[rate, 100 * rate / partition_limit, wcu] for rate, wcu in zip(line, row.wcu, strict=True)]
         for line, row in zip(rates, panel.rows, strict=True)
     ]
-    ticks = [bottom + step for step in range(DECADES_BELOW_LIMIT + 1)]
-    tick_text = [f"{10**t:,.4g} WCU/s ({100 * 10**t / partition_limit:.4g}%)" for t in ticks]
+    ticks = sorted({0.0, 25.0, 50.0, 100 * threshold, 100.0})
+    tick_text = [
+        f"{tick:g}% ({tick * partition_limit / 100:,.0f} WCU/s)" + (" alert" if tick == 100 * threshold else "")
+        for tick in ticks
+    ]
     heat = go.Heatmap(
         x=times,
         y=labels,
         z=z,
         customdata=custom,
-        zmin=bottom,
-        zmax=math.log10(partition_limit),
-        colorscale=[[position, colour] for position, colour in COLOURS],
+        zmin=0,
+        zmax=100,
+        colorscale=[[position, colour] for position, colour in colour_scale(threshold)],
         xgap=1,
         ygap=1,
         hoverongaps=False,
-        colorbar={"title": {"text": "WCU/s (% of limit)"}, "tickvals": ticks, "ticktext": tick_text},
+        colorbar={"title": {"text": "% of the partition limit"}, "tickvals": ticks, "ticktext": tick_text},
         hovertemplate="%{y}<br>%{x}<br>%{customdata[0]:,.1f} WCU/s (%{customdata[1]:.1f}% of the limit)"
         "<br>%{customdata[2]:,} WCU in the bucket<extra></extra>",
         name=panel.table,
@@ -210,7 +299,10 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
     figure = go.Figure(traces)
     shown = len(panel.rows)
     figure.update_layout(
-        title={"text": f"{html.escape(panel.table)}: {shown} of {panel.total_keys:,} keys shown (ordered by peak)"},
+        title={
+            "text": f"{html.escape(panel.table)}: {shown} of {panel.total_keys:,} keys shown (ordered by peak; "
+            f"hottest {100 * panel.peak_share(partition_limit):.0f}% of the limit)"
+        },
         height=PLOT_MARGIN["t"] + PLOT_MARGIN["b"] + max(4, shown) * ROW_PIXELS,
         margin=PLOT_MARGIN,
         plot_bgcolor="#ffffff",
@@ -219,14 +311,29 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
         showlegend=bool(alerts),
         legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
     )
-    return str(
-        figure.to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id=f"heat-{panel.table}",
-            config={"displaylogo": False, "responsive": True},
-        )
-    ).replace("<div>", f"<div class='panel' data-table='{html.escape(panel.table)}'>", 1)
+    drawn = figure.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"heat-{panel.table}",
+        config={"displaylogo": False, "responsive": True},
+    )
+    return f"<div class='panel' data-table='{html.escape(panel.table, quote=True)}'>{drawn}</div>"
+
+
+def _verdict(lines: Sequence[str]) -> str:
+    """The replay's headline as printed: a line flush left is a paragraph, indented ones its list."""
+    parts: list[str] = []
+    items: list[str] = []
+    for line in [*lines, ""]:
+        if line[:1].isspace():
+            items.append(f"<li>{html.escape(line.strip())}</li>")
+            continue
+        if items:
+            parts.append(f"<ul>{''.join(items)}</ul>")
+            items = []
+        if line:
+            parts.append(f"<p>{html.escape(line)}</p>")
+    return "".join(parts)
 
 
 def _alert_markers(go: Any, panel: Panel, alerts: list[dict[str, Any]]) -> list[Any]:
