@@ -17,6 +17,7 @@ import pytest
 
 from hotkeys.cli import cost
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
+from hotkeys.detector.adapters.stats_schema import HEADS_ATTRIBUTES, HEADS_INDEX, HEADS_PARTITION_KEY, HEADS_SORT_KEY
 from tests.infra.conftest import CUSTOMER_KEY, EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
 pytestmark = pytest.mark.infra
@@ -118,6 +119,15 @@ def test_stats_table_is_on_demand_encrypted_with_ttl_and_pitr(demo: Synthesized)
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
     assert props["SSESpecification"]["SSEEnabled"] is True
     assert props["Replicas"][0]["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    # and the window-heads index copies only the heads (never the summaries), keyed as the store queries it
+    (heads,) = props["GlobalSecondaryIndexes"]
+    assert heads["IndexName"] == HEADS_INDEX
+    assert heads["KeySchema"] == [
+        {"AttributeName": HEADS_PARTITION_KEY, "KeyType": "HASH"},
+        {"AttributeName": HEADS_SORT_KEY, "KeyType": "RANGE"},
+    ]
+    assert heads["Projection"] == {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(HEADS_ATTRIBUTES)}
+    assert "entries_z" not in HEADS_ATTRIBUTES and "ranges_z" not in HEADS_ATTRIBUTES
 
 
 def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> None:
@@ -157,6 +167,10 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     by_sid = {s.get("Sid"): s for s in _consumer_statements(demo)}
     stats_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")
     assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
+    # the heads index: Query only, on that index only
+    heads = by_sid["StatsWindowHeads"]
+    assert _actions(heads) == {"dynamodb:Query"}
+    assert heads["Resource"] == {"Fn::Join": ["", [{"Fn::GetAtt": [stats_id, "Arn"]}, f"/index/{HEADS_INDEX}"]]}
     assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
     assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])
     # deletes are for the archive spool's items only (drained into S3)

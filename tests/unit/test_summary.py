@@ -202,3 +202,70 @@ def test_entries_stored_before_burst_buckets_are_read_without_a_peak() -> None:
 
     old = zlib.compress(json.dumps([2, 3, 40, 100]).encode() + b"\nab")
     assert summary.decode_entries(old) == {"ab": [3, 40, 100, 100, 0, 0, 100, 0]}
+
+
+segment_writes = st.lists(
+    # (segment, write units, seconds after the window's start): any order, out-of-order included
+    st.tuples(st.integers(0, 3), st.integers(1, 50), st.integers(0, 159)),
+    min_size=1,
+    max_size=200,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(writes=segment_writes)
+def test_a_merged_peak_is_the_heaviest_aligned_bucket_of_the_sum(writes: list[tuple[int, int, int]]) -> None:
+    # Given one key's writes spread over up to four segments (shards, or a parent and its child), each
+    # segment receiving its writes in any order, within 16 buckets of 10 s
+    start = 1_796_083_200
+    parts: dict[int, dict[str, list[int]]] = {}
+    buckets: Counter[int] = Counter()
+    for segment, wcu, offset in writes:
+        summary.add(parts.setdefault(segment, {}), "k", wcu, start + offset, capacity=10, bucket_seconds=10)
+        buckets[(start + offset) // 10 * 10] += wcu
+    # When the segments are merged (as the alert desk and `top` merge a window)
+    merged, _pruned = summary.merge((entries, 0) for entries in parts.values())
+    # Then the key's peak is the most write units of any aligned bucket summed over all segments,
+    # not the largest part's, and its series is the oracle's bucket by bucket
+    entry = merged["k"]
+    assert entry[summary.PEAK] == max(buckets.values())
+    assert summary.series_of(entry) == dict(buckets)
+    assert entry[summary.WCU] == sum(buckets.values())
+    # and each part's own peak is its own heaviest bucket, whatever order its writes came in
+    for number, entries in parts.items():
+        own: Counter[int] = Counter()
+        for segment, wcu, offset in writes:
+            if segment == number:
+                own[(start + offset) // 10 * 10] += wcu
+        assert entries["k"][summary.PEAK] == max(own.values())
+        assert summary.series_of(entries["k"]) == dict(own)
+
+
+def test_a_series_longer_than_its_bound_keeps_the_heaviest_buckets_and_an_exact_own_peak() -> None:
+    # Given a key writing in 40 buckets, its heaviest in the first
+    entries: dict[str, list[int]] = {}
+    start = 1_796_083_200
+    for bucket in range(40):
+        summary.add(
+            entries, "k", 100 if bucket == 0 else bucket + 1, start + 10 * bucket, capacity=10, bucket_seconds=10
+        )
+    entry = entries["k"]
+    # Then the series keeps MAX_SERIES_PAIRS buckets, the latest among them and the heaviest too
+    series = summary.series_of(entry)
+    assert len(series) == summary.MAX_SERIES_PAIRS
+    assert start + 390 in series and series[start] == 100
+    assert entry[summary.PEAK] == 100
+    # and the entry's stated size covers its encoding
+    assert summary.entry_bytes("k", entry) == 1 + summary.ENTRY_OVERHEAD + summary.SERIES_PAIR_BYTES * len(series)
+    raw = len(__import__("zlib").decompress(summary.encode_entries(entries)))
+    assert raw <= summary.encoded_bytes(entries)
+    assert summary.decode_entries(summary.encode_entries(entries)) == entries
+
+
+def test_entries_stored_before_series_keep_their_latest_bucket() -> None:
+    import json
+    import zlib
+
+    numbers = [summary.SERIESLESS_MARK, 2, 3, 40, 100, 110, 7, 9]
+    old = zlib.compress(json.dumps(numbers).encode() + b"\nab")
+    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 110, 7, 9, 110, 7]}

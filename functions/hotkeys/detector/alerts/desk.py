@@ -51,6 +51,39 @@ SIBLING_WINDOWS = 3
 RESOLVE_LAG_WINDOWS = SIBLING_WINDOWS + 1
 # Windows whose heads a container keeps between invocations.
 CACHED_WINDOWS = 64
+# After a flush, the window's heads are read again when a key not yet alerted in the window may be
+# within this fraction of the alert rate (or of the share threshold) on the merged figures, or when the
+# last read is half a window old (a partition may have grown on other shards alone).
+READ_FRACTION = 0.5
+
+
+class Look:
+    """One read of a window's heads, and what the rules take from it per view (merged once per read)."""
+
+    __slots__ = ("_heads", "_merged", "_skip", "read_at", "shares")
+
+    def __init__(self, heads: list[SegmentSnapshot], segment: Segment, skip: tuple[str, str]) -> None:
+        self._heads = heads
+        self._skip = skip
+        self._merged: dict[str | None, rules.Elsewhere] = {}
+        self.read_at = segment.last_event  # the live segment's latest event second when it was read
+        # Per view and key listed elsewhere: its whole window's write units over its part here, when read.
+        self.shares: dict[str | None, dict[str, float]] = {}
+        for view in segment.views():
+            others = self.elsewhere(view.index, skip).entries
+            self.shares[view.index] = {
+                key: (entry[WCU] + others[key][WCU]) / entry[WCU]
+                for key, entry in view.entries.items()
+                if key in others and entry[WCU] > 0
+            }
+
+    def elsewhere(self, index: str | None, skip: tuple[str, str]) -> rules.Elsewhere:
+        if skip != self._skip:  # the live segment took its next generation since: its old head counts
+            return elsewhere(self._heads, index, skip)
+        merged = self._merged.get(index)
+        if merged is None:
+            merged = self._merged[index] = elsewhere(self._heads, index, skip)
+        return merged
 
 
 def elsewhere(heads: list[SegmentSnapshot], index: str | None, skip: tuple[str, str] | None = None) -> rules.Elsewhere:
@@ -161,32 +194,49 @@ class AlertDesk:
         self._incidents = incidents
         self._publisher = publisher
         self._windows = windows
-        self._heads: dict[tuple[str, int], list[SegmentSnapshot]] = {}
+        # Per (table, window, shard): a container serves one shard at a time, but any of the table's shards.
+        self._looks: dict[tuple[str, int, str], Look] = {}
         # Messages this container published (its retries must not send them again).
         self._sent: set[tuple[str, str, int, str]] = set()
 
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
         """Judge the segments this invocation folded records into, and at a window's final invocation
         resolve what cooled down. Runs after the flush: a segment it wrote (no longer dirty) has its
-        newest head stored, and the window's heads are read again."""
+        newest head stored, and the window's heads are read again if it may matter (``_worth_reading``)."""
         published = 0
         for segment in segments:
-            heads = self._window_heads(segment.table, segment.window_start, fresh=not segment.dirty)
             skip = (shard_id, segment.origin)
+            look = self._looks.get((segment.table, segment.window_start, shard_id))
+            if look is None or (not segment.dirty and self._worth_reading(segment, look, skip, state)):
+                look = self._read(segment, skip, shard_id)
             for view in segment.views():
-                published += self._review_view(shard_id, state, view, elsewhere(heads, view.index, skip))
+                published += self._review_view(shard_id, state, view, look.elsewhere(view.index, skip))
         if final:
             for segment in list(state.segments.values()):
                 published += self._resolve(shard_id, segment)
         return published
 
-    def _window_heads(self, table: str, start: int, fresh: bool) -> list[SegmentSnapshot]:
-        cached = self._heads.get((table, start))
-        if cached is None or fresh:
-            if len(self._heads) >= CACHED_WINDOWS:
-                self._heads.clear()
-            cached = self._heads[(table, start)] = self._windows.window_heads(table, start)
-        return cached
+    def _read(self, segment: Segment, skip: tuple[str, str], shard_id: str) -> Look:
+        if len(self._looks) >= CACHED_WINDOWS:
+            self._looks.clear()
+        heads = self._windows.window_heads(segment.table, segment.window_start)
+        look = self._looks[(segment.table, segment.window_start, shard_id)] = Look(heads, segment, skip)
+        return look
+
+    def _worth_reading(self, segment: Segment, look: Look, skip: tuple[str, str], state: ShardState) -> bool:
+        """Whether the window's heads should be read again after this flush: the last read is half a window
+        old, or some key not yet alerted in this window may be near the alert rate (or share) on the merged
+        figures, its parts elsewhere taken to have grown as its part here did."""
+        settings = self._settings
+        if segment.last_event - look.read_at >= max(1, settings.window_seconds // 2):
+            return True
+        for view in segment.views():
+            others = look.elsewhere(view.index, skip)
+            for key in rules.near(view, settings, others, look.shares.get(view.index, {}), READ_FRACTION):
+                marks = [mark_of(view.table, rules.incident_key(reason, key, view.index)) for reason in rules.REASONS]
+                if any(state.notified.get(mark) != view.window_start for mark in marks):
+                    return True
+        return False
 
     # -- hot keys ---------------------------------------------------------------------------
     def _review_view(self, shard_id: str, state: ShardState, view: rules.Tallied, others: rules.Elsewhere) -> int:

@@ -36,6 +36,7 @@ from hotkeys.detector.summary import FIRST_SEEN, PEAK, WCU, WRITES
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
+REASONS = (PARTITION_LIMIT, SHARE)
 
 
 class Tallied(Protocol):
@@ -203,6 +204,34 @@ def share_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHE
         upper, rate = rate_of(merged, pruned, last_event, settings)
         hot.append(_hot(segment, settings, key, merged, SHARE, upper, rate, min(1.0, upper / table_wcu)))
     return hot
+
+
+def near(
+    segment: Tallied, settings: Settings, elsewhere: Elsewhere, growth: dict[str, float], fraction: float
+) -> list[str]:
+    """Keys with parts elsewhere that may be within ``fraction`` of the alert rate, or of the share
+    threshold (table views), on the window's merged figures, ``elsewhere`` being older than this
+    segment's own figures: a key's rate here is scaled by ``growth`` (its whole window's write units
+    over its part here, when ``elsewhere`` was read: an index partition grows on every shard alike), or
+    its parts elsewhere are added as they were read, whichever is more. A key with no part elsewhere is
+    judged exactly on this segment's figures; a part that appears elsewhere later is found by the next
+    periodic read."""
+    limit_rate = fraction * settings.alert_wcu_per_second
+    span = settings.alert_min_span_seconds
+    table_wcu = segment.wcu + elsewhere.wcu
+    shares = segment.index is None and table_wcu >= fraction * settings.share_min_wcu and table_wcu > 0
+    needed = fraction * settings.share_threshold * table_wcu
+    found = []
+    for key, other in elsewhere.entries.items():
+        entry = segment.entries.get(key)
+        if entry is None:
+            continue
+        upper, rate = rate_of(entry, segment.pruned, segment.last_event, settings)
+        added = rate + other[WCU] / max(span, segment.last_event - other[FIRST_SEEN] + 1)
+        rate = max(rate * growth.get(key, 1.0), added)
+        if rate >= limit_rate or (shares and upper + other[WCU] >= needed):
+            found.append(key)
+    return found
 
 
 def resolve_level(settings: Settings, reason: str) -> float:
