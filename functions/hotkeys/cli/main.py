@@ -69,11 +69,22 @@ EXAMPLES_TOP = """examples:
   hotkeys top --stats-table hotkeys-stats --table orders --index by-status
   hotkeys top --stats-table hotkeys-stats --since 2026-11-30T10:00:00Z --json
 """
-EXAMPLES_REPLAY = """examples:
-  hotkeys replay events/*.json
-  hotkeys replay captured.json --json
-  hotkeys replay events/hot-key-burst.json --endpoint-url http://127.0.0.1:5000
+# The function's structured logs, quiet in the commands that run its code unless this names a level.
+LOG_LEVEL_HELP = """environment:
+  HOTKEYS_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR  also print the function's own JSON logs (on stdout;
+                                              default: none, the command reports what they say)
 """
+EXAMPLES_REPLAY = (
+    """examples (from the repository's root: events/ holds the samples):
+  hotkeys replay events/hot-key-burst.json.gz
+  hotkeys replay events/*.json events/*.json.gz --limit 3
+  hotkeys replay events/sharded-keys.json.gz --json
+  hotkeys replay events/mixed-traffic.json --report report.html
+  hotkeys replay events/hot-key-burst.json.gz --endpoint-url http://127.0.0.1:5000
+exit status: 0, or 1 when none of the records could be counted, 2 on a usage error
+"""
+    + LOG_LEVEL_HELP
+)
 
 
 EXAMPLES_WATCH = """examples:
@@ -87,7 +98,7 @@ EXAMPLES_REDRIVE = """examples:
   hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --archive-bucket BUCKET --window-seconds 60
 the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
 a flag that disagrees with them is refused
-"""
+""" + LOG_LEVEL_HELP
 EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
@@ -98,7 +109,7 @@ EXAMPLES_DOCTOR = """examples:
 exit status: 0 when every check passes (warnings allowed), 1 when one fails, 2 on a usage error
 """
 EXAMPLES_GENERATE = """examples:
-  hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
+  hotkeys generate --out zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
   hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
 """
@@ -306,7 +317,12 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     except GenerateError as error:
         raise UserError(str(error)) from None
     paths = [args.out if workload.shards == 1 else _shard_path(args.out, index) for index in range(workload.shards)]
-    counts = _write_shards(workload, paths)
+    try:
+        counts = _write_shards(workload, paths)
+    except KeyboardInterrupt:
+        # Each file is written under a temporary name and renamed when complete (``EventWriter``).
+        _fail(f"interrupted: nothing was written to {', '.join(paths)} (the partial files were removed)")
+        return 130
     written = [{"path": path, "records": count} for path, count in zip(paths, counts, strict=True)]
     if args.json:
         print(json.dumps(written))
