@@ -73,7 +73,7 @@ def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.Capt
     ("argv", "message"),
     [
         (["replay", "no/such/file.json"], "event file not found: no/such/file.json"),
-        (["top", "--stats-table", "missing-table"], "ResourceNotFoundException"),
+        (["top", "--stats-table", "missing-table"], "--stats-table 'missing-table': no such table"),
         (["top", "--stats-table", "t", "--since", "yesterday"], "--since must be an ISO 8601 time"),
         (["top", "--stats-table", "t", "--limit", "0"], "argument --limit: must be at least 1, got 0"),
         (["top", "--stats-table", "t", "--last", "-2"], "argument --last: must be at least 1, got -2"),

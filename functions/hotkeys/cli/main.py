@@ -92,13 +92,16 @@ EXAMPLES_WATCH = """examples:
   hotkeys watch --table orders --from trim-horizon --once --json
   hotkeys watch --table orders --endpoint-url http://127.0.0.1:5000 --duration 60
 """
-EXAMPLES_REDRIVE = """examples:
+EXAMPLES_REDRIVE = (
+    """examples:
   hotkeys redrive --stack HotKeyDetector --dry-run
   hotkeys redrive --stack HotKeyDetector --region eu-west-1 --json
   hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --archive-bucket BUCKET --window-seconds 60
 the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
 a flag that disagrees with them is refused
-""" + LOG_LEVEL_HELP
+"""
+    + LOG_LEVEL_HELP
+)
 EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
@@ -257,7 +260,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
 
     settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
     since = _parse_since(args.since)
-    store = DynamoStatsStore(aws_clients(args).resource("dynamodb").Table(args.stats_table))
+    aws = aws_clients(args)
+    _check_stats_table(aws.client("dynamodb"), args.stats_table)
+    store = DynamoStatsStore(aws.resource("dynamodb").Table(args.stats_table))
     windows = windows_in_range(
         store,
         since=since,
@@ -278,6 +283,27 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
     render_families(console, family_rows(figures, settings.partition_wcu_limit))
     return 0
+
+
+def _check_stats_table(dynamodb: Any, name: str) -> None:
+    """An unknown table, or one that is not a stats table, is named in one line before any query."""
+    from hotkeys.cli.top import not_a_stats_table
+
+    try:
+        description = dynamodb.describe_table(TableName=name)["Table"]
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFoundException":
+            raise UserError(
+                f"--stats-table {name!r}: no such table in {dynamodb.meta.region_name} (the stack output "
+                "StatsTableName; check --region and --endpoint-url)"
+            ) from None
+        if code == "AccessDeniedException":
+            return  # reading the figures needs Query only: without DescribeTable, skip the check
+        raise
+    problem = not_a_stats_table(name, description)
+    if problem is not None:
+        raise UserError(problem)
 
 
 def _parse_since(text: str | None) -> int | None:
@@ -578,6 +604,16 @@ COMMANDS = {
 }
 
 
+class PipeConsole(Console):
+    """Ends a command whose reader went away (`hotkeys replay | head`) as ``print`` does in the others:
+    rich's own handling exits with status 1 (``Console.on_broken_pipe``); this raises BrokenPipeError,
+    which ``main`` turns into the status a shell shows for SIGPIPE, the same for every command."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _fail(message: str) -> int:
     # Plain print: one line, never wrapped or styled, whatever the terminal width.
     print(f"hotkeys: {message}", file=sys.stderr)
@@ -589,7 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # a usage error (2, already reported in one line), --help or --version (0)
         return int(exit_.code or 0)
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = PipeConsole(width=None if sys.stdout.isatty() else 160)
     try:
         return COMMANDS[args.command](args, console)
     except UserError as error:

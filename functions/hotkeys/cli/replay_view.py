@@ -134,7 +134,7 @@ def input_problems(result: dict[str, Any]) -> list[str]:
             f"({missing['dlq_entries']} entr{'y' if missing['dlq_entries'] == 1 else 'ies'}, listed below). Why:"
         )
         for reason, count in missing["reasons"].items():
-            lines.append(f"  {count} × {reason}")
+            lines.append(f"  {count}: {reason}")
         if any(reason.startswith(_NO_SOURCE_ARN) for reason in missing["reasons"]):
             lines.append(
                 "  replay reads Lambda's event format: records from `aws dynamodbstreams get-records` have no "

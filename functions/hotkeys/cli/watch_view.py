@@ -10,8 +10,8 @@ from dataclasses import asdict
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.text import Text
 from rich.table import Table
+from rich.text import Text
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args
 from hotkeys.cli.streams import StreamError
