@@ -198,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="global secondary indexes per table (default 0; CI bills rules per index)",
     )
+    cost.add_argument(
+        "--sort-keys",
+        action="store_true",
+        help="the tables and indexes have a sort key (Contributor Insights: 4 rules each instead of 2)",
+    )
     cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
     cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
@@ -543,6 +548,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
                 ttl_deletes_per_second=args.ttl_deletes_per_second,
                 memory_mb=args.memory_mb,
                 gsis=args.gsis,
+                sort_keys=args.sort_keys,
             )
         )
     except ValueError as error:
@@ -562,7 +568,16 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
     for name, value in result["contributor_insights"].items():
         grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
     grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    grid.add_row(
+        "Contributor Insights, throttled keys only (+ events per throttle)",
+        f"{result['contributor_insights_throttled_keys_total']:,.2f}",
+    )
     console.print(grid)
+    console.print(
+        f"One shard's function keeps up with ~{result['sustained_records_per_second_per_shard']:,} records/s "
+        f"of such items at {args.memory_mb} MB (a saturated shard writes ~1,000 WCU/s).",
+        highlight=False,
+    )
     console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")
     return 0
 
