@@ -32,15 +32,19 @@ PRICES = {
 }
 SECONDS_PER_MONTH = 30 * 86_400
 # What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
-# handler with alerts and archive on, batches of 1,000 (`python -m bench.lambda_process`, cell
-# "1KB-12 mixed simple key, batch 1000", docs/benchmarks-lambda.md). The model took the upper end of
-# the runs of 2026-11-30 (57-77 us: 80 us). The per-record work of decisions §27 cut that cell 1.09x
-# in a same-day A/B as deployed (`python -m bench.compare`, 2026-12-01); only that is credited:
-# 80 us / 1.09, rounded up. Lambda gives memory/1769 MB of a vCPU.
-CPU_SECONDS_PER_RECORD = 75e-6
-# Each counted GSI adds its write rules and its own summary update per record: the same cell with 1
-# and 5 GSIs measured +4 to +5 us per index (decisions §22, docs/benchmarks-lambda.md); rounded up.
-CPU_SECONDS_PER_RECORD_PER_GSI = 5e-6
+# handler with alerts and archive on, batches of 1,000. The source is the committed benchmark output
+# docs/lambda-process-latest.json (`python -m bench.lambda_process --part matrix`), cell
+# BENCH_CELL's "total_us", times CPU_MARGIN: the same code has measured up to 1.6x apart on different
+# days on this shared machine, and the benchmark ran on x86_64 (the function runs on arm64).
+# tests/unit/test_cost_sources.py recomputes both figures from that file. Lambda gives
+# memory/1769 MB of a vCPU.
+BENCH_OUTPUT = "docs/lambda-process-latest.json"
+BENCH_CELL = "1KB-12 mixed simple key, batch 1000"
+CPU_MARGIN = 1.6
+CPU_SECONDS_PER_RECORD = 44e-6
+# Each counted GSI adds its write rules and its own summary update per record: the same cell with 5
+# GSIs (BENCH_CELL + ", 5 GSIs") less the cell without, per index, times CPU_MARGIN, rounded up.
+CPU_SECONDS_PER_RECORD_PER_GSI = 6e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
 RETENTION_DAYS = default_of("stats_retention_days")
 # What one invocation puts in CloudWatch Logs (the stack logs at INFO in Lambda's JSON format). The
@@ -98,6 +102,7 @@ class CostInputs:
     window_seconds: int = default_of("window_seconds")
     flush_seconds: int = default_of("flush_seconds")
     gsis: int = 0  # global secondary indexes per table
+    sort_keys: bool = False  # the tables and their indexes have a sort key (Contributor Insights: 4 rules each)
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
@@ -160,26 +165,61 @@ def log_bytes(inputs: CostInputs, invocations: float, archive_objects: float) ->
     return invocations * per_invocation + archive_objects * ARCHIVE_LINE_BYTES
 
 
+def sustained_records_per_second(inputs: CostInputs) -> float:
+    """What one shard's function keeps up with (records/s of such items): full batches back to back,
+    each costing its records' CPU at this memory's share of a vCPU plus the invocation overhead."""
+    vcpu = min(1.0, inputs.memory_mb / 1769)
+    per_record = CPU_SECONDS_PER_RECORD + inputs.gsis * CPU_SECONDS_PER_RECORD_PER_GSI
+    batch_seconds = inputs.batch_size * per_record / vcpu + INVOCATION_OVERHEAD_SECONDS
+    return inputs.batch_size / batch_seconds
+
+
+# Contributor Insights' rules per table or GSI. "DynamoDB creates the following rules on your
+# behalf": most accessed items (partition key, PKC), most throttled keys (partition key, PKT), and,
+# for a table or index with a sort key, most accessed and most throttled keys (partition and sort
+# keys, SKC and SKT) (DynamoDB developer guide, "CloudWatch Contributor Insights for DynamoDB: How
+# it works"; DescribeContributorInsights lists 2 rules for a table or index without a sort key, 4
+# with one). Enabling it on a GSI is a separate UpdateContributorInsights call with its own rules.
+CI_RULES_PARTITION_KEY = 2
+CI_RULES_SORT_KEY = 2
+
+
+def contributor_insights_rules(inputs: CostInputs) -> int:
+    per_target = CI_RULES_PARTITION_KEY + (CI_RULES_SORT_KEY if inputs.sort_keys else 0)
+    return inputs.tables * (1 + inputs.gsis) * per_target
+
+
 def contributor_insights_cost(inputs: CostInputs) -> dict[str, float]:
+    """Accessed-and-throttled-keys mode: every read and write is an event, plus the rules."""
     events = (inputs.writes_per_second + inputs.reads_per_second) * SECONDS_PER_MONTH
-    rules = inputs.tables * (4 + 4 * inputs.gsis)  # table with a sort key: 4 rules, and 4 per GSI
     return {
-        "rules": rules * PRICES["contributor_insights_rule_month"],
+        "rules": contributor_insights_rules(inputs) * PRICES["contributor_insights_rule_month"],
         "events": events * PRICES["contributor_insights_event"],
     }
+
+
+def contributor_insights_throttled_cost(inputs: CostInputs) -> dict[str, float]:
+    """Throttled-keys mode: events only for throttled requests (none in this model: it cannot know
+    them; each is billed at the same event price), the same rules (AWS does not document fewer)."""
+    return {"rules": contributor_insights_rules(inputs) * PRICES["contributor_insights_rule_month"], "events": 0.0}
 
 
 def estimate(inputs: CostInputs) -> dict[str, Any]:
     inputs.validate()
     ours = detector_cost(inputs)
     theirs = contributor_insights_cost(inputs)
+    throttled = contributor_insights_throttled_cost(inputs)
     return {
         "inputs": asdict(inputs),
         "shards": shards(inputs),
+        "sustained_records_per_second_per_shard": round(sustained_records_per_second(inputs)),
+        "contributor_insights_rules": contributor_insights_rules(inputs),
         "prices": PRICES,
         "prices_dated": PRICES_DATED,
         "detector": {k: round(v, 2) for k, v in ours.items()},
         "detector_total": round(sum(ours.values()), 2),
         "contributor_insights": {k: round(v, 2) for k, v in theirs.items()},
         "contributor_insights_total": round(sum(theirs.values()), 2),
+        "contributor_insights_throttled_keys": {k: round(v, 2) for k, v in throttled.items()},
+        "contributor_insights_throttled_keys_total": round(sum(throttled.values()), 2),
     }

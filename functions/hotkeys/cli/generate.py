@@ -22,6 +22,9 @@ from typing import Any
 from hotkeys.cli.events import sequence_number, stream_record
 
 T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
+# At most this many records per run: generating is ~µs-per-record Python work, so a mistyped rate
+# (1e9) would otherwise run for hours before its first file is complete.
+MAX_RECORDS = 20_000_000
 _HOT = re.compile(r"^(?P<key>.+):(?P<wcu>\d+(\.\d+)?)wcu@(?P<start>\d+)s(\+(?P<duration>\d+)s)?$")
 
 
@@ -37,12 +40,29 @@ class HotKey:
     duration: int
 
     @classmethod
-    def parse(cls, text: str, default_duration: int) -> HotKey:
+    def parse(cls, text: str, workload_duration: int) -> HotKey:
+        """``KEY:RATEwcu@STARTs[+DURATIONs]``; without a duration the key stays hot to the workload's end."""
         match = _HOT.match(text)
         if not match:
             raise GenerateError(f"--hot must look like 'event#42:900wcu@30s' or 'k:500wcu@0s+60s', got {text!r}")
-        duration = int(match["duration"]) if match["duration"] else default_duration
-        return cls(match["key"], float(match["wcu"]), int(match["start"]), duration)
+        start = int(match["start"])
+        duration = int(match["duration"]) if match["duration"] else workload_duration - start
+        hot = cls(match["key"], float(match["wcu"]), start, duration)
+        hot.check(workload_duration, text)
+        return hot
+
+    def check(self, workload_duration: int, text: str | None = None) -> None:
+        """The hot traffic lies inside the workload's time (``--duration``), and is some traffic."""
+        shown = repr(text) if text is not None else repr(self.key)
+        if self.start >= workload_duration:
+            raise GenerateError(f"--hot {shown} starts at {self.start} s, past --duration {workload_duration} s")
+        if self.wcu_per_second <= 0 or self.duration < 1:
+            raise GenerateError(f"--hot {shown}: needs a rate above 0 and a duration of at least 1 s")
+        if self.start + self.duration > workload_duration:
+            raise GenerateError(
+                f"--hot {shown} runs from {self.start} s to {self.start + self.duration} s, past --duration "
+                f"{workload_duration} s: start it earlier, shorten it or raise --duration"
+            )
 
     @property
     def records(self) -> int:
@@ -75,6 +95,15 @@ class Workload:
     def validate(self) -> None:
         if self.keys < 1 or self.shards < 1 or self.duration < 1 or self.rate < 0:
             raise GenerateError("--keys, --shards and --duration must be at least 1, --rate at least 0")
+        for hot in self.hot:
+            hot.check(self.duration)
+        records = self.record_count()
+        if records > MAX_RECORDS:
+            raise GenerateError(
+                f"that workload is {records:,} records, over the {MAX_RECORDS:,} one run writes "
+                "(hours of writing, gigabytes of files): lower --rate, --duration or the --hot rates, "
+                "or generate it in parts with --start"
+            )
         if not 0 <= self.ttl_fraction <= 1:
             raise GenerateError("--ttl-fraction must be between 0 and 1")
         if self.item_bytes < 50 or self.item_bytes > 400_000:

@@ -6,6 +6,7 @@ array one at a time and a writer appends them, so memory does not grow with the 
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
@@ -175,22 +176,29 @@ def _cut_number(value: Any, following: str) -> bool:
 
 class EventWriter:
     """Writes one Lambda event (``{"shardId": ..., "Records": [...]}``) record by record, gzip if the
-    name ends in ``.gz`` (mtime 0: the same records give the same bytes)."""
+    name ends in ``.gz`` (mtime 0: the same records give the same bytes).
+
+    The records go to a hidden temporary file beside ``path``, renamed to ``path`` only when the
+    writer closes without an error: an interrupted run (Ctrl-C, a full disk) leaves no truncated
+    event file, and a file already at ``path`` stays as it was."""
 
     def __init__(self, path: str | Path, shard_id: str) -> None:
         self.path = Path(path)
+        self.temporary = self.path.with_name(f".{self.path.name}.partial")
         self.records = 0
         self._shard_id = shard_id
         self._file: IO[str] | None = None
         self._raw: IO[bytes] | None = None
 
     def __enter__(self) -> EventWriter:
+        if self.path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(self.path))
         if self.path.name.endswith(".gz"):
-            self._raw = self.path.open("wb")
+            self._raw = self.temporary.open("wb")
             compressed = gzip.GzipFile(filename="", mode="wb", fileobj=self._raw, mtime=0, compresslevel=6)
             self._file = io.TextIOWrapper(compressed, encoding="utf-8")
         else:
-            self._file = self.path.open("w", encoding="utf-8")
+            self._file = self.temporary.open("w", encoding="utf-8")
         self._file.write('{"shardId": ' + json.dumps(self._shard_id) + ', "Records": [')
         return self
 
@@ -203,9 +211,16 @@ class EventWriter:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         assert self._file is not None
+        complete = False
         try:
-            self._file.write("\n]}\n")
-        finally:
+            if kind is None:
+                self._file.write("\n]}\n")
             self._file.close()
+            complete = kind is None
+        finally:
             if self._raw is not None:  # GzipFile does not close a file object it was given
                 self._raw.close()
+            if complete:
+                self.temporary.replace(self.path)
+            else:
+                self.temporary.unlink(missing_ok=True)

@@ -69,11 +69,22 @@ EXAMPLES_TOP = """examples:
   hotkeys top --stats-table hotkeys-stats --table orders --index by-status
   hotkeys top --stats-table hotkeys-stats --since 2026-11-30T10:00:00Z --json
 """
-EXAMPLES_REPLAY = """examples:
-  hotkeys replay events/*.json
-  hotkeys replay captured.json --json
-  hotkeys replay events/hot-key-burst.json --endpoint-url http://127.0.0.1:5000
+# The function's structured logs, quiet in the commands that run its code unless this names a level.
+LOG_LEVEL_HELP = """environment:
+  HOTKEYS_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR  also print the function's own JSON logs (on stdout;
+                                              default: none, the command reports what they say)
 """
+EXAMPLES_REPLAY = (
+    """examples (from the repository's root: events/ holds the samples):
+  hotkeys replay events/hot-key-burst.json.gz
+  hotkeys replay events/*.json events/*.json.gz --limit 3
+  hotkeys replay events/sharded-keys.json.gz --json
+  hotkeys replay events/mixed-traffic.json --report report.html
+  hotkeys replay events/hot-key-burst.json.gz --endpoint-url http://127.0.0.1:5000
+exit status: 0, or 1 when none of the records could be counted, 2 on a usage error
+"""
+    + LOG_LEVEL_HELP
+)
 
 
 EXAMPLES_WATCH = """examples:
@@ -81,13 +92,16 @@ EXAMPLES_WATCH = """examples:
   hotkeys watch --table orders --from trim-horizon --once --json
   hotkeys watch --table orders --endpoint-url http://127.0.0.1:5000 --duration 60
 """
-EXAMPLES_REDRIVE = """examples:
+EXAMPLES_REDRIVE = (
+    """examples:
   hotkeys redrive --stack HotKeyDetector --dry-run
   hotkeys redrive --stack HotKeyDetector --region eu-west-1 --json
   hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --archive-bucket BUCKET --window-seconds 60
 the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
 a flag that disagrees with them is refused
 """
+    + LOG_LEVEL_HELP
+)
 EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
@@ -98,7 +112,7 @@ EXAMPLES_DOCTOR = """examples:
 exit status: 0 when every check passes (warnings allowed), 1 when one fails, 2 on a usage error
 """
 EXAMPLES_GENERATE = """examples:
-  hotkeys generate --out events/zipf.json --keys 100000 --rate 200 --duration 300
+  hotkeys generate --out zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
   hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
 """
@@ -184,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="global secondary indexes per table (default 0; CI bills rules per index)",
     )
+    cost.add_argument(
+        "--sort-keys",
+        action="store_true",
+        help="the tables and indexes have a sort key (Contributor Insights: 4 rules each instead of 2)",
+    )
     cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
     cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
@@ -246,7 +265,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
 
     settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
     since = _parse_since(args.since)
-    store = DynamoStatsStore(aws_clients(args).resource("dynamodb").Table(args.stats_table))
+    aws = aws_clients(args)
+    _check_stats_table(aws.client("dynamodb"), args.stats_table)
+    store = DynamoStatsStore(aws.resource("dynamodb").Table(args.stats_table))
     windows = windows_in_range(
         store,
         since=since,
@@ -267,6 +288,27 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
     render_families(console, family_rows(figures, settings.partition_wcu_limit))
     return 0
+
+
+def _check_stats_table(dynamodb: Any, name: str) -> None:
+    """An unknown table, or one that is not a stats table, is named in one line before any query."""
+    from hotkeys.cli.top import not_a_stats_table
+
+    try:
+        description = dynamodb.describe_table(TableName=name)["Table"]
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFoundException":
+            raise UserError(
+                f"--stats-table {name!r}: no such table in {dynamodb.meta.region_name} (the stack output "
+                "StatsTableName; check --region and --endpoint-url)"
+            ) from None
+        if code == "AccessDeniedException":
+            return  # reading the figures needs Query only: without DescribeTable, skip the check
+        raise
+    problem = not_a_stats_table(name, description)
+    if problem is not None:
+        raise UserError(problem)
 
 
 def _parse_since(text: str | None) -> int | None:
@@ -306,7 +348,12 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     except GenerateError as error:
         raise UserError(str(error)) from None
     paths = [args.out if workload.shards == 1 else _shard_path(args.out, index) for index in range(workload.shards)]
-    counts = _write_shards(workload, paths)
+    try:
+        counts = _write_shards(workload, paths)
+    except KeyboardInterrupt:
+        # Each file is written under a temporary name and renamed when complete (``EventWriter``).
+        _fail(f"interrupted: nothing was written to {', '.join(paths)} (the partial files were removed)")
+        return 130
     written = [{"path": path, "records": count} for path, count in zip(paths, counts, strict=True)]
     if args.json:
         print(json.dumps(written))
@@ -501,6 +548,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
                 ttl_deletes_per_second=args.ttl_deletes_per_second,
                 memory_mb=args.memory_mb,
                 gsis=args.gsis,
+                sort_keys=args.sort_keys,
             )
         )
     except ValueError as error:
@@ -520,7 +568,16 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
     for name, value in result["contributor_insights"].items():
         grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
     grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    grid.add_row(
+        "Contributor Insights, throttled keys only (+ events per throttle)",
+        f"{result['contributor_insights_throttled_keys_total']:,.2f}",
+    )
     console.print(grid)
+    console.print(
+        f"One shard's function keeps up with ~{result['sustained_records_per_second_per_shard']:,} records/s "
+        f"of such items at {args.memory_mb} MB (a saturated shard writes ~1,000 WCU/s).",
+        highlight=False,
+    )
     console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")
     return 0
 
@@ -562,6 +619,16 @@ COMMANDS = {
 }
 
 
+class PipeConsole(Console):
+    """Ends a command whose reader went away (`hotkeys replay | head`) as ``print`` does in the others:
+    rich's own handling exits with status 1 (``Console.on_broken_pipe``); this raises BrokenPipeError,
+    which ``main`` turns into the status a shell shows for SIGPIPE, the same for every command."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _fail(message: str) -> int:
     # Plain print: one line, never wrapped or styled, whatever the terminal width.
     print(f"hotkeys: {message}", file=sys.stderr)
@@ -573,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # a usage error (2, already reported in one line), --help or --version (0)
         return int(exit_.code or 0)
-    console = Console(width=None if sys.stdout.isatty() else 160)
+    console = PipeConsole(width=None if sys.stdout.isatty() else 160)
     try:
         return COMMANDS[args.command](args, console)
     except UserError as error:

@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import io
 import json
+import logging
 import os
 import uuid
 import warnings
@@ -26,6 +27,7 @@ from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
+from hotkeys.detector.records import _partial
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -45,6 +47,24 @@ class FakeLambdaContext:
         return 60_000
 
 
+# Why an invocation failed without a record to blame (no record-level reason was logged for it).
+FUNCTION_FAILED = "the function failed on the batch (HOTKEYS_LOG_LEVEL=DEBUG shows its logs)"
+# The detector's own log message for a record it cannot count (``pipeline._log_malformed``).
+_MALFORMED_MESSAGE = "malformed stream record"
+
+
+@dataclass
+class Uncounted:
+    """The records the replay could not count: how many, why, and how many entries hold them in the DLQ."""
+
+    records: int = 0
+    dlq_entries: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)  # reason -> records
+
+    def to_json(self) -> dict[str, Any]:
+        return {"records": self.records, "dlq_entries": self.dlq_entries, "reasons": dict(self.reasons)}
+
+
 @dataclass
 class ReplayReport:
     resources: LocalResources
@@ -52,6 +72,71 @@ class ReplayReport:
     shards: int = 0
     invocations: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    # Records whose stream carries no item images (KEYS_ONLY, NEW_IMAGE, OLD_IMAGE): sized from what
+    # they carry, so their write units are lower estimates.
+    without_images: int = 0
+    uncounted: Uncounted = field(default_factory=Uncounted)
+
+    @property
+    def counted(self) -> int:
+        return self.records - self.uncounted.records
+
+
+class _MalformedReasons(logging.Handler):
+    """Keeps the reason the function logged for each record it could not count, by sequence number.
+
+    The DLQ holds batch coordinates only (as in AWS); the function's log is where the reason is, so
+    the replay reads it there instead of asking the user to turn logs on. The last reason logged for
+    a sequence number wins (a retried record fails the same way)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.by_sequence: dict[int, str] = {}
+        self.without_sequence: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() != _MALFORMED_MESSAGE:
+            return
+        reason = str(getattr(record, "reason", "") or "malformed record")
+        sequence = getattr(record, "sequence_number", None)
+        if isinstance(sequence, str) and sequence.isdigit():
+            self.by_sequence[int(sequence)] = reason
+        else:
+            self.without_sequence.append(reason)
+
+    def explain(self, letters: list[DeadLetter]) -> Uncounted:
+        uncounted = Uncounted(records=sum(letter.batch_size for letter in letters), dlq_entries=len(letters))
+        reasons: dict[str, int] = {}
+        unexplained = list(self.without_sequence)
+        for letter in letters:
+            found = self._in_range(letter)
+            for reason in found:
+                reasons[reason] = reasons.get(reason, 0) + 1
+            rest = letter.batch_size - len(found)
+            # A record without a usable SequenceNumber is dead-lettered without coordinates of its own.
+            while rest and unexplained:
+                reason = unexplained.pop(0)
+                reasons[reason] = reasons.get(reason, 0) + 1
+                rest -= 1
+            if rest:
+                reasons[FUNCTION_FAILED] = reasons.get(FUNCTION_FAILED, 0) + rest
+        uncounted.reasons = dict(sorted(reasons.items(), key=lambda item: -item[1]))
+        return uncounted
+
+    def _in_range(self, letter: DeadLetter) -> list[str]:
+        if not (letter.start_sequence.isdigit() and letter.end_sequence.isdigit()):
+            return []
+        low, high = int(letter.start_sequence), int(letter.end_sequence)
+        if low == high:
+            found = self.by_sequence.get(low)
+            return [found] if found is not None else []
+        return [reason for sequence, reason in self.by_sequence.items() if low <= sequence <= high]
+
+
+def lacks_images(record: Any) -> bool:
+    """The record carries no item images, as the function judges it (``records._partial``)."""
+    stream = record.get("dynamodb") if isinstance(record, dict) else None
+    return isinstance(stream, dict) and _partial(stream)
 
 
 def create_source_tables(folders: dict[str, list[Path]], aws: AwsClients) -> list[str]:
@@ -115,10 +200,16 @@ def plan_replay(paths: list[str]) -> ReplayPlan:
     their record counts and order, and the folders of each table's records (for ``tables/``)."""
     sources: dict[tuple[str, str], ShardSource] = {}
     table_folders: dict[str, list[Path]] = {}
-    for path in paths:
+    given: dict[Path, int] = {}
+    for position, path in enumerate(paths):
         file = Path(path)
         if not file.is_file():
             raise ReplayError(f"event file not found: {path}")
+        # The same file twice would be replayed twice: its records counted double, every rate doubled.
+        earlier = paths[given.setdefault(file.resolve(), position)]
+        if given[file.resolve()] != position:
+            twice = f"{path!r} twice" if earlier == path else f"{earlier!r} and {path!r} (the same file)"
+            raise ReplayError(f"an event file is given more than once: {twice}; name each file once")
         found: dict[tuple[str, Any], ShardSource] = {}  # the file's default shard id is known at its end
         reader = EventReader(file)
         for record in _records_of(reader):
@@ -272,18 +363,36 @@ def run_replay(
         finally:
             metrics.clear_metrics()
 
-    level = logger.log_level
-    logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
+    def seen(record: Any) -> None:
+        if lacks_images(record):
+            report.without_images += 1
+        if observe is not None:
+            observe(record)
+
+    # The function's logs stay quiet unless HOTKEYS_LOG_LEVEL asks for them (its handler's level);
+    # its errors still reach the replay, which reports why records were not counted.
+    level, shown = logger.log_level, logger.registered_handler.level
+    wanted = logging.getLevelName(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL").upper())
+    wanted = wanted if isinstance(wanted, int) else logging.CRITICAL
+    reasons = _MalformedReasons()
+    logger.setLevel(min(wanted, logging.ERROR))
+    logger.registered_handler.setLevel(wanted)
+    function_log = logging.getLogger(logger.name)
+    function_log.addHandler(reasons)
     try:
         for source in plan.shards:
-            records = source.read() if observe is None else _observed(source.read(), observe)
-            run = ShardConsumer(invoke, source.shard_id, mapping, stream_arn=source.stream_arn).consume(records)
+            run = ShardConsumer(invoke, source.shard_id, mapping, stream_arn=source.stream_arn).consume(
+                _observed(source.read(), seen)
+            )
             report.records += source.records
             report.invocations += run.invocations
             report.dead_letters.extend(run.dead_letters)
         _send_dead_letters(resources, report.dead_letters, aws)
     finally:
+        function_log.removeHandler(reasons)
+        logger.registered_handler.setLevel(shown)
         logger.setLevel(level)
+    report.uncounted = reasons.explain(report.dead_letters)
     return report
 
 

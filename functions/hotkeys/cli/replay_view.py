@@ -53,6 +53,9 @@ def collect(
         top.extend(row.to_json() for row in top_rows([window], per_window))
     return {
         "records": report.records,
+        "counted": report.counted,
+        "not_counted": report.uncounted.to_json(),
+        "without_images": report.without_images,
         "shards": report.shards,
         "invocations": report.invocations,
         "top": top,
@@ -108,6 +111,45 @@ def drain_alerts(queue_url: str | None, aws: AwsClients) -> list[dict[str, Any]]
     return alerts
 
 
+# A DLQ listing longer than this is cut (``--json`` lists every entry).
+DEAD_LETTERS_SHOWN = 10
+# The reason ``records.table_from_arn`` gives for a record that names no stream.
+_NO_SOURCE_ARN = "eventSourceARN is missing"
+
+
+def input_problems(result: dict[str, Any]) -> list[str]:
+    """What went wrong with the input, before any verdict: records not counted (how many, why, where
+    they went) and records whose sizes are lower estimates because the stream carries no images."""
+    lines = []
+    missing = result["not_counted"]
+    if missing["records"]:
+        everything = missing["records"] == result["records"]
+        lines.append(
+            f"{'None' if everything else missing['records']} of the {result['records']} records could be counted"
+            if everything
+            else f"{missing['records']} of the {result['records']} records could not be counted"
+        )
+        lines[-1] += (
+            f": the function rejected them and they went to the replay's DLQ "
+            f"({missing['dlq_entries']} entr{'y' if missing['dlq_entries'] == 1 else 'ies'}, listed below). Why:"
+        )
+        for reason, count in missing["reasons"].items():
+            lines.append(f"  {count}: {reason}")
+        if any(reason.startswith(_NO_SOURCE_ARN) for reason in missing["reasons"]):
+            lines.append(
+                "  replay reads Lambda's event format: records from `aws dynamodbstreams get-records` have no "
+                "eventSourceARN (and spell times and userIdentity differently); to read a live stream, use "
+                "`hotkeys watch --table NAME --from trim-horizon --once`"
+            )
+    if result["without_images"]:
+        lines.append(
+            f"{result['without_images']} of the {result['records']} records carry no item images (a KEYS_ONLY, "
+            "NEW_IMAGE or OLD_IMAGE stream): their write units are sized from what they carry (KEYS_ONLY: the "
+            "keys alone, 1 WCU each), so every figure is a lower estimate; the stream must use NEW_AND_OLD_IMAGES"
+        )
+    return lines
+
+
 def verdict(alerts: list[dict[str, Any]]) -> list[str]:
     """The answer first: which keys were hot, how hot at their peak, and what to do about it."""
     hot: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
@@ -130,6 +172,26 @@ def verdict(alerts: list[dict[str, Any]]) -> list[str]:
             f"partition limit) in the window starting {peak['window_start']}{shows}; suggested fix: {fix}"
         )
     return lines
+
+
+def check_writable(path: Path, flag: str) -> None:
+    """Refuses at once (one line) a path the command could not write its file to at the end.
+
+    The folder must exist and the path must not be one; then the file is opened for appending,
+    which proves the permission (for root too, which ``os.access`` does not) and changes nothing
+    in a file that exists (a file the probe created is removed)."""
+    if path.is_dir():
+        raise UserError(f"{flag}: {str(path)!r} is a folder; name a file in it, such as {str(path / 'report.html')!r}")
+    if not path.resolve().parent.is_dir():
+        raise UserError(f"{flag}: the folder {str(path.parent)!r} does not exist")
+    existed = path.exists()
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise UserError(f"{flag}: cannot write {str(path)!r}: {error.strerror}") from None
+    if not existed:
+        path.unlink()
 
 
 def _heat_map(aws: AwsClients, chosen: Settings) -> HeatMap:
@@ -164,9 +226,9 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     # The function's settings as chosen (validated before anything runs); the resources come later.
     chosen = settings_from_args(args, settings_names, stats_table_name="-")
     report_path = Path(args.report) if args.report else None
-    if report_path is not None and not report_path.resolve().parent.is_dir():
+    if report_path is not None:
         # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
-        raise UserError(f"--report: the folder {str(report_path.parent)!r} does not exist")
+        check_writable(report_path, "--report")
     if report_path is not None and importlib.util.find_spec("plotly") is None:
         raise UserError("--report draws with plotly, which is not installed: pip install 'dynamodb-hotkeys[report]'")
     with backend(args.endpoint_url):
@@ -189,10 +251,15 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         report_bucket = report.resources.bucket
     if report_path is not None and heat is not None:
         _write_report(report_path, result, heat, chosen)
+    # Nothing counted is no answer: the exit status says so (some records dead-lettered is the DLQ's job).
+    status = 1 if result["records"] and not result["counted"] else 0
     if args.json:
         print(json.dumps(result, indent=2, default=str))
-        return 0
-    for line in verdict(result["alerts"]):
+        return status
+    for line in input_problems(result):
+        console.print(line, markup=False, highlight=False, soft_wrap=True, style="bold red")
+    headline = verdict(result["alerts"]) if not status else ["No verdict: nothing was counted."]
+    for line in headline:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.endpoint_url:
         # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
@@ -239,13 +306,16 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         console.print("No TTL deletions were archived.")
     if result["dead_letters"]:
         console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
-        for letter in result["dead_letters"]:
+        for letter in result["dead_letters"][:DEAD_LETTERS_SHOWN]:
             console.print(
                 f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
                 f"{letter['endSequenceNumber']} ({letter['batchSize']} record{'' if letter['batchSize'] == 1 else 's'})"
             )
+        hidden = len(result["dead_letters"]) - DEAD_LETTERS_SHOWN
+        if hidden > 0:
+            console.print(f"  ... and {hidden} more (--json lists them all)", markup=False, highlight=False)
     else:
         console.print("Nothing was sent to the DLQ.")
     if args.report:
         console.print(f"Report written to {args.report}")
-    return 0
+    return status

@@ -5,12 +5,29 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
+from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.items import verdict
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
 from hotkeys.detector.windows import iso_utc
 
 TABLE_LOOKBACK_SECONDS = 86_400
+_STATS_KEY = ((PARTITION_KEY, "HASH"), (SORT_KEY, "RANGE"))
+
+
+def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
+    """Why the table DescribeTable describes cannot be the detector's stats table, or None if it can be.
+
+    The stats table is keyed by ``pk`` and ``sk`` (``stats_schema``); a source table passed by
+    mistake usually is not, and would otherwise read as "no figures yet"."""
+    schema = tuple((key["AttributeName"], key["KeyType"]) for key in description.get("KeySchema", []))
+    if sorted(schema) == sorted(_STATS_KEY):
+        return None
+    shown = ", ".join(f"{attribute} ({kind})" for attribute, kind in schema) or "none"
+    return (
+        f"--stats-table {name!r} is not the detector's stats table (its key is {shown}; the stats table's "
+        f"is {PARTITION_KEY} (HASH), {SORT_KEY} (RANGE)): pass the stack output StatsTableName"
+    )
 
 
 class StatsReader(Protocol):

@@ -51,6 +51,8 @@ class StreamWatcher:
         self._states: dict[str, ShardState] = {}
         self.records = 0
         self.malformed = 0
+        # Records without item images (a KEYS_ONLY, NEW_IMAGE or OLD_IMAGE stream): sizes are lower estimates.
+        self.without_images = 0
 
     def _refresh_shards(self) -> list[ShardCursor]:
         for shard in lineage_order(list_shards(self._streams, self.arn)):
@@ -107,6 +109,7 @@ class StreamWatcher:
             except MalformedRecord:
                 self.malformed += 1
                 continue
+            self.without_images += change.partial
             if change.sequence > state.high_water:
                 settings = self._settings
                 state.apply(
@@ -156,6 +159,17 @@ class StreamWatcher:
                 )
         rows.sort(key=lambda row: (-row.wcu_per_second, row.key))
         return rows[:limit]
+
+
+def images_warning(watcher: StreamWatcher) -> str | None:
+    """The warning for records that carry no item images, or None."""
+    if not watcher.without_images:
+        return None
+    return (
+        f"{watcher.without_images} of the {watcher.records} records read carry no item images (a KEYS_ONLY, "
+        "NEW_IMAGE or OLD_IMAGE stream): write units are sized from what they carry (KEYS_ONLY: the keys "
+        "alone, 1 WCU each), so every figure is a lower estimate; the stream must use NEW_AND_OLD_IMAGES"
+    )
 
 
 def _views(snapshots: list[SegmentSnapshot]) -> list[str | None]:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import asdict
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args
 from hotkeys.cli.streams import StreamError
-from hotkeys.cli.watch import LiveRow, StreamWatcher
+from hotkeys.cli.watch import LiveRow, StreamWatcher, images_warning
+
+
+def _view(rows: list[LiveRow], watcher: StreamWatcher) -> Group:
+    """The table, under the warning for records without images when some were read."""
+    warning = images_warning(watcher)
+    return Group(*([Text(warning, style="bold red")] if warning else []), _table(rows, watcher))
 
 
 def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
@@ -61,14 +69,17 @@ def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str,
             watcher.poll()
         rows = watcher.rows(args.limit)
         if args.json:
+            warning = images_warning(watcher)
+            if warning:
+                print(f"hotkeys: {warning}", file=sys.stderr)
             print(json.dumps([asdict(row) for row in rows], indent=2))
         else:
-            console.print(_table(rows, watcher))
+            console.print(_view(rows, watcher))
         return 0
     deadline = time.monotonic() + args.duration if args.duration else None
-    with Live(_table([], watcher), console=console, refresh_per_second=2) as live:
+    with Live(_view([], watcher), console=console, refresh_per_second=2) as live:
         while deadline is None or time.monotonic() < deadline:
             watcher.poll()
-            live.update(_table(watcher.rows(args.limit), watcher))
+            live.update(_view(watcher.rows(args.limit), watcher))
             time.sleep(args.interval)
     return 0

@@ -1,0 +1,74 @@
+"""`hotkeys cost` takes its figures from their sources: the committed benchmark and AWS's documented rules."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hotkeys.cli import cost
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _cells() -> dict[str, dict[str, Any]]:
+    output = json.loads((ROOT / cost.BENCH_OUTPUT).read_text())
+    return {cell["cell"]: cell for cell in output["cells"]}
+
+
+def test_the_cpu_per_record_is_the_committed_benchmarks_with_the_stated_margin() -> None:
+    # The cell's total (parse, GC and handler per record), times the margin, rounded up to a microsecond
+    measured = _cells()[cost.BENCH_CELL]["total_us"]
+    assert pytest.approx(math.ceil(measured * cost.CPU_MARGIN) * 1e-6) == cost.CPU_SECONDS_PER_RECORD
+
+
+def test_the_cpu_per_index_is_the_committed_benchmarks_difference_per_index() -> None:
+    cells = _cells()
+    per_index = (cells[f"{cost.BENCH_CELL}, 5 GSIs"]["total_us"] - cells[cost.BENCH_CELL]["total_us"]) / 5
+    assert pytest.approx(math.ceil(per_index * cost.CPU_MARGIN) * 1e-6) == cost.CPU_SECONDS_PER_RECORD_PER_GSI
+
+
+def test_the_throughput_per_shard_in_the_docs_is_the_models() -> None:
+    # docs/scale.md and docs/cost.md quote what one shard's function sustains at 512 MB
+    figure = cost.estimate(cost.CostInputs(writes_per_second=1000))["sustained_records_per_second_per_shard"]
+    expected = cost.CostInputs(writes_per_second=1000).batch_size / (
+        cost.CostInputs(writes_per_second=1000).batch_size * cost.CPU_SECONDS_PER_RECORD / (512 / 1769)
+        + cost.INVOCATION_OVERHEAD_SECONDS
+    )
+    assert figure == round(expected)
+    for doc in ("scale.md", "cost.md"):
+        quoted = re.findall(r"~([\d,]+) records/s", (ROOT / "docs" / doc).read_text())
+        assert f"{figure:,}" in quoted, (doc, quoted)
+
+
+# The rules "DynamoDB creates ... on your behalf" for a table or GSI (developer guide, "CloudWatch
+# Contributor Insights for DynamoDB: How it works"), and whether each needs a sort key.
+DOCUMENTED_RULES = {
+    "DynamoDBContributorInsights-PKC": False,  # most accessed items (partition key)
+    "DynamoDBContributorInsights-PKT": False,  # most throttled keys (partition key)
+    "DynamoDBContributorInsights-SKC": True,  # most accessed keys (partition and sort keys)
+    "DynamoDBContributorInsights-SKT": True,  # most throttled keys (partition and sort keys)
+}
+
+
+@pytest.mark.parametrize(("tables", "gsis", "sort_keys"), [(1, 0, False), (1, 0, True), (3, 2, False), (2, 5, True)])
+def test_contributor_insights_is_priced_with_the_rules_aws_creates(tables: int, gsis: int, sort_keys: bool) -> None:
+    # Each table and each GSI on it gets its own rules: the partition-key ones, and the sort-key ones
+    # when it has a sort key
+    per_target = sum(1 for needs_sort_key in DOCUMENTED_RULES.values() if sort_keys or not needs_sort_key)
+    inputs = cost.CostInputs(writes_per_second=1000, tables=tables, gsis=gsis, sort_keys=sort_keys)
+    result = cost.estimate(inputs)
+    assert result["contributor_insights_rules"] == tables * (1 + gsis) * per_target
+    assert result["contributor_insights"]["rules"] == pytest.approx(
+        tables * (1 + gsis) * per_target * cost.PRICES["contributor_insights_rule_month"], abs=0.005
+    )
+    # and the throttled-keys mode is priced beside it: the same rules, no event for a request that
+    # was not throttled
+    assert result["contributor_insights_throttled_keys"] == {
+        "rules": result["contributor_insights"]["rules"],
+        "events": 0.0,
+    }
