@@ -19,6 +19,7 @@ PRICES = {
     "lambda_request": 0.20 / 1e6,  # per invocation
     "lambda_gb_second_arm64": 0.0000133334,
     "dynamodb_write_request_unit": 0.625 / 1e6,  # on-demand
+    "dynamodb_read_request_unit": 0.125 / 1e6,  # on-demand
     "dynamodb_storage_gb_month": 0.25,
     "sns_publish": 0.50 / 1e6,
     "s3_put": 0.005 / 1000,
@@ -88,6 +89,14 @@ CUSTOM_METRICS = 13
 ALARMS = 7
 DASHBOARDS = 1
 STATS_WRU_PER_WRITE = 2
+# A segment's head as the window-heads index copies it (snapshots.head_of): at most HEAD_BYTES (16 KB)
+# before compression; a few KB compressed for keys of tens of bytes. Each snapshot write writes it to the
+# index too, and each read of a window's heads reads every shard's (eventually consistent: half a read
+# unit per 4 KB).
+HEAD_KB = 3
+# Reads of a window's heads per shard and window: its first look, and again after a flush half a window
+# later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §34).
+HEADS_READS_PER_SHARD_WINDOW = 3
 
 
 @dataclass(frozen=True)
@@ -136,12 +145,16 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
+    # Every shard reads every shard's heads: read units grow with the square of the shard count.
+    heads_read_units = windows * HEADS_READS_PER_SHARD_WINDOW * math.ceil(shard_count * HEAD_KB / 4) * 0.5
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
     archive_objects = min(ttl, invocations)
     return {
         "lambda_requests": invocations * PRICES["lambda_request"],
         "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
         "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
+        "stats_heads_index_writes": stats_writes * HEAD_KB * PRICES["dynamodb_write_request_unit"],
+        "stats_heads_reads": heads_read_units * PRICES["dynamodb_read_request_unit"],
         # ~2 KB per window kept for the retention period
         "stats_table_storage": windows * RETENTION_DAYS / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
