@@ -57,6 +57,19 @@ def test_counts_write_units_per_key_and_skips_ttl_deletes(settings: Settings) ->
     assert rows["hot"].error_bound == 0
 
 
+def test_the_summary_metrics_count_keys_by_write_units(settings: Settings) -> None:
+    # Given one write of a 300 KB item and 3 writes of small ones to another key, then 100 small keys
+    records = [write_record("big", 0, T0 + 1, payload_bytes=300_000)]
+    records += [write_record("small", 1 + i, T0 + 1) for i in range(3)]
+    records += [write_record(f"k{i}", 4 + i, T0 + 2) for i in range(100)]
+    # When they are folded
+    outcome = process_batch(tumbling(records), settings, ports_for(settings))
+    # Then the keys above 1% of the segment's write units are those of more than 1% of its units: the big
+    # item's key only (the small key wrote more often, but 3 units of ~400)
+    assert outcome.keys_over_one_percent == 1
+    assert outcome.summary_size == 102
+
+
 def malformed_batch() -> tuple[list, list[str]]:
     """Five good writes of key "a", one record without Keys, one with an unknown eventName."""
     good = [write_record("a", i, T0 + 1) for i in (0, 1, 3, 4, 5)]

@@ -16,6 +16,7 @@ from hotkeys.detector.observability import logger
 from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
 from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState
+from hotkeys.detector.summary import WCU
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
 SECONDS_PER_DAY = 86_400
@@ -403,7 +404,7 @@ def _flush(
                 completed.append(key)
         outcome.summary_size = max(outcome.summary_size, len(segment.entries))
         threshold = segment.wcu / 100
-        outcome.keys_over_one_percent += sum(1 for entry in segment.entries.values() if entry[1] > threshold)
+        outcome.keys_over_one_percent += sum(1 for entry in segment.entries.values() if entry[WCU] > threshold)
     return completed
 
 

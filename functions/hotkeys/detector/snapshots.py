@@ -343,7 +343,14 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         parts = [(part.entries, part.pruned, part.writes, part.wcu) for part in counted]
     entries, pruned = summary.merge((part[0], part[1]) for part in parts)
     keys = [
-        summary.KeyFigure(key=key, writes=e[0], wcu=e[1], error_bound=pruned, first_seen=e[2], peak_wcu=e[summary.PEAK])
+        summary.KeyFigure(
+            key=key,
+            writes=e[summary.WRITES],
+            wcu=e[summary.WCU],
+            error_bound=pruned,
+            first_seen=e[summary.FIRST_SEEN],
+            peak_wcu=e[summary.PEAK],
+        )
         for key, e in entries.items()
     ]
     keys.sort(key=lambda figure: (-figure.wcu, figure.key))
