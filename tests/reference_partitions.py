@@ -138,6 +138,26 @@ def partitions(
     return found
 
 
+def rate_when_judged(
+    seen: Iterable[Iterable[dict[str, Any]]],
+    table: str,
+    key: str,
+    window: int,
+    latest: int,
+    description: dict[str, Any] | None = None,
+    min_seconds: int = 10,
+    index: str | None = TABLE,
+) -> float:
+    """The partition's rate over its active span as the rules define it when they run after the
+    records ``seen`` (every shard's, up to that invocation): its write units in the window over all
+    shards, over its first write to ``latest`` (the latest record seen, inclusive), at least
+    ``min_seconds``."""
+    partition = partitions(seen, description).get((table, index, key, window))
+    if partition is None:
+        return 0.0
+    return partition.units / max(min_seconds, latest - min(partition.per_second) + 1)
+
+
 @dataclass(frozen=True)
 class Verdict:
     must_fire: bool

@@ -141,9 +141,12 @@ def interleaving(shards: Shards, rng: random.Random, lead: int = 2) -> list[str]
 class Lambda:
     """One event source mapping per shard, a container (ports and caches) per shard."""
 
-    def __init__(self, settings: Settings, chaos: Chaos | None = None, batch_size: int = 100) -> None:
+    def __init__(
+        self, settings: Settings, chaos: Chaos | dict[str, Chaos] | None = None, batch_size: int = 100
+    ) -> None:
         self.settings = settings
-        self.chaos = chaos
+        self.chaos = chaos if isinstance(chaos, dict) else None
+        self.chaos_everywhere = chaos if isinstance(chaos, Chaos) else None
         self.esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=WINDOW, retry_attempts=20)
         self._containers: dict[str, Ports] = {}
 
@@ -155,7 +158,7 @@ class Lambda:
             lambda event: process_batch(parse_event(event), self.settings, ports).response(),
             shard,
             self.esm,
-            self.chaos,
+            (self.chaos or {}).get(shard, self.chaos_everywhere),
         ).consume(records)
 
     def run(self, shards: Shards, order: list[str]) -> None:
@@ -290,28 +293,67 @@ def top_json(stats_table_name: str, *extra: str) -> list[dict[str, Any]]:
 
 
 # -- 3: a burst cut by a rollover ---------------------------------------------------------------------
-@pytest.mark.parametrize("seed", [None, 2026, 2135, 7])
+class PlannedCuts(Chaos):
+    """Batches of the sizes given (then the mapping's own), otherwise clean."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = list(sizes)
+
+    def batch_size(self, limit: int) -> int:
+        return min(limit, self.sizes.pop(0)) if self.sizes else limit
+
+
+def early_cuts(records: list[dict[str, Any]], into_second: int) -> list[int]:
+    """Batch sizes that end each batch ``into_second`` records into each second of event time (a
+    whole-second timestamp says nothing of where in the second a batch ends)."""
+    cuts, seen = [], set()
+    for position, record in enumerate(records):
+        second = int(record["dynamodb"]["ApproximateCreationDateTime"])
+        if second not in seen:
+            seen.add(second)
+            cuts.append(position + into_second)
+    cuts = [cut for cut in cuts if 0 < cut < len(records)]
+    return [after - before for before, after in zip([0, *cuts], cuts, strict=False)]
+
+
+@pytest.mark.parametrize("seed", ["early cuts", 2026, 2135])
 def test_a_burst_cut_by_a_rollover_fires_once_and_resolves_once(
-    stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], seed: int | None
+    stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], seed: str | int
 ) -> None:
-    # Given event#42 at 90% of the partition limit (90 of 100 WCU/s) for 12 s from second 25, its
-    # heaviest aligned 10 s at 63%: only its own 12 s span shows the rate; the shard rolls over at 31 s
+    # Given event#42 at 90% of the partition limit (90 of 100 WCU/s) for 12 s from second 25 (its
+    # heaviest aligned 10 s at 63%: only its own span shows the rate), and a shard that rolls over at 31 s
     settings = settings_for(stats_table_name, topic, partition_wcu_limit=100)
     limits = limits_of(settings)
-    batch_size = 10
     records = shard_records(0, key_writes("event#42", [(90, 25, 12)]), background(0, 7, rate=2))
     split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= T0 + 31)
-    shards = {"shardId-parent": records[:split], "shardId-child": records[split:]}
+    parent, child = records[:split], records[split:]
+    shards = {"shardId-parent": parent, "shardId-child": child}
     found = oracle.partitions(shards.values(), tickets)
-    burst = found[("tickets", None, "event#42", T0)]
-    # (evidence: its span's rate with one batch of its writes left out, the rules run once per batch)
-    assert oracle.verdict(burst, limits, active_span_leave_out=batch_size).must_fire
-    assert burst.heaviest_bucket(10) < limits.alert_rate * 10
+    assert found[("tickets", None, "event#42", T0)].heaviest_bucket(10) < limits.alert_rate * 10
     only_this_partition_may_fire(found, limits, (None, "event#42"))
-    # When the parent, then the child are consumed (cleanly, or with faults of delivery)
-    chaos = RandomChaos(random.Random(seed)) if seed is not None else None
-    order = [shard for shard, records in shards.items() for _window in by_window(records)]
-    Lambda(settings, chaos, batch_size).run(shards, order)
+    # When the parent, then the child are consumed: the child's batches end 10 records into each second
+    # (or at random, with faults of delivery)
+    if seed == "early cuts":
+        sizes = early_cuts(child, 10)
+        chaos: Chaos = PlannedCuts(sizes)
+        # (the oracle: the rate over the key's active span the rules see after each of the child's batches,
+        # on both shards' records; the highest is 4% over the alert rate)
+        ends = [sum(sizes[: n + 1]) for n in range(len(sizes))]
+        seen = [
+            oracle.rate_when_judged(
+                [parent, child[:end]],
+                "tickets",
+                "event#42",
+                T0,
+                int(child[end - 1]["dynamodb"]["ApproximateCreationDateTime"]),
+            )
+            for end in ends
+        ]
+        assert max(seen) >= 1.03 * limits.alert_rate
+    else:
+        chaos = RandomChaos(random.Random(seed))
+    order = [shard for shard, shard_records in shards.items() for _window in by_window(shard_records)]
+    Lambda(settings, {"shardId-child": chaos}, batch_size=100).run(shards, order)
     # Then one firing and one resolved
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter(
@@ -369,9 +411,10 @@ def table_total(found: dict[tuple[str, str | None, str, int], oracle.Partition],
 
 def test_a_share_incident_resolves_when_its_table_goes_quiet(stats_table_name: str, topic: dict[str, str]) -> None:
     # Given "popular" at 21% of a two-shard table's writes in window 0 (SHARE_MIN_WCU 100), then ten
-    # windows where the table writes 60 WCU a window, "popular" nothing
+    # windows where the table writes 72 WCU a window, "popular" still 12 of them: the table is too
+    # quiet for share alerts ("write units per window below which a table is too quiet")
     settings = settings_for(stats_table_name, topic, share_min_wcu=100, share_threshold=0.1)
-    busy0 = [key_writes("popular", [(2, 0, 60)], "profiles")]
+    busy0 = [key_writes("popular", [(2, 0, 60), (0.2, 60, 600)], "profiles")]
     busy0 += [key_writes(f"a{i}", [(0.25, 0, 60)], "profiles") for i in range(10)]
     busy1 = [key_writes(f"b{i}", [(0.25, 0, 60)], "profiles") for i in range(20)]
     quiet0 = [key_writes(f"qa{i}", [(0.05, 60, 600)], "profiles") for i in range(10)]
@@ -381,8 +424,7 @@ def test_a_share_incident_resolves_when_its_table_goes_quiet(stats_table_name: s
     assert share_of(found, "profiles", "popular", T0) >= 1.5 * settings.share_threshold
     assert table_total(found, "profiles", T0) >= 2 * settings.share_min_wcu
     for window in range(1, 11):
-        assert table_total(found, "profiles", T0 + window * WINDOW) < settings.share_min_wcu
-        assert share_of(found, "profiles", "popular", T0 + window * WINDOW) == 0
+        assert table_total(found, "profiles", T0 + window * WINDOW) < 0.75 * settings.share_min_wcu
     # When both shards are consumed, out of step
     rng = random.Random(5)
     Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
