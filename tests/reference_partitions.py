@@ -18,11 +18,11 @@ partition over ALL stream shards, per second of event time.
   ``ALERT_MIN_SPAN_SECONDS``: "its heaviest burst bucket ... aligned to the epoch").
 
 Verdicts keep margins on both sides, so the oracle never depends on how the detector estimates:
-``must_fire`` when the heaviest aligned bucket of the sum reaches ``margin`` × the alert rate (or,
+``must_fire`` when the heaviest aligned bucket of the sum reaches ``margin`` times the alert rate (or,
 for ``active_span=True``, the key's own active span averages that much after leaving out one batch
 of writes: the rules are evaluated once per batch); ``must_not_fire`` when no stretch of at least
 one bucket's length (divided by one second less than its length, the stricter of the two readings
-of a span) ever averages ``quiet`` × the partition limit. Anything between is left undecided.
+of a span) ever averages ``quiet`` times the partition limit. Anything between is left undecided.
 """
 
 from __future__ import annotations
@@ -167,7 +167,11 @@ class Verdict:
 
 
 def verdict(
-    partition: Partition, limits: Limits, margin: float = 1.1, quiet: float = 0.5, active_span_leave_out: int | None = None
+    partition: Partition,
+    limits: Limits,
+    margin: float = 1.1,
+    quiet: float = 0.5,
+    active_span_leave_out: int | None = None,
 ) -> Verdict:
     """Must this partition fire in this window, must it not? ``active_span_leave_out``: also count
     the partition's own active span as evidence (units of one batch left out)."""
@@ -190,7 +194,9 @@ def cool(partition: Partition | None, limits: Limits) -> bool:
     more reaches half of it (a partition with no writes in the window is cool)."""
     if partition is None:
         return True
-    return partition.highest_stretch_rate(limits.bucket_seconds) < 0.5 * limits.resolve_below * limits.partition_wcu_limit
+    return (
+        partition.highest_stretch_rate(limits.bucket_seconds) < 0.5 * limits.resolve_below * limits.partition_wcu_limit
+    )
 
 
 def incident_windows(

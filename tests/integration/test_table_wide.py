@@ -399,7 +399,9 @@ def test_a_key_hot_on_two_siblings_out_of_step_is_one_incident(
 
 
 # -- 5 and 6: shares of the table ------------------------------------------------------------------
-def share_of(found: dict[tuple[str, str | None, str, int], oracle.Partition], table: str, key: str, window: int) -> float:
+def share_of(
+    found: dict[tuple[str, str | None, str, int], oracle.Partition], table: str, key: str, window: int
+) -> float:
     total = sum(p.units for name, p in found.items() if name[0] == table and name[1] is None and name[3] == window)
     part = found.get((table, None, key, window))
     return (part.units if part else 0) / total if total else 0.0
@@ -442,7 +444,9 @@ def test_a_share_seen_only_across_parent_and_child_fires(stats_table_name: str, 
     # SHARE_MIN_WCU, and in the child's own writes no key reaches the threshold
     settings = settings_for(stats_table_name, topic, share_min_wcu=1000, share_threshold=0.2)
     ahead = shard_records(0, *[key_writes(f"s{i}", [(1 / 3, 0, 30)], "profiles") for i in range(20)])
-    parent = shard_records(1, key_writes("k", [(350 / 30, 0, 30)], "profiles"), key_writes("x", [(200 / 30, 0, 30)], "profiles"))
+    parent = shard_records(
+        1, key_writes("k", [(350 / 30, 0, 30)], "profiles"), key_writes("x", [(200 / 30, 0, 30)], "profiles")
+    )
     child_parts = [key_writes("k", [(100 / 30, 30, 30)], "profiles")]
     child_parts += [key_writes(f"c{i}", [(80 / 30, 30, 30)], "profiles") for i in range(9)]
     child = shard_records(2, *child_parts)
@@ -483,7 +487,11 @@ def test_the_fault_suites_burst_cut_at_31_s_fires_when_delivered_cleanly(aws: No
     # the rates over the key's span the rules see after each of the child's batches of 500, on both shards
     seen = [
         oracle.rate_when_judged(
-            [parent, child[:end]], "tickets", "event#42", T0, int(child[end - 1]["dynamodb"]["ApproximateCreationDateTime"])
+            [parent, child[:end]],
+            "tickets",
+            "event#42",
+            T0,
+            int(child[end - 1]["dynamodb"]["ApproximateCreationDateTime"]),
         )
         for end in range(500, len(child), 500)
     ]
