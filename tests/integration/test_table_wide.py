@@ -1,0 +1,502 @@
+"""Partitions whose writes meet across stream shards (issue #24), judged against an oracle.
+
+Every expected value comes from ``tests.reference_partitions``: the generated records' write units
+summed per partition over ALL shards, per second, read from the DynamoDB documentation's rules, not
+from the detector's code. A partition "must fire" when its heaviest epoch-aligned 10 s bucket of the
+sum (or, where said, its own active span) is at least 10% over the alert rate, "must not fire" when
+no stretch of 10 s or more reaches half of the partition limit.
+
+The shards are consumed as the event source mapping would (``hotkeys.cli.esm``), one window at a
+time per shard, interleaved so that shards are out of step (up to the documented 3 windows), with a
+container (ports, caches) per shard.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import boto3
+import pytest
+
+from hotkeys.cli.esm import Chaos, RandomChaos, ShardConsumer
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.main import main
+from hotkeys.deployment import EventSourceSettings
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.config import Settings
+from hotkeys.detector.pipeline import parse_event, process_batch
+from hotkeys.detector.wiring import Ports, build_ports
+from tests import reference_partitions as oracle
+from tests.integration.test_alerts import T0, delivered, statuses
+from tests.support import create_source_table
+
+WINDOW = 60
+Shards = dict[str, list[dict[str, Any]]]
+
+
+# -- generated traffic ------------------------------------------------------------------------------
+def times(spec: Iterable[tuple[float, int, int]]) -> list[float]:
+    """(writes per second, start second, duration) → evenly spaced event times after T0."""
+    found: list[float] = []
+    for rate, start, duration in spec:
+        found.extend(T0 + start + i / rate for i in range(round(rate * duration)))
+    return sorted(found)
+
+
+def pending_orders(
+    spec: Iterable[tuple[float, int, int]], shards: int, table: str = "tickets", status: str = "PENDING"
+) -> list[list[tuple[float, dict[str, Any]]]]:
+    """New orders with one status (each order its own table key, so its own place on the table's
+    partitions), dealt round-robin over ``shards``: the index partition is spread evenly over all."""
+    dealt: list[list[tuple[float, dict[str, Any]]]] = [[] for _ in range(shards)]
+    for number, when in enumerate(times(spec)):
+        key = f"order#{status}#{number}"
+        dealt[number % shards].append(
+            (when, {"table": table, "event_name": "INSERT", "keys": {"pk": key}, "new": {"pk": key, "status": status}})
+        )
+    return dealt
+
+
+def key_writes(
+    key: str, spec: Iterable[tuple[float, int, int]], table: str = "tickets", sort_keys: bool = False
+) -> list[tuple[float, dict[str, Any]]]:
+    """1-WCU MODIFYs of one table key (items without the indexed attribute: no index writes)."""
+    found = []
+    for position, when in enumerate(times(spec)):
+        keys = {"pk": key, "sk": f"s{position % 7}"} if sort_keys else {"pk": key}
+        image = {**keys, "v": position}
+        found.append((when, {"table": table, "event_name": "MODIFY", "keys": keys, "new": image, "old": image}))
+    return found
+
+
+def background(shard: int, windows: int, rate: float = 0.5, table: str = "tickets", sort_keys: bool = False) -> list:
+    """Quiet writes on a shard in every window (so every shard is invoked in every window)."""
+    return key_writes(f"bg#{shard}", [(rate, 0, windows * WINDOW)], table, sort_keys)
+
+
+def shard_records(shard: int, *parts: Sequence[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One shard's stream records, in time order, with growing sequence numbers."""
+    merged = sorted((event for part in parts for event in part), key=lambda event: event[0])
+    return [
+        stream_record(
+            table=spec["table"],
+            event_name=spec["event_name"],
+            keys=spec["keys"],
+            sequence=sequence_number(shard, position),
+            event_time=int(when),
+            new_image=spec.get("new"),
+            old_image=spec.get("old"),
+        )
+        for position, (when, spec) in enumerate(merged)
+    ]
+
+
+def describe(table: str) -> dict[str, Any]:
+    return boto3.client("dynamodb").describe_table(TableName=table)["Table"]  # type: ignore[no-any-return]
+
+
+def create_events_table() -> None:
+    """``events``: keyed by pk and sk (a partition key's items can be split for heat by sort key)."""
+    boto3.client("dynamodb").create_table(
+        TableName="events",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+# -- consumption ------------------------------------------------------------------------------------
+def by_window(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A shard's records cut at its tumbling windows (aligned to the epoch, in stream order)."""
+    windows: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        created = int(record["dynamodb"]["ApproximateCreationDateTime"])
+        windows[created - created % WINDOW].append(record)
+    return [windows[start] for start in sorted(windows)]
+
+
+def interleaving(shards: Shards, rng: random.Random, lead: int = 2) -> list[str]:
+    """A random order of the shards' windows, each shard's in its own order, no shard more than
+    ``lead`` windows ahead of another unfinished one (a shard ahead by ``lead`` + 1 whole windows
+    finishes a window while the other is still in the window 3 before: the documented limit)."""
+    counts = {shard: len(by_window(records)) for shard, records in shards.items()}
+    done = dict.fromkeys(counts, 0)
+    order = []
+    while any(done[s] < counts[s] for s in counts):
+        behind = min(done[s] for s in counts if done[s] < counts[s])
+        ready = [s for s in counts if done[s] < counts[s] and done[s] <= behind + lead]
+        shard = rng.choice(ready)
+        order.append(shard)
+        done[shard] += 1
+    return order
+
+
+class Lambda:
+    """One event source mapping per shard, a container (ports and caches) per shard."""
+
+    def __init__(
+        self, settings: Settings, chaos: Chaos | dict[str, Chaos] | None = None, batch_size: int = 100
+    ) -> None:
+        self.settings = settings
+        self.chaos = chaos if isinstance(chaos, dict) else None
+        self.chaos_everywhere = chaos if isinstance(chaos, Chaos) else None
+        self.esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=WINDOW, retry_attempts=20)
+        self._containers: dict[str, Ports] = {}
+
+    def consume(self, shard: str, records: list[dict[str, Any]]) -> None:
+        if shard not in self._containers:
+            self._containers[shard] = build_ports(self.settings, AwsClients())
+        ports = self._containers[shard]
+        ShardConsumer(
+            lambda event: process_batch(parse_event(event), self.settings, ports).response(),
+            shard,
+            self.esm,
+            (self.chaos or {}).get(shard, self.chaos_everywhere),
+        ).consume(records)
+
+    def run(self, shards: Shards, order: list[str]) -> None:
+        """Each entry of ``order`` consumes that shard's next window (a fresh state, as Lambda gives)."""
+        pending = {shard: by_window(records) for shard, records in shards.items()}
+        for shard in order:
+            self.consume(shard, pending[shard].pop(0))
+        assert not any(pending.values()), "the order left windows unconsumed"
+
+
+def settings_for(stats_table_name: str, topic: dict[str, str], **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"partition_wcu_limit": 20, "share_min_wcu": 10**9} | overrides
+    return Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], **values)
+
+
+def limits_of(settings: Settings) -> oracle.Limits:
+    return oracle.Limits(
+        partition_wcu_limit=settings.partition_wcu_limit,
+        alert_threshold=settings.alert_threshold,
+        resolve_below=settings.alert_threshold - settings.alert_hysteresis,
+        bucket_seconds=settings.alert_min_span_seconds,
+        window_seconds=settings.window_seconds,
+    )
+
+
+def only_this_partition_may_fire(
+    found: dict[tuple[str, str | None, str, int], oracle.Partition],
+    limits: oracle.Limits,
+    hot: tuple[str | None, str],
+) -> None:
+    """The generator's own check: every other partition of every window must not fire."""
+    for (_table, index, key, window), partition in found.items():
+        if (index, key) != hot:
+            assert oracle.verdict(partition, limits).must_not_fire, (index, key, window)
+
+
+def iso(second: int) -> str:
+    return f"2026-12-01T{(second - T0) // 3600:02d}:{(second - T0) % 3600 // 60:02d}:{(second - T0) % 60:02d}Z"
+
+
+def assert_one_incident(
+    alerts: list[dict[str, Any]],
+    key: str,
+    reason: str,
+    found: dict[tuple[str, str | None, str, int], oracle.Partition],
+    limits: oracle.Limits,
+    table: str,
+    index: str | None,
+) -> None:
+    """Exactly one firing and one resolved for the partition, nothing else; the firing in a window the
+    oracle says must fire, the resolution in a window after the last it says is hot, and clearly cool."""
+    assert statuses(alerts) == Counter({(key, reason, "firing"): 1, (key, reason, "resolved"): 1}), [
+        (a["key"], a["status"], a["window_start"]) for a in alerts
+    ]
+    assert all(a["index"] == index and a["table"] == table for a in alerts)
+    hot, _maybe, quiet = oracle.incident_windows(found, table, index, key, limits)
+    firing = next(a for a in alerts if a["status"] == "firing")
+    resolved = next(a for a in alerts if a["status"] == "resolved")
+    assert firing["window_start"] in {iso(w) for w in hot}
+    assert resolved["window_start"] > iso(max(hot)) and resolved["window_start"] in {iso(w) for w in quiet}
+
+
+# -- 1 and 2: an index partition spread over every shard ---------------------------------------------
+# PENDING's writes per second (rate, start, duration): 212% of the limit (20 WCU/s) in its heaviest
+# aligned 10 s, 138% over the window; spread over the shards, each part is far under the alert rate.
+PENDING = [(25, 0, 10), (42.4, 10, 10), (30, 20, 20), (20, 40, 10), (18, 50, 10)]
+QUIET_WINDOWS = 6
+
+
+def index_partition_shards(count: int) -> Shards:
+    dealt = pending_orders(PENDING, count)
+    return {f"shardId-{i}": shard_records(i, dealt[i], background(i, QUIET_WINDOWS)) for i in range(count)}
+
+
+@pytest.fixture
+def tickets(aws: None) -> dict[str, Any]:
+    create_source_table("tickets", None, status_index=True)  # KEYS_ONLY by-status
+    return describe("tickets")
+
+
+@pytest.mark.parametrize("count", [3, 8])
+def test_an_index_partition_spread_over_every_shard_fires_once_and_resolves_once(
+    stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], count: int
+) -> None:
+    # Given PENDING at 212% of the limit in its heaviest 10 s, its writes dealt evenly over the shards
+    settings = settings_for(stats_table_name, topic)
+    limits = limits_of(settings)
+    shards = index_partition_shards(count)
+    found = oracle.partitions(shards.values(), tickets)
+    pending = found[("tickets", "by-status", "PENDING", T0)]
+    assert oracle.verdict(pending, limits).must_fire and pending.heaviest_bucket(10) == 424
+    only_this_partition_may_fire(found, limits, ("by-status", "PENDING"))
+    # (each shard's part alone is under the alert rate: only the sum is hot)
+    for records in shards.values():
+        part = oracle.partitions([records], tickets)[("tickets", "by-status", "PENDING", T0)]
+        assert part.heaviest_bucket(10) < limits.alert_rate * 10
+    # When the shards are consumed out of step, with lost responses, redeliveries and odd batch sizes
+    rng = random.Random(count)
+    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    # Then one firing names the index partition, and one resolved follows once it cooled
+    alerts = delivered(topic["queue"])
+    assert_one_incident(alerts, "PENDING", "partition_limit", found, limits, "tickets", "by-status")
+    firing = next(a for a in alerts if a["status"] == "firing")
+    assert firing["wcu_per_second"] >= limits.alert_rate
+
+
+@pytest.mark.parametrize("count", [3, 8])
+def test_top_shows_the_index_partitions_true_peak(stats_table_name: str, tickets: dict[str, Any], count: int) -> None:
+    # Given the same PENDING partition spread over the shards, counted without alerting
+    settings = Settings(stats_table_name=stats_table_name, partition_wcu_limit=20)
+    shards = index_partition_shards(count)
+    rng = random.Random(count)
+    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    # When `top` shows the index's partitions of the first window
+    rows = top_json(stats_table_name, "--index", "by-status")
+    (row,) = [r for r in rows if r["key"] == "PENDING" and r["window_start"] == iso(T0)]
+    # Then its peak is the heaviest aligned 10 s bucket of the sum over all shards, not of the largest part
+    pending = oracle.partitions(shards.values(), describe("tickets"))[("tickets", "by-status", "PENDING", T0)]
+    assert row["peak_wcu_per_second"] == pytest.approx(pending.heaviest_bucket(10) / 10, abs=0.05)
+    assert row["wcu"] == pending.units
+
+
+def top_json(stats_table_name: str, *extra: str) -> list[dict[str, Any]]:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    arguments = ["top", "--stats-table", stats_table_name, "--table", "tickets", "--since", iso(T0)]
+    with contextlib.redirect_stdout(out):
+        assert main([*arguments, "--json", "--limit", "100", *extra]) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+# -- 3: a burst cut by a rollover ---------------------------------------------------------------------
+class PlannedCuts(Chaos):
+    """Batches of the sizes given (then the mapping's own), otherwise clean."""
+
+    def __init__(self, sizes: list[int]) -> None:
+        self.sizes = list(sizes)
+
+    def batch_size(self, limit: int) -> int:
+        return min(limit, self.sizes.pop(0)) if self.sizes else limit
+
+
+def early_cuts(records: list[dict[str, Any]], into_second: int) -> list[int]:
+    """Batch sizes that end each batch ``into_second`` records into each second of event time (a
+    whole-second timestamp says nothing of where in the second a batch ends)."""
+    cuts, seen = [], set()
+    for position, record in enumerate(records):
+        second = int(record["dynamodb"]["ApproximateCreationDateTime"])
+        if second not in seen:
+            seen.add(second)
+            cuts.append(position + into_second)
+    cuts = [cut for cut in cuts if 0 < cut < len(records)]
+    return [after - before for before, after in zip([0, *cuts], cuts, strict=False)]
+
+
+@pytest.mark.parametrize("seed", ["early cuts", 2026, 2135])
+def test_a_burst_cut_by_a_rollover_fires_once_and_resolves_once(
+    stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], seed: str | int
+) -> None:
+    # Given event#42 at 90% of the partition limit (90 of 100 WCU/s) for 12 s from second 25 (its
+    # heaviest aligned 10 s at 63%: only its own span shows the rate), and a shard that rolls over at 31 s
+    settings = settings_for(stats_table_name, topic, partition_wcu_limit=100)
+    limits = limits_of(settings)
+    records = shard_records(0, key_writes("event#42", [(90, 25, 12)]), background(0, 7, rate=2))
+    split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= T0 + 31)
+    parent, child = records[:split], records[split:]
+    shards = {"shardId-parent": parent, "shardId-child": child}
+    found = oracle.partitions(shards.values(), tickets)
+    assert found[("tickets", None, "event#42", T0)].heaviest_bucket(10) < limits.alert_rate * 10
+    only_this_partition_may_fire(found, limits, (None, "event#42"))
+    # When the parent, then the child are consumed: the child's batches end 10 records into each second
+    # (or at random, with faults of delivery)
+    if seed == "early cuts":
+        sizes = early_cuts(child, 10)
+        chaos: Chaos = PlannedCuts(sizes)
+        # (the oracle: the rate over the key's active span the rules see after each of the child's batches,
+        # on both shards' records; the highest is 4% over the alert rate)
+        ends = [sum(sizes[: n + 1]) for n in range(len(sizes))]
+        seen = [
+            oracle.rate_when_judged(
+                [parent, child[:end]],
+                "tickets",
+                "event#42",
+                T0,
+                int(child[end - 1]["dynamodb"]["ApproximateCreationDateTime"]),
+            )
+            for end in ends
+        ]
+        assert max(seen) >= 1.03 * limits.alert_rate
+    else:
+        chaos = RandomChaos(random.Random(seed))
+    order = [shard for shard, shard_records in shards.items() for _window in by_window(shard_records)]
+    Lambda(settings, {"shardId-child": chaos}, batch_size=100).run(shards, order)
+    # Then one firing and one resolved
+    alerts = delivered(topic["queue"])
+    assert statuses(alerts) == Counter(
+        {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
+    ), [(a["key"], a["status"], a["window_start"], a["wcu_per_second"]) for a in alerts]
+    firing = next(a for a in alerts if a["status"] == "firing")
+    assert firing["window_start"] == iso(T0)
+
+
+# -- 4: a key hot on two siblings of a split, out of step -------------------------------------------
+def test_a_key_hot_on_two_siblings_out_of_step_is_one_incident(
+    stats_table_name: str, topic: dict[str, str], aws: None
+) -> None:
+    # Given event#42 (items under several sort keys) at 15 WCU/s (limit 10) on a shard that splits
+    # for heat at 20 s; after it, on both children A and B in window 0, and only on A in window 1
+    create_events_table()
+    settings = settings_for(stats_table_name, topic, partition_wcu_limit=10)
+    limits = limits_of(settings)
+
+    def writes(spec: list[tuple[float, int, int]]) -> list[tuple[float, dict[str, Any]]]:
+        return key_writes("event#42", spec, "events", sort_keys=True)
+
+    def quiet(shard: int, start: int) -> list[tuple[float, dict[str, Any]]]:
+        return [e for e in background(shard, 7, 1, "events", sort_keys=True) if e[0] >= T0 + start]
+
+    parent_quiet = [e for e in background(0, 1, 1, "events", sort_keys=True) if e[0] < T0 + 20]
+    parent = shard_records(0, writes([(15, 0, 20)]), parent_quiet)
+    child_a = shard_records(1, writes([(15, 20, 100)]), quiet(1, 20))
+    child_b = shard_records(2, writes([(15, 20, 40)]), quiet(2, 20))
+    shards = {"shardId-parent": parent, "shardId-a": child_a, "shardId-b": child_b}
+    found = oracle.partitions(shards.values(), describe("events"))
+    hot, _maybe, quiet_windows = oracle.incident_windows(found, "events", None, "event#42", limits)
+    assert hot == [T0, T0 + WINDOW] and quiet_windows == [T0 + w * WINDOW for w in range(2, 7)]
+    only_this_partition_may_fire(found, limits, (None, "event#42"))
+    # When the parent is consumed, then B through window 2 (finishing window 1 before A starts), then
+    # A and B in turn, B 3 windows ahead
+    order = ["shardId-parent", *["shardId-b"] * 3]
+    order += ["shardId-a", "shardId-b"] * 4 + ["shardId-a"] * 3
+    Lambda(settings).run(shards, order)
+    # Then the continuous incident fires once and resolves once, after window 1
+    alerts = delivered(topic["queue"])
+    assert_one_incident(alerts, "event#42", "partition_limit", found, limits, "events", None)
+
+
+# -- 5 and 6: shares of the table ------------------------------------------------------------------
+def share_of(
+    found: dict[tuple[str, str | None, str, int], oracle.Partition], table: str, key: str, window: int
+) -> float:
+    total = sum(p.units for name, p in found.items() if name[0] == table and name[1] is None and name[3] == window)
+    part = found.get((table, None, key, window))
+    return (part.units if part else 0) / total if total else 0.0
+
+
+def table_total(found: dict[tuple[str, str | None, str, int], oracle.Partition], table: str, window: int) -> int:
+    return sum(p.units for name, p in found.items() if name[0] == table and name[1] is None and name[3] == window)
+
+
+def test_a_share_incident_resolves_when_its_table_goes_quiet(stats_table_name: str, topic: dict[str, str]) -> None:
+    # Given "popular" at 21% of a two-shard table's writes in window 0 (SHARE_MIN_WCU 100), then ten
+    # windows where the table writes 72 WCU a window, "popular" still 12 of them: the table is too
+    # quiet for share alerts ("write units per window below which a table is too quiet")
+    settings = settings_for(stats_table_name, topic, share_min_wcu=100, share_threshold=0.1)
+    busy0 = [key_writes("popular", [(2, 0, 60), (0.2, 60, 600)], "profiles")]
+    busy0 += [key_writes(f"a{i}", [(0.25, 0, 60)], "profiles") for i in range(10)]
+    busy1 = [key_writes(f"b{i}", [(0.25, 0, 60)], "profiles") for i in range(20)]
+    quiet0 = [key_writes(f"qa{i}", [(0.05, 60, 600)], "profiles") for i in range(10)]
+    quiet1 = [key_writes(f"qb{i}", [(0.05, 60, 600)], "profiles") for i in range(10)]
+    shards = {"shardId-0": shard_records(0, *busy0, *quiet0), "shardId-1": shard_records(1, *busy1, *quiet1)}
+    found = oracle.partitions(shards.values())
+    assert share_of(found, "profiles", "popular", T0) >= 1.5 * settings.share_threshold
+    assert table_total(found, "profiles", T0) >= 2 * settings.share_min_wcu
+    for window in range(1, 11):
+        assert table_total(found, "profiles", T0 + window * WINDOW) < 0.75 * settings.share_min_wcu
+    # When both shards are consumed, out of step
+    rng = random.Random(5)
+    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    # Then the share incident fires once and resolves once
+    alerts = delivered(topic["queue"])
+    assert statuses(alerts) == Counter({("popular", "share", "firing"): 1, ("popular", "share", "resolved"): 1}), [
+        (a["key"], a["reason"], a["status"], a["window_start"]) for a in alerts
+    ]
+
+
+def test_a_share_seen_only_across_parent_and_child_fires(stats_table_name: str, topic: dict[str, str]) -> None:
+    # Given a table whose window holds 1,570 WCU (SHARE_MIN_WCU 1,000): another shard ahead (200 WCU),
+    # a parent shard ending at 30 s ("k" 350 of its 550) and its child ("k" 100 of its 820):
+    # "k" holds 29% of the window (threshold 20%); when the parent ran, the table so far was under
+    # SHARE_MIN_WCU, and in the child's own writes no key reaches the threshold
+    settings = settings_for(stats_table_name, topic, share_min_wcu=1000, share_threshold=0.2)
+    ahead = shard_records(0, *[key_writes(f"s{i}", [(1 / 3, 0, 30)], "profiles") for i in range(20)])
+    parent = shard_records(
+        1, key_writes("k", [(350 / 30, 0, 30)], "profiles"), key_writes("x", [(200 / 30, 0, 30)], "profiles")
+    )
+    child_parts = [key_writes("k", [(100 / 30, 30, 30)], "profiles")]
+    child_parts += [key_writes(f"c{i}", [(80 / 30, 30, 30)], "profiles") for i in range(9)]
+    child = shard_records(2, *child_parts)
+    shards = {"shardId-other": ahead, "shardId-parent": parent, "shardId-child": child}
+    found = oracle.partitions(shards.values())
+    assert share_of(found, "profiles", "k", T0) >= 1.25 * settings.share_threshold
+    assert table_total(found, "profiles", T0) >= 1.5 * settings.share_min_wcu
+    assert sum(p.units for n, p in oracle.partitions([ahead, parent]).items()) < settings.share_min_wcu
+    child_found = oracle.partitions([child])
+    assert all(share_of(child_found, "profiles", name[2], T0) < settings.share_threshold for name in child_found)
+    # When the other shard, then the parent, then the child are consumed
+    Lambda(settings).run(shards, ["shardId-other", "shardId-parent", "shardId-child"])
+    # Then "k" fires, once
+    alerts = delivered(topic["queue"])
+    assert statuses(alerts) == Counter({("k", "share", "firing"): 1}), [
+        (a["key"], a["reason"], a["status"], a["share"]) for a in alerts
+    ]
+    assert alerts[0]["share"] >= settings.share_threshold
+
+
+# -- 3 (again): the fault suite's own workload, delivered cleanly -----------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    reason="c6e757d raises no alert at all (event#42, OPEN, SOLD) for the fault suite's burst cut at 31 s "
+    "delivered cleanly in batches of 500, though the merged span rate after the child's 2nd and 3rd "
+    "batches is 836 and 895 WCU/s (alert rate 800); reported to the lead",
+)
+def test_the_fault_suites_burst_cut_at_31_s_fires_when_delivered_cleanly(aws: None) -> None:
+    from tests.property import test_faults as faults
+
+    # Given the fault suite's workload (900 WCU/s for 12 s from 25 s, 3-WCU items) and a rollover at 31 s
+    records, poison, _ttl = faults.workload()
+    schedule = faults.Schedule(retry_attempts=25, reading="returned", rollover_at=31)
+    (_, parent), (_, child) = schedule.lineage([r for r in records if r["dynamodb"]["SequenceNumber"] not in poison])
+    parent = [r for r in parent if r["dynamodb"]["ApproximateCreationDateTime"] < T0 + WINDOW]
+    child = [r for r in child if r["dynamodb"]["ApproximateCreationDateTime"] < T0 + WINDOW]
+    limits = oracle.Limits(partition_wcu_limit=1000)
+    # the rates over the key's span the rules see after each of the child's batches of 500, on both shards
+    seen = [
+        oracle.rate_when_judged(
+            [parent, child[:end]],
+            "tickets",
+            "event#42",
+            T0,
+            int(child[end - 1]["dynamodb"]["ApproximateCreationDateTime"]),
+        )
+        for end in range(500, len(child), 500)
+    ]
+    assert max(seen) >= 1.1 * limits.alert_rate
+    # When it is delivered without faults, in batches of 500
+    result = faults.run(records, Chaos(), None, schedule)
+    # Then the burst key and the two index partitions it moves between fire once and resolve once
+    assert Counter((a["key"], a["status"]) for a in result["alerts"]) == faults.EXPECTED_ALERTS
