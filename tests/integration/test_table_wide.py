@@ -468,12 +468,6 @@ def test_a_share_seen_only_across_parent_and_child_fires(stats_table_name: str, 
 
 
 # -- 3 (again): the fault suite's own workload, delivered cleanly -----------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="c6e757d raises no alert at all (event#42, OPEN, SOLD) for the fault suite's burst cut at 31 s "
-    "delivered cleanly in batches of 500, though the merged span rate after the child's 2nd and 3rd "
-    "batches is 836 and 895 WCU/s (alert rate 800); reported to the lead",
-)
 def test_the_fault_suites_burst_cut_at_31_s_fires_when_delivered_cleanly(aws: None) -> None:
     from tests.property import test_faults as faults
 
