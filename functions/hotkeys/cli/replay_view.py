@@ -275,7 +275,8 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
             f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}, window average "
             f"{row['wcu_per_second']:,.0f} WCU/s"
         )
-    shards = suggested_shards(max(peak, alert_rate), limit)
+    # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
+    shards = max(suggested_shards(max(peak, alert_rate), limit), *(int(a["suggested_shards"]) for a in alerts))
     return f"  {incident.where} {said}{_fix(incident, families, window, shards, share)}"
 
 

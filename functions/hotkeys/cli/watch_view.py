@@ -27,8 +27,7 @@ def _view(rows: list[LiveRow], watcher: StreamWatcher) -> Group:
 def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
     grid = Table(
         title=f"{watcher.arn.split('/')[1]}: {watcher.records} records read "
-        f"({watcher.malformed} malformed) — alert rate: the higher of the rate over each key's active time "
-        "and its peak 10 s"
+        f"({watcher.malformed} malformed) — alert rate: active-time rate or peak 10 s, the higher"
     )
     columns = (
         "window (UTC)",
