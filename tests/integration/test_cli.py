@@ -227,40 +227,142 @@ def test_version(capsys: pytest.CaptureFixture) -> None:
     assert capsys.readouterr().out.strip() == f"hotkeys {version('dynamodb-hotkeys')}"
 
 
-def test_the_replay_verdict_comes_first_and_names_the_fix() -> None:
+def _alert(key: str, reason: str, rate: float, share: float, **extra: object) -> dict[str, object]:
+    return {
+        "table": "tickets",
+        "index": None,
+        "key": key,
+        "window_start": "2026-12-01T00:00:00Z",
+        "window_seconds": 60,
+        "wcu_per_second": rate,
+        "partition_limit_wcu": 1000,
+        "percent_of_limit": round(rate / 10, 1),
+        "share": share,
+        "reason": reason,
+        "status": "firing",
+        "suggested_shards": 2 if rate >= 800 else 1,
+        "pattern": None,
+        "remedy": None,
+        **extra,
+    }
+
+
+def _stored(key: str, average: float, peak: float, share: float, table: str = "tickets") -> dict[str, object]:
+    """A row of the window's stored figures (top_rows), as `top` shows it."""
+    return {
+        "table": table,
+        "index": None,
+        "key": key,
+        "window_start": "2026-12-01T00:00:00Z",
+        "window_seconds": 60,
+        "wcu_per_second": average,
+        "share": share,
+        "peak_wcu_per_second": peak,
+    }
+
+
+def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired_at() -> None:
     from hotkeys.cli.replay_view import verdict
 
-    burst = {
-        "table": "tickets",
-        "key": "event#42",
-        "window_start": "2026-12-01T00:00:00Z",
-        "wcu_per_second": 882.5,
-        "percent_of_limit": 88.2,
-        "share": 0.97,
-        "suggested_shards": 2,
+    # Given a burst whose alert fired at 882.5 WCU/s (the rule's rate when that invocation ran), while
+    # the window's stored figures, which `top` shows, hold a 900 WCU/s peak and a 300 WCU/s average
+    result = {
+        "alerts": [
+            _alert("event#42", "share", 584.2, 0.9661),
+            _alert("event#42", "partition_limit", 882.5, 0.9752),
+            {**_alert("event#42", "partition_limit", 0.0, 0.0), "status": "resolved"},
+        ],
+        "alerted_figures": [_stored("event#42", 300.0, 900.0, 0.98)],
+        "families": [],
     }
-    share_only = {
-        **burst,
-        "key": "celebrity#1",
-        "wcu_per_second": 16.0,
-        "percent_of_limit": 1.6,
-        "share": 0.14,
-        "suggested_shards": 1,
+    # Then the verdict's peak is the table's, and the alert's rate is named apart
+    assert verdict(result) == [
+        "1 hot key (at or near the partition limit):",
+        "  tickets/event#42 peaked at 900 WCU/s (90% of the partition limit) in the window starting "
+        "2026-12-01T00:00:00Z, alerted at 882 WCU/s, window average 300 WCU/s; suggested fix: write-shard it "
+        "over 2 suffixes (event#42#1..2; an estimate)",
+    ]
+    # And when the alert fired at what the peak reads, it is not said twice
+    result["alerts"][1]["wcu_per_second"] = 899.6
+    assert "alerted at" not in verdict(result)[1]
+
+
+def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
+    from hotkeys.cli.replay_view import verdict
+
+    family = "poll#7#* (4 shards): 90 WCU/s in total on average, hottest shard poll#7#0 ... uneven"
+    # Given a hot key, a celebrity at 14% of a small table and one shard of an uneven family at 15%,
+    # whose alert's remedy was written with the window so far (85 WCU/s in total)
+    result = {
+        "alerts": [
+            _alert("event#42", "partition_limit", 882.5, 0.97),
+            _alert("celebrity#1", "share", 16.0, 0.137, table="profiles"),
+            _alert("poll#7#0", "share", 60.0, 0.1517, table="votes", pattern="write-sharded family", remedy="85 ..."),
+        ],
+        "alerted_figures": [
+            _stored("event#42", 300.0, 900.0, 0.98),
+            _stored("celebrity#1", 16.0, 16.2, 0.14, table="profiles"),
+            _stored("poll#7#0", 60.0, 61.0, 0.1519, table="votes"),
+        ],
+        "families": [
+            {
+                "table": "votes",
+                "index": None,
+                "window_start": "2026-12-01T00:00:00Z",
+                "stem": "poll#7#",
+                "verdict": family,
+            }
+        ],
     }
-    alerts = [
-        {**share_only, "status": "firing"},
-        {**burst, "status": "firing"},
-        {**burst, "status": "resolved", "wcu_per_second": 10.0},
+    lines = verdict(result)
+    # Then only the key near the partition limit is a hot key; the shares are listed apart, as shares
+    assert lines[0] == "1 hot key (at or near the partition limit):"
+    assert lines[1].startswith("  tickets/event#42 peaked at 900 WCU/s")
+    assert lines[2] == (
+        "2 keys with a heavy share of their table's writes (share-of-table alerts; under the partition-limit "
+        "threshold, not hot):"
+    )
+    assert lines[3] == (
+        "  votes/poll#7#0 took 15% of the table's writes in the window starting 2026-12-01T00:00:00Z (peak 61 "
+        "WCU/s, 6% of the partition limit; window average 60 WCU/s) (write-sharded family); suggested fix: " + family
+    )
+    assert lines[4].startswith("  profiles/celebrity#1 took 14% of the table's writes in the window starting ")
+    assert "(peak 16 WCU/s, 2% of the partition limit; window average 16 WCU/s)" in lines[4]
+    assert len(lines) == 5
+    # And with shares only, there is no hot key
+    result["alerts"] = result["alerts"][1:]
+    assert verdict(result)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
+    assert verdict({"alerts": [], "alerted_figures": [], "families": []}) == [
+        "No hot key: no partition key reached the partition-limit alert threshold."
     ]
-    assert verdict(alerts) == [
-        "2 hot keys:",
-        "  tickets/event#42 peaked at 882 WCU/s (88% of the partition limit) in the window starting "
-        "2026-12-01T00:00:00Z; suggested fix: write-shard it over 2 suffixes (event#42#1..2; an estimate)",
-        "  tickets/celebrity#1 peaked at 16 WCU/s (2% of the partition limit) in the window starting "
-        "2026-12-01T00:00:00Z; suggested fix: one partition still serves it, but it takes 14% of the table's "
-        "writes: spread them over more partition keys before it grows",
-    ]
-    assert verdict([]) == ["No hot key: no partition key reached the alert threshold."]
+
+
+@pytest.mark.parametrize(
+    ("events", "peak", "alerted"),
+    [
+        ("events/hot-key-burst.json.gz", 900, 882),
+        (None, 950, 861),  # a generated 950 WCU/s burst
+    ],
+)
+def test_the_replay_verdict_and_its_top_table_show_one_peak(
+    tmp_path: Path, capsys: pytest.CaptureFixture, events: str | None, peak: int, alerted: int
+) -> None:
+    if events is None:
+        events = str(tmp_path / "burst.json.gz")
+        hot = ["--hot", "event#42:950wcu@30s+20s", "--item-spread", "0", "--seed", "3", "--rate", "10"]
+        assert main(["generate", "--out", events, *hot]) == 0
+    # When the burst is replayed, as text and as JSON
+    assert main(["replay", events, "--limit", "1"]) == 0
+    text = capsys.readouterr().out
+    assert main(["replay", events, "--json", "--limit", "1"]) == 0
+    row = json.loads(capsys.readouterr().out)["top"][0]  # the burst's window's hottest key
+    # Then the verdict's peak is the top table's peak for that key and window, and the alert's rate is named
+    assert row["key"] == "event#42" and row["peak_wcu_per_second"] == peak
+    assert (
+        f"event#42 peaked at {peak} WCU/s ({peak // 10}% of the partition limit) in the window starting "
+        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['wcu_per_second']:,.0f} WCU/s"
+    ) in text
+    assert f"{peak:.1f}" in text.split("Top keys per window")[1]
 
 
 def test_top_for_one_table_finds_its_windows_when_another_table_is_newer(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import io
 import itertools
 import json
@@ -127,6 +128,37 @@ def test_the_report_leads_with_the_verdict_and_the_alerts(replayed: tuple[Path, 
     assert "hot key" in parser.verdict[0]
     assert len(parser.verdict) > 3 and all(line in said for line in parser.verdict), parser.verdict
     assert any(line.startswith("tickets/event#42 ") for line in parser.verdict)
+
+
+def test_the_report_lists_share_alerts_apart_from_hot_keys(replayed: tuple[Path, str]) -> None:
+    import re
+
+    report, _printed = replayed
+    page = report.read_text(encoding="utf-8")
+
+    def subjects(anchor: str) -> list[str]:
+        found = re.search(f"<table class='top' id='{anchor}'>(.*?)</table>", page, re.S)
+        assert found is not None, anchor
+        return [html.unescape(cell) for cell in re.findall(r"<td class='k'>(\[[^<]*)</td>", found.group(1))]
+
+    # Given the burst, the index back-pressure and the celebrity of a small table replayed together
+    limit, share = subjects("alerts-partition-limit"), subjects("alerts-share")
+    # Then the partition-limit incidents are one table, the share-of-table incidents another
+    assert [s for s in limit if s.startswith("[hot key]")] == [
+        "[hot key] payments index by-status: AUTHORIZED at 850 WCU/s (85% of partition limit)",
+        "[hot key] payments index by-status: PENDING at 840 WCU/s (84% of partition limit)",
+        "[hot key] tickets: event#42 at 882 WCU/s (88% of partition limit)",
+    ]
+    assert [s for s in share if s.startswith("[hot key]")] == [
+        "[hot key] profiles: celebrity#1 14% of table writes (16 WCU/s)",
+        "[hot key] tickets: event#42 97% of table writes (584 WCU/s)",
+    ]
+    assert all("share-of-table" in s for s in share if s.startswith("[resolved]"))
+    # And the verdict counts three hot keys; the celebrity is a share of its table, not one of them
+    verdict = parsed(report).verdict
+    assert verdict[0] == "3 hot keys (at or near the partition limit):"
+    assert not any(line.startswith("profiles/celebrity#1") for line in verdict[1:4])
+    assert any(line.startswith("profiles/celebrity#1 took 14% of the table's writes") for line in verdict[4:])
 
 
 def test_tables_are_ordered_hottest_first(report: Path) -> None:

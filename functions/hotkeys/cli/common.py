@@ -181,7 +181,9 @@ def render_top(
     grid = Table(title=title, caption=caption)
     columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
     columns += [("key", "left")] if wide else []
-    columns += [("WCU/s", "right"), ("peak WCU/s", "right"), ("% of partition", "right"), ("share", "right")]
+    # Every rate names itself: the window's average, its peak (the heaviest aligned burst bucket of the
+    # key's merged series, the figure the replay's verdict quotes) and the peak's share of the limit.
+    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right"), ("peak % of limit", "right"), ("share", "right")]
     columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
     for column, justify in columns:
         text = column in ("window (UTC)", "table", "key", "table/key")

@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +20,13 @@ from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan
 from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
+from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings, default_of
 from hotkeys.detector.diagnosis import SHARD_FAMILY
 
 if TYPE_CHECKING:
     from hotkeys.cli.report import HeatMap
+    from hotkeys.detector.snapshots import WindowFigures
 
 
 @contextlib.contextmanager
@@ -48,6 +51,7 @@ def collect(
     store = DynamoStatsStore(aws.resource("dynamodb").Table(report.resources.stats_table))
     windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
     figures = window_figures(store, windows, ALL_INDEXES)
+    alerts = drain_alerts(report.resources.alert_queue_url, aws)
     top: list[dict[str, Any]] = []
     for window in figures:
         top.extend(row.to_json() for row in top_rows([window], per_window))
@@ -60,6 +64,7 @@ def collect(
         "invocations": report.invocations,
         "top": top,
         "families": family_rows(figures, partition_limit),
+        "alerted_figures": alerted_figures(alerts, figures),
         "windows": [
             {
                 "table": w.table,
@@ -72,7 +77,7 @@ def collect(
             }
             for w in figures
         ],
-        "alerts": drain_alerts(report.resources.alert_queue_url, aws),
+        "alerts": alerts,
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
     }
@@ -150,28 +155,182 @@ def input_problems(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def verdict(alerts: list[dict[str, Any]]) -> list[str]:
-    """The answer first: which keys were hot, how hot at their peak, and what to do about it."""
-    hot: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
-    for alert in alerts:
+def alerted_figures(alerts: list[dict[str, Any]], figures: list[WindowFigures]) -> list[dict[str, Any]]:
+    """The stored figures (``top_rows``: window average, peak, share) of every key an alert named while
+    hot, in every window whose merged figures list it: what the verdict reads, so that it and the
+    top-keys table show one peak for one key and window."""
+    named = {(a["table"], a.get("index"), a["key"]) for a in alerts if a["status"] != "resolved"}
+    rows = [
+        row.to_json()
+        for window in figures
+        if any((window.table, window.index, key.key) in named for key in window.keys)
+        for row in top_rows([window], len(window.keys))
+        if (row.table, row.index, row.key) in named
+    ]
+    rows.sort(key=lambda row: (row["table"], row["index"] or "", row["key"], row["window_start"]))
+    return rows
+
+
+@dataclass(frozen=True)
+class _Incident:
+    """One key's hot alerts (firing, reminders) in a replay and its stored figures."""
+
+    table: str
+    index: str | None
+    key: str
+    alerts: list[dict[str, Any]]
+    rows: list[dict[str, Any]]  # alerted_figures of this key, one per window that lists it
+
+    @property
+    def partition_limit(self) -> bool:
+        return any(alert["reason"] == PARTITION_LIMIT for alert in self.alerts)
+
+    @property
+    def where(self) -> str:
+        return f"{self.table}/{self.key}" if self.index is None else f"{self.table} index {self.index}: {self.key}"
+
+    def reason_alerts(self) -> list[dict[str, Any]]:
+        """The alerts of the incident's kind: partition-limit ones when there are any, else share ones."""
+        reason = PARTITION_LIMIT if self.partition_limit else SHARE
+        return [alert for alert in self.alerts if alert["reason"] == reason]
+
+    def figure(self) -> dict[str, Any] | None:
+        """The stored row the verdict names: the window of the key's heaviest peak (a hot key), or of its
+        largest share among the windows a share alert named (a share of a table: a window under the
+        share rule's minimum has shares of nothing)."""
+        if self.partition_limit:
+            rows = self.rows
+            return max(rows, key=lambda row: (_peak(row), row["window_start"]), default=None)
+        windows = {alert["window_start"] for alert in self.alerts}
+        rows = [row for row in self.rows if row["window_start"] in windows]
+        return max(rows, key=lambda row: (row["share"], row["window_start"]), default=None)
+
+
+def _peak(row: dict[str, Any]) -> float:
+    """The key's peak in the row's window: its heaviest aligned burst bucket as WCU/s (never below the
+    window average, which a series cut at ``MAX_SERIES_PAIRS`` could leave it under)."""
+    return float(max(row["wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
+
+
+def verdict(result: dict[str, Any]) -> list[str]:
+    """The answer first: which keys were hot (at or near the partition limit), how hot at their peak,
+    and what to do; then, apart, the keys that took a heavy share of a table's writes while far from the
+    limit (share-of-table alerts: a warning, not a hot key).
+
+    Every figure is the stored one the top-keys table shows (``alerted_figures``): the peak is the
+    merged heaviest aligned burst bucket of the key's window, the share the whole window's. The rate an
+    alert fired at (the rule's rate when that invocation ran) is named apart when it differs. A
+    write-sharded family's line is the families line of that window."""
+    grouped: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
+    for alert in result["alerts"]:
         if alert["status"] != "resolved":
-            hot.setdefault((alert["table"], alert.get("index"), alert["key"]), []).append(alert)
-    if not hot:
-        return ["No hot key: no partition key reached the alert threshold."]
-    lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'}:"]
-    for (table, index, key), found in sorted(hot.items(), key=lambda item: -max(a["wcu_per_second"] for a in item[1])):
-        peak = max(found, key=lambda a: a["wcu_per_second"])
-        fix = short_fix(key, max(a["suggested_shards"] for a in found), max(a["share"] for a in found), index)
-        where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
-        pattern = next((a["pattern"] for a in found if a.get("pattern")), None)
-        shows = f" ({pattern})" if pattern else ""
-        if pattern == SHARD_FAMILY:  # one shard of a family: the family's verdict is the fix
-            fix = next(a["remedy"] for a in found if a.get("pattern") == SHARD_FAMILY)
+            grouped.setdefault((alert["table"], alert.get("index"), alert["key"]), []).append(alert)
+    stored: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
+    for row in result.get("alerted_figures", []):
+        stored.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
+    incidents = [_Incident(*name, found, stored.get(name, [])) for name, found in grouped.items()]
+    hot = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
+    shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
+    families = result.get("families", [])
+    if hot:
+        lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'} (at or near the partition limit):"]
+        lines.extend(_hot_line(incident, families) for incident in hot)
+    else:
+        lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
+    if shares:
+        many = len(shares) > 1
         lines.append(
-            f"  {where} peaked at {peak['wcu_per_second']:,.0f} WCU/s ({peak['percent_of_limit']:.0f}% of the "
-            f"partition limit) in the window starting {peak['window_start']}{shows}; suggested fix: {fix}"
+            f"{len(shares)} key{'s' if many else ''} with a heavy share of {'their' if many else 'its'} table's "
+            f"writes (share-of-table alert{'s' if many else ''}; under the partition-limit threshold, not hot):"
         )
+        lines.extend(_share_line(incident, families) for incident in shares)
     return lines
+
+
+def _rank(incident: _Incident) -> float:
+    """Hottest first: the stored peak (a hot key) or share (a share of a table), else the alert's figure."""
+    row = incident.figure()
+    alerts = incident.reason_alerts()
+    if incident.partition_limit:
+        return _peak(row) if row else max(alert["wcu_per_second"] for alert in alerts)
+    return float(row["share"]) if row else max(alert["share"] for alert in alerts)
+
+
+def _hot_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
+    alerts = incident.reason_alerts()
+    fired = max(alerts, key=lambda alert: (alert["wcu_per_second"], alert["window_start"]))
+    limit = int(fired["partition_limit_wcu"])
+    alert_rate = float(fired["wcu_per_second"])
+    row = incident.figure()
+    if row is None:  # no stored figures under the alert's name (a hashed key display): the alert's own
+        said = (
+            f"alerted at {alert_rate:,.0f} WCU/s ({100 * alert_rate / limit:.0f}% of the partition limit; "
+            f"no stored figures name the key) in the window starting {fired['window_start']}"
+        )
+        peak, share, window = alert_rate, max(alert["share"] for alert in incident.alerts), fired["window_start"]
+    else:
+        peak, share, window = _peak(row), float(row["share"]), row["window_start"]
+        said = (
+            f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
+            f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}, window average "
+            f"{row['wcu_per_second']:,.0f} WCU/s"
+        )
+    # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
+    shards = max(suggested_shards(max(peak, alert_rate), limit), *(int(a["suggested_shards"]) for a in alerts))
+    return f"  {incident.where} {said}{_fix(incident, families, window, shards, share)}"
+
+
+def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
+    alerts = incident.reason_alerts()
+    fired = max(alerts, key=lambda alert: (alert["share"], alert["window_start"]))
+    limit = int(fired["partition_limit_wcu"])
+    row = incident.figure()
+    if row is None:
+        share, window = float(fired["share"]), fired["window_start"]
+        said = (
+            f"took {100 * share:.0f}% of the table's writes (at the alert; no stored figures name the key) "
+            f"in the window starting {window}, alerted at {fired['wcu_per_second']:,.0f} WCU/s"
+        )
+    else:
+        share, window, peak = float(row["share"]), row["window_start"], _peak(row)
+        at_alert = (
+            f"; alerted at {100 * fired['share']:.0f}%" if round(100 * fired["share"]) != round(100 * share) else ""
+        )
+        said = (
+            f"took {100 * share:.0f}% of the table's writes in the window starting {window}{at_alert} "
+            f"(peak {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit; window average "
+            f"{row['wcu_per_second']:,.0f} WCU/s)"
+        )
+    return f"  {incident.where} {said}{_fix(incident, families, window, 1, share)}"
+
+
+def _alerted(alert_rate: float, peak: float, alert_window: str, window: str) -> str:
+    """ ", alerted at X WCU/s" when the rate the alert fired at reads differently from the peak."""
+    if alert_window != window:
+        return f", alerted at {alert_rate:,.0f} WCU/s in the window starting {alert_window}"
+    return f", alerted at {alert_rate:,.0f} WCU/s" if round(alert_rate) != round(peak) else ""
+
+
+def _fix(incident: _Incident, families: list[dict[str, Any]], window: str, shards: int, share: float) -> str:
+    pattern = next((a["pattern"] for a in incident.alerts if a.get("pattern")), None)
+    shows = f" ({pattern})" if pattern else ""
+    fix = short_fix(incident.key, shards, share, incident.index)
+    if pattern == SHARD_FAMILY:  # one shard of a family: the family's verdict is the fix, as its line says it
+        family = _family_of(incident, families, window)
+        fix = family["verdict"] if family else next(a["remedy"] for a in incident.alerts if a.get("remedy"))
+    return f"{shows}; suggested fix: {fix}"
+
+
+def _family_of(incident: _Incident, families: list[dict[str, Any]], window: str) -> dict[str, Any] | None:
+    for family in families:
+        stem = family["stem"]
+        if (
+            (family["table"], family.get("index"), family["window_start"]) == (incident.table, incident.index, window)
+            and incident.key.startswith(stem)
+            and incident.key[len(stem) :].isdigit()
+        ):
+            return family
+    return None
 
 
 def check_writable(path: Path, flag: str) -> None:
@@ -214,7 +373,7 @@ def _write_report(path: Path, result: dict[str, Any], heat: HeatMap, chosen: Set
         heat.panels(always=alerted),
         chosen.partition_wcu_limit,
         chosen.alert_threshold,
-        verdict=verdict(result["alerts"]),
+        verdict=verdict(result),
     )
     try:
         write(path, page)
@@ -258,7 +417,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         return status
     for line in input_problems(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True, style="bold red")
-    headline = verdict(result["alerts"]) if not status else ["No verdict: nothing was counted."]
+    headline = verdict(result) if not status else ["No verdict: nothing was counted."]
     for line in headline:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.endpoint_url:

@@ -372,18 +372,42 @@ def _alert_markers(go: Any, panel: Panel, alerts: list[dict[str, Any]]) -> list[
     ]
 
 
+# The report's alert tables, one per kind of incident: a key near its partition's limit is a hot key; a
+# key that takes a large share of a table's writes far from that limit is a warning (issue #27).
+ALERT_KINDS = (
+    ("partition_limit", "Hot keys (partition-limit alerts)", "alerts-partition-limit"),
+    ("share", "Heavy shares of a table's writes (share-of-table alerts; not hot keys)", "alerts-share"),
+)
+
+
 def _alerts_table(alerts: list[dict[str, Any]]) -> str:
+    """The alerts, partition-limit incidents apart from share-of-table ones; each with the figures it
+    fired at (the alert rate, its % of the limit, the key's share) beside its subject."""
     if not alerts:
-        return "<p id='alerts'>None.</p>"
-    rows = "".join(
-        f"<tr><td class='k'>{html.escape(a['window_start'])}</td><td class='k'>{html.escape(a['status'])}</td>"
-        f"<td class='k'>{html.escape(str(a.get('subject')))}</td></tr>"
-        for a in alerts
-    )
-    return (
-        "<table class='top' id='alerts'><thead><tr><th class='k'>window</th><th class='k'>status</th>"
-        f"<th class='k'>alert</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
+        return "<div id='alerts'><p>None.</p></div>"
+    parts = []
+    for reason, title, anchor in ALERT_KINDS:
+        found = [a for a in alerts if a.get("reason") == reason]
+        if not found:
+            continue
+        rows = "".join(
+            f"<tr><td class='k'>{html.escape(a['window_start'])}</td><td class='k'>{html.escape(a['status'])}</td>"
+            f"<td class='k'>{html.escape(str(a.get('subject')))}</td>"
+            + (
+                "<td></td><td></td><td></td>"
+                if a["status"] == "resolved"
+                else f"<td>{a['wcu_per_second']:,.1f}</td><td>{a['percent_of_limit']:.1f}%</td>"
+                f"<td>{100 * a['share']:.1f}%</td>"
+            )
+            + "</tr>"
+            for a in found
+        )
+        parts.append(
+            f"<h3>{html.escape(title)} ({len(found)})</h3><table class='top' id='{anchor}'><thead><tr>"
+            "<th class='k'>window</th><th class='k'>status</th><th class='k'>alert</th><th>alert rate WCU/s</th>"
+            f"<th>alert rate % of limit</th><th>share</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return f"<div id='alerts'>{''.join(parts)}</div>"
 
 
 def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
@@ -402,6 +426,6 @@ def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float
         )
     return (
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
-        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>% of partition</th><th>share</th>"
+        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>peak % of limit</th><th>share</th>"
         f"<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
     )

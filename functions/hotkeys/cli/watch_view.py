@@ -27,9 +27,19 @@ def _view(rows: list[LiveRow], watcher: StreamWatcher) -> Group:
 def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
     grid = Table(
         title=f"{watcher.arn.split('/')[1]}: {watcher.records} records read "
-        f"({watcher.malformed} malformed) — rate over each key's active time or its peak 10 s, the higher"
+        f"({watcher.malformed} malformed) — alert rate: active-time rate or peak 10 s, the higher"
     )
-    for column in ("window (UTC)", "key", "WCU/s", "peak WCU/s", "% of partition", "share", "writes", "WCU"):
+    columns = (
+        "window (UTC)",
+        "key",
+        "alert rate WCU/s",
+        "peak WCU/s",
+        "alert rate % of limit",
+        "share",
+        "writes",
+        "WCU",
+    )
+    for column in columns:
         grid.add_column(column, justify="left" if column in ("window (UTC)", "key") else "right")
     for row in rows:
         grid.add_row(

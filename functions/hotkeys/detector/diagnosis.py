@@ -74,12 +74,14 @@ class Family:
         return self.hottest_wcu * self.shards / self.wcu if self.wcu else 1.0
 
     def verdict(self, window_seconds: int, partition_limit: int) -> str:
+        """The family's rates are averages over ``window_seconds`` (the whole window in ``top`` and a
+        replay's families line; the window so far in an alert's remedy)."""
         total = self.wcu / window_seconds
         hottest = self.hottest_wcu / window_seconds
         head = (
-            f"{key_in_text(self.stem)}* ({self.shards} shards): {total:,.0f} WCU/s in total, hottest shard "
-            f"{key_in_text(self.hottest_key)} "
-            f"at {100 * hottest / partition_limit:.0f}% of the limit, spread max/mean {self.spread:.1f}"
+            f"{key_in_text(self.stem)}* ({self.shards} shards): {total:,.0f} WCU/s in total on average, hottest "
+            f"shard {key_in_text(self.hottest_key)} "
+            f"at {100 * hottest / partition_limit:.0f}% of the limit on average, spread max/mean {self.spread:.1f}"
         )
         if self.spread >= UNEVEN_SPREAD:
             return f"{head} — uneven: one shard draws more than its part; pick suffixes at random or by a hash"

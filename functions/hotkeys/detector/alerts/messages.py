@@ -165,9 +165,9 @@ def _sharding_advice(alert: Alert) -> str:
         spread = max(2, shards)
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
-            f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of {alert.partition_limit_wcu} "
-            f"WCU/s), at least 2) and query the index once per suffix; or choose an index partition key with "
-            "more distinct values. Projecting fewer attributes makes each index write cheaper."
+            f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
+            f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
+            "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
         )
     if shards <= 1:
         return (
@@ -176,11 +176,16 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil(peak {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
+        f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
         f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
     )
+
+
+# What every WCU/s figure of an alert is (rules.rate_of, when the invocation that sent it ran): the
+# window's final peak, which `hotkeys top` and a replay's verdict show, may be higher.
+_ALERT_RATE = "alert rate: its heaviest burst bucket so far, or its rate since its first write in the window if higher"
 
 
 def _what(alert: Alert) -> str:
@@ -188,7 +193,7 @@ def _what(alert: Alert) -> str:
     if alert.index is not None:
         return (
             f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives about "
-            f"{alert.wcu_per_second:,.1f} WCU/s of index writes, {alert.percent_of_limit:.0f}% of the "
+            f"{alert.wcu_per_second:,.1f} WCU/s of index writes ({_ALERT_RATE}), {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
             "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
             "throttle names the index in its ResourceArn), however evenly the table's own keys are spread."
@@ -196,13 +201,13 @@ def _what(alert: Alert) -> str:
     if alert.reason == PARTITION_LIMIT:
         return (
             f"Partition key '{key}' of table {alert.table} is writing about "
-            f"{alert.wcu_per_second:,.1f} WCU/s, {alert.percent_of_limit:.0f}% of the "
+            f"{alert.wcu_per_second:,.1f} WCU/s ({_ALERT_RATE}), {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
             "whatever the table's capacity."
         )
     return (
         f"Partition key '{key}' takes {100 * alert.share:.1f}% of table {alert.table}'s write units "
-        f"in the window starting {iso_utc(alert.window_start)} ({alert.wcu_per_second:,.1f} WCU/s)."
+        f"in the window starting {iso_utc(alert.window_start)} ({alert.wcu_per_second:,.1f} WCU/s, {_ALERT_RATE})."
     )
 
 
@@ -216,7 +221,7 @@ def email_text(alert: Alert) -> str:
         return (
             f"Resolved: partition key '{key_in_text(alert.key)}' of {alert.where} stayed under the alert threshold "
             f"for the whole window starting {iso_utc(alert.window_start)}.\n"
-            f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s.\n"
+            f"Highest alert rate while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({_ALERT_RATE}).\n"
         )
     lines = [
         _what(alert),
