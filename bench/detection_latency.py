@@ -19,11 +19,11 @@ limit, 6 to 40 s long, starting anywhere in the first two windows:
 
 The crossing is computed from the generated records only, with the rule the issue states and
 independently of the detector: the first event second at which the partition's write units summed
-over all shards reach the alert rate (``ALERT_THRESHOLD`` × the limit) over its heaviest aligned
+over all shards reach the alert rate (``ALERT_THRESHOLD`` times the limit) over its heaviest aligned
 ``ALERT_MIN_SPAN_SECONDS`` bucket so far, or over its active span in the window (from its first
 write in the window to that second, at least ``ALERT_MIN_SPAN_SECONDS``). Items are sized far from
 a kilobyte boundary (~7.5 KB: 8 write units on the table and on the index entry however the
-index's overhead is counted). Latency = publish time − crossing second. Share-of-table alerts are
+index's overhead is counted). Latency = publish time minus crossing second. Share-of-table alerts are
 off (``SHARE_MIN_WCU`` out of reach): this measures the partition rule.
 
     python -m bench.detection_latency                 # make bench: 24 schedules
@@ -107,18 +107,18 @@ def generate(seed: int, shards: int | None = None) -> Schedule:
             per_shard[shard].append((when, key, old, new))
             count(None, key, int(when), _units(new))
             count(INDEX, status, int(when), _units(new))
-    bursts = []
+    bursts: list[dict[str, Any]] = []
     for number in range(rng.choice([2, 3])):
         on_index = number % 2 == 1
         level = rng.uniform(0.85, 2.0)
         length = rng.randint(6, 40)
         start = T0 + rng.randint(5, DURATION - length - 20)
         rate = level * 1000 / 8  # writes per second of 8-unit items
-        writes = int(rate * length)
+        total = int(rate * length)
         weights = [rng.uniform(0.2, 1.0) for _ in range(shards)] if rng.random() < 0.5 else [1.0] * shards
         hot_key = f"hot#{seed}#{number}"
         owner = rng.randrange(shards)
-        for i in range(writes):
+        for i in range(total):
             when = start + i / rate
             if on_index:
                 key = f"order#{seed}#{number}#{i}"
@@ -141,27 +141,27 @@ def generate(seed: int, shards: int | None = None) -> Schedule:
             }
         )
     lineages = []
-    for shard, writes in enumerate(per_shard):
+    for shard_number, writes in enumerate(per_shard):
         writes.sort(key=lambda write: write[0])
         records = [
             stream_record(
                 table=TABLE,
                 event_name="INSERT" if old is None else "MODIFY",
                 keys={"pk": key},
-                sequence=sequence_number(shard, position),
+                sequence=sequence_number(shard_number, position),
                 event_time=int(when),
                 new_image=new,
                 old_image=old,
             )
             for position, (when, key, old, new) in enumerate(writes)
         ]
-        parent = f"shardId-{shard:04d}-parent"
+        parent = f"shardId-{shard_number:04d}-parent"
         if rng.random() < 0.5:
             burst = rng.choice(bursts)
             cut = T0 + burst["start"] + rng.randint(0, burst["seconds"])
             split = next((i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= cut), 0)
             if 0 < split < len(records):
-                lineages.append([(parent, records[:split]), (f"shardId-{shard:04d}-child", records[split:])])
+                lineages.append([(parent, records[:split]), (f"shardId-{shard_number:04d}-child", records[split:])])
                 continue
         lineages.append([(parent, records)])
     return Schedule(seed, shards, lineages, partitions, bursts)
@@ -270,7 +270,8 @@ def run_schedule(schedule: Schedule) -> dict[str, Any]:
         if alert.status == "firing" and alert.reason == PARTITION_LIMIT:
             fired.setdefault((alert.index, alert.key), at)
     rate, span = settings.alert_wcu_per_second, settings.alert_min_span_seconds
-    rows, missed = [], []
+    rows: list[dict[str, Any]] = []
+    missed: list[str] = []
     for name, partition in schedule.partitions.items():
         crossed = crossing(partition, rate, span, settings.window_seconds)
         if crossed is None:
@@ -375,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--schedules", type=int, default=24)
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--shards", type=int, default=None, help="every schedule on this many shards (default: 1 to 8)")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)
     _environment()
@@ -383,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.setLevel("CRITICAL")
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.schedules):
-        row = run_schedule(generate(seed))
+        row = run_schedule(generate(seed, args.shards))
         rows.append(row)
         worst = max((entry["seconds"] for entry in row["latencies"]), default=None)
         print(
@@ -394,11 +396,16 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "python": platform.python_version(),
-        "command": "python -m bench.detection_latency" + (f" --schedules {args.schedules}" if args.schedules != 24 else ""),
+        "command": "python -m bench.detection_latency"
+        + (f" --schedules {args.schedules}" if args.schedules != 24 else ""),
         "summary": summarize(rows),
         "schedules": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    if Path(args.out) == OUTPUT:
+        from bench.report import LATENCY_TITLE, refresh_section
+
+        refresh_section(LATENCY_TITLE)
     print(json.dumps(result["summary"]))
     return 0
 

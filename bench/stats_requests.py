@@ -20,7 +20,7 @@ over Zipf keys, each shard with its own keys (a table key lives on one shard). I
 The detector's requests follow event time, not records (a flush per ``FLUSH_SECONDS``, a catalog
 entry per window, incident writes per hot key and window), so the 100-shard runs use 10 records/s
 of ~100 KB items per shard (the same 1,000 WCU/s) to stay within a few minutes, and report
-requests per shard-second × 1,000 records/s = per 1,000 records of a saturated shard. The 1-shard
+requests per shard-second times 1,000 records/s = per 1,000 records of a saturated shard. The 1-shard
 runs measure both record sizes: their agreement is the check that this holds.
 
     python -m bench.stats_requests             # make bench (3 windows)
@@ -40,9 +40,10 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from bench.shapes import TABLE, T0, zipf_key
+from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.cli.events import sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,7 +122,12 @@ class Counting:
         self.sources: Counter[str] = Counter()  # "operation: adapter method ← its caller" → requests
 
     def attach(self, aws: Any) -> None:
-        for client in (aws.resource("dynamodb").meta.client, aws.client("dynamodb"), aws.client("sns"), aws.client("s3")):
+        for client in (
+            aws.resource("dynamodb").meta.client,
+            aws.client("dynamodb"),
+            aws.client("sns"),
+            aws.client("s3"),
+        ):
             client.meta.events.register("provide-client-params.*.*", self._count)
 
     def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
@@ -135,7 +141,7 @@ class Counting:
 
 def _source() -> str:
     """The detector's adapter method that made the request, and the detector function that called it."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     adapter = caller = None
     while frame is not None:
         path = frame.f_code.co_filename.replace(os.sep, "/")
@@ -272,6 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         "runs": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    if Path(args.out) == OUTPUT:
+        from bench.report import REQUESTS_TITLE, refresh_section
+
+        refresh_section(REQUESTS_TITLE)
     return 0
 
 
