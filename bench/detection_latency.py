@@ -1,0 +1,414 @@
+"""Detection latency: from the moment a partition's merged write rate reaches the alert rate to the publish.
+
+Over many generated schedules (seeded, reproducible), each a table with 1 to 8 stream shards
+through the ESM emulation (``hotkeys.cli.esm``: ``consume_lineage``, ``RandomChaos``'s lost
+responses, about one in ten, and redelivered overlaps) and the real handler (``process_batch``, the
+alert desk on in-process moto), all shards side by side in emulated time (``bench.lanes``, whose
+module doc states the time model: a batch is invoked when it fills, or when the batching window
+after its first record ends; the publish time is the emulated time of the invocation that
+published). Batch sizes are the mapping's, not ``RandomChaos``'s odd ones (those would invoke
+earlier than the mapping does).
+
+A schedule holds background writes on every shard and bursts at 85% to 200% of the partition
+limit, 6 to 40 s long, starting anywhere in the first two windows:
+
+* table-key bursts (a key's writes all on one shard);
+* index-partition bursts (``by-status`` = PENDING, an ALL-projection GSI: inserts of new items
+  spread over every shard, evenly or not);
+* half of the shards roll over (a child shard carries on with a fresh state), mostly inside a burst.
+
+The crossing is computed from the generated records only, with the rule the issue states and
+independently of the detector: the first event second at which the partition's write units summed
+over all shards reach the alert rate (``ALERT_THRESHOLD`` times the limit) over its heaviest aligned
+``ALERT_MIN_SPAN_SECONDS`` bucket so far, or over its active span in the window (from its first
+write in the window to that second, at least ``ALERT_MIN_SPAN_SECONDS``). Items are sized far from
+a kilobyte boundary (~7.5 KB: 8 write units on the table and on the index entry however the
+index's overhead is counted). Latency = publish time minus crossing second. Share-of-table alerts are
+off (``SHARE_MIN_WCU`` out of reach): this measures the partition rule.
+
+    python -m bench.detection_latency                 # make bench: 24 schedules
+    python -m bench.detection_latency --schedules 3   # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hotkeys.cli.events import sequence_number, stream_record
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "docs" / "detection-latency-latest.json"
+T0 = 1_796_083_200  # a window start (a multiple of 60)
+TABLE = "orders"
+INDEX = "by-status"
+HOT_STATUS = "PENDING"
+BIG_BODY = 7_400  # ~7.5 KB items: 8 write units
+SMALL_BODY = 200  # background items: 1 write unit
+BACKGROUND_PER_SHARD = 20  # records per second
+DURATION = 150  # seconds of event time: two and a half windows
+
+
+@dataclass
+class Partition:
+    """A partition's write units per event second, summed over all shards (the truth)."""
+
+    index: str | None
+    key: str
+    seconds: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+
+
+@dataclass
+class Schedule:
+    seed: int
+    shards: int
+    lineages: list[list[tuple[str, list[dict[str, Any]]]]]
+    partitions: dict[tuple[str | None, str], Partition]
+    bursts: list[dict[str, Any]]
+
+
+def _size(item: dict[str, str]) -> int:
+    """DynamoDB's item size for string attributes: UTF-8 bytes of each name and value."""
+    return sum(len(name.encode()) + len(value.encode()) for name, value in item.items())
+
+
+def _units(item: dict[str, str]) -> int:
+    return -(-_size(item) // 1024)
+
+
+def generate(seed: int, shards: int | None = None) -> Schedule:
+    rng = random.Random(seed)
+    shards = shards or rng.randint(1, 8)
+    per_shard: list[list[tuple[float, str, dict[str, str] | None, dict[str, str]]]] = [[] for _ in range(shards)]
+    partitions: dict[tuple[str | None, str], Partition] = {}
+
+    def count(index: str | None, key: str, second: int, units: int) -> None:
+        partitions.setdefault((index, key), Partition(index, key)).seconds[second] += units
+
+    # Background: every shard, its own 50 keys, 8 statuses (an ALL projection: each update writes the
+    # index entry of its unchanged status once).
+    for shard in range(shards):
+        for i in range(BACKGROUND_PER_SHARD * DURATION):
+            when = T0 + i / BACKGROUND_PER_SHARD
+            key, status = f"user#{shard}#{rng.randrange(50)}", f"S{rng.randrange(8)}"
+            old = {"pk": key, "status": status, "n": str(i), "body": "b" * SMALL_BODY}
+            new = {**old, "n": str(i + 1)}
+            per_shard[shard].append((when, key, old, new))
+            count(None, key, int(when), _units(new))
+            count(INDEX, status, int(when), _units(new))
+    bursts: list[dict[str, Any]] = []
+    for number in range(rng.choice([2, 3])):
+        on_index = number % 2 == 1
+        level = rng.uniform(0.85, 2.0)
+        length = rng.randint(6, 40)
+        start = T0 + rng.randint(5, DURATION - length - 20)
+        rate = level * 1000 / 8  # writes per second of 8-unit items
+        total = int(rate * length)
+        weights = [rng.uniform(0.2, 1.0) for _ in range(shards)] if rng.random() < 0.5 else [1.0] * shards
+        hot_key = f"hot#{seed}#{number}"
+        owner = rng.randrange(shards)
+        for i in range(total):
+            when = start + i / rate
+            if on_index:
+                key = f"order#{seed}#{number}#{i}"
+                new = {"pk": key, "status": HOT_STATUS, "body": "p" * BIG_BODY}
+                shard = rng.choices(range(shards), weights)[0]
+                per_shard[shard].append((when, key, None, new))
+                count(None, key, int(when), _units(new))
+                count(INDEX, HOT_STATUS, int(when), _units(new))
+            else:
+                old = {"pk": hot_key, "n": str(i), "body": "h" * BIG_BODY}
+                new = {**old, "n": str(i + 1)}
+                per_shard[owner].append((when, hot_key, old, new))
+                count(None, hot_key, int(when), _units(new))
+        bursts.append(
+            {
+                "partition": f"{INDEX}={HOT_STATUS}" if on_index else hot_key,
+                "level": round(level, 2),
+                "seconds": length,
+                "start": start - T0,
+            }
+        )
+    lineages = []
+    for shard_number, writes in enumerate(per_shard):
+        writes.sort(key=lambda write: write[0])
+        records = [
+            stream_record(
+                table=TABLE,
+                event_name="INSERT" if old is None else "MODIFY",
+                keys={"pk": key},
+                sequence=sequence_number(shard_number, position),
+                event_time=int(when),
+                new_image=new,
+                old_image=old,
+            )
+            for position, (when, key, old, new) in enumerate(writes)
+        ]
+        parent = f"shardId-{shard_number:04d}-parent"
+        if rng.random() < 0.5:
+            burst = rng.choice(bursts)
+            cut = T0 + burst["start"] + rng.randint(0, burst["seconds"])
+            split = next((i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= cut), 0)
+            if 0 < split < len(records):
+                lineages.append([(parent, records[:split]), (f"shardId-{shard_number:04d}-child", records[split:])])
+                continue
+        lineages.append([(parent, records)])
+    return Schedule(seed, shards, lineages, partitions, bursts)
+
+
+def crossing(partition: Partition, rate: float, span: int, window_seconds: int) -> int | None:
+    """The first event second at which the partition's merged rate reaches ``rate`` (module doc)."""
+    seconds = partition.seconds
+    if not seconds:
+        return None
+    bucket_sum: dict[int, int] = defaultdict(int)
+    window_sum: dict[int, int] = defaultdict(int)
+    first_seen: dict[int, int] = {}
+    for second in range(min(seconds), max(seconds) + 1):
+        units = seconds.get(second, 0)
+        window = second - second % window_seconds
+        if units:
+            first_seen.setdefault(window, second)
+        bucket_sum[second - second % span] += units
+        window_sum[window] += units
+        if bucket_sum[second - second % span] >= rate * span:
+            return second
+        if window in first_seen and window_sum[window] / max(span, second - first_seen[window] + 1) >= rate:
+            return second
+    return None
+
+
+class DeliveryFaults:
+    """``RandomChaos``'s lost responses and redelivered overlaps, with the mapping's own batch cuts
+    (``bench.lanes``): its odd batch sizes would invoke earlier than the mapping does."""
+
+    @staticmethod
+    def of(rng: random.Random) -> Any:
+        from hotkeys.cli.esm import RandomChaos
+
+        class Faults(RandomChaos):
+            def batch_size(self, limit: int) -> int:
+                return limit
+
+        return Faults(rng, lose_probability=0.1)
+
+
+class TimedPublisher:
+    """Keeps each alert with the emulated time of the invocation that published it."""
+
+    def __init__(self, turns: Any) -> None:
+        self._turns = turns
+        self.alerts: list[tuple[float, Any]] = []
+
+    def publish(self, alert: Any) -> str:
+        self.alerts.append((self._turns.now, alert))
+        return str(len(self.alerts))
+
+
+def run_schedule(schedule: Schedule) -> dict[str, Any]:
+    import boto3
+    from moto import mock_aws
+
+    from bench.lanes import Turns, consume_side_by_side
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.deployment import EVENT_SOURCE
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.alerts.desk import AlertDesk
+    from hotkeys.detector.alerts.rules import PARTITION_LIMIT
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.pipeline import Ports, parse_event, process_batch
+
+    settings = Settings(
+        stats_table_name=f"stats-{uuid.uuid4().hex[:8]}",
+        alert_topic_arn="arn:aws:sns:us-east-1:123456789012:alerts",
+        share_min_wcu=10**12,
+    )
+    turns = Turns()
+    publisher = TimedPublisher(turns)
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        create_stats_table(client, settings.stats_table_name)
+        _create_source_table(client)
+
+        def container() -> Any:
+            aws = AwsClients()
+            table = aws.resource("dynamodb").Table(settings.stats_table_name)
+            stats = DynamoStatsStore(table)
+            describe = describe_table_with(aws.client("dynamodb"))
+            ports = Ports(
+                stats=stats,
+                resolve_key=PartitionKeyResolver(None, describe),
+                alerts=AlertDesk(settings, DynamoIncidentStore(table), publisher, stats),
+                indexes=TableIndexes(describe),
+            )
+            return lambda event: process_batch(parse_event(event), settings, ports).response()
+
+        rngs = [random.Random(schedule.seed * 1000 + lane) for lane in range(len(schedule.lineages))]
+        consume_side_by_side(
+            schedule.lineages,
+            [container() for _ in schedule.lineages],
+            [DeliveryFaults.of(rng) for rng in rngs],
+            EVENT_SOURCE,
+            turns=turns,
+        )
+    fired: dict[tuple[str | None, str], float] = {}
+    for at, alert in publisher.alerts:
+        if alert.status == "firing" and alert.reason == PARTITION_LIMIT:
+            fired.setdefault((alert.index, alert.key), at)
+    rate, span = settings.alert_wcu_per_second, settings.alert_min_span_seconds
+    rows: list[dict[str, Any]] = []
+    missed: list[str] = []
+    for name, partition in schedule.partitions.items():
+        crossed = crossing(partition, rate, span, settings.window_seconds)
+        if crossed is None:
+            continue
+        label = f"{partition.index}={partition.key}" if partition.index else partition.key
+        if name not in fired:
+            missed.append(label)
+            continue
+        rows.append({"partition": label, "crossed": crossed - T0, "published": fired[name] - T0})
+    should = {
+        name
+        for name, partition in schedule.partitions.items()
+        if crossing(partition, rate, span, settings.window_seconds) is not None
+    }
+    unexpected = sorted(f"{index}={key}" if index else key for index, key in set(fired) - should)
+    return {
+        "seed": schedule.seed,
+        "shards": schedule.shards,
+        "rollovers": sum(1 for lineage in schedule.lineages if len(lineage) > 1),
+        "records": sum(len(records) for lineage in schedule.lineages for _s, records in lineage),
+        "bursts": schedule.bursts,
+        "latencies": [{**row, "seconds": row["published"] - row["crossed"]} for row in rows],
+        "missed": missed,
+        "fired_without_crossing": unexpected,
+    }
+
+
+def _create_source_table(client: Any) -> None:
+    """The source table as DescribeTable shows it to the function: ``by-status`` projecting ALL."""
+    client.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "status", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": INDEX,
+                "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = max(1, -(-int(fraction * 1000) * len(ordered) // 1000))
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from hotkeys.deployment import EVENT_SOURCE
+    from hotkeys.detector.config import default_of
+
+    latencies = [entry["seconds"] for row in rows for entry in row["latencies"]]
+    target = EVENT_SOURCE.max_batching_window_seconds + default_of("flush_seconds") + 5
+    by_kind: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        for entry in row["latencies"]:
+            by_kind["index partition" if entry["partition"].startswith(INDEX) else "table key"].append(entry["seconds"])
+    return {
+        "schedules": len(rows),
+        "crossings": len(latencies) + sum(len(row["missed"]) for row in rows),
+        "published": len(latencies),
+        "missed": [(row["seed"], name) for row in rows for name in row["missed"]],
+        "fired_without_crossing": [(row["seed"], name) for row in rows for name in row["fired_without_crossing"]],
+        "p50_seconds": statistics.median(latencies) if latencies else None,
+        "p99_seconds": percentile(latencies, 0.99) if latencies else None,
+        "max_seconds": max(latencies) if latencies else None,
+        "min_seconds": min(latencies) if latencies else None,
+        "by_kind": {
+            kind: {"count": len(values), "p50": statistics.median(values), "max": max(values)}
+            for kind, values in sorted(by_kind.items())
+        },
+        "target_seconds": target,
+        "target_met": bool(latencies) and percentile(latencies, 0.99) <= target,
+        "batching_window_seconds": EVENT_SOURCE.max_batching_window_seconds,
+        "flush_seconds": default_of("flush_seconds"),
+    }
+
+
+def _environment() -> None:
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+        }
+    )
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--schedules", type=int, default=24)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--shards", type=int, default=None, help="every schedule on this many shards (default: 1 to 8)")
+    parser.add_argument("--out", default=str(OUTPUT))
+    args = parser.parse_args(argv)
+    _environment()
+    from hotkeys.detector.observability import logger
+
+    logger.setLevel("CRITICAL")
+    rows = []
+    for seed in range(args.first_seed, args.first_seed + args.schedules):
+        row = run_schedule(generate(seed, args.shards))
+        rows.append(row)
+        worst = max((entry["seconds"] for entry in row["latencies"]), default=None)
+        print(
+            f"seed {seed}: {row['shards']} shards, {row['rollovers']} rollovers, {row['records']:,} records, "
+            f"latencies {[entry['seconds'] for entry in row['latencies']]} (worst {worst}), missed {row['missed']}",
+            flush=True,
+        )
+    result = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "python": platform.python_version(),
+        "command": "python -m bench.detection_latency"
+        + (f" --schedules {args.schedules}" if args.schedules != 24 else ""),
+        "summary": summarize(rows),
+        "schedules": rows,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    if Path(args.out) == OUTPUT:
+        from bench.report import LATENCY_TITLE, refresh_section
+
+        refresh_section(LATENCY_TITLE)
+    print(json.dumps(result["summary"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,293 @@
+"""Stats-table requests (reads included) per 1,000 stream records of a saturated shard, at 1 and 100 shards.
+
+The deployed wiring (``build_ports``: stats table, alerts on an SNS topic, TTL archive on) for a table
+with five GSIs (``bench.shapes.table_description``'s: every projection type), through the ESM
+emulation (batch 1,000, 5 s batching window, 60 s tumbling window) against in-process moto, every
+shard in its own container and all shards side by side in emulated time (``bench.lanes``), so each
+window-heads Query answers with the heads the other shards had stored by then. Requests are counted
+per operation with botocore's ``provide-client-params`` hook on each container's clients; a stats-table request
+is any call naming the stats table (PutItem, UpdateItem, Query (each page), GetItem, DeleteItem).
+
+A saturated shard writes 1,000 WCU/s (one partition's limit): 1,000 records/s of ~1 KB items.
+The mixed operations of ``bench.shapes`` (30% inserts, 50% updates, 10% deletes, 10% TTL deletions)
+over Zipf keys, each shard with its own keys (a table key lives on one shard). Index keys ``a0..a4``:
+
+* ``spread``: each of 10,000 values, so no index partition nears its limit even at 100 shards;
+* ``3 values``: ``bench.shapes``'s low-cardinality keys: at 1 shard each index partition takes a third
+  of its index's writes (under the alert rate); at 100 shards every one of the 15 is far over its
+  limit (a table that would throttle: the worst case for incident writes, every partition firing).
+
+The detector's requests follow event time, not records (a flush per ``FLUSH_SECONDS``, a catalog
+entry per window, incident writes per hot key and window), so the 100-shard runs use 10 records/s
+of ~100 KB items per shard (the same 1,000 WCU/s) to stay within a few minutes, and report
+requests per shard-second times 1,000 records/s = per 1,000 records of a saturated shard. The 1-shard
+runs measure both record sizes: their agreement is the check that this holds.
+
+    python -m bench.stats_requests             # make bench: the 1-shard runs (3 windows)
+    python -m bench.stats_requests --wide      # and the 100-shard runs (too slow as yet: see WIDE)
+    python -m bench.stats_requests --smoke     # one small run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import sys
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from bench.shapes import T0, TABLE, zipf_key
+from hotkeys.cli.events import sequence_number, stream_record
+
+ROOT = Path(__file__).resolve().parent.parent
+OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
+TARGET = 0.2
+STATS_OPERATIONS = ("PutItem", "UpdateItem", "Query", "GetItem", "DeleteItem", "BatchWriteItem", "BatchGetItem")
+WINDOW = 60
+
+
+@dataclass(frozen=True)
+class Run:
+    shards: int
+    rate: int  # records per second per shard
+    body: int  # bytes of the items' filler: ~1 KB at 1,000 records/s, ~100 KB at 10
+    indexes: str  # "spread" or "3 values"
+    windows: int = 3
+
+    @property
+    def name(self) -> str:
+        size = "~1 KB" if self.body < 2000 else f"~{round(self.body / 1024)} KB"
+        return f"{self.shards} shard{'s' if self.shards > 1 else ''}, {self.rate:,} records/s of {size}, index keys: {self.indexes}"
+
+
+RUNS = (
+    Run(1, 1000, 850, "spread"),
+    Run(1, 10, 100_000, "spread"),
+    Run(1, 1000, 850, "3 values"),
+    Run(1, 10, 100_000, "3 values"),
+)
+# Not in make bench yet: on this machine the first took over 5 CPU minutes and 3.6 GB without finishing.
+WIDE = (Run(100, 10, 100_000, "spread"), Run(100, 10, 100_000, "3 values"))
+
+
+def shard_records(run: Run, shard: int, seed: int = 1) -> list[dict[str, Any]]:
+    rng = random.Random(seed * 1000 + shard)
+    body = "x" * run.body
+    out = []
+    for position in range(run.rate * WINDOW * run.windows):
+        key = f"s{shard}#{zipf_key(rng)}"
+        item: dict[str, Any] = {"pk": key, "body": body, "ts": str(T0 + position)}
+        for number in range(5):
+            item[f"a{number}"] = (
+                rng.choice(("alpha", "beta", "gamma")) if run.indexes == "3 values" else f"v{rng.randrange(10_000)}"
+            )
+        draw = rng.random()
+        if draw < 0.3:
+            name, new, old, ttl = "INSERT", item, None, False
+        elif draw < 0.8:
+            name, new, old, ttl = "MODIFY", item, {**item, "ts": str(T0)}, False
+        elif draw < 0.9:
+            name, new, old, ttl = "REMOVE", None, item, False
+        else:
+            name, new, old, ttl = "REMOVE", None, {**item, "expireAt": T0 - 3600}, True
+        out.append(
+            stream_record(
+                table=TABLE,
+                event_name=name,
+                keys={"pk": key},
+                sequence=sequence_number(shard, position),
+                event_time=T0 + position // run.rate,
+                new_image=new,
+                old_image=old,
+                ttl_delete=ttl,
+            )
+        )
+    return out
+
+
+class Counting:
+    """Requests per operation, from botocore's provide-client-params hook on a container's clients."""
+
+    def __init__(self, stats_table: str) -> None:
+        self.stats_table = stats_table
+        self.stats: Counter[str] = Counter()  # operation (and index for Query) → requests
+        self.other: Counter[str] = Counter()
+        self.sources: Counter[str] = Counter()  # "operation: adapter method ← its caller" → requests
+
+    def attach(self, aws: Any) -> None:
+        for client in (
+            aws.resource("dynamodb").meta.client,
+            aws.client("dynamodb"),
+            aws.client("sns"),
+            aws.client("s3"),
+        ):
+            client.meta.events.register("provide-client-params.*.*", self._count)
+
+    def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
+        if params.get("TableName") == self.stats_table:
+            index = params.get("IndexName")
+            self.stats[f"{model.name} ({index})" if index else model.name] += 1
+            self.sources[f"{model.name}: {_source()}"] += 1
+        else:
+            self.other[model.name] += 1
+
+
+def _source() -> str:
+    """The detector's adapter method that made the request, and the detector function that called it."""
+    frame: FrameType | None = sys._getframe(2)
+    adapter = caller = None
+    while frame is not None:
+        path = frame.f_code.co_filename.replace(os.sep, "/")
+        if "hotkeys/detector/" in path and not path.endswith("stats_schema.py"):
+            name = frame.f_code.co_qualname
+            if adapter is None and "/adapters/" in path:
+                adapter = name
+            elif adapter is not None and "/adapters/" not in path:
+                caller = name
+                break
+        frame = frame.f_back
+    return f"{adapter} ← {caller}"
+
+
+def measure(run: Run) -> dict[str, Any]:
+    import boto3
+    from moto import mock_aws
+
+    from bench.lanes import consume_side_by_side
+    from bench.shapes import table_description
+    from hotkeys.cli.esm import Chaos
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.deployment import EVENT_SOURCE
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.pipeline import parse_event, process_batch
+    from hotkeys.detector.wiring import build_ports
+
+    suffix = uuid.uuid4().hex[:8]
+    lineages = [[(f"shardId-{shard:05d}", shard_records(run, shard))] for shard in range(run.shards)]
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb")
+        create_stats_table(dynamodb, f"stats-{suffix}")
+        description = table_description([{"AttributeName": "pk", "KeyType": "HASH"}], 5)["Table"]
+        dynamodb.create_table(
+            TableName=TABLE,
+            KeySchema=description["KeySchema"],
+            AttributeDefinitions=description["AttributeDefinitions"],
+            GlobalSecondaryIndexes=[
+                {key: index[key] for key in ("IndexName", "KeySchema", "Projection")}
+                for index in description["GlobalSecondaryIndexes"]
+            ],
+            BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        )
+        topic = boto3.client("sns").create_topic(Name=f"alerts-{suffix}")["TopicArn"]
+        boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
+        settings = Settings(
+            stats_table_name=f"stats-{suffix}",
+            alert_topic_arn=topic,
+            archive_bucket_name=f"archive-{suffix}",
+            ttl_attribute="expireAt",
+        )
+        counting = Counting(settings.stats_table_name)
+
+        def container() -> Any:
+            aws = AwsClients()
+            counting.attach(aws)
+            ports = build_ports(settings, aws)
+            return lambda event: process_batch(parse_event(event), settings, ports).response()
+
+        handlers = [container() for _ in lineages]
+        _runs, lanes = consume_side_by_side(lineages, handlers, [Chaos() for _ in lineages], EVENT_SOURCE)
+        incidents = [
+            item
+            for item in boto3.resource("dynamodb").Table(settings.stats_table_name).scan()["Items"]
+            if "reason" in item
+        ]
+    records = sum(len(records) for lineage in lineages for _s, records in lineage)
+    shard_seconds = run.shards * run.windows * WINDOW
+    total = sum(counting.stats.values())
+    per_1000 = 1000 * total / records
+    saturated = total / shard_seconds  # per shard-second = per 1,000 records at 1,000 records/s
+    return {
+        "run": run.name,
+        "shards": run.shards,
+        "records_per_second_per_shard": run.rate,
+        "item_bytes": run.body + 100,
+        "index_keys": run.indexes,
+        "windows": run.windows,
+        "records": records,
+        "invocations": sum(len(lane.invocations) for lane in lanes),
+        "stats_requests": total,
+        "stats_requests_per_1000_records": round(per_1000, 4),
+        "stats_requests_per_1000_saturated": round(saturated, 4),
+        "per_operation_per_1000_saturated": {
+            operation: round(count / shard_seconds, 4) for operation, count in sorted(counting.stats.items())
+        },
+        "per_operation": dict(sorted(counting.stats.items())),
+        "sources_per_1000_saturated": {
+            source: round(count / shard_seconds, 4) for source, count in counting.sources.most_common()
+        },
+        "other_requests": dict(sorted(counting.other.items())),
+        "incidents": len(incidents),
+        "target": TARGET,
+        "target_met": saturated <= TARGET,
+    }
+
+
+def _environment() -> None:
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+        }
+    )
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="one small run: 3 shards, 1 window")
+    parser.add_argument("--wide", action="store_true", help="also the 100-shard runs (slow: see WIDE)")
+    parser.add_argument("--out", default=str(OUTPUT))
+    args = parser.parse_args(argv)
+    _environment()
+    from hotkeys.detector.observability import logger
+
+    logger.setLevel("CRITICAL")
+    runs = (Run(3, 10, 100_000, "3 values", windows=1),) if args.smoke else RUNS + (WIDE if args.wide else ())
+    rows = []
+    for run in runs:
+        print(f"{run.name}, {run.windows} windows ...", flush=True)
+        rows.append(measure(run))
+        print(json.dumps(rows[-1]), flush=True)
+    result = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "python": platform.python_version(),
+        "command": "python -m bench.stats_requests"
+        + (" --smoke" if args.smoke else "")
+        + (" --wide" if args.wide else ""),
+        "runs": rows,
+    }
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+    if Path(args.out) == OUTPUT:
+        from bench.report import REQUESTS_TITLE, refresh_section
+
+        refresh_section(REQUESTS_TITLE)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
