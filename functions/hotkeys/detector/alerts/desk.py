@@ -201,27 +201,47 @@ class AlertDesk:
 
     def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
         """Judge the segments this invocation folded records into, and at a window's final invocation
-        resolve what cooled down. Runs after the flush: a segment it wrote (no longer dirty) has its
-        newest head stored, and the window's heads are read again if it may matter (``_worth_reading``)."""
+        judge the completing segments once more and resolve what cooled down. Runs after the flush: a
+        segment it wrote (no longer dirty) has its newest head stored, and the window's heads are read
+        again if it may matter (``_worth_reading``). A final invocation reads the recent windows' heads
+        once (``heads_between``): its last look at the window and the resolution's evidence."""
         published = 0
-        for segment in segments:
+        recent: dict[tuple[str, int], list[SegmentSnapshot]] = {}
+        judged = list(segments)
+        if final:
+            seconds = self._settings.window_seconds
+            for segment in state.segments.values():
+                first = segment.window_start - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds
+                recent[(segment.table, segment.window_start)] = self._windows.heads_between(
+                    segment.table, first, segment.window_start
+                )
+                if all(segment is not other for other in judged):
+                    judged.append(segment)
+        for segment in judged:
             skip = (shard_id, segment.origin)
+            heads = recent.get((segment.table, segment.window_start))
             look = self._looks.get((segment.table, segment.window_start, shard_id))
-            if look is None or (not segment.dirty and self._worth_reading(segment, look, skip, state)):
+            if heads is not None:
+                in_window = [head for head in heads if head.window_start == segment.window_start]
+                look = self._remember(segment, shard_id, Look(in_window, segment, skip))
+            elif look is None or (not segment.dirty and self._worth_reading(segment, look, skip, state)):
                 look = self._read(segment, skip, shard_id)
             for view in segment.views():
                 published += self._review_view(shard_id, state, view, look.elsewhere(view.index, skip))
         if final:
             for segment in list(state.segments.values()):
-                published += self._resolve(shard_id, segment)
+                published += self._resolve(shard_id, segment, recent[(segment.table, segment.window_start)])
         return published
 
-    def _read(self, segment: Segment, skip: tuple[str, str], shard_id: str) -> Look:
+    def _remember(self, segment: Segment, shard_id: str, look: Look) -> Look:
         if len(self._looks) >= CACHED_WINDOWS:
             self._looks.clear()
-        heads = self._windows.window_heads(segment.table, segment.window_start)
-        look = self._looks[(segment.table, segment.window_start, shard_id)] = Look(heads, segment, skip)
+        self._looks[(segment.table, segment.window_start, shard_id)] = look
         return look
+
+    def _read(self, segment: Segment, skip: tuple[str, str], shard_id: str) -> Look:
+        heads = self._windows.window_heads(segment.table, segment.window_start)
+        return self._remember(segment, shard_id, Look(heads, segment, skip))
 
     def _worth_reading(self, segment: Segment, look: Look, skip: tuple[str, str], state: ShardState) -> bool:
         """Whether the window's heads should be read again after this flush: the last read is half a window
@@ -351,9 +371,10 @@ class AlertDesk:
         )
 
     # -- resolution -------------------------------------------------------------------------
-    def _resolve(self, shard_id: str, live: Segment) -> int:
+    def _resolve(self, shard_id: str, live: Segment, heads: list[SegmentSnapshot]) -> int:
         """Resolve the table's open incidents (its indexes' included) whose key was never hot in the
-        judged window (``judged_window``) and stayed under the resolve level over all of it."""
+        judged window (``judged_window``, from ``heads``: the recent windows') and stayed under the
+        resolve level over all of it."""
         table = live.table
         open_incidents = self._incidents.open_incidents(table)
         if not open_incidents:
@@ -361,7 +382,6 @@ class AlertDesk:
         settings = self._settings
         seconds = settings.window_seconds
         current = live.window_start
-        heads = self._windows.heads_between(table, current - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds, current)
         judged = judged_window(heads, shard_id, current, seconds)
         in_window = [head for head in heads if head.window_start == judged]
         views = {view.index: view for view in live.views()} if judged == current else {}
