@@ -371,3 +371,37 @@ def test_an_incident_open_across_the_deploy_that_renamed_incidents_closes_under_
     for name in (old_name, incident_key("partition_limit", "event#42")):
         item = table.get_item(Key={"pk": "INC#tickets", "sk": name})["Item"]
         assert (item["status"], item["resolve_published"]) == ("resolved", True), name
+
+
+def test_shards_that_find_an_incident_already_marked_this_window_pay_one_request(
+    stats_table_name: str, topic: dict
+) -> None:
+    """An index partition spread over every shard is found hot by each of them: after the first, each pays
+    the failed claim only (DynamoDB returns the incident with the failed condition), not a read and
+    three updates: at 100 shards this is what keeps incident requests within the budget."""
+    import dataclasses
+
+    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
+    from hotkeys.detector.adapters.publisher import SnsPublisher
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.alerts.desk import AlertDesk
+    from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
+
+    table = boto3.resource("dynamodb").Table(stats_table_name)
+    store = DynamoIncidentStore(table)
+    calls: Counter[str] = Counter()
+    table.meta.client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.update([model.name]))
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
+    desk = AlertDesk(settings, store, SnsPublisher(boto3.client("sns"), topic["arn"]), DynamoStatsStore(table))
+    hot = HotKey("tickets", "PENDING", PARTITION_LIMIT, T0, 60, 10, 54_000, 900.0, 0.0, T0 + 30, index="by-status")
+    # Given the first shard that finds the partition hot: it claims the incident and publishes
+    assert desk._on_hot(hot, "shardId-1", 100_000) == 1
+    # When seven more shards find it hot in the same window, at lower rates
+    for number in range(2, 9):
+        assert desk._on_hot(dataclasses.replace(hot, wcu_per_second=850.0), f"shardId-{number}", 100_000) == 0
+    # Then each of them made one request (the claim, answered with the incident), and one firing went out
+    assert calls == Counter({"PutItem": 8, "UpdateItem": 1})  # the claims, and the first's published mark
+    assert statuses(delivered(topic["queue"])) == Counter({("PENDING", "partition_limit", "firing"): 1})
+    # and a shard that finds it hotter than its recorded peak still raises the peak
+    desk._on_hot(dataclasses.replace(hot, wcu_per_second=990.0), "shardId-9", 100_000)
+    assert float(store.get("tickets", hot.incident_key)["peak"]) == 990.0  # type: ignore[index]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
@@ -19,6 +20,7 @@ from hotkeys.detector.alerts.messages import FIRING, RESOLVED
 from hotkeys.detector.alerts.rules import HotKey
 
 INCIDENT_RETENTION_SECONDS = 2 * 86_400
+_DESERIALIZER = TypeDeserializer()
 
 
 class DynamoIncidentStore:
@@ -30,10 +32,12 @@ class DynamoIncidentStore:
         """A table's incidents share one partition key (its index keys' among them: one Query reads all)."""
         return {"pk": f"INC#{table}", "sk": incident_key}
 
-    def claim_firing(self, hot: HotKey, shard_id: str) -> bool:
+    def claim_firing(self, hot: HotKey, shard_id: str) -> tuple[bool, dict[str, Any]]:
         """Start an incident unless one is already firing, or one was resolved on this window or a later
-        one (a shard behind its siblings sees a window its incident was already judged on). True if this
-        call started it."""
+        one (a shard behind its siblings sees a window its incident was already judged on). Returns
+        whether this call started it, and otherwise the incident as it stands: DynamoDB returns it with
+        the failed condition (``ReturnValuesOnConditionCheckFailure``), so every shard that finds a
+        partition hot pays one request for an incident already handled in the window."""
         try:
             self._table.put_item(
                 Item={
@@ -56,12 +60,16 @@ class DynamoIncidentStore:
                 ),
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={":resolved": RESOLVED, ":w": hot.window_start, ":now": hot.event_time},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except ClientError as error:
-            if is_conditional_check_failure(error):
-                return False
-            raise
-        return True
+            if not is_conditional_check_failure(error):
+                raise
+            stored = error.response.get("Item")
+            if isinstance(stored, dict) and stored:
+                return False, {name: _DESERIALIZER.deserialize(value) for name, value in stored.items()}
+            return False, self.get(hot.table, hot.incident_key) or {}
+        return True, {}
 
     def claim_reminder(self, hot: HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None:
         """Mark a reminder due; returns the incident's previous values if this call claimed it."""

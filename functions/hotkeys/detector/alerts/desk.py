@@ -163,7 +163,9 @@ class WindowReader(Protocol):
 class IncidentStore(Protocol):
     """Incidents with conditional transitions (see adapters/incident_store.py for the rules)."""
 
-    def claim_firing(self, hot: rules.HotKey, shard_id: str) -> bool: ...
+    def claim_firing(self, hot: rules.HotKey, shard_id: str) -> tuple[bool, dict[str, Any]]:
+        """(whether this call started the incident, else the incident as it stands)."""
+        ...
 
     def claim_reminder(self, hot: rules.HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None: ...
 
@@ -279,10 +281,10 @@ class AlertDesk:
 
     def _on_hot(self, hot: rules.HotKey, shard_id: str, table_wcu: int) -> int:
         incidents = self._incidents
-        if incidents.claim_firing(hot, shard_id):
+        claimed, current = incidents.claim_firing(hot, shard_id)
+        if claimed:
             self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
             return 1
-        current = incidents.get(hot.table, hot.incident_key) or {}
         if current.get("status") == RESOLVED:
             # Resolved on a window after this one (this shard is behind its siblings): that incident is over.
             return 0
@@ -294,6 +296,13 @@ class AlertDesk:
             # Our claim was written but its message may not have gone out (the invocation failed in
             # between): publish it now, unless this container already did.
             return self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
+        if int(current.get("last_hot_window", -1)) >= hot.window_start and float(current.get("peak", 0)) >= (
+            hot.wcu_per_second
+        ):
+            # Marked hot in this window already (by another shard carrying the partition, or an earlier
+            # invocation), at this rate or more: nothing to add. A reminder that falls due meanwhile goes
+            # out with the next window's first mark.
+            return 0
         previous = incidents.claim_reminder(hot, shard_id, self._settings.alert_reminder_seconds)
         if previous is not None:
             peak = max(float(previous.get("peak", 0)), hot.wcu_per_second)
