@@ -60,13 +60,15 @@ READ_FRACTION = 0.5
 class Look:
     """One read of a window's heads, and what the rules take from it per view (merged once per read)."""
 
-    __slots__ = ("_heads", "_merged", "_skip", "read_at", "shares")
+    __slots__ = ("_heads", "_merged", "_skip", "read_at", "shards", "shares")
 
     def __init__(self, heads: list[SegmentSnapshot], segment: Segment, skip: tuple[str, str]) -> None:
         self._heads = heads
         self._skip = skip
         self._merged: dict[str | None, rules.Elsewhere] = {}
         self.read_at = segment.last_event  # the live segment's latest event second when it was read
+        # The shards whose heads it holds, this one included.
+        self.shards = len({head.shard_id for head in heads} | {skip[0]})
         # Per view and key listed elsewhere: its whole window's write units over its part here, when read.
         self.shares: dict[str | None, dict[str, float]] = {}
         for view in segment.views():
@@ -254,7 +256,8 @@ class AlertDesk:
             return True
         for view in segment.views():
             others = look.elsewhere(view.index, skip)
-            for key in rules.near(view, settings, others, look.shares.get(view.index, {}), READ_FRACTION):
+            growth = look.shares.get(view.index, {})
+            for key in rules.near(view, settings, others, growth, READ_FRACTION, look.shards):
                 marks = [mark_of(view.table, rules.incident_key(reason, key, view.index)) for reason in rules.REASONS]
                 if any(state.notified.get(mark) != view.window_start for mark in marks):
                     return True

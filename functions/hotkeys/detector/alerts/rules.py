@@ -207,29 +207,39 @@ def share_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHE
 
 
 def near(
-    segment: Tallied, settings: Settings, elsewhere: Elsewhere, growth: dict[str, float], fraction: float
+    segment: Tallied,
+    settings: Settings,
+    elsewhere: Elsewhere,
+    growth: dict[str, float],
+    fraction: float,
+    shards: int = 1,
 ) -> list[str]:
-    """Keys with parts elsewhere that may be within ``fraction`` of the alert rate, or of the share
-    threshold (table views), on the window's merged figures, ``elsewhere`` being older than this
-    segment's own figures: a key's rate here is scaled by ``growth`` (its whole window's write units
-    over its part here, when ``elsewhere`` was read: an index partition grows on every shard alike), or
-    its parts elsewhere are added as they were read, whichever is more. A key with no part elsewhere is
-    judged exactly on this segment's figures; a part that appears elsewhere later is found by the next
-    periodic read."""
+    """Keys that may be within ``fraction`` of the alert rate, or of the share threshold (table views),
+    on the window's merged figures, ``elsewhere`` being older than this segment's own figures.
+
+    A key's rate here is scaled by ``growth`` (its whole window's write units over its part here, when
+    ``elsewhere`` was read), or its parts elsewhere are added as they were read, whichever is more. An
+    index partition takes writes on every shard alike, so an index key is also scaled by ``shards``
+    (the shards the window's heads came from): one that appears mid-window is spread before any head
+    lists it. A table key with no part elsewhere is judged exactly on this segment's figures; a part
+    that appears elsewhere later (a rollover) is found by the next periodic read."""
     limit_rate = fraction * settings.alert_wcu_per_second
     span = settings.alert_min_span_seconds
     table_wcu = segment.wcu + elsewhere.wcu
     shares = segment.index is None and table_wcu >= fraction * settings.share_min_wcu and table_wcu > 0
     needed = fraction * settings.share_threshold * table_wcu
+    spread = segment.index is not None and shards > 1
     found = []
-    for key, other in elsewhere.entries.items():
-        entry = segment.entries.get(key)
-        if entry is None:
+    for key, entry in segment.entries.items():
+        other = elsewhere.entries.get(key)
+        if other is None and not spread:
             continue
         upper, rate = rate_of(entry, segment.pruned, segment.last_event, settings)
-        added = rate + other[WCU] / max(span, segment.last_event - other[FIRST_SEEN] + 1)
-        rate = max(rate * growth.get(key, 1.0), added)
-        if rate >= limit_rate or (shares and upper + other[WCU] >= needed):
+        scaled = rate * max(growth.get(key, 1.0), shards if spread else 1)
+        if other is not None:
+            scaled = max(scaled, rate + other[WCU] / max(span, segment.last_event - other[FIRST_SEEN] + 1))
+            upper += other[WCU]
+        if scaled >= limit_rate or (shares and upper >= needed):
             found.append(key)
     return found
 
