@@ -52,21 +52,22 @@ RESOLVE_LAG_WINDOWS = SIBLING_WINDOWS + 1
 # Windows whose heads a container keeps between invocations.
 CACHED_WINDOWS = 64
 # After a flush, the window's heads are read again when a key not yet alerted in the window may be
-# within this fraction of the alert rate (or of the share threshold) on the merged figures, or when the
-# last read is half a window old (a partition may have grown on other shards alone).
+# within this fraction of the alert rate (or of the share threshold) on the merged figures.
 READ_FRACTION = 0.5
 
 
 class Look:
     """One read of a window's heads, and what the rules take from it per view (merged once per read)."""
 
-    __slots__ = ("_heads", "_merged", "_skip", "read_at", "shards", "shares")
+    __slots__ = ("_heads", "_merged", "_skip", "after_flush", "shards", "shares")
 
     def __init__(self, heads: list[SegmentSnapshot], segment: Segment, skip: tuple[str, str]) -> None:
         self._heads = heads
         self._skip = skip
         self._merged: dict[str | None, rules.Elsewhere] = {}
-        self.read_at = segment.last_event  # the live segment's latest event second when it was read
+        # Whether the live segment had stored a head when this was read (its first look, at its first
+        # invocation, comes before any: other shards in step with it have stored none yet either).
+        self.after_flush = segment.flushed_at_event >= 0
         # The shards whose heads it holds, this one included.
         self.shards = len({head.shard_id for head in heads} | {skip[0]})
         # Per view and key listed elsewhere: its whole window's write units over its part here, when read.
@@ -248,18 +249,19 @@ class AlertDesk:
         return self._remember(segment, shard_id, Look(heads, segment, skip))
 
     def _worth_reading(self, segment: Segment, look: Look, skip: tuple[str, str], state: ShardState) -> bool:
-        """Whether the window's heads should be read again after this flush: the last read is half a window
-        old, or some key not yet alerted in this window may be near the alert rate (or share) on the merged
-        figures, its parts elsewhere taken to have grown as its part here did."""
-        settings = self._settings
-        if segment.last_event - look.read_at >= max(1, settings.window_seconds // 2):
+        """Whether the window's heads should be read again after this flush: the last look came before
+        this segment's first flush (its siblings had stored nothing yet), or some key not yet alerted in
+        this window may be near the alert rate (or share) on the merged figures (``rules.near``)."""
+        if not look.after_flush:
             return True
+        settings = self._settings
         for view in segment.views():
             others = look.elsewhere(view.index, skip)
             growth = look.shares.get(view.index, {})
-            for key in rules.near(view, settings, others, growth, READ_FRACTION, look.shards):
-                marks = [mark_of(view.table, rules.incident_key(reason, key, view.index)) for reason in rules.REASONS]
-                if any(state.notified.get(mark) != view.window_start for mark in marks):
+            for key, reason in rules.near(view, settings, others, growth, READ_FRACTION, look.shards):
+                if state.notified.get(mark_of(view.table, rules.incident_key(reason, key, view.index))) != (
+                    view.window_start
+                ):
                     return True
         return False
 

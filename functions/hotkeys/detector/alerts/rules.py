@@ -36,7 +36,6 @@ from hotkeys.detector.summary import FIRST_SEEN, PEAK, WCU, WRITES
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
-REASONS = (PARTITION_LIMIT, SHARE)
 
 
 class Tallied(Protocol):
@@ -213,9 +212,10 @@ def near(
     growth: dict[str, float],
     fraction: float,
     shards: int = 1,
-) -> list[str]:
-    """Keys that may be within ``fraction`` of the alert rate, or of the share threshold (table views),
-    on the window's merged figures, ``elsewhere`` being older than this segment's own figures.
+) -> list[tuple[str, str]]:
+    """(key, reason) of the keys that may be within ``fraction`` of the alert rate, or of the share
+    threshold (table views), on the window's merged figures, ``elsewhere`` being older than this
+    segment's own figures.
 
     A key's rate here is scaled by ``growth`` (its whole window's write units over its part here, when
     ``elsewhere`` was read), or its parts elsewhere are added as they were read, whichever is more. An
@@ -239,8 +239,10 @@ def near(
         if other is not None:
             scaled = max(scaled, rate + other[WCU] / max(span, segment.last_event - other[FIRST_SEEN] + 1))
             upper += other[WCU]
-        if scaled >= limit_rate or (shares and upper >= needed):
-            found.append(key)
+        if scaled >= limit_rate:
+            found.append((key, PARTITION_LIMIT))
+        if shares and upper >= needed:
+            found.append((key, SHARE))
     return found
 
 
