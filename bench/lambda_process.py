@@ -47,8 +47,9 @@ MODES = ("default", "freeze", "freeze+threshold")
 DEFAULT_THRESHOLD = (700, 10, 10)  # CPython's
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "lambda-process-latest.json"
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-lambda.md"
-# The targets, checked per run on this machine (ratios within one run).
-FLOOR_TARGET, TTL_FLOOR_TARGET, REQUESTS_TARGET = 2.0, 2.5, 0.2
+# The stats-table requests target, checked per run. The total / floor targets of #16 (2x, 2.5x on
+# TTL-only batches) are retired (docs/decisions.md §27): the ratios are reported, not judged.
+REQUESTS_TARGET = 0.2
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
 
@@ -362,13 +363,6 @@ def verdicts(results: list[dict[str, Any]]) -> list[str]:
 
     lines = []
     for r in results:
-        if r["cell"].startswith(("1KB", "100B")) and "mixed simple" in r["cell"] and "GSI" not in r["cell"]:
-            ok = r["total_to_floor"] <= FLOOR_TARGET
-            lines.append(f"- {r['cell']}: total ≤ {FLOOR_TARGET:g}× floor: {mark(ok)} ({r['total_to_floor']}×)")
-        if "ttl-only" in r["cell"]:
-            ok = r["total_to_floor"] <= TTL_FLOOR_TARGET
-            lines.append(f"- {r['cell']}: total ≤ {TTL_FLOOR_TARGET:g}× floor: {mark(ok)} ({r['total_to_floor']}×)")
-    for r in results:
         if "full window" in r["cell"]:
             ok = r["stats_requests_per_1000"] <= REQUESTS_TARGET
             lines.append(
@@ -378,7 +372,7 @@ def verdicts(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_report(results: list[dict[str, Any]], records_per_cell: int) -> None:
+def write_report(results: list[dict[str, Any]], records_per_cell: int, measured: str = "") -> None:
     import platform
     from datetime import UTC, datetime
 
@@ -386,7 +380,7 @@ def write_report(results: list[dict[str, Any]], records_per_cell: int) -> None:
 
 Produced by `python -m bench.lambda_process --part matrix` (part of `make bench`), which rewrites
 this file and `docs/lambda-process-latest.json`. Machine: {platform.machine()}, {os.cpu_count()} cores,
-Python {platform.python_version()}, measured {datetime.now(UTC):%Y-%m-%d}. {records_per_cell:,} records per cell
+Python {platform.python_version()}, measured {measured or f"{datetime.now(UTC):%Y-%m-%d}"}. {records_per_cell:,} records per cell
 (40 KB items: 1,000), Zipf(1.1) over 100,000 keys, 1,000 records per second of event time.
 
 Each cell runs in a fresh interpreter holding what the function's container holds: the handler's
@@ -407,13 +401,17 @@ successes (`bench/answers.py`: the client side of every request is measured, no 
   record's partition key: the least any consumer of these events pays;
 - **sizing floor**: the floor plus reading each record's sequence number and event time and sizing
   both images by the detector's own walk (AWS's documented size rules), write units added to the
-  key: the least a consumer that counts write units exactly pays. Its ratio to the floor is how much
-  of a "total ≤ 2× floor" budget exact sizing alone takes, before deduplication, windows, the
+  key: the least a consumer that counts write units exactly pays, before deduplication, windows, the
   summary, the archive and alerts.
 
 {matrix_table(results)}
 
-Targets (same-run ratios; not asserted by tests):
+The "total ≤ 2× floor" targets (2.5× on TTL-only batches) are retired (docs/decisions.md §27): a
+saturated shard keeps a 512 MB function a few percent busy, so compute is a small part of the bill;
+what users pay for is requests and logs. The log bytes the function writes per 1,000 records of a
+saturated shard are measured by `python -m bench.log_volume` (`docs/log-volume-latest.json`).
+
+Target (not asserted by tests):
 
 {chr(10).join(verdicts(results))}
 
@@ -430,6 +428,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=60, help="seconds of 1,000 records/s traffic (default 60)")
     parser.add_argument("--part", choices=["gc", "matrix", "all"], default="all")
     parser.add_argument("--records", type=int, default=10_000, help="records per matrix cell (default 10000)")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from docs/lambda-process-latest.json"
+    )
     parser.add_argument("--only", default="", help="only the matrix cells whose name contains this text")
     args = parser.parse_args(argv)
     if args.child:
@@ -438,6 +439,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.matrix_child:
         folder, composite, indexes = args.matrix_child
         print(json.dumps(matrix_child(folder, composite == "True", int(indexes))))
+        return 0
+    if args.report_only:  # rewrite the report from the committed output, without measuring
+        committed = json.loads(OUTPUT.read_text())["cells"]
+        import re
+
+        found = re.search(r"measured (\d{4}-\d\d-\d\d)", REPORT.read_text())
+        write_report(committed, args.records, found.group(1) if found else "")
         return 0
     if args.part in ("matrix", "all"):
         results = run_matrix(args.records, args.only)

@@ -72,3 +72,36 @@ def test_contributor_insights_is_priced_with_the_rules_aws_creates(tables: int, 
         "rules": result["contributor_insights"]["rules"],
         "events": 0.0,
     }
+
+
+def _log_scenarios() -> list[dict[str, Any]]:
+    return list(json.loads((ROOT / cost.LOG_BENCH_OUTPUT).read_text())["scenarios"])
+
+
+# What the model charges for: the EMF line and Lambda's platform records (bench.log_volume's names)
+CHARGED_LINES = {"emf metrics line", "lambda platform records (modelled)"}
+
+
+@pytest.mark.parametrize("scenario", _log_scenarios(), ids=lambda scenario: scenario["scenario"])
+def test_the_log_bytes_are_the_committed_benchmarks(scenario: dict[str, Any]) -> None:
+    # A saturated shard's window as `python -m bench.log_volume` measured it: the function writes only
+    # the lines the model charges for (a healthy invocation logs nothing at INFO)
+    assert set(scenario["lines"]) == CHARGED_LINES, scenario["lines"]
+    # and the model's bytes per 1,000 records, for that many invocations, cover the measured bytes;
+    # without indexes they overstate them by at most a fifth (each index's metric is charged for a
+    # long index name, as tests/integration/test_log_volume.py measures it; the benchmark's are short)
+    inputs = cost.CostInputs(writes_per_second=1000, gsis=scenario["gsis"])
+    modelled = cost.log_bytes(inputs, scenario["invocations"]) * 1000 / scenario["records"]
+    measured = scenario["total_bytes_per_1000_records"]
+    assert measured <= modelled, (modelled, measured)
+    if not scenario["gsis"]:
+        assert modelled <= 1.2 * measured, (modelled, measured)
+
+
+def test_the_model_invokes_a_saturated_shard_as_the_log_benchmark_did() -> None:
+    # 1,000 records/s in batches of 1,000 plus the window's final invocation: the benchmark's count
+    inputs = cost.CostInputs(writes_per_second=1000)
+    for scenario in _log_scenarios():
+        per_record = scenario["invocations"] / scenario["records"]
+        expected = (inputs.writes_per_second / inputs.batch_size) + 1 / inputs.window_seconds
+        assert per_record == pytest.approx(expected / inputs.writes_per_second)

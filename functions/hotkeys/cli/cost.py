@@ -52,13 +52,15 @@ RETENTION_DAYS = default_of("stats_retention_days")
 # function's own lines are measured from the handler's real output by tests/integration/
 # test_log_volume.py (realistic names: a CDK function name and ARN, a real shard id), which fails if
 # the handler writes more than these figures or if they overstate it by more than a fifth:
-# its EMF metrics line (one per invocation, final ones included),
+# its EMF metrics line (one per invocation, final ones included), the only line of a healthy invocation
+# (errors, malformed records, alerts and the archive spool add theirs; they are rare and left out),
 EMF_LINE_BYTES = 900
 # plus this much per counted global secondary index of the invocation's table (its metric's name in
-# the line's directive and its value),
+# the line's directive and its value).
 EMF_BYTES_PER_INDEX = 200
-# and the archive's "archived TTL deletions" INFO line, per archive object written.
-ARCHIVE_LINE_BYTES = 850
+# The whole per 1,000 records of a saturated shard is measured by `python -m bench.log_volume`
+# (LOG_BENCH_OUTPUT); tests/unit/test_cost_sources.py checks log_bytes against it.
+LOG_BENCH_OUTPUT = "docs/log-volume-latest.json"
 # Lambda's system records in the JSON log format, shaped as the telemetry schema documents them
 # (platform.start and platform.report, with the X-Ray tracing context active tracing adds). Built from
 # that shape, not observed on a live function: the least certain of these figures.
@@ -160,9 +162,7 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
-        "cloudwatch_logs": log_bytes(inputs, invocations, archive_objects)
-        / 1e9
-        * PRICES["cloudwatch_logs_ingested_gb"],
+        "cloudwatch_logs": log_bytes(inputs, invocations) / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
         # and one per counted GSI (IndexWriteUnits/<table>/<index>)
         "custom_metrics": (CUSTOM_METRICS + inputs.tables * inputs.gsis) * PRICES["cloudwatch_custom_metric_month"],
         "alarms_and_dashboard": ALARMS * PRICES["cloudwatch_alarm_month"]
@@ -171,11 +171,12 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     }
 
 
-def log_bytes(inputs: CostInputs, invocations: float, archive_objects: float) -> float:
+def log_bytes(inputs: CostInputs, invocations: float) -> float:
     """Bytes ingested by CloudWatch Logs in a month: each invocation's EMF line and Lambda's system
-    records, and an INFO line per archive object. Alert and error lines are rare and left out."""
+    records. Error, alert and spool lines are rare and left out; the archive's per-object line is
+    DEBUG (the ItemsArchived metric counts what it said)."""
     per_invocation = EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX + PLATFORM_BYTES_PER_INVOCATION
-    return invocations * per_invocation + archive_objects * ARCHIVE_LINE_BYTES
+    return invocations * per_invocation
 
 
 def sustained_records_per_second(inputs: CostInputs) -> float:

@@ -1,0 +1,98 @@
+"""README's sample outputs are what the commands print today.
+
+Each sample is run as a user runs it (the CLI in a fresh process, from the repository's root) and
+compared line for line with README's fenced block; only what must vary between runs is normalised
+(the replay's archive bucket carries a random suffix). Lines README elides are written in
+parentheses, "(the verdict)", and stand for any number of printed lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hotkeys.cli import cost
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def _block_after(marker: str) -> list[str]:
+    """The lines of the first fenced block that opens after ``marker``."""
+    rest = README[README.index(marker) :]
+    start = rest.index("```\n") + 4
+    return rest[start : rest.index("\n```", start)].splitlines()
+
+
+def _run(command: str) -> list[str]:
+    arguments = command.split()
+    assert arguments[0] == "hotkeys"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'functions'}{os.pathsep}{ROOT}", "COLUMNS": "200"}
+    done = subprocess.run(
+        [sys.executable, "-m", "hotkeys.cli.main", *arguments[1:]],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return _normalised(done.stdout + done.stderr)
+
+
+def _normalised(text: str) -> list[str]:
+    return re.sub(r"hotkeys-replay-archive-[0-9a-f]+", "hotkeys-replay-archive-RANDOM", text).splitlines()
+
+
+def _follows(sample: list[str], printed: list[str]) -> None:
+    """Every sample line is printed, in order; a parenthesised line skips any printed lines, the
+    others must follow the previous sample line directly."""
+    position, skipping = 0, True
+    for line in sample:
+        if line.startswith("(") and line.endswith(")"):
+            skipping = True
+            continue
+        if skipping:
+            assert line in printed[position:], f"README line not printed: {line!r}"
+            position = printed.index(line, position) + 1
+        else:
+            assert printed[position : position + 1] == [line], f"README line {line!r}, printed {printed[position:][:1]}"
+            position += 1
+        skipping = False
+
+
+@pytest.fixture(scope="module")
+def demo() -> list[str]:
+    # `make demo`: hotkeys replay events/*.json events/*.json.gz
+    files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "events").glob("*.json"))
+    files += sorted(str(path.relative_to(ROOT)) for path in (ROOT / "events").glob("*.json.gz"))
+    return _run("hotkeys replay " + " ".join(files))
+
+
+def test_the_demo_verdict_is_what_make_demo_prints(demo: list[str]) -> None:
+    sample = _block_after("large share of a small table's writes (share-of-table alerts, far from the limit):")
+    assert sample[0].endswith("hot keys (at or near the partition limit):")
+    # The verdict is printed as README shows it, line for line
+    _follows(_normalised("\n".join(sample)), demo)
+
+
+def test_the_replay_sample_is_what_replay_prints() -> None:
+    block = _block_after("lists them), so a replay emulates the deployment you chose, tumbling window included:")
+    command, sample = block[0].removeprefix("$ "), block[1:]
+    assert command.startswith("hotkeys replay ")
+    _follows(_normalised("\n".join(sample)), _run(command))
+
+
+def test_the_cost_figures_are_what_cost_computes() -> None:
+    # "at 10,000 writes/s of 1 KB items, about $X against $Y"
+    quoted = re.search(r"at 10,000\s+writes/s of 1 KB items, about \$(\d+) against \$(\d+)", README)
+    assert quoted, "README's cost sentence moved"
+    result = cost.estimate(cost.CostInputs(writes_per_second=10_000))
+    assert (int(quoted[1]), int(quoted[2])) == (
+        round(result["detector_total"]),
+        round(result["contributor_insights_total"]),
+    )
