@@ -298,6 +298,10 @@ class AlertDesk:
             and current.get("published") is False
             and int(current.get("fired_window", -1)) == hot.window_start
         ):
+            if current.get("shard_id") != shard_id:
+                # Another shard carrying the partition claimed it and is publishing (or its retry will):
+                # publishing here too would send it twice.
+                return 0
             # Our claim was written but its message may not have gone out (the invocation failed in
             # between): publish it now, unless this container already did.
             return self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
