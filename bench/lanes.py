@@ -46,12 +46,16 @@ Lineage = list[tuple[str, list[dict[str, Any]]]]
 
 
 class Turns:
-    """One invocation at a time across threads: the one with the earliest (time, lane)."""
+    """One invocation at a time across threads: the one with the earliest (time, lane).
+
+    Once every running lane waits, the earliest is woken, and only it (a lane has its own event):
+    waking every thread at each turn costs a hundred shards' run minutes of thread switches."""
 
     def __init__(self) -> None:
-        self._condition = threading.Condition()
+        self._lock = threading.Lock()
         self._waiting: dict[int, float] = {}
         self._active: set[int] = set()
+        self._events: dict[int, threading.Event] = {}
         self.now = 0.0  # the emulated time of the invocation running
 
     def run(self, jobs: list[Callable[[], Any]]) -> list[Any]:
@@ -59,6 +63,7 @@ class Turns:
         results: list[Any] = [None] * len(jobs)
         errors: list[BaseException] = []
         self._active = set(range(len(jobs)))
+        self._events = {lane: threading.Event() for lane in range(len(jobs))}
 
         def job(lane: int) -> None:
             try:
@@ -66,10 +71,10 @@ class Turns:
             except BaseException as error:  # re-raised in the caller's thread
                 errors.append(error)
             finally:
-                with self._condition:
+                with self._lock:
                     self._active.discard(lane)
                     self._waiting.pop(lane, None)
-                    self._condition.notify_all()
+                    self._dispatch()
 
         threads = [threading.Thread(target=job, args=(lane,), daemon=True) for lane in range(len(jobs))]
         for thread in threads:
@@ -82,18 +87,22 @@ class Turns:
 
     def wait_turn(self, lane: int, at: float) -> None:
         """Blocks until every other running lane waits for a later (time, lane)."""
-        with self._condition:
+        event = self._events[lane]
+        with self._lock:
+            event.clear()
             self._waiting[lane] = at
-            self._condition.notify_all()
-            while not self._mine(lane):
-                self._condition.wait()
-            del self._waiting[lane]
-            self.now = at
+            self._dispatch()
+        event.wait()
+        self.now = at
 
-    def _mine(self, lane: int) -> bool:
-        if any(other not in self._waiting for other in self._active if other != lane):
-            return False  # a lane is between invocations: its next time is not known yet
-        return min((at, other) for other, at in self._waiting.items()) == (self._waiting[lane], lane)
+    def _dispatch(self) -> None:
+        """Wakes the earliest waiting lane once no lane is between invocations (its next time unknown).
+        Called with the lock held."""
+        if not self._waiting or len(self._waiting) < len(self._active):
+            return
+        _at, lane = min((at, other) for other, at in self._waiting.items())
+        del self._waiting[lane]
+        self._events[lane].set()
 
 
 def _json_bytes(value: Any) -> int:

@@ -88,3 +88,5 @@ def test_the_stats_requests_benchmark_counts_requests_per_operation(tmp_path: Pa
     assert run["per_operation"]["Query (window-heads)"] > 0 and run["per_operation"]["PutItem"] > 0
     assert run["incidents"] > 0 and run["other_requests"]["Publish"] > 0
     assert {"stats_requests_per_1000_saturated", "per_operation_per_1000_saturated", "target_met"} <= set(run)
+    # and the scaled shard (10 records/s of ~1 KB) ran against a limit, share floor and batch size scaled alike
+    assert (run["partition_wcu_limit"], run["share_min_wcu"], run["batch_size"]) == (10, 60, 10)
