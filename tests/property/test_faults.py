@@ -217,8 +217,8 @@ class Cut:
     siblings: int = 1
 
 
-# During the bursts (20 to 32 s: their heaviest aligned 10 s at 900 WCU/s), right after them (the burst key never writes again on the
-# parent's lineage), and later.
+# During the bursts (20 to 32 s: their heaviest aligned 10 s at 900 WCU/s), right after them
+# (the burst key never writes again on the parent's lineage), and later.
 CUTS: tuple[Cut | None, ...] = (None, None, Cut(31), Cut(38), Cut(46), Cut(25, 2), Cut(29, 2))
 
 
