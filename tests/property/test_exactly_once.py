@@ -341,7 +341,7 @@ def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    specs=st.lists(record_specs, min_size=1, max_size=2),
+    specs=st.lists(record_specs, min_size=1, max_size=8),
     seed=st.integers(min_value=0, max_value=2**32),
     retry_attempts=st.sampled_from([0, 1, 2, 20]),
     reading=st.sampled_from(PARTIAL_FAILURE_STATES),
@@ -359,7 +359,7 @@ def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     cuts: list[float],
     clock: str,
 ) -> None:
-    # Given one or two shards of writes, TTL deletions and poison records
+    # Given 1 to 8 shards of writes, TTL deletions and poison records
     shards = [build_shard(shard_specs, index) for index, shard_specs in enumerate(specs)]
     exact = exact_counts(shards, specs)
     # When they are consumed cleanly, and under a random schedule with rollovers, faults and dead

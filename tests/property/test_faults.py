@@ -5,23 +5,25 @@ throttling or 5xx errors, before the call or after it succeeded (the container d
 after writing, before answering), while Lambda loses responses (function errors),
 redelivers overlapping ranges and picks random batch sizes. Each schedule also draws
 the retry quota (so some batches exhaust it and go to the DLQ, then `hotkeys redrive`
-runs), the undocumented partial-failure state reading, and a stream-shard rollover
-(none, mid-burst, or right after the burst so the incident's key never writes again).
+runs), the undocumented partial-failure state reading, 1 to 8 stream shards (each table key on
+one, the burst's index partitions spread over all), and per shard a rollover or a split into two
+siblings (none, mid-burst, or right after the burst so the incident's key never writes again);
+the shards' windows are consumed out of step (``tests.integration.test_table_wide.Lambda``).
 After every schedule the invariants are checked against a clean run and against exact
 figures the test computes itself.
 
 CI runs FAULT_SCHEDULES (default 16: the first 16 seeds cover every retry quota, both state
-readings and every rollover point, checked below) schedules; `make soak` runs thousands.
+readings, 1 and 8 shards and every cut point, checked below) schedules; `make soak` runs thousands.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import json
 import os
 import random
 import uuid
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import redrive_entry
@@ -40,9 +42,10 @@ from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
+from tests import reference_partitions as oracle
 from tests import support
+from tests.integration.test_table_wide import Lambda, describe, interleaving
 from tests.stream_wire import WireStream
 
 T0 = 1_796_083_200
@@ -56,44 +59,79 @@ ERRORS = [
 ]
 
 
-def workload() -> tuple[list[dict[str, Any]], set[str], set[str]]:
-    """A burst key, background writes, application deletes, TTL deletions and two poison records.
+@dataclass(frozen=True)
+class Workload:
+    """The records of each stream shard (the table's keys dealt over them), the poison records'
+    sequence numbers and the TTL deletions' event ids."""
 
-    The table has a ``by-status`` index projecting ALL: each burst write moves event#42 from OPEN to
-    SOLD (a delete on one index partition, a put on the other: both take the burst's rate);
-    background writes change or keep one of two statuses."""
+    shards: list[list[dict[str, Any]]]
+    poison: set[str]
+    ttl: set[str]
+
+
+SEATS = 24  # table keys whose moves between OPEN and SOLD make the index burst, dealt over the shards
+
+
+def shard_of(key: str, shards: int, burst_shard: int) -> int:
+    """Each table key on one shard: the burst key on ``burst_shard``, the others dealt by number."""
+    if key == "event#42":
+        return burst_shard
+    return int(key.split("#")[1]) % shards
+
+
+def workload(shards: int = 1, burst_shard: int = 0) -> Workload:
+    """A burst key, an index burst spread over every shard, background writes, application deletes,
+    TTL deletions and two poison records, on ``shards`` stream shards.
+
+    The table has a ``by-status`` index projecting ALL. event#42 (no status: no index writes) takes
+    900 WCU/s for 12 s on its shard; over the same 12 s, seats (each its own table key, dealt over
+    all shards) move between OPEN and SOLD (a delete on one index partition, a put on the other):
+    both index partitions take 900 WCU/s, each shard only its part. Background writes change or
+    keep one of two statuses."""
     rng = random.Random(42)
-    # 900 WCU/s for 12 s as 300 writes/s of ~3 KB items (3 WCU each, on the table and, the index
-    # projecting ALL, on each index partition): a third of the records of 1 KB writes, same figures.
-    events: list[tuple[float, str, str]] = [(T0 + 25 + i / 300, "event#42", "write") for i in range(300 * 12)]
+    # 100 writes/s of ~9 KB items (9 WCU each) for each burst: the figures of 900 1-KB writes a second
+    events: list[tuple[float, str, str]] = [(T0 + 20 + i / 100, "event#42", "write") for i in range(100 * 12)]
+    events += [(T0 + 20 + (i + 0.5) / 100, f"seat#{i % SEATS}", "write") for i in range(100 * 12)]
     # Background for six and a half windows: long enough to resolve an incident nobody carries.
     for i in range(1300):
         events.append((T0 + i * 0.3, f"user#{rng.randint(0, 40)}", rng.choice(["write", "write", "delete", "ttl"])))
     events.sort()
-    records, poison, ttl = [], set(), set()
+    dealt: list[list[dict[str, Any]]] = [[] for _ in range(shards)]
+    poison, ttl = set(), set()
+    moves = Counter[str]()
     for position, (when, key, kind) in enumerate(events):
-        image = {"pk": key, "n": position, "expireAt": int(when) - 60}
-        if key == "event#42":
-            image["seat"] = "s" * 2_900  # ~2.95 KB: 3 write units
-        before, after = ("OPEN", "SOLD") if key == "event#42" else (rng.choice("AB"), rng.choice("AB"))
-        sequence = sequence_number(0, position)
+        image: dict[str, Any] = {"pk": key, "n": position, "expireAt": int(when) - 60}
+        before: str | None
+        if key.startswith("user#"):
+            before, after = rng.choice("AB"), rng.choice("AB")
+        elif key == "event#42":
+            before = after = None
+            image["seat"] = "s" * 8_900  # ~8.95 KB: 9 write units
+        else:
+            before, after = ("OPEN", "SOLD") if moves[key] % 2 == 0 else ("SOLD", "OPEN")
+            moves[key] += 1
+            image["holder"] = "h" * 8_900
+        shard = shard_of(key, shards, burst_shard)
+        sequence = sequence_number(shard, position)
+        old = {**image, "status": before} if before else image
+        new = {**image, "status": after} if after else image
         record = stream_record(
             table="tickets",
             event_name="MODIFY" if kind == "write" else "REMOVE",
             keys={"pk": key},
             sequence=sequence,
             event_time=int(when),
-            new_image={**image, "status": after} if kind == "write" else None,
-            old_image={**image, "status": before},
+            new_image=new if kind == "write" else None,
+            old_image=old,
             ttl_delete=kind == "ttl",
         )
         if kind == "ttl":
             ttl.add(record["eventID"])
-        if position in (150, 4000):
+        if position in (150, 3000):  # one in the bursts, one in the background after them
             record["dynamodb"]["NewImage"] = {"pk": {"S": key}, "broken": {"Q": "?"}}
             poison.add(sequence)
-        records.append(record)
-    return records, poison, ttl
+        dealt[shard].append(record)
+    return Workload(dealt, poison, ttl)
 
 
 class FaultInjector:
@@ -125,23 +163,16 @@ class FaultInjector:
             self.injected[f"after {model.name}"] += 1
             raise ReadTimeoutError(endpoint_url=f"https://{model.service_model.endpoint_prefix}.amazonaws.com")
 
-    @contextlib.contextmanager
-    def attach(self, aws_clients: AwsClients) -> Iterator[None]:
-        clients = [
+    def register(self, aws_clients: AwsClients) -> None:
+        """Fail calls of these clients (a container's; thrown away with it)."""
+        for aws in (
             aws_clients.resource("dynamodb").meta.client,
             aws_clients.client("sns"),
             aws_clients.client("s3"),
             aws_clients.client("dynamodb"),
-        ]
-        for aws in clients:
+        ):
             aws.meta.events.register("before-call.*.*", self.before)
             aws.meta.events.register("after-call.*.*", self.after)
-        try:
-            yield
-        finally:
-            for aws in clients:
-                aws.meta.events.unregister("before-call.*.*", self.before)
-                aws.meta.events.unregister("after-call.*.*", self.after)
 
 
 def environment() -> tuple[Settings, str]:
@@ -165,60 +196,109 @@ def environment() -> tuple[Settings, str]:
 
 
 STREAM_ARN = "arn:aws:dynamodb:us-east-1:1:table/tickets/stream/x"
-# Shard ids as long as the API requires (GetShardIterator refuses shorter ones).
-PARENT, CHILD = "shardId-00000001796083200000-00000001", "shardId-00000001796083245000-00000002"
-# The alerts every schedule must publish: the burst key, and the two index partitions it moves between.
+# The alerts every schedule must publish: the burst key, and the two index partitions its seats move between.
 EXPECTED_ALERTS = Counter(
     {(key, status): 1 for key in ("event#42", "OPEN", "SOLD") for status in ("firing", "resolved")}
 )
 
 
 def create_source_table() -> None:
-    """``tickets`` with a KEYS_ONLY index on status (the function reads it with DescribeTable)."""
+    """``tickets`` with an index on status projecting ALL (the function reads it with DescribeTable)."""
     if "tickets" not in boto3.client("dynamodb").list_tables()["TableNames"]:
         support.create_source_table("tickets", None, status_index=True, status_projection="ALL")
+
+
+@dataclass(frozen=True)
+class Cut:
+    """A shard ending ``at`` seconds after T0: one child carries on (a rollover), or two siblings
+    share its keys (a split)."""
+
+    at: int
+    siblings: int = 1
+
+
+# During the bursts (20 to 32 s: their heaviest aligned 10 s at 900 WCU/s), right after them
+# (the burst key never writes again on the parent's lineage), and later.
+CUTS: tuple[Cut | None, ...] = (None, None, Cut(31), Cut(38), Cut(46), Cut(25, 2), Cut(29, 2))
+
+
+def shard_id(shard: int, generation: int) -> str:
+    """A shard id as long as the API requires (GetShardIterator refuses shorter ones)."""
+    return f"shardId-{T0 + shard:020d}-{generation:08d}"
 
 
 @dataclass(frozen=True)
 class Schedule:
     retry_attempts: int = 25
     reading: str = "returned"
-    rollover_at: int | None = None  # seconds after T0 at which the shard ends and a child carries on
+    shards: int = 1
+    burst_shard: int = 0
+    cuts: tuple[Cut | None, ...] = ()  # per shard (missing: no cut)
 
     @classmethod
     def draw(cls, rng: random.Random) -> Schedule:
+        shards = rng.randint(1, 8)
         return cls(
             retry_attempts=rng.choice([1, 2, 25]),
             reading=rng.choice(PARTIAL_FAILURE_STATES),
-            rollover_at=rng.choice([None, 31, 38, 46]),
+            shards=shards,
+            burst_shard=rng.randrange(shards),
+            cuts=tuple(rng.choice(CUTS) for _ in range(shards)),
         )
 
-    def lineage(self, records: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]]]:
-        if self.rollover_at is None:
-            return [(PARENT, records)]
-        at = T0 + self.rollover_at
-        split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= at)
-        return [(PARENT, records[:split]), (CHILD, records[split:])]
+    def lineages(self, work: Workload) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
+        """Every shard's records by shard id, and each child's parent."""
+        records_of: dict[str, list[dict[str, Any]]] = {}
+        parents: dict[str, str] = {}
+        for shard, records in enumerate(work.shards):
+            cut = self.cuts[shard] if shard < len(self.cuts) else None
+            parent = shard_id(shard, 0)
+            if cut is None:
+                records_of[parent] = records
+                continue
+            at = T0 + cut.at
+            split = next(i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= at)
+            records_of[parent] = records[:split]
+            children = [shard_id(shard, 1 + sibling) for sibling in range(cut.siblings)]
+            for child in children:
+                parents[child] = parent
+                records_of[child] = []
+            for record in records[split:]:
+                # a split divides the parent's keys between its siblings (a key on one of them)
+                key = record["dynamodb"]["Keys"]["pk"]["S"]
+                records_of[children[zlib.crc32(key.encode()) % cut.siblings]].append(record)
+        return {shard: records for shard, records in records_of.items() if records}, parents
 
 
 def run(
-    records: list[dict[str, Any]], chaos: Chaos, faults: FaultInjector | None, schedule: Schedule = Schedule()
+    work: Workload,
+    chaos: Chaos,
+    faults: FaultInjector | None,
+    schedule: Schedule = Schedule(),
+    order: random.Random | None = None,
 ) -> dict[str, Any]:
     settings, queue = environment()
-    aws = AwsClients()  # the container's clients: faults are injected into exactly these
-    ports = build_ports(settings, aws)
     esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=60, retry_attempts=schedule.retry_attempts)
-    lineage = schedule.lineage(records)
-    with faults.attach(aws) if faults is not None else contextlib.nullcontext():
-        runs = consume_lineage(
-            lambda e: process_batch(parse_event(e), settings, ports).response(),
-            lineage,
-            esm,
-            chaos,
-            stream_arn=STREAM_ARN,
-            delivery=Delivery(partial_failure_state=schedule.reading),  # type: ignore[arg-type]
-        )
-    letters = [letter for shard_run in runs for letter in shard_run.dead_letters]
+    shards, parents = schedule.lineages(work)
+
+    def container() -> AwsClients:
+        # a container's clients: faults are injected into exactly these
+        clients = AwsClients()
+        if faults is not None:
+            faults.register(clients)
+        return clients
+
+    function = Lambda(
+        settings,
+        chaos,
+        esm=esm,
+        delivery=Delivery(partial_failure_state=schedule.reading),  # type: ignore[arg-type]
+        stream_arn=STREAM_ARN,
+        clients=container,
+    )
+    # the shards' windows out of step (up to the documented limit), each child after its parent
+    function.run(shards, interleaving(shards, order or random.Random(0), parents=parents))
+    letters = [letter for shard_run in function.runs for letter in shard_run.dead_letters]
     # The operator redrives the DLQ once AWS is healthy again (a fresh container); it first moves the
     # archive objects spooled while S3 refused them into S3 (as `hotkeys redrive` does).
     redrive_ports = build_ports(settings, AwsClients())
@@ -226,7 +306,7 @@ def run(
     while redrive_ports.archiver.drain(force=True) != (0, True):
         pass
     # It reads each range with GetRecords: the records come back as boto3 parses them.
-    streams = WireStream(STREAM_ARN, dict(lineage), parents={CHILD: PARENT} if len(lineage) > 1 else {}).client()
+    streams = WireStream(STREAM_ARN, shards, parents=parents).client()
     redriven = already = malformed = 0
     for letter in letters:
         info = letter.to_message()["DDBStreamBatchInfo"]
@@ -282,61 +362,65 @@ def clean(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
         }.items():
             patch.setenv(name, value)
         patch.delenv("AWS_ENDPOINT_URL", raising=False)
-        records, poison, ttl = workload()
-        yield {"records": records, "poison": poison, "ttl": ttl, "result": run(records, Chaos(), None)}
+        work = workload()
+        yield {"work": work, "result": run(work, Chaos(), None)}
 
 
 def test_clean_run_matches_the_exact_figures(clean: dict[str, Any]) -> None:
-    figures = clean["result"]["figures"]
-    writes = sum(
-        1
-        for r in clean["records"]
-        if "userIdentity" not in r and r["dynamodb"]["SequenceNumber"] not in clean["poison"]
-    )
+    work, figures = clean["work"], clean["result"]["figures"]
+    counted = [r for r in work.shards[0] if r["dynamodb"]["SequenceNumber"] not in work.poison]
+    writes = sum(1 for r in counted if "userIdentity" not in r)
     table = [w for w in figures if w.index is None]
     assert sum(w.writes for w in table) == writes
-    assert sum(w.ttl_deletes for w in table) == len(clean["ttl"])
-    # and the index: every burst write moved event#42 from OPEN to SOLD, three units each way (~3 KB
-    # entries: the index projects ALL)
+    assert sum(w.ttl_deletes for w in table) == len(work.ttl)
+    # and the index, as the oracle sums it (each seat's move: 9 units on OPEN, 9 on SOLD)
+    found = oracle.partitions([counted], describe("tickets"))
     index = [w for w in figures if w.index == "by-status"]
-    burst = sum(
-        1
-        for r in clean["records"]
-        if r["dynamodb"]["Keys"]["pk"]["S"] == "event#42" and r["dynamodb"]["SequenceNumber"] not in clean["poison"]
-    )
     for status in ("OPEN", "SOLD"):
-        assert sum(k.wcu for w in index for k in w.keys if k.key == status) == 3 * burst
-    assert sorted(clean["result"]["archived"]) == sorted(clean["ttl"])
+        assert sum(k.wcu for w in index for k in w.keys if k.key == status) == sum(
+            p.units for (_t, i, key, _w), p in found.items() if i == "by-status" and key == status
+        )
+    assert sorted(clean["result"]["archived"]) == sorted(work.ttl)
 
 
-# 2026 and 2135 cut the burst with the rollover at 31 s where batch cuts once hid it (issue #24).
+# 2026 and 2135 cut the burst with the rollover at 31 s where batch cuts once hid it (issue #24):
+# their faults, on one shard that rolls over at 31 s.
 CUT_BY_A_ROLLOVER = (2026, 2135)
+
+
+def schedule_of(seed: int, rng: random.Random) -> Schedule:
+    schedule = Schedule.draw(rng)
+    if seed in CUT_BY_A_ROLLOVER:
+        return Schedule(schedule.retry_attempts, schedule.reading, shards=1, cuts=(Cut(31),))
+    return schedule
+
+
+def what_arrived(result: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(a["key"], a["status"], a["window_start"], a.get("wcu_per_second")) for a in result["alerts"]]
 
 
 @pytest.mark.parametrize("seed", [*range(SCHEDULES), *CUT_BY_A_ROLLOVER])
 def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], seed: int, aws: None) -> None:
     rng = random.Random(seed)
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
-    schedule = Schedule.draw(rng)
-    result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults, schedule)
-    # Stats: identical to the clean pass
-    assert result["figures"] == clean["result"]["figures"], dict(faults.injected)
+    schedule = schedule_of(seed, rng)
+    work = workload(schedule.shards, schedule.burst_shard)
+    result = run(work, RandomChaos(rng, lose_probability=0.15), faults, schedule, random.Random(seed))
+    # Stats: identical to the clean pass on one shard
+    assert result["figures"] == clean["result"]["figures"], (dict(faults.injected), schedule)
     # Archive: every TTL deletion, nothing else; duplicates only as copies of the same event_id
-    assert set(result["archived"]) == clean["ttl"]
-    # Alerts: one firing and one resolved for the burst key and for each index partition it moves between
+    assert set(result["archived"]) == work.ttl
+    # Alerts: one firing and one resolved for the burst key and for each index partition its seats move between
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
-    assert statuses == EXPECTED_ALERTS, (
-        dict(faults.injected),
-        schedule,
-    )
+    assert statuses == EXPECTED_ALERTS, (schedule, what_arrived(result), dict(faults.injected))
     # DLQ: bisection isolates every failure to one record; every poison record is there, and whatever
     # else exhausted its retries was counted by the redrive, or found counted (a failed invocation had
     # flushed it: its snapshot's ranges say so)
     assert all(d.start_sequence == d.end_sequence and d.batch_size == 1 for d in result["dlq"])
-    assert {d.start_sequence for d in result["dlq"]} >= clean["poison"]
+    assert {d.start_sequence for d in result["dlq"]} >= work.poison
     # (a redelivery may send a poison record, and so its dead letter, twice)
     assert result["redriven"] + result["already"] + result["malformed"] == len(result["dlq"])
-    assert result["malformed"] == sum(1 for d in result["dlq"] if d.start_sequence in clean["poison"])
+    assert result["malformed"] == sum(1 for d in result["dlq"] if d.start_sequence in work.poison)
     assert all(d.shard_id and d.stream_arn for d in result["dlq"])
 
 
@@ -352,10 +436,12 @@ def test_records_redelivered_out_of_order_are_counted_and_archived_exactly(
     rng = random.Random(1000 + seed)
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
     chaos = RandomChaos(rng, lose_probability=0.15, reorder_probability=0.5)
-    result = run(clean["records"], chaos, faults, Schedule.draw(rng))
+    schedule = Schedule.draw(rng)
+    work = workload(schedule.shards, schedule.burst_shard)
+    result = run(work, chaos, faults, schedule, random.Random(seed))
     assert chaos.reordered > 0
-    assert result["figures"] == clean["result"]["figures"], dict(faults.injected)
-    assert set(result["archived"]) == clean["ttl"]
+    assert result["figures"] == clean["result"]["figures"], (dict(faults.injected), schedule)
+    assert set(result["archived"]) == work.ttl
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
     assert all(count == 1 for count in statuses.values()), statuses
     assert all(statuses[(key, "firing")] for key, status in statuses if status == "resolved"), statuses
@@ -368,7 +454,7 @@ def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) ->
     for seed in range(100, 110):
         rng = random.Random(seed)
         faults = FaultInjector(rng, probability=0.15)
-        result = run(clean["records"], RandomChaos(rng, lose_probability=0.15), faults)
+        result = run(clean["work"], RandomChaos(rng, lose_probability=0.15), faults)
         assert result["figures"] == clean["result"]["figures"]
         assert Counter(a["status"] for a in result["alerts"]) == Counter({"firing": 3, "resolved": 3})
         seen.update(faults.injected)
@@ -385,15 +471,24 @@ def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) ->
 
 
 def test_the_schedules_really_dead_letter_redrive_and_roll_over(clean: dict[str, Any], aws: None) -> None:
-    # The schedules CI runs cover every retry quota, both state readings and every rollover point...
-    drawn = [Schedule.draw(random.Random(seed)) for seed in range(SCHEDULES)]
+    # The schedules CI runs cover every retry quota, both state readings, one shard and eight, the burst
+    # key's shard cut mid-burst, every rollover point and both split points...
+    drawn = []
+    for seed in range(SCHEDULES):
+        rng = random.Random(seed)
+        FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
+        drawn.append(schedule_of(seed, rng))
     assert {s.reading for s in drawn} == set(PARTIAL_FAILURE_STATES)
-    assert {s.rollover_at for s in drawn} == {None, 31, 38, 46}
     assert {s.retry_attempts for s in drawn} == {1, 2, 25}
+    assert {1, 8} <= {s.shards for s in drawn}
+    assert {cut for s in drawn for cut in s.cuts} == set(CUTS)
+    assert any(s.cuts[s.burst_shard] in (Cut(31), Cut(25, 2), Cut(29, 2)) for s in drawn if s.shards > 1)
     # ...and a schedule with one retry really exhausts it, so redrive has work to do
     rng = random.Random(5)
     faults = FaultInjector(rng, probability=0.15)
-    result = run(clean["records"], RandomChaos(rng, lose_probability=0.3), faults, Schedule(1, "previous", 38))
+    schedule = Schedule(1, "previous", shards=3, burst_shard=1, cuts=(None, Cut(38), Cut(29, 2)))
+    work = workload(3, 1)
+    result = run(work, RandomChaos(rng, lose_probability=0.3), faults, schedule)
     assert result["redriven"] > 0
     assert result["figures"] == clean["result"]["figures"]
-    assert set(result["archived"]) == clean["ttl"]
+    assert set(result["archived"]) == work.ttl
