@@ -93,39 +93,43 @@ def elsewhere(heads: list[SegmentSnapshot], index: str | None, skip: tuple[str, 
     """The merged figures of a window's heads, the table's or one index's, leaving out ``skip``
     ((shard, origin): the live segment, whose own figures are newer)."""
     parts = []
-    last_event = 0
     for head in heads:
         if skip is not None and (head.shard_id, head.origin) == skip:
             continue
-        last_event = max(last_event, head.last_event)
         if index is None:
-            parts.append((head.entries, head.pruned, head.wcu))
+            parts.append((head.entries, head.pruned, head.wcu, head.last_event))
         elif index in head.indexes:
             part = head.indexes[index]
-            parts.append((part.entries, part.pruned, part.wcu))
-    entries, _bounds = summary.merge((entries, pruned) for entries, pruned, _wcu in parts)
+            parts.append((part.entries, part.pruned, part.wcu, head.last_event))
+        else:
+            parts.append(({}, 0, 0, head.last_event))
+    return _merged(parts)
+
+
+def with_live(stored: rules.Elsewhere, live: rules.Tallied) -> rules.Elsewhere:
+    """A window's figures over all of its segments: the others' (``stored``) and this shard's live
+    segment, when the window is the one this shard is finishing."""
+    # ``stored.pruned`` is already per key: its entries enter with no bound of their own, and it is added.
+    merged = _merged(
+        [(stored.entries, 0, stored.wcu, stored.last_event), (live.entries, live.pruned, live.wcu, live.last_event)]
+    )
+    for key, bound in stored.pruned.items():
+        merged.pruned[key] = merged.pruned.get(key, 0) + bound
+    return merged
+
+
+def _merged(parts: list[tuple[dict[str, list[int]], int, int, int]]) -> rules.Elsewhere:
+    """(entries, pruned, write units, last event second) of several segments as one ``Elsewhere``: each
+    key's bound is the sum of the bounds of the parts that list it."""
+    entries, _bounds = summary.merge((part_entries, pruned) for part_entries, pruned, _wcu, _last in parts)
     bounds: dict[str, int] = {}
-    for part_entries, pruned, _wcu in parts:
+    for part_entries, pruned, _wcu, _last in parts:
         if pruned:
             for key in part_entries:
                 bounds[key] = bounds.get(key, 0) + pruned
-    return rules.Elsewhere(sum(wcu for _e, _p, wcu in parts), entries, bounds, last_event)
-
-
-def whole_window(
-    heads: list[SegmentSnapshot], index: str | None, live: rules.Tallied | None, skip: tuple[str, str]
-) -> rules.Elsewhere:
-    """A window's figures over all of its segments: its stored heads, and this shard's live segment
-    (``live``, newer than its head) when the window is the one this shard is finishing."""
-    stored = elsewhere(heads, index, skip if live is not None else None)
-    if live is None:
-        return stored
-    entries, _pruned = summary.merge([(stored.entries, 0), (live.entries, 0)])
-    bounds = dict(stored.pruned)
-    if live.pruned:
-        for key in live.entries:
-            bounds[key] = bounds.get(key, 0) + live.pruned
-    return rules.Elsewhere(stored.wcu + live.wcu, entries, bounds, max(stored.last_event, live.last_event))
+    return rules.Elsewhere(
+        sum(wcu for _e, _p, wcu, _l in parts), entries, bounds, max((last for *_rest, last in parts), default=0)
+    )
 
 
 def judged_window(heads: list[SegmentSnapshot], shard_id: str, current: int, seconds: int) -> int:
@@ -182,8 +186,6 @@ class IncidentStore(Protocol):
 
     def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool: ...
 
-    def get(self, table: str, incident_key: str) -> dict[str, Any] | None: ...
-
     def mark_published(self, table: str, incident_key: str, flag: str) -> bool: ...
 
 
@@ -222,6 +224,7 @@ class AlertDesk:
                 )
                 if all(segment is not other for other in judged):
                     judged.append(segment)
+        final_looks: dict[tuple[str, int], Look] = {}
         for segment in judged:
             skip = (shard_id, segment.origin)
             heads = recent.get((segment.table, segment.window_start))
@@ -229,13 +232,15 @@ class AlertDesk:
             if heads is not None:
                 in_window = [head for head in heads if head.window_start == segment.window_start]
                 look = self._remember(segment, shard_id, Look(in_window, segment, skip))
+                final_looks[(segment.table, segment.window_start)] = look
             elif look is None or (not segment.dirty and self._worth_reading(segment, look, skip, state)):
                 look = self._read(segment, skip, shard_id)
             for view in segment.views():
                 published += self._review_view(shard_id, state, view, look.elsewhere(view.index, skip))
         if final:
             for segment in list(state.segments.values()):
-                published += self._resolve(shard_id, segment, recent[(segment.table, segment.window_start)])
+                window = (segment.table, segment.window_start)
+                published += self._resolve(shard_id, segment, recent[window], final_looks[window])
         return published
 
     def _remember(self, segment: Segment, shard_id: str, look: Look) -> Look:
@@ -389,10 +394,10 @@ class AlertDesk:
         )
 
     # -- resolution -------------------------------------------------------------------------
-    def _resolve(self, shard_id: str, live: Segment, heads: list[SegmentSnapshot]) -> int:
+    def _resolve(self, shard_id: str, live: Segment, heads: list[SegmentSnapshot], look: Look) -> int:
         """Resolve the table's open incidents (its indexes' included) whose key was never hot in the
         judged window (``judged_window``, from ``heads``: the recent windows') and stayed under the
-        resolve level over all of it."""
+        resolve level over all of it. ``look``: the final look at ``live``'s window, read from ``heads``."""
         table = live.table
         open_incidents = self._incidents.open_incidents(table)
         if not open_incidents:
@@ -403,6 +408,7 @@ class AlertDesk:
         judged = judged_window(heads, shard_id, current, seconds)
         in_window = [head for head in heads if head.window_start == judged]
         views = {view.index: view for view in live.views()} if judged == current else {}
+        skip = (shard_id, live.origin)
         windows: dict[str | None, rules.Elsewhere] = {}
         published = 0
         for incident in open_incidents:
@@ -411,7 +417,11 @@ class AlertDesk:
             index = str(incident["index_name"]) if incident.get("index_name") is not None else None
             window = windows.get(index)
             if window is None:
-                window = windows[index] = whole_window(in_window, index, views.get(index), (shard_id, live.origin))
+                view = views.get(index)
+                # The window being finished: the final look's figures and the live segment's (newer than its head).
+                window = windows[index] = (
+                    with_live(look.elsewhere(index, skip), view) if view is not None else elsewhere(in_window, index)
+                )
             if incident.get("status") == RESOLVED:
                 # Resolved by an earlier attempt of this invocation whose message may not have gone out.
                 if str(incident.get("shard_id", "")) == shard_id:

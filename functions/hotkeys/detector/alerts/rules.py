@@ -222,7 +222,8 @@ def near(
     index partition takes writes on every shard alike, so an index key is also scaled by ``shards``
     (the shards the window's heads came from): one that appears mid-window is spread before any head
     lists it. A table key with no part elsewhere is judged exactly on this segment's figures; a part
-    that appears elsewhere later (a rollover) is found by the next periodic read."""
+    that appears elsewhere later is found by the window's final look (a rollover's child finds its
+    parent's part at its own first look)."""
     limit_rate = fraction * settings.alert_wcu_per_second
     span = settings.alert_min_span_seconds
     table_wcu = segment.wcu + elsewhere.wcu
