@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import random
 import statistics
@@ -46,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.lanes import moto_environment
 from hotkeys.cli.events import sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -358,20 +358,6 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _environment() -> None:
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-        }
-    )
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--schedules", type=int, default=24)
@@ -379,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=None, help="every schedule on this many shards (default: 1 to 8)")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)
-    _environment()
+    moto_environment()
     from hotkeys.detector.observability import logger
 
     logger.setLevel("CRITICAL")

@@ -30,6 +30,7 @@ Each lineage has its own container (its own ``Ports``: an alert desk caches head
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -235,3 +236,20 @@ def consume_side_by_side(
 
     runs = turns.run([job(lane, handler) for lane, handler in zip(lanes, handlers, strict=True)])
     return runs, lanes
+
+
+def moto_environment(**extra: str) -> None:
+    """The process environment of a benchmark on in-process moto: dummy credentials in us-east-1, no
+    endpoint override, no X-Ray (``extra``: more variables)."""
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            **extra,
+        }
+    )
+    os.environ.pop("AWS_ENDPOINT_URL", None)

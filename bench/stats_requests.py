@@ -54,6 +54,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from bench.lanes import moto_environment
 from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
 
@@ -300,28 +301,13 @@ def measure(run: Run) -> dict[str, Any]:
     }
 
 
-def _environment() -> None:
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-        }
-    )
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="one small run: 3 shards, 1 window")
     parser.add_argument("--wide", action="store_true", help="also the 100-shard runs (scaled: see the module doc)")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)
-    _environment()
+    moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     from hotkeys.detector.observability import logger
 
     logger.setLevel("CRITICAL")
