@@ -83,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
             for side, checkout in (("before", args.before.resolve()), ("after", HERE)):
                 results[side].append(total_us(checkout, folder, environment))
     ratio = min(results["before"]) / min(results["after"])
-    print(json.dumps({"cell": args.cell, **results, "before_over_after": round(ratio, 2)}))
+    figures = {"cell": args.cell, **results, "before_over_after": round(ratio, 2)}
+    print(json.dumps(figures))
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.compare", argv), figures)
     return 0
 
 

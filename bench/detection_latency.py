@@ -393,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
 
         refresh_section(LATENCY_TITLE)
     print(json.dumps(result["summary"]))
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.detection_latency", argv), result["summary"])
     return 0
 
 

@@ -451,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
         results = run_matrix(args.records, args.only)
         print(matrix_table(results))
         print("\n".join(verdicts(results)))
+        from bench.measurements import append, command_line
+
+        append(command_line("bench.lambda_process", argv), lines=[matrix_table(results), "", *verdicts(results)])
         if not args.only:  # a partial run does not replace the full report
             OUTPUT.write_text(json.dumps({"cells": results}, indent=1) + "\n")
             write_report(results, args.records)
@@ -477,8 +480,14 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         print(json.dumps(result))
     base, frozen, settled = results
-    print(f"total CPU per record, freeze / default: {frozen['total_us'] / base['total_us']:.2f}")
-    print(f"total CPU per record, freeze+threshold / default: {settled['total_us'] / base['total_us']:.2f}")
+    ratios = [
+        f"total CPU per record, freeze / default: {frozen['total_us'] / base['total_us']:.2f}",
+        f"total CPU per record, freeze+threshold / default: {settled['total_us'] / base['total_us']:.2f}",
+    ]
+    print("\n".join(ratios))
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.lambda_process", argv) + " (part gc)", {"policies": results}, ratios)
     return 0
 
 

@@ -102,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(text)
     if not args.no_write:
         OUTPUT.write_text(text)
+        from bench.measurements import append, command_line
+
+        lines = [
+            f"- {r['scenario']}: {r['total_bytes_per_1000_records']:,} log bytes per 1,000 records "
+            f"({', '.join(f'{kind} {size:,}' for kind, size in r['bytes_per_1000_records'].items())})"
+            for r in results
+        ]
+        append(command_line("bench.log_volume", argv), lines=lines)
     return 0
 
 

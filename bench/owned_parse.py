@@ -87,7 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     best = max(cell[name]["managed_to_owned"] for cell in results for name in ("orjson", "msgspec"))
     verdict = "ship behind an option" if best >= SHIP_IF else "do not ship"
     print(f"largest cut in total CPU: {best}x (bar: {SHIP_IF}x): {verdict}")
-    OUTPUT.write_text(json.dumps({"cells": results, "largest_cut": best, "verdict": verdict}, indent=1) + "\n")
+    figures = {"cells": results, "largest_cut": best, "verdict": verdict}
+    OUTPUT.write_text(json.dumps(figures, indent=1) + "\n")
+    from bench.measurements import append, command_line
+
+    rows = [
+        f"| {cell['cell']} | {cell['json']['total_us']} | {cell['orjson']['total_us']} | {cell['msgspec']['total_us']} |"
+        for cell in results
+    ]
+    table = ["| cell | json µs | orjson µs | msgspec µs |", "|---|---:|---:|---:|", *rows]
+    append(
+        command_line("bench.owned_parse", argv), lines=[*table, "", f"Largest cut {best}× (bar {SHIP_IF}×): {verdict}."]
+    )
     return 0
 
 

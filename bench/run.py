@@ -232,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quick:
         (ROOT / "docs" / "benchmarks.md").write_text(render(results))
     print(f"results written to {args.out} and docs/benchmarks.md")
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.run", argv), {key: results[key] for key in ("records", "cost", "writes")})
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Figures of the detector's bounded structures that docs/decisions.md quotes (`python -m bench.sketch_figures`).
+"""Figures of the detector's bounded structures (`python -m bench.sketch_figures`; logged in docs/measurements.md).
 
 * the distinct-item estimate (``items.ItemStats.distinct``): error over 300 trials at each size,
   sort keys of four naming styles;
@@ -23,8 +23,9 @@ TRIALS = 300
 SIZES = (5, 12, 25, 60, 120, 250)
 
 
-def distinct_errors() -> None:
+def distinct_errors() -> list[str]:
     rng = random.Random(1)
+    lines = []
     for size in SIZES:
         errors = []
         for trial in range(TRIALS):
@@ -33,14 +34,15 @@ def distinct_errors() -> None:
             for number in range(size):
                 stats.add(item_digest(f"{prefix}{rng.choice(['', str(trial)])}{number}"), None, 1)
             errors.append(stats.distinct - size)
-        print(
-            f"{size:4d} items: mean error {statistics.mean(errors):+.2f}, standard deviation "
+        lines.append(
+            f"- {size} items: mean error {statistics.mean(errors):+.2f}, standard deviation "
             f"{statistics.pstdev(errors):.2f} ({100 * statistics.pstdev(errors) / size:.0f}%), "
             f"largest {max(abs(e) for e in errors)}"
         )
+    return lines
 
 
-def state_sizes() -> None:
+def state_sizes() -> list[str]:
     # The test's own worst-case fillers (one definition), loaded by name: the suite is not part of
     # what `make lint` type-checks.
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -59,11 +61,18 @@ def state_sizes() -> None:
         index_keys=fillers.multi_attribute_index_keys(600),
     )
     cases["item figures, emoji keys"] = fill(worst_case_keys("emoji", 2000), MAX_RANGES + 40, items=5)
-    for name, state in cases.items():
-        print(f"{name}: {len(json.dumps(state.to_json())):,} bytes")
-    print(f"bound (state.max_state_bytes): {max_state_bytes():,} bytes")
+    lines = [f"- largest state, {name}: {len(json.dumps(state.to_json())):,} bytes" for name, state in cases.items()]
+    return [*lines, f"- bound (state.max_state_bytes): {max_state_bytes():,} bytes"]
+
+
+def main() -> int:
+    from bench.measurements import append, command_line
+
+    lines = distinct_errors() + state_sizes()
+    print("\n".join(lines))
+    append(command_line("bench.sketch_figures"), lines=lines)
+    return 0
 
 
 if __name__ == "__main__":
-    distinct_errors()
-    state_sizes()
+    sys.exit(main())

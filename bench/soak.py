@@ -212,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
         "million_keys": wide,
     }
     (ROOT / "docs" / "soak-latest.json").write_text(json.dumps(results, indent=1) + "\n")
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.soak", argv), {key: value for key, value in results.items() if key != "rows"})
     return 0
 
 

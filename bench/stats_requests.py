@@ -330,6 +330,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.report import REQUESTS_TITLE, refresh_section
 
         refresh_section(REQUESTS_TITLE)
+    from bench.measurements import append, command_line
+
+    lines = [
+        f"- {row['run']}, {row['windows']} windows: {row['stats_requests_per_1000_saturated']} stats-table requests "
+        f"per 1,000 records of a saturated shard (target {row['target']}: {'met' if row['target_met'] else 'missed'})"
+        for row in rows
+    ]
+    append(command_line("bench.stats_requests", argv), lines=lines)
     return 0
 
 

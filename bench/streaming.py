@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(figures, indent=1))
     if args.records == 1_000_000:
         OUTPUT.write_text(json.dumps(figures, indent=1) + "\n")
+    from bench.measurements import append, command_line
+
+    append(command_line("bench.streaming", argv), figures)
     return 0
 
 

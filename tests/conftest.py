@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import uuid
 from collections.abc import Iterator
@@ -62,6 +63,8 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_ACCOUNT_ID_ENDPOINT_MODE", "disabled")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    # Benchmarks the tests run append their entry here, not to docs/measurements.md (bench/measurements.py)
+    monkeypatch.setenv("HOTKEYS_MEASUREMENTS_LOG", os.devnull)
     yield
 
 
