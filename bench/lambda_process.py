@@ -372,9 +372,22 @@ def verdicts(results: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def write_report(results: list[dict[str, Any]], records_per_cell: int, measured: str = "") -> None:
+def write_report(
+    results: list[dict[str, Any]],
+    records_per_cell: int,
+    measured: str = "",
+    partial: list[dict[str, Any]] | None = None,
+) -> None:
+    """``partial``: runs with ``--only`` since the full run, whose cells replaced the full run's."""
     import platform
     from datetime import UTC, datetime
+
+    remeasured = "".join(
+        f"\n\nRe-measured since the full run, {run['date']}, by `{run['command']}` at commit {run['commit']}: "
+        + ", ".join(f"*{name}*" for name in run["cells"])
+        + "."
+        for run in partial or []
+    )
 
     text = f"""# What a Lambda container pays per record
 
@@ -404,7 +417,7 @@ successes (`bench/answers.py`: the client side of every request is measured, no 
   key: the least a consumer that counts write units exactly pays, before deduplication, windows, the
   summary, the archive and alerts.
 
-{matrix_table(results)}
+{matrix_table(results)}{remeasured}
 
 The "total ≤ 2× floor" targets (2.5× on TTL-only batches) are retired (docs/decisions.md §27): a
 saturated shard keeps a 512 MB function a few percent busy, so compute is a small part of the bill;
@@ -421,6 +434,26 @@ Mixes: *mixed* is 30% INSERT, 50% MODIFY, 10% REMOVE, 10% TTL deletions; *modify
     REPORT.write_text(text)
 
 
+def _merge_partial(results: list[dict[str, Any]], command: str, records_per_cell: int) -> None:
+    """Replaces the committed output's cells of the same names with this run's, records the run, and
+    rewrites the report from the merged output (the full run's date stays the report's date)."""
+    import re
+    from datetime import UTC, datetime
+
+    from bench.measurements import commit
+
+    output = json.loads(OUTPUT.read_text())
+    fresh = {cell["cell"]: cell for cell in results}
+    unknown = sorted(set(fresh) - {cell["cell"] for cell in output["cells"]})
+    output["cells"] = [fresh.get(cell["cell"], cell) for cell in output["cells"]] + [fresh[name] for name in unknown]
+    runs = [run for run in output.get("partial_runs", []) if not set(run["cells"]) <= set(fresh)]
+    runs.append({"date": f"{datetime.now(UTC):%Y-%m-%d}", "command": command, "commit": commit(), "cells": list(fresh)})
+    output["partial_runs"] = runs
+    OUTPUT.write_text(json.dumps(output, indent=1) + "\n")
+    found = re.search(r"measured (\d{4}-\d\d-\d\d)", REPORT.read_text())
+    write_report(output["cells"], records_per_cell, found.group(1) if found else "", runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", nargs=2, metavar=("MODE", "FOLDER"), help=argparse.SUPPRESS)
@@ -433,6 +466,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", default="", help="only the matrix cells whose name contains this text")
     args = parser.parse_args(argv)
+    from bench.measurements import append, command_line
+
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
@@ -441,25 +476,23 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(matrix_child(folder, composite == "True", int(indexes))))
         return 0
     if args.report_only:  # rewrite the report from the committed output, without measuring
-        committed = json.loads(OUTPUT.read_text())["cells"]
+        output = json.loads(OUTPUT.read_text())
         import re
 
         found = re.search(r"measured (\d{4}-\d\d-\d\d)", REPORT.read_text())
-        write_report(committed, args.records, found.group(1) if found else "")
+        write_report(output["cells"], args.records, found.group(1) if found else "", output.get("partial_runs"))
         return 0
     if args.part in ("matrix", "all"):
         results = run_matrix(args.records, args.only)
         print(matrix_table(results))
         print("\n".join(verdicts(results)))
-        from bench.measurements import append, command_line
-
         append(command_line("bench.lambda_process", argv), lines=[matrix_table(results), "", *verdicts(results)])
-        if not args.only:  # a partial run does not replace the full report
+        if not args.only:
             OUTPUT.write_text(json.dumps({"cells": results}, indent=1) + "\n")
             write_report(results, args.records)
-            print(
-                f"(written to {REPORT.relative_to(REPORT.parent.parent)} and {OUTPUT.relative_to(OUTPUT.parent.parent)})"
-            )
+        else:  # a partial run replaces its own cells in the committed output; the report names them
+            _merge_partial(results, command_line("bench.lambda_process", argv), args.records)
+        print(f"(written to {REPORT.relative_to(REPORT.parent.parent)} and {OUTPUT.relative_to(OUTPUT.parent.parent)})")
         if args.part == "matrix":
             return 0
     from bench.run import zipf_records
@@ -485,8 +518,6 @@ def main(argv: list[str] | None = None) -> int:
         f"total CPU per record, freeze+threshold / default: {settled['total_us'] / base['total_us']:.2f}",
     ]
     print("\n".join(ratios))
-    from bench.measurements import append, command_line
-
     append(command_line("bench.lambda_process", argv) + " (part gc)", {"policies": results}, ratios)
     return 0
 
