@@ -48,7 +48,7 @@ DEFAULT_THRESHOLD = (700, 10, 10)  # CPython's
 OUTPUT = Path(__file__).resolve().parent.parent / "docs" / "lambda-process-latest.json"
 REPORT = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-lambda.md"
 # The stats-table requests target, checked per run. The total / floor targets of #16 (2x, 2.5x on
-# TTL-only batches) are retired (docs/decisions.md §27): the ratios are reported, not judged.
+# TTL-only batches) are retired (docs/decisions.md §38): the ratios are reported, not judged.
 REQUESTS_TARGET = 0.2
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
 
@@ -419,7 +419,7 @@ successes (`bench/answers.py`: the client side of every request is measured, no 
 
 {matrix_table(results)}{remeasured}
 
-The "total ≤ 2× floor" targets (2.5× on TTL-only batches) are retired (docs/decisions.md §27): a
+The "total ≤ 2× floor" targets (2.5× on TTL-only batches) are retired (docs/decisions.md §38): a
 saturated shard keeps a 512 MB function a few percent busy, so compute is a small part of the bill;
 what users pay for is requests and logs. The log bytes the function writes per 1,000 records of a
 saturated shard are measured by `python -m bench.log_volume` (`docs/log-volume-latest.json`).

@@ -66,7 +66,7 @@ class ArchiveBucket(Construct):
             # Stated, not left to the account's default: objects under 128 KB never transition. Archive
             # objects are one shard's TTL deletions per invocation, usually a few KB; Glacier Instant
             # Retrieval bills at least 128 KB an object, so keeping those in Standard costs less
-            # (docs/decisions.md, "The archive's lifecycle").
+            # (docs/decisions.md §48, "The archive's lifecycle").
             transition_default_minimum_object_size=s3.TransitionDefaultMinimumObjectSize.ALL_STORAGE_CLASSES_128_K,
             # Archived items outlive the stack: deleting it must not delete them.
             removal_policy=RemovalPolicy.RETAIN,

@@ -222,7 +222,7 @@ class HotKeyDetector(Construct):
             parallelization_factor=options.parallelization_factor,
             report_batch_item_failures=settings.report_batch_item_failures,
             # The tumbling window gives each invocation its shard id and carried state: the basis
-            # of exactly-once counting (docs/decisions.md).
+            # of exactly-once counting (docs/decisions.md §1).
             tumbling_window=Duration.seconds(options.window_seconds),
             on_failure=sources.SqsDlq(self.dead_letters.queue),
         )

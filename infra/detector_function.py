@@ -57,7 +57,7 @@ class DetectorFunction(Construct):
             )
         )
         # The layer ARN is resolved at deploy time from AWS's public parameter for the exact
-        # Powertools release the tests run against (POWERTOOLS_VERSION; see docs/decisions.md).
+        # Powertools release the tests run against (POWERTOOLS_VERSION; see docs/decisions.md §10).
         layer_arn = powertools_layer_arn or ssm.StringParameter.value_for_string_parameter(self, POWERTOOLS_PARAMETER)
         self.function = lambda_.Function(
             self,

@@ -35,7 +35,7 @@ class StatsTable(Construct):
             encryption=dynamodb.TableEncryptionV2.aws_managed_key(),
             removal_policy=RemovalPolicy.DESTROY,
             # A table's segment heads under one key in window order: the alert desk reads a window (or a few)
-            # of any number of shards with one Query (docs/decisions.md §34). Only the small head is copied,
+            # of any number of shards with one Query (docs/decisions.md §49). Only the small head is copied,
             # never the summaries.
             global_secondary_indexes=[
                 dynamodb.GlobalSecondaryIndexPropsV2(

@@ -9,7 +9,7 @@ partition over ALL stream shards, per second of event time.
   units" (DynamoDB developer guide, "Partitions and data distribution"; the same holds for each GSI
   partition). A stream shard carries only part of the writes: an index partition takes writes from
   items on every table partition, and a rollover or a split divides a key's writes between shards.
-  So a partition's rate is the sum over all shards (docs/decisions.md §3, §34).
+  So a partition's rate is the sum over all shards (docs/decisions.md §5, §49).
 * Write units per stream record: the larger image, one unit per started KB (``reference_sizing``);
   the index's writes follow the GSI rules (``reference_gsi.index_writes``). TTL deletions consume no
   write capacity ("Time to Live ... deletes ... do not consume write throughput").

@@ -24,7 +24,7 @@ STREAM_RETENTION_HOURS = 24
 
 @dataclass(frozen=True)
 class EventSourceSettings:
-    """How Lambda reads each stream shard. Chosen for the cost targets in docs/decisions.md."""
+    """How Lambda reads each stream shard. Chosen in docs/decisions.md §7."""
 
     batch_size: int = 1000
     max_batching_window_seconds: int = 5

@@ -202,7 +202,7 @@ def consume_shards(settings: Settings, lineage: list[tuple[str, list[dict[str, A
     ("rollover_at", "key_returns", "resolved_in"),
     [
         # The parent, seen in window 00:00, wrote no later window: it may be a sibling up to SIBLING_WINDOWS
-        # (3) windows behind, so the first window judged finished is 00:04 (docs/decisions.md §34).
+        # (3) windows behind, so the first window judged finished is 00:04 (docs/decisions.md §50).
         (35, False, "00:04:00"),  # mid-burst: the child sees the key hot on the merged figures
         (46, True, "00:04:00"),  # after the burst; the key writes (quietly) to the child
         (46, False, "00:04:00"),  # after the burst, and the key never writes again

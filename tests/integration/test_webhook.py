@@ -1,7 +1,7 @@
 """The optional webhook subscriber: secret → URL → Slack-compatible POST, failures raised for retry.
 
 The alert topic carries the detector's alerts and CloudWatch's notifications of the stack's alarms
-(docs/decisions.md §29). Each event here is what SNS delivers: the message is published to a moto
+(docs/decisions.md §42). Each event here is what SNS delivers: the message is published to a moto
 topic, whose SQS subscriber receives SNS's envelope; Lambda's SNS event carries the same envelope
 (``SigningCertUrl``/``UnsubscribeUrl`` spelled so, inside a record with ``EventSubscriptionArn``),
 checked against Powertools' model of that event. CloudWatch's messages come from

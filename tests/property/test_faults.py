@@ -430,8 +430,8 @@ def test_records_redelivered_out_of_order_are_counted_and_archived_exactly(
 ) -> None:
     """Bisected batches whose later half is retried first ("If records are processed more than once, they
     might be processed out of order"): the figures and the archive stay exact. The alerts are not held to
-    one firing and one resolved here: a key's peak bucket keeps only its latest bucket, so a burst whose
-    earlier records are folded after its later ones can read below the alert rate (docs/decisions.md §32);
+    one firing and one resolved here: a burst whose earlier records are folded after its later ones can
+    read below the alert rate when the rule runs (docs/decisions.md §45);
     an alert is still never published twice."""
     rng = random.Random(1000 + seed)
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))

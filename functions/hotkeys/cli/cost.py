@@ -35,8 +35,9 @@ SECONDS_PER_MONTH = 30 * 86_400
 # What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
 # handler with alerts and archive on, batches of 1,000. The source is the committed benchmark output
 # docs/lambda-process-latest.json (`python -m bench.lambda_process --part matrix`), cell
-# BENCH_CELL's "total_us", times CPU_MARGIN: the same code has measured up to 1.6x apart on different
-# days on this shared machine, and the benchmark ran on x86_64 (the function runs on arm64).
+# BENCH_CELL's "total_us", times CPU_MARGIN: the same code has measured that far apart on different
+# days on this shared machine (docs/measurements.md), and the benchmark ran on x86_64 (the function
+# runs on arm64).
 # tests/unit/test_cost_sources.py recomputes both figures from that file. Lambda gives
 # memory/1769 MB of a vCPU.
 BENCH_OUTPUT = "docs/lambda-process-latest.json"
@@ -97,7 +98,7 @@ STATS_WRU_PER_WRITE = 2
 # unit per 4 KB).
 HEAD_KB = 3
 # Reads of a window's heads per shard and window: its first look, and again after a flush half a window
-# later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §34).
+# later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §49).
 HEADS_READS_PER_SHARD_WINDOW = 3
 
 

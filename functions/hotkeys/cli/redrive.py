@@ -12,7 +12,7 @@ cover them, so redriving twice changes nothing. Alerts are not sent for redriven
 records.
 
 Redrive must count as the deployed function counts: its windows, key attribute, stats table,
-archive bucket and prefix, replicas or not (docs/decisions.md §28). ``plan`` takes them from
+archive bucket and prefix, replicas or not (docs/decisions.md §40). ``plan`` takes them from
 the stack; a flag that disagrees with the deployment is refused, and so is a window length
 that disagrees with a stored window around the records (``clashing_window``). A redrive
 segment's ranges mean "counted and archived" too: a TTL deletion is counted only by a run

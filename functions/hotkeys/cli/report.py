@@ -27,7 +27,7 @@ from hotkeys.detector.windows import parse_iso_utc, window_start
 
 BUCKET_SECONDS = 10
 MAX_KEYS = 30
-# Colour is linear in the share of the partition limit (decisions §25): pale yellow to orange below
+# Colour is linear in the share of the partition limit (docs/decisions.md §34): pale yellow to orange below
 # the alert threshold, then a step to red and on to dark red at the limit (cells above it saturate).
 # What the reader must tell apart is "safe", "near" and "over the threshold", not 0.1% from 5%.
 BELOW_THRESHOLD = ("#fff7bc", "#fec44f", "#fe9929")  # at 0, half the threshold, the threshold

@@ -111,19 +111,18 @@ handler = build_handler(_this_container)
 
 # Young collections run after this many new container objects (CPython's default: 700). The runtime's
 # parse of a 100-record event of 40 KB nested items allocates hundreds of thousands of them, and the
-# default ran enough young collections to promote the event's objects into full collections: GC was
-# 57% of that parse. At 10,000 the parse took 0.59x the time and GC 0.31x (`python -m
-# bench.lambda_process --part matrix`, docs/decisions.md §18 and §27); 1 KB items were unchanged.
-# Garbage without cycles is freed by reference counting either way; only cyclic garbage waits longer
-# (at most 10,000 objects).
+# default ran enough young collections to promote the event's objects into full collections, most of
+# that parse's time (docs/decisions.md §21; figures in docs/measurements.md, from `python -m
+# bench.lambda_process --part matrix`). Garbage without cycles is freed by reference counting either
+# way; only cyclic garbage waits longer (at most 10,000 objects).
 YOUNG_COLLECTION_THRESHOLD = 10_000
 
 
 def settle_heap() -> None:
     """Initialisation is done. Lambda parses each event in this process before calling the handler, and
     a 1,000-record event allocates enough objects to trigger full collections, which would scan every
-    module and client created so far on every one of them. Frozen, those are skipped: total CPU per
-    record (parse + GC + handler) 0.63-0.79x of the default policy (docs/decisions.md §18)."""
+    module and client created so far on every one of them. Frozen, those are skipped, which cuts the
+    total CPU per record (parse + GC + handler; docs/decisions.md §21)."""
     gc.freeze()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
 

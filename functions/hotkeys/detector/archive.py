@@ -26,8 +26,9 @@ from hotkeys.detector.windows import iso_utc
 
 _JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"-?(0|[1-9]\d*)")
-# `python -m bench.archive_levels`, 1 KB items (docs/decisions.md §21): level 6 takes 9-12 µs per
-# record and leaves 5.4% of the bytes; level 9 (gzip's default) 21 µs for 5.1%; level 3 3.7 µs for 6.6%.
+# Level 6: nearly the size of level 9 (gzip's default) for about half its CPU per record; level 3 is the
+# next step if compute matters more than storage (docs/decisions.md §25; `python -m bench.archive_levels`,
+# figures in docs/measurements.md).
 GZIP_LEVEL = 6
 
 

@@ -1,7 +1,7 @@
 """Which kind of hot key it is, and which fix works: write-sharded families and the classic antipatterns.
 
 Pure functions of a window's figures (key texts and write units); thresholds are named below and
-in docs/decisions.md §23. These are heuristics about key *names*: they suggest, the figures decide.
+in docs/decisions.md §30. These are heuristics about key *names*: they suggest, the figures decide.
 
 **Write-sharded families.** Teams that shard a key write ``event#42#0`` … ``event#42#9``: a key
 with a separator inside (one of ``# _ : | . -``) whose last separator is followed by a number of at

@@ -30,7 +30,7 @@ contains an item where a particular attribute(s) is not defined, but that attrib
 defined as an index partition key or sort key, DynamoDB doesn't write any data for that
 item to the index"), with the type the table declares for it.
 
-Not documented, and how this module reads it (docs/decisions.md §22): the entry size
+Not documented, and how this module reads it (docs/decisions.md §26): the entry size
 counts attribute names and values only (the 100 bytes of per-item overhead are named for
 storage, not for writes), so index write units are a lower estimate like the table's;
 an update of projected attributes is sized as the larger of the old and new entry, as

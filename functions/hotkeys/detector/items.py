@@ -16,7 +16,7 @@ end in one partition. Per tracked partition key of a table with a sort key, a se
   one of the same key, comparing DynamoDB's own order (UTF-8 bytes for S, raw bytes for B, the
   value for N) on the first ``ORDER_PREFIX_BYTES`` bytes; equal prefixes do not count.
 
-Verdict thresholds (docs/decisions.md §23): one item whose counted write units (a lower bound)
+Verdict thresholds (docs/decisions.md §29): one item whose counted write units (a lower bound)
 reach ``HOT_ITEM_SHARE`` of the key's → single hot item (always so when its true share exceeds
 ``HOT_ITEM_SHARE`` + 1/(``ITEM_SLOTS`` + 1), never when it is below ``HOT_ITEM_SHARE``); at least
 ``MIN_ORDER_SAMPLES`` comparisons of which at least ``MONOTONIC_RATIO`` go up → monotonic sort

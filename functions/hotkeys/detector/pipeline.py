@@ -357,7 +357,7 @@ def _archive(
     outcome.spooled += len(archived.spooled)
     # DEBUG, not INFO: the ItemsArchived metric counts them, a spooled object has its own warning
     # (archive.py) and the objects are listed under the archive prefix by table, hour and shard; at
-    # INFO this line was a third of the function's log bytes (docs/decisions.md §21).
+    # INFO this line came with nearly every invocation of a busy shard (docs/decisions.md §39).
     logger.debug(
         "archived TTL deletions",
         extra={"object_key": ", ".join(archived.stored), "spooled": list(archived.spooled), "records": len(items)},

@@ -1,7 +1,7 @@
 """DynamoDB item size and write units, by AWS's documented capacity rules.
 
 Sizes are computed from the stream's DynamoDB-JSON images (``{"name": {"S": "v"}}``)
-without deserializing them: deserialization costs twice as much as the walk
+without deserializing them: deserialization costs more than the walk (docs/decisions.md §12)
 and the detector only needs byte counts.
 """
 

@@ -1,6 +1,6 @@
 """The stats table's items: what a shard persists per window, and how readers merge it.
 
-Key design (see docs/decisions.md):
+Key design (see docs/decisions.md §6):
 
 * segment snapshot  PK ``SEG#<table>#<window_start>#<bucket>``  SK ``<shard>#<origin>``
   A whole-segment snapshot, overwritten in place (idempotent). ``bucket`` spreads
@@ -13,7 +13,7 @@ Key design (see docs/decisions.md):
   The snapshot's heaviest ``HEAD_KEYS`` keys of the table and of each index, with their series,
   and its totals: copied by the ``window-heads`` index, so the alert desk reads a window (or a
   few consecutive ones), however many shards wrote it, with one Query (``head_of``,
-  docs/decisions.md §34).
+  docs/decisions.md §49).
 
 A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
 fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.

@@ -58,7 +58,7 @@ MAX_RANGES = 256
 MAX_SEQUENCE_DIGITS = 40
 # Lambda's limit on the tumbling-window state ("a maximum of 1 MB per shard").
 LAMBDA_STATE_LIMIT_BYTES = 1_000_000
-# zlib level for the carried summary: level 1 is ~4x cheaper than 6 and the state is transient.
+# zlib level for the carried summary: level 1 is the cheapest and the state is transient (docs/measurements.md).
 STATE_ZLIB_LEVEL = 1
 # Global secondary indexes counted per table: DynamoDB's default quota (more are left uncounted).
 MAX_COUNTED_INDEXES = 20

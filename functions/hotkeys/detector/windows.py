@@ -16,7 +16,7 @@ _iso_texts: dict[int, str] = {}
 
 def iso_utc(epoch_seconds: int | float) -> str:
     # A busy shard's records share their second (1,000 a second): the archive formats each one's time,
-    # and strftime was a tenth of a TTL deletion's cost.
+    # and strftime per record showed in a TTL deletion's cost (docs/measurements.md).
     if type(epoch_seconds) is int:
         text = _iso_texts.get(epoch_seconds)
         if text is None:

@@ -1,6 +1,6 @@
 """Runs the alert rules over a window's figures and turns them into incidents and messages.
 
-Where a partition's writes meet (docs/decisions.md §34): every segment snapshot carries a small
+Where a partition's writes meet (docs/decisions.md §49, §50): every segment snapshot carries a small
 head (its heaviest keys of the table and of each index, with their burst series), which the stats
 table's window-heads index gathers under one key per (table, window). After each flush, a shard
 reads its window's heads with one Query and judges every key it carries on the merged figures:

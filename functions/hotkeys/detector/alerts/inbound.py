@@ -1,6 +1,6 @@
 """What a subscriber of the alert topic receives, told apart, and its chat (Slack webhook) form.
 
-The topic carries two kinds of message by design (docs/decisions.md §29): the detector's alerts
+The topic carries two kinds of message by design (docs/decisions.md §42): the detector's alerts
 (``messages.sns_publish_arguments``: one publish with a form per protocol; Lambda and SQS
 subscribers get ``Alert.document()``), and CloudWatch's notifications of the stack's alarms
 (``infra/monitoring.py``: alarm and OK actions on the same topic), which CloudWatch writes itself

@@ -124,7 +124,7 @@ class Elsewhere:
     segment's own. Built from the segments' heads (``snapshots.head_of``).
 
     ``pruned`` is per key: the bounds of the segments that list the key. A segment whose head leaves a
-    key out holds at most its own bound of it; that part is not counted (docs/decisions.md §34)."""
+    key out holds at most its own bound of it; that part is not counted (docs/decisions.md §49)."""
 
     wcu: int = 0
     entries: dict[str, list[int]] = field(default_factory=dict)
