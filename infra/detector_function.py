@@ -67,9 +67,9 @@ class DetectorFunction(Construct):
             handler=handler,
             code=lambda_.Code.from_asset(str(ROOT / FUNCTION_ASSET_DIR), exclude=list(FUNCTION_ASSET_EXCLUDE)),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
-            # 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into ~50 MB of Python
+            # 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into tens of MB of Python
             # objects and the summary is bounded (≤ 400 keys per window), so memory is mostly CPU
-            # share here; 512 MB keeps a full batch well under a second (docs/benchmarks.md).
+            # share here (docs/decisions.md §11, §38; per-record CPU: docs/benchmarks-lambda.md).
             memory_size=512,
             # 60 s: well above a batch's work (< 1 s) plus the SDK's bounded retries (3 attempts,
             # 2 s connect / 5 s read timeouts), well below the mapping's retry cadence.
