@@ -24,7 +24,7 @@ from hotkeys.detector.insights_enabler_app import (
     owned,
     physical_id,
 )
-from tests.support import create_source_table
+from tests.support import Routed, create_source_table
 
 MODE = "THROTTLED_KEYS"
 FULL = "ACCESSED_AND_THROTTLED_KEYS"
@@ -48,16 +48,6 @@ def insights(table: str, index: str | None, status: str, mode: str | None = None
 
 def target(table: str, index: str | None) -> dict[str, str]:
     return {"TableName": table} | ({"IndexName": index} if index else {})
-
-
-class Routed:
-    """One DynamoDB client as the handler sees it: Contributor Insights calls to the stub, the rest to moto."""
-
-    def __init__(self, moto: Any, stubbed: Any) -> None:
-        self._moto, self._stubbed = moto, stubbed
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stubbed if "contributor_insights" in name else self._moto, name)
 
 
 class Calls:
