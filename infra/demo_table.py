@@ -10,8 +10,17 @@ from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE
 
 
 class DemoTable(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, throttled_key_insights: bool = True) -> None:
         super().__init__(scope, construct_id)
+        # THROTTLED_KEYS sees what a stream cannot: reads and requests that actually throttled. The table
+        # has no GSI (a GSI added here would need its own ContributorInsightsSpecification).
+        insights = (
+            dynamodb.ContributorInsightsSpecification(
+                enabled=True, mode=dynamodb.ContributorInsightsMode.THROTTLED_KEYS
+            )
+            if throttled_key_insights
+            else None
+        )
         self.table = dynamodb.TableV2(
             self,
             "Table",
@@ -23,10 +32,8 @@ class DemoTable(Construct):
             point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
                 point_in_time_recovery_enabled=True
             ),
-            # THROTTLED_KEYS sees what a stream cannot: reads and requests that actually throttled.
-            contributor_insights_specification=dynamodb.ContributorInsightsSpecification(
-                enabled=True, mode=dynamodb.ContributorInsightsMode.THROTTLED_KEYS
-            ),
+            contributor_insights_specification=insights,
             removal_policy=RemovalPolicy.DESTROY,
         )
         self.ttl_attribute = DEMO_TABLE_TTL_ATTRIBUTE
+        self.indexes: tuple[str, ...] = ()

@@ -38,6 +38,9 @@ class WatchedTable:
     ttl_attribute: str | None = None
     # Created by this stack (its stream holds nothing old): read from the start.
     new_table: bool = False
+    # Its global secondary indexes, where the stack knows them (a table it creates); None: not known at
+    # synth time (an existing table: the function learns them from DescribeTable at run time).
+    indexes: tuple[str, ...] | None = None
 
 
 class HotKeyDetector(Construct):

@@ -142,6 +142,15 @@ STACK_OPTIONS: tuple[Option, ...] = (
         context_key="tableKmsKeyArns",
     ),
     Option(
+        "throttled_key_insights",
+        "throttledKeyInsights",
+        "flag",
+        True,
+        "Contributor Insights in THROTTLED_KEYS mode on every watched table and GSI where it is off (a table or "
+        "index already in ACCESSED_AND_THROTTLED_KEYS mode is left so); false: leave Contributor Insights alone",
+        context_key="throttledKeyInsights",
+    ),
+    Option(
         "powertools_layer_arn",
         "powertoolsLayerArn",
         "text",
@@ -181,6 +190,8 @@ class DetectorOptions:
     slack_webhook_secret_arn: str | None = None
     slack_webhook_key_arn: str | None = None
     table_kms_key_arns: tuple[str, ...] = ()
+    # Contributor Insights (throttled-keys mode) on the watched tables and their GSIs where it is off.
+    throttled_key_insights: bool = True
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     extra_environment: Mapping[str, str] = field(default_factory=dict)
@@ -443,6 +454,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),
         slack_webhook_key_arn=_stack_option(context, "slackWebhookKeyArn"),
         table_kms_key_arns=_list(context, "tableKmsKeyArns"),
+        throttled_key_insights=_stack_option(context, "throttledKeyInsights"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
         log_retention_days=_stack_option(context, "logRetentionDays"),
     )

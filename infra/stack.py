@@ -12,6 +12,8 @@ from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
 from infra.options import DetectorOptions, SourceSpec, concrete
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
+from infra.throttle_alarms import ThrottleAlarms
+from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider
 
 
 class HotKeyDetectorStack(Stack):
@@ -28,6 +30,8 @@ class HotKeyDetectorStack(Stack):
         source.validate_environment(concrete(self.region), concrete(self.account))
         tables = self._watched_tables(source, options)
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
+        # DynamoDB's own throttle metrics by cause, per table and GSI, on the same alert topic.
+        self.throttle_alarms = ThrottleAlarms(self, "ThrottleAlarms", tables=tables, topic=detector.alerts.topic)
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
         CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
@@ -40,8 +44,16 @@ class HotKeyDetectorStack(Stack):
 
     def _watched_tables(self, source: SourceSpec, options: DetectorOptions) -> list[WatchedTable]:
         if source.mode == "demo":
-            demo = DemoTable(self, "DemoTable")
-            return [WatchedTable(name="demo", table=demo.table, ttl_attribute=demo.ttl_attribute, new_table=True)]
+            demo = DemoTable(self, "DemoTable", throttled_key_insights=options.throttled_key_insights)
+            return [
+                WatchedTable(
+                    name="demo",
+                    table=demo.table,
+                    ttl_attribute=demo.ttl_attribute,
+                    new_table=True,
+                    indexes=demo.indexes,
+                )
+            ]
         watched = []
         for index, name in enumerate(source.table_names):
             if source.mode == "existing":
@@ -56,9 +68,24 @@ class HotKeyDetectorStack(Stack):
                     log_retention_days=options.log_retention_days,
                     powertools_layer_arn=options.powertools_layer_arn,
                 )
-                enabled = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider).stream_arn
+                enabler = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider)
                 table = dynamodb.Table.from_table_attributes(
-                    self, f"Source{index}", table_name=name, table_stream_arn=enabled
+                    self, f"Source{index}", table_name=name, table_stream_arn=enabler.stream_arn
                 )
+            if options.throttled_key_insights:
+                insights = ThrottleInsights(
+                    self,
+                    f"Insights{index}",
+                    table_name=name,
+                    provider=ThrottleInsightsProvider.of(
+                        self,
+                        log_retention_days=options.log_retention_days,
+                        powertools_layer_arn=options.powertools_layer_arn,
+                        table_key_arns=options.table_kms_key_arns,
+                    ),
+                )
+                if source.mode == "enable":
+                    # After the stream is on: one change to the table at a time.
+                    insights.node.add_dependency(enabler)
             watched.append(WatchedTable(name=name, table=table))
         return watched

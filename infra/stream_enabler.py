@@ -58,7 +58,7 @@ class StreamEnablerProvider(Construct):
             query_interval=Duration.seconds(10),
             total_timeout=Duration.minutes(15),
         )
-        self._acknowledge_framework()
+        acknowledge_provider_framework(self, self.provider)
 
     @classmethod
     def of(cls, stack: Stack, *, log_retention_days: int, powertools_layer_arn: str | None) -> StreamEnablerProvider:
@@ -87,37 +87,39 @@ class StreamEnablerProvider(Construct):
             "table's own streams.",
         )
 
-    def _acknowledge_framework(self) -> None:
-        reason = (
-            "The CDK provider framework's own functions and waiter state machine (deploy time only, invoked by "
-            "CloudFormation); their code and settings belong to aws-cdk-lib."
+
+def acknowledge_provider_framework(owner: Construct, provider: cr.Provider) -> None:
+    """cdk-nag findings on the CDK provider framework's own functions and waiter, with the reason."""
+    reason = (
+        "The CDK provider framework's own functions and waiter state machine (deploy time only, invoked by "
+        "CloudFormation); their code and settings belong to aws-cdk-lib."
+    )
+    stack = Stack.of(owner)
+    invoked = [
+        stack.get_logical_id(child.node.default_child)  # type: ignore[arg-type]
+        for child in owner.node.find_all()
+        if isinstance(child, lambda_.Function)
+    ]
+    for logical_id in invoked:
+        acknowledge(
+            provider,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>:*]",
+            "The provider framework invokes the handler functions in any version (lambda:InvokeFunction on "
+            "the function's own ARN and its qualifiers).",
         )
-        stack = Stack.of(self)
-        invoked = [
-            stack.get_logical_id(child.node.default_child)  # type: ignore[arg-type]
-            for child in self.node.find_all()
-            if isinstance(child, lambda_.Function)
-        ]
-        for logical_id in invoked:
-            acknowledge(
-                self.provider,
-                f"AwsSolutions::AwsSolutions-IAM5[Resource::<{logical_id}.Arn>:*]",
-                "The provider framework invokes the handler functions in any version (lambda:InvokeFunction on "
-                "the function's own ARN and its qualifiers).",
-            )
-        for finding in (
-            "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
-            "AWSLambdaBasicExecutionRole]",
-            "AwsSolutions::AwsSolutions-L1",
-            "AwsSolutions::AwsSolutions-SF1",
-            "AwsSolutions::AwsSolutions-SF2",
-            "Serverless::Serverless-LambdaDLQ",
-            "Serverless::Serverless-LambdaDefaultMemorySize",
-            "Serverless::Serverless-LambdaLatestVersion",
-            "Serverless::Serverless-LambdaTracing",
-            "Serverless::Serverless-StepFunctionStateMachineXray",
-        ):
-            acknowledge(self.provider, finding, reason)
+    for finding in (
+        "AwsSolutions::AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+        "AWSLambdaBasicExecutionRole]",
+        "AwsSolutions::AwsSolutions-L1",
+        "AwsSolutions::AwsSolutions-SF1",
+        "AwsSolutions::AwsSolutions-SF2",
+        "Serverless::Serverless-LambdaDLQ",
+        "Serverless::Serverless-LambdaDefaultMemorySize",
+        "Serverless::Serverless-LambdaLatestVersion",
+        "Serverless::Serverless-LambdaTracing",
+        "Serverless::Serverless-StepFunctionStateMachineXray",
+    ):
+        acknowledge(provider, finding, reason)
 
 
 class StreamEnabler(Construct):

@@ -105,3 +105,14 @@ ORDERS_ALERT = Alert(
     status="firing",
     peak_wcu_per_second=930.0,
 )
+
+
+class Routed:
+    """One DynamoDB client as the code under test sees it: Contributor Insights calls (which moto 5.2 does not
+    model) to a client under botocore's Stubber, every other call to ``rest`` (moto)."""
+
+    def __init__(self, rest: Any, insights: Any) -> None:
+        self._rest, self._insights = rest, insights
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._insights if "contributor_insights" in name else self._rest, name)

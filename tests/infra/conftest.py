@@ -23,6 +23,8 @@ MODES: dict[str, dict[str, Any]] = {
     "demo": {},
     "existing": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM},
     "enable": {"tableName": "orders", "enableStream": "true"},
+    # The opt-out: the stack leaves Contributor Insights alone (the throttle alarms stay)
+    "no-insights": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM, "throttledKeyInsights": "false"},
     "multi": {
         "tableNames": "orders,users",
         "enableStream": "true",

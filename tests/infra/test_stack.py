@@ -249,7 +249,11 @@ def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dic
 
 def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
-    alarms = {a["Properties"]["MetricName"]: a["Properties"] for a in demo.resources("AWS::CloudWatch::Alarm").values()}
+    alarms = {
+        a["Properties"]["MetricName"]: a["Properties"]
+        for a in demo.resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("Namespace") != "AWS/DynamoDB"  # DynamoDB's throttles: tests/infra/test_throttling.py
+    }
     assert set(alarms) == {
         "IteratorAge",
         "ApproximateNumberOfMessagesVisible",
@@ -480,8 +484,8 @@ def test_the_function_asset_is_the_detector_alone_and_imports_on_its_own(demo: S
 def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesized: dict) -> None:
     # Given the stack without alert subscribers (demo) and with Slack, e-mail and a webhook (multi)
     demo, multi = synthesized["demo"], synthesized["multi"]
-    # Then `hotkeys cost` prices the base alarms and the one dashboard the stack creates
-    assert len(demo.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS
+    # Then `hotkeys cost` prices the base alarms, the throttle alarms (one table, no GSI) and the one dashboard
+    assert len(demo.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + cost.THROTTLE_ALARMS_PER_SCOPE
     assert len(demo.resources("AWS::CloudWatch::Dashboard")) == cost.DASHBOARDS
     # and each subscriber's undelivered-message alarm is the only addition (left out of the model)
     undelivered = [
@@ -489,7 +493,9 @@ def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesi
         for alarm in multi.resources("AWS::CloudWatch::Alarm").values()
         if "could not be delivered" in alarm["Properties"].get("AlarmDescription", "")
     ]
-    assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + len(undelivered)
+    # two existing tables: each table's throttle alarms and those over its GSIs (GSIs unknown at synth time)
+    throttles = 2 * 2 * cost.THROTTLE_ALARMS_PER_SCOPE
+    assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + throttles + len(undelivered)
 
 
 def _via(service: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
-from tests.support import create_source_table, write_record
+from tests.support import Routed, create_source_table, write_record
 
 STACK = "HotKeyDetector"
 LAYER = "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:20"
@@ -121,8 +121,29 @@ def mapping(deployment: Deployment, **changes: Any) -> dict[str, Any]:
     }
 
 
-def stubbed_clients(deployment: Deployment, esm: dict[str, Any], layer: str = LAYER) -> tuple[Clients, list[Stubber]]:
+def insights_answers(answers: dict[str | None, dict[str, Any]], table: str = "orders") -> tuple[Any, Stubber]:
+    """DynamoDB on moto, its Contributor Insights calls stubbed: DescribeContributorInsights answers, in the
+    order the doctor asks (the table, then its GSIs), validated against the service model."""
+    stubbed = boto3.client("dynamodb", region_name="us-east-1")
+    stub = Stubber(stubbed)
+    for index, answer in answers.items():
+        request = {"TableName": table} | ({"IndexName": index} if index else {})
+        stub.add_response("describe_contributor_insights", {"TableName": table, **answer}, request)
+    stub.activate()
+    return Routed(boto3.client("dynamodb"), stubbed), stub
+
+
+THROTTLED_KEYS_ON = {"ContributorInsightsStatus": "ENABLED", "ContributorInsightsMode": "THROTTLED_KEYS"}
+
+
+def stubbed_clients(
+    deployment: Deployment,
+    esm: dict[str, Any],
+    layer: str = LAYER,
+    insights: dict[str | None, dict[str, Any]] | None = None,
+) -> tuple[Clients, list[Stubber]]:
     region = {"region_name": "us-east-1"}
+    dynamodb, insights_stub = insights_answers(insights or {None: THROTTLED_KEYS_ON})
     cloudformation = boto3.client("cloudformation", **region)
     lambda_ = boto3.client("lambda", **region)
     ssm = boto3.client("ssm", **region)
@@ -148,7 +169,7 @@ def stubbed_clients(deployment: Deployment, esm: dict[str, Any], layer: str = LA
         "Environment": {"Variables": {"WINDOW_SECONDS": "60"}},
         "Layers": [{"Arn": layer}],
     }
-    stubs = [Stubber(cloudformation), Stubber(lambda_), Stubber(ssm)]
+    stubs = [Stubber(cloudformation), Stubber(lambda_), Stubber(ssm), insights_stub]
     stubs[0].add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": STACK})
     stubs[0].add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
     stubs[1].add_response("get_event_source_mapping", esm, {"UUID": esm["UUID"]})
@@ -157,11 +178,11 @@ def stubbed_clients(deployment: Deployment, esm: dict[str, Any], layer: str = LA
     stubs[2].add_response(
         "get_parameter", {"Parameter": {"Name": POWERTOOLS_PARAMETER, "Value": LAYER}}, {"Name": POWERTOOLS_PARAMETER}
     )
-    for stub in stubs:
+    for stub in stubs[:3]:
         stub.activate()
     clients = Clients(
         cloudformation=cloudformation,
-        dynamodb=boto3.client("dynamodb"),
+        dynamodb=dynamodb,
         streams=boto3.client("dynamodbstreams"),
         lambda_=lambda_,
         cloudwatch=boto3.client("cloudwatch"),

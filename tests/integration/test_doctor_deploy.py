@@ -17,7 +17,16 @@ from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose
 from hotkeys.deployment import POWERTOOLS_PARAMETER
-from tests.integration.test_doctor import LAYER, STACK, Deployment, deploy, mapping, resource_summaries
+from tests.integration.test_doctor import (
+    LAYER,
+    STACK,
+    THROTTLED_KEYS_ON,
+    Deployment,
+    deploy,
+    insights_answers,
+    mapping,
+    resource_summaries,
+)
 
 CONSUMER_ROLE = "HotKeyDetector-ConsumerRole"
 SENDER_ROLE = "HotKeyDetector-WebhookSenderRole"
@@ -74,9 +83,11 @@ def _clients(
     )
     for stub in (cfn, lam, parameters):
         stub.activate()
+    watched = str(esm["EventSourceArn"]).split(":table/", 1)[-1].split("/stream/", 1)[0]
+    dynamodb, _insights = insights_answers({None: THROTTLED_KEYS_ON}, table=watched)
     return Clients(
         cloudformation=cloudformation,
-        dynamodb=boto3.client("dynamodb"),
+        dynamodb=dynamodb,
         streams=boto3.client("dynamodbstreams"),
         lambda_=lambda_,
         cloudwatch=boto3.client("cloudwatch"),

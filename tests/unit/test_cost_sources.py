@@ -66,12 +66,41 @@ def test_contributor_insights_is_priced_with_the_rules_aws_creates(tables: int, 
     assert result["contributor_insights"]["rules"] == pytest.approx(
         tables * (1 + gsis) * per_target * cost.PRICES["contributor_insights_rule_month"], abs=0.005
     )
-    # and the throttled-keys mode is priced beside it: the same rules, no event for a request that
-    # was not throttled
+    # and the throttled-keys mode is priced beside it: its throttled rules only (PKT, and SKT with a sort key),
+    # no event for a request that was not throttled
+    throttled_rules = sum(
+        1 for rule, needs in DOCUMENTED_RULES.items() if rule.endswith("T") and (sort_keys or not needs)
+    )
+    assert result["contributor_insights_throttled_keys_rules"] == tables * (1 + gsis) * throttled_rules
     assert result["contributor_insights_throttled_keys"] == {
-        "rules": result["contributor_insights"]["rules"],
+        "rules": round(tables * (1 + gsis) * throttled_rules * cost.PRICES["contributor_insights_rule_month"], 2),
         "events": 0.0,
     }
+
+
+def test_throttled_keys_mode_bills_an_event_per_throttled_request_and_the_stack_pays_for_it() -> None:
+    # Given 100 throttled requests a second, against 10,000 writes that landed
+    quiet = cost.estimate(cost.CostInputs(writes_per_second=10_000))
+    throttling = cost.estimate(cost.CostInputs(writes_per_second=10_000, throttled_per_second=100))
+    # Then throttled-keys mode bills those events alone (the full mode bills every request, throttled or not)
+    events = 100 * cost.SECONDS_PER_MONTH * cost.PRICES["contributor_insights_event"]
+    assert throttling["contributor_insights_throttled_keys"]["events"] == pytest.approx(events, abs=0.005)
+    assert throttling["contributor_insights"] == quiet["contributor_insights"]
+    # and the stack, which turns that mode on by default, carries it in the detector's own total
+    added = throttling["detector_total"] - quiet["detector_total"]
+    assert added == pytest.approx(events, abs=0.01)
+    opted_out = cost.estimate(cost.CostInputs(writes_per_second=10_000, throttled_key_insights=False))
+    assert opted_out["detector"]["contributor_insights_throttled_keys"] == 0.0
+    assert quiet["detector"]["contributor_insights_throttled_keys"] == 0.5  # one PKT rule at $0.50
+
+
+@pytest.mark.parametrize(("tables", "gsis", "metrics"), [(1, 0, 16), (1, 3, 32), (2, 1, 32)])
+def test_the_throttle_alarms_are_priced_per_alarm_metric(tables: int, gsis: int, metrics: int) -> None:
+    # 8 throttle metrics (read and write x key range, on-demand maximum, provisioned, account limit) on each
+    # table, and on its GSIs (a Metrics Insights alarm over all of them counts one per GSI, at least one)
+    result = cost.estimate(cost.CostInputs(writes_per_second=1000, tables=tables, gsis=gsis))
+    assert result["throttle_alarm_metrics"] == metrics
+    assert result["detector"]["throttle_alarms"] == pytest.approx(metrics * 0.10, abs=0.005)
 
 
 def _log_scenarios() -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ HANDLER_LAYER = {
     "hotkeys.detector.app",
     "hotkeys.detector.wiring",
     "hotkeys.detector.stream_enabler_app",
+    "hotkeys.detector.insights_enabler_app",
     "hotkeys.detector.webhook_app",
 }
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import default_of
+from hotkeys.throttling import THROTTLE_METRICS
 
 PRICES_DATED = "2026-11 (us-east-1 list prices; update functions/hotkeys/cli/cost.py PRICES if they changed)"
 PRICES = {
@@ -91,6 +92,11 @@ CUSTOM_METRICS = 13
 # dashboards per account).
 ALARMS = 7
 DASHBOARDS = 1
+# infra/throttle_alarms.py: one alarm per DynamoDB throttle metric (read and write, by cause: key range,
+# on-demand maximum, provisioned, account limit) on each table, and as many again for its GSIs: per GSI
+# where the stack knows them, else one Metrics Insights alarm per metric over all of the table's GSIs.
+# Priced per alarm metric (a Metrics Insights alarm as one per GSI it analyzes, and at least one).
+THROTTLE_ALARMS_PER_SCOPE = len(THROTTLE_METRICS)
 STATS_WRU_PER_WRITE = 2
 # A segment's head as the window-heads index copies it (snapshots.head_of): at most HEAD_BYTES (16 KB)
 # before compression; a few KB compressed for keys of tens of bytes. Each snapshot write writes it to the
@@ -115,10 +121,16 @@ class CostInputs:
     flush_seconds: int = default_of("flush_seconds")
     gsis: int = 0  # global secondary indexes per table
     sort_keys: bool = False  # the tables and their indexes have a sort key (Contributor Insights: 4 rules each)
+    # Requests DynamoDB throttles (each an event of Contributor Insights in throttled-keys mode)
+    throttled_per_second: float = 0.0
+    # The stack turns Contributor Insights on in throttled-keys mode (-c throttledKeyInsights, default true)
+    throttled_key_insights: bool = True
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
             raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
+        if self.throttled_per_second < 0:
+            raise ValueError("--throttled-per-second cannot be negative")
 
 
 def stats_writes_per_shard_window(inputs: CostInputs) -> int:
@@ -168,8 +180,18 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "custom_metrics": (CUSTOM_METRICS + inputs.tables * inputs.gsis) * PRICES["cloudwatch_custom_metric_month"],
         "alarms_and_dashboard": ALARMS * PRICES["cloudwatch_alarm_month"]
         + DASHBOARDS * PRICES["cloudwatch_dashboard_month"],
+        "throttle_alarms": throttle_alarm_metrics(inputs) * PRICES["cloudwatch_alarm_month"],
+        # What the stack turns on by default: the throttled-keys rules, and an event per throttled request.
+        "contributor_insights_throttled_keys": sum(contributor_insights_throttled_cost(inputs).values())
+        if inputs.throttled_key_insights
+        else 0.0,
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
     }
+
+
+def throttle_alarm_metrics(inputs: CostInputs) -> int:
+    """Alarm metrics of infra/throttle_alarms.py: each table's, and its GSIs' (at least one)."""
+    return inputs.tables * THROTTLE_ALARMS_PER_SCOPE * (1 + max(1, inputs.gsis))
 
 
 def log_bytes(inputs: CostInputs, invocations: float) -> float:
@@ -197,10 +219,20 @@ def sustained_records_per_second(inputs: CostInputs) -> float:
 # with one). Enabling it on a GSI is a separate UpdateContributorInsights call with its own rules.
 CI_RULES_PARTITION_KEY = 2
 CI_RULES_SORT_KEY = 2
+# Throttled-keys mode: "In this mode, DynamoDB tracks only: Most throttled items" and it "focuses
+# exclusively on throttled requests by only processing events when throttling occurs" (same page):
+# the throttled rules alone (PKT, and SKT with a sort key), and an event per throttled request only.
+CI_THROTTLED_RULES_PARTITION_KEY = 1
+CI_THROTTLED_RULES_SORT_KEY = 1
 
 
 def contributor_insights_rules(inputs: CostInputs) -> int:
     per_target = CI_RULES_PARTITION_KEY + (CI_RULES_SORT_KEY if inputs.sort_keys else 0)
+    return inputs.tables * (1 + inputs.gsis) * per_target
+
+
+def contributor_insights_throttled_rules(inputs: CostInputs) -> int:
+    per_target = CI_THROTTLED_RULES_PARTITION_KEY + (CI_THROTTLED_RULES_SORT_KEY if inputs.sort_keys else 0)
     return inputs.tables * (1 + inputs.gsis) * per_target
 
 
@@ -214,9 +246,12 @@ def contributor_insights_cost(inputs: CostInputs) -> dict[str, float]:
 
 
 def contributor_insights_throttled_cost(inputs: CostInputs) -> dict[str, float]:
-    """Throttled-keys mode: events only for throttled requests (none in this model: it cannot know
-    them; each is billed at the same event price), the same rules (AWS does not document fewer)."""
-    return {"rules": contributor_insights_rules(inputs) * PRICES["contributor_insights_rule_month"], "events": 0.0}
+    """Throttled-keys mode: its throttled-keys rules, and an event per throttled request
+    (``throttled_per_second``; 0 by default: the model cannot know them) at the same event price."""
+    return {
+        "rules": contributor_insights_throttled_rules(inputs) * PRICES["contributor_insights_rule_month"],
+        "events": inputs.throttled_per_second * SECONDS_PER_MONTH * PRICES["contributor_insights_event"],
+    }
 
 
 def estimate(inputs: CostInputs) -> dict[str, Any]:
@@ -229,6 +264,8 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "shards": shards(inputs),
         "sustained_records_per_second_per_shard": round(sustained_records_per_second(inputs)),
         "contributor_insights_rules": contributor_insights_rules(inputs),
+        "contributor_insights_throttled_keys_rules": contributor_insights_throttled_rules(inputs),
+        "throttle_alarm_metrics": throttle_alarm_metrics(inputs),
         "prices": PRICES,
         "prices_dated": PRICES_DATED,
         "detector": {k: round(v, 2) for k, v in ours.items()},

@@ -204,6 +204,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the tables and indexes have a sort key (Contributor Insights: 4 rules each instead of 2)",
     )
     cost.add_argument("--reads-per-second", type=number(0), default=0, help="reads (Contributor Insights bills them)")
+    cost.add_argument(
+        "--throttled-per-second",
+        type=number(0),
+        default=0,
+        help="throttled requests (events of Contributor Insights' throttled-keys mode; default 0)",
+    )
+    cost.add_argument(
+        "--no-throttled-key-insights",
+        action="store_true",
+        help="deployed with -c throttledKeyInsights=false (the stack leaves Contributor Insights off)",
+    )
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
     cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
     cost.add_argument("--json", action="store_true", help="machine-readable output")
@@ -549,6 +560,8 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
                 memory_mb=args.memory_mb,
                 gsis=args.gsis,
                 sort_keys=args.sort_keys,
+                throttled_per_second=args.throttled_per_second,
+                throttled_key_insights=not args.no_throttled_key_insights,
             )
         )
     except ValueError as error:
@@ -568,9 +581,11 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
     for name, value in result["contributor_insights"].items():
         grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
     grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    for name, value in result["contributor_insights_throttled_keys"].items():
+        grid.add_row(f"Contributor Insights, throttled keys mode: {name}", f"{value:,.2f}")
     grid.add_row(
-        "Contributor Insights, throttled keys only (+ events per throttle)",
-        f"{result['contributor_insights_throttled_keys_total']:,.2f}",
+        "[bold]Contributor Insights, throttled keys mode total[/]",
+        f"[bold]{result['contributor_insights_throttled_keys_total']:,.2f}[/]",
     )
     console.print(grid)
     console.print(

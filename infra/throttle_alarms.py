@@ -1,0 +1,140 @@
+"""Alarms on DynamoDB's throttle metrics by cause, for each watched table and its GSIs.
+
+One alarm per (table or index scope, operation, cause): ``<Read|Write>KeyRangeThroughputThrottleEvents``
+(a hot key: the detector's advice), and the capacity causes, which point at another fix
+(``…MaxOnDemandThroughputThrottleEvents``, ``…ProvisionedThroughputThrottleEvents``,
+``…AccountLimitThrottleEvents``). Each fires on one throttle event in a minute, and notifies the alert
+topic like the stack's other alarms (and when it is OK again).
+
+Which GSIs: a table the stack creates declares its indexes (``WatchedTable.indexes``), and each gets
+its own alarms on the metric with ``TableName`` and ``GlobalSecondaryIndexName``. The stack does not
+know an existing table's GSIs at synth time (the function learns them at run time from DescribeTable),
+so for such a table one alarm per operation and cause watches all of its GSIs at once: a Metrics
+Insights query summing the metric over ``SCHEMA("AWS/DynamoDB", GlobalSecondaryIndexName, TableName)``
+for that table. AWS: "When you create an alarm based on a Metrics Insights query, the alarm
+automatically adjusts as resources are added to or removed from your monitored group" (CloudWatch user
+guide, "Create a CloudWatch alarm based on a Metrics Insights query"): a GSI added later is watched
+without a redeploy. Which GSI throttled is for the reader to find (per-index metrics, or
+``hotkeys doctor``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from hotkeys.throttling import INDEX_DIMENSION, NAMESPACE, TABLE_DIMENSION, THROTTLE_METRICS, ThrottleMetric
+from infra.detector import WatchedTable
+
+# The index scope of an alarm that watches every GSI of its table (a Metrics Insights query).
+ANY_INDEX = "*"
+# One throttled event in a minute: a throttle is what an on-call engineer wants to know about.
+THRESHOLD_EVENTS = 1
+PERIOD = Duration.minutes(1)
+
+
+@dataclass(frozen=True)
+class ThrottleAlarmTarget:
+    """What one alarm watches: a watched table (its ``WatchedTable.name`` and its table name, a token for
+    a table the stack creates), the table itself (``index`` None), one GSI, or every GSI (``ANY_INDEX``),
+    one operation and one cause (``hotkeys.throttling.Cause``)."""
+
+    watched: str
+    table_name: str
+    index: str | None
+    metric: ThrottleMetric
+
+    @property
+    def operation(self) -> str:
+        return self.metric.operation
+
+    @property
+    def cause(self) -> str:
+        return self.metric.cause.key
+
+    @property
+    def metric_name(self) -> str:
+        return self.metric.name
+
+
+def alarm_key(watched: str, index: str | None, metric_name: str) -> str:
+    """The key of ``ThrottleAlarms.alarms``: ``<watched>/<metric>`` for the table, ``<watched>/<index>/<metric>``
+    for a GSI (``*`` for every GSI)."""
+    return f"{watched}/{metric_name}" if index is None else f"{watched}/{index}/{metric_name}"
+
+
+def insights_query(metric_name: str, table_name: str) -> str:
+    """A Metrics Insights query: the sum of ``metric_name`` over every GSI of ``table_name`` (table names are
+    ``[a-zA-Z0-9_.-]``: nothing to escape in a quoted string)."""
+    return (
+        f'SELECT SUM({metric_name}) FROM SCHEMA("{NAMESPACE}", {INDEX_DIMENSION}, {TABLE_DIMENSION}) '
+        f"WHERE {TABLE_DIMENSION} = '{table_name}'"
+    )
+
+
+class ThrottleAlarms(Construct):
+    """``alarms`` and ``targets`` share their keys (``alarm_key``): add actions through ``alarms``, read each
+    alarm's table, index, operation and cause in ``targets``."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, tables: Sequence[WatchedTable], topic: sns.ITopic
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.alarms: dict[str, cloudwatch.Alarm] = {}
+        self.targets: dict[str, ThrottleAlarmTarget] = {}
+        for watched in tables:
+            table_name = watched.table.table_name
+            scopes: list[str | None] = [None]
+            scopes += [ANY_INDEX] if watched.indexes is None else list(watched.indexes)
+            for index in scopes:
+                for metric in THROTTLE_METRICS:
+                    target = ThrottleAlarmTarget(watched.name, table_name, index, metric)
+                    key = alarm_key(watched.name, index, metric.name)
+                    self.targets[key] = target
+                    self.alarms[key] = self._alarm(target)
+        for alarm in self.alarms.values():
+            alarm.add_alarm_action(actions.SnsAction(topic))
+            alarm.add_ok_action(actions.SnsAction(topic))
+
+    def _alarm(self, target: ThrottleAlarmTarget) -> cloudwatch.Alarm:
+        cause = target.metric.cause
+        where = {None: "the table", ANY_INDEX: "a GSI"}.get(target.index, f"GSI {target.index}")
+        description = (
+            f"DynamoDB throttled {target.operation.lower()}s on {where} of {target.watched} "
+            f"({target.metric_name}): {cause.meaning}. Fix: {cause.fix}."
+        )
+        metric: cloudwatch.IMetric
+        if target.index == ANY_INDEX:
+            metric = cloudwatch.MathExpression(
+                expression=insights_query(target.metric_name, target.table_name),
+                using_metrics={},
+                period=PERIOD,
+                label=f"{target.metric_name} (every GSI)",
+            )
+        else:
+            dimensions = {TABLE_DIMENSION: target.table_name}
+            if target.index is not None:
+                dimensions[INDEX_DIMENSION] = target.index
+            metric = cloudwatch.Metric(
+                namespace=NAMESPACE,
+                metric_name=target.metric_name,
+                dimensions_map=dimensions,
+                statistic="Sum",
+                period=PERIOD,
+            )
+        suffix = "AnyIndex" if target.index == ANY_INDEX else ("" if target.index is None else f"Index{target.index}")
+        return metric.create_alarm(
+            self,
+            f"{target.watched}{suffix}{target.metric_name}",
+            threshold=THRESHOLD_EVENTS,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            alarm_description=description[:1024],
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )

@@ -1,0 +1,140 @@
+"""Contributor Insights in throttled-keys mode on watched tables the stack does not own, and their GSIs.
+
+A custom resource on the CDK provider framework with the project's own handler
+(``hotkeys.detector.insights_enabler_app.on_event``): it enables THROTTLED_KEYS only where Contributor
+Insights is DISABLED, never switches the full mode down, and on delete turns off only what it turned
+on. A table the stack creates sets ``ContributorInsightsSpecification`` itself (infra/demo_table.py).
+One provider serves every table; its role may touch the watched tables and their indexes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import CustomResource, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import custom_resources as cr
+from constructs import Construct
+
+from infra.detector_function import DetectorFunction
+from infra.nag import acknowledge, finding_text
+from infra.stream_enabler import acknowledge_provider_framework
+
+PROVIDER_ID = "ThrottleInsightsProvider"
+# Created by DynamoDB the first time Contributor Insights is enabled in an account (DynamoDB developer
+# guide, "Using IAM with CloudWatch contributor insights for DynamoDB").
+SERVICE_LINKED_ROLE = "/".join(
+    (
+        "role/aws-service-role/contributorinsights.dynamodb.amazonaws.com",
+        "AWSServiceRoleForDynamoDBCloudWatchContributorInsights",
+    )
+)
+
+
+class ThrottleInsightsProvider(Construct):
+    """The stack's one provider of ``Custom::ThrottledKeyInsights``: a handler function and the framework's."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        log_retention_days: int,
+        powertools_layer_arn: str | None,
+        table_key_arns: Sequence[str] = (),
+    ) -> None:
+        super().__init__(scope, construct_id)
+        handler = DetectorFunction(
+            self,
+            "OnEvent",
+            environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-throttle-insights"},
+            log_retention_days=log_retention_days,
+            powertools_layer_arn=powertools_layer_arn,
+            handler="hotkeys.detector.insights_enabler_app.on_event",
+            description="turns on Contributor Insights (throttled keys) on a watched table and its GSIs at deploy time",
+            failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
+            "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+        )
+        self.role = handler.role
+        stack = Stack.of(self)
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="InsightsServiceLinkedRole",
+                actions=["iam:CreateServiceLinkedRole"],
+                resources=[stack.format_arn(service="iam", region="", resource=SERVICE_LINKED_ROLE)],
+                conditions={"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}},
+            )
+        )
+        if table_key_arns:
+            # "For tables encrypted by KMS key, the user needs to have kms:Decrypt permissions in order to
+            # update Contributor Insights" (same guide); through DynamoDB only.
+            self.role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="InsightsEncryptedTables",
+                    actions=["kms:Decrypt"],
+                    resources=list(table_key_arns),
+                    conditions={"StringEquals": {"kms:ViaService": f"dynamodb.{stack.region}.amazonaws.com"}},
+                )
+            )
+        acknowledge(
+            self.role,
+            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
+        )
+        self.provider = cr.Provider(self, "Provider", on_event_handler=handler.function)
+        acknowledge_provider_framework(self, self.provider)
+
+    @classmethod
+    def of(
+        cls,
+        stack: Stack,
+        *,
+        log_retention_days: int,
+        powertools_layer_arn: str | None,
+        table_key_arns: Sequence[str] = (),
+    ) -> ThrottleInsightsProvider:
+        existing = stack.node.try_find_child(PROVIDER_ID)
+        if isinstance(existing, ThrottleInsightsProvider):
+            return existing
+        return cls(
+            stack,
+            PROVIDER_ID,
+            log_retention_days=log_retention_days,
+            powertools_layer_arn=powertools_layer_arn,
+            table_key_arns=table_key_arns,
+        )
+
+    def allow(self, table_arn: str) -> None:
+        """DescribeTable (the table's GSIs) and Describe/UpdateContributorInsights on the table and its indexes."""
+        indexes = f"{table_arn}/index/*"
+        self.role.add_to_policy(iam.PolicyStatement(actions=["dynamodb:DescribeTable"], resources=[table_arn]))
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:DescribeContributorInsights", "dynamodb:UpdateContributorInsights"],
+                resources=[table_arn, indexes],
+            )
+        )
+        acknowledge(
+            self.role,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::{finding_text(self, indexes)}]",
+            "Contributor Insights on each GSI of a watched table, whose names the stack does not know at synth "
+            "time: the table's own indexes only.",
+        )
+
+
+class ThrottleInsights(Construct):
+    """One existing table's Contributor Insights (throttled keys), on the table and each of its GSIs."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, table_name: str, provider: ThrottleInsightsProvider
+    ) -> None:
+        super().__init__(scope, construct_id)
+        table_arn = Stack.of(self).format_arn(service="dynamodb", resource="table", resource_name=table_name)
+        provider.allow(table_arn)
+        self.resource = CustomResource(
+            self,
+            "Insights",
+            service_token=provider.provider.service_token,
+            resource_type="Custom::ThrottledKeyInsights",
+            properties={"TableName": table_name},
+        )

@@ -1,0 +1,197 @@
+"""Contributor Insights (throttled keys) on every watched table and GSI, and alarms on DynamoDB's throttle metrics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from infra.demo_table import DemoTable
+from tests.infra.conftest import MODES, Synthesized
+
+pytestmark = pytest.mark.infra
+# AWS's names (DynamoDB developer guide, "CloudWatch throttling metrics"), written out: a typo in the
+# stack's catalogue must fail here, not be copied.
+DOCUMENTED_METRICS = {
+    "ReadKeyRangeThroughputThrottleEvents",
+    "WriteKeyRangeThroughputThrottleEvents",
+    "ReadMaxOnDemandThroughputThrottleEvents",
+    "WriteMaxOnDemandThroughputThrottleEvents",
+    "ReadProvisionedThroughputThrottleEvents",
+    "WriteProvisionedThroughputThrottleEvents",
+    "ReadAccountLimitThrottleEvents",
+    "WriteAccountLimitThrottleEvents",
+}
+EXISTING_MODES = ("existing", "enable", "multi")
+
+
+def _throttle_alarms(synth: Synthesized) -> list[dict[str, Any]]:
+    found = []
+    for alarm in synth.resources("AWS::CloudWatch::Alarm").values():
+        props = alarm["Properties"]
+        if props.get("Namespace") == "AWS/DynamoDB" or "AWS/DynamoDB" in json.dumps(props.get("Metrics", "")):
+            found.append(props)
+    return found
+
+
+def _statements_of(synth: Synthesized, contains: str) -> list[dict[str, Any]]:
+    return [
+        statement
+        for logical_id, policy in synth.resources("AWS::IAM::Policy").items()
+        if contains in logical_id
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    action = statement["Action"]
+    return {action} if isinstance(action, str) else set(action)
+
+
+def test_the_demo_table_alarms_on_each_throttle_cause_of_the_table(demo: Synthesized) -> None:
+    # Given the demo table (created by the stack, no GSI)
+    table = demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")
+    topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
+    alarms = _throttle_alarms(demo)
+    # Then one alarm per documented metric, on the table's own dimension, summed over a minute, firing on one event
+    assert sorted(a["MetricName"] for a in alarms) == sorted(DOCUMENTED_METRICS)
+    for alarm in alarms:
+        assert alarm["Dimensions"] == [{"Name": "TableName", "Value": {"Ref": table}}]
+        assert (alarm["Statistic"], alarm["Period"], alarm["Threshold"]) == ("Sum", 60, 1)
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+        assert alarm["TreatMissingData"] == "notBreaching"
+        # and it notifies the alert topic when it fires and when it clears, like the stack's other alarms
+        assert alarm["AlarmActions"] == [topic] and alarm["OKActions"] == [topic]
+    # and each alarm says which limit was hit and what fixes it
+    by_metric = {a["MetricName"]: a["AlarmDescription"] for a in alarms}
+    assert "partition advice" in by_metric["WriteKeyRangeThroughputThrottleEvents"]
+    assert "OnDemandThroughput" in by_metric["ReadMaxOnDemandThroughputThrottleEvents"]
+    assert "not a key problem" in by_metric["WriteProvisionedThroughputThrottleEvents"]
+    assert "quota" in by_metric["WriteAccountLimitThrottleEvents"]
+
+
+@pytest.mark.parametrize("mode", EXISTING_MODES)
+def test_an_existing_table_alarms_on_its_own_metrics_and_on_every_gsi_it_has(synthesized: dict, mode: str) -> None:
+    synth = synthesized[mode]
+    tables = MODES[mode].get("tableNames", MODES[mode].get("tableName", "")).split(",")
+    alarms = _throttle_alarms(synth)
+    for table in tables:
+        own = [a for a in alarms if a.get("Dimensions") == [{"Name": "TableName", "Value": table}]]
+        assert sorted(a["MetricName"] for a in own) == sorted(DOCUMENTED_METRICS)
+        # The GSIs are not known at synth time: a Metrics Insights query per metric sums it over the table's
+        # GSIs (the metric with both dimensions), so an index added later is watched without a redeploy
+        queries = [a["Metrics"] for a in alarms if f"WHERE TableName = '{table}'" in json.dumps(a.get("Metrics", ""))]
+        expressions = set()
+        for (query,) in queries:
+            assert (query["Period"], query["ReturnData"]) == (60, True)
+            expressions.add(query["Expression"])
+        assert expressions == {
+            f'SELECT SUM({metric}) FROM SCHEMA("AWS/DynamoDB", GlobalSecondaryIndexName, TableName) '
+            f"WHERE TableName = '{table}'"
+            for metric in DOCUMENTED_METRICS
+        }
+    assert len(alarms) == len(tables) * 2 * len(DOCUMENTED_METRICS)
+
+
+def test_the_construct_names_each_alarms_table_index_and_cause() -> None:
+    # What an alarm action added later (the explainer) reads: ThrottleAlarms.alarms and .targets share keys
+    import os
+    import tempfile
+
+    from infra.app_factory import build_app
+    from infra.throttle_alarms import ANY_INDEX
+
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    _app, stack = build_app(
+        {"tableName": "orders", "tableStreamArn": MODES["existing"]["tableStreamArn"]},
+        outdir=tempfile.mkdtemp(prefix="cdk-alarms-"),
+    )
+    alarms = stack.throttle_alarms.alarms
+    targets = stack.throttle_alarms.targets
+    assert set(alarms) == set(targets) and len(alarms) == 16
+    target = targets["orders/*/WriteKeyRangeThroughputThrottleEvents"]
+    assert (target.table_name, target.index, target.operation, target.cause) == (
+        "orders",
+        ANY_INDEX,
+        "Write",
+        "KeyRange",
+    )
+    table_target = targets["orders/ReadMaxOnDemandThroughputThrottleEvents"]
+    assert (table_target.index, table_target.operation, table_target.cause) == (None, "Read", "MaxOnDemand")
+
+
+@pytest.mark.parametrize("mode", EXISTING_MODES)
+def test_existing_tables_get_throttled_keys_insights_from_the_custom_resource(synthesized: dict, mode: str) -> None:
+    synth = synthesized[mode]
+    tables = MODES[mode].get("tableNames", MODES[mode].get("tableName", "")).split(",")
+    resources = synth.resources("Custom::ThrottledKeyInsights")
+    # One resource per watched table, handled by the project's own code
+    assert sorted(r["Properties"]["TableName"] for r in resources.values()) == sorted(tables)
+    handlers = {
+        f["Properties"]["Handler"]
+        for f in synth.resources("AWS::Lambda::Function").values()
+        if "insights_enabler_app" in str(f["Properties"].get("Handler"))
+    }
+    assert handlers == {"hotkeys.detector.insights_enabler_app.on_event"}
+    # Its role may describe each watched table and change Contributor Insights on it and its indexes, nothing else
+    statements = _statements_of(synth, "ThrottleInsightsProviderOnEventRole")
+    dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in _actions(s))]
+    granted = {a for s in dynamodb for a in _actions(s)}
+    assert granted == {
+        "dynamodb:DescribeTable",
+        "dynamodb:DescribeContributorInsights",
+        "dynamodb:UpdateContributorInsights",
+    }
+    scoped = {
+        json.dumps(resource)
+        for s in dynamodb
+        for resource in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+    }
+    expected = {f':table/{t}"' for t in tables} | {f":table/{t}/index/*" for t in tables}
+    assert {next(e for e in expected if e in r) for r in scoped} == expected
+    assert all(any(e in r for e in expected) for r in scoped)
+    # and create the service-linked role DynamoDB uses for the rules, that role only
+    (slr,) = [s for s in statements if "iam:CreateServiceLinkedRole" in _actions(s)]
+    assert "AWSServiceRoleForDynamoDBCloudWatchContributorInsights" in json.dumps(slr["Resource"])
+    assert slr["Condition"] == {"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}}
+
+
+def test_the_insights_resource_waits_for_the_stream_it_would_race(synthesized: dict) -> None:
+    synth = synthesized["enable"]
+    (insights,) = [k for k in synth.resources("Custom::ThrottledKeyInsights")]
+    (stream,) = synth.resources("Custom::DynamoDBStream")
+    assert stream in synth.template["Resources"][insights].get("DependsOn", [])
+
+
+def test_an_encrypted_table_lets_the_insights_handler_decrypt_through_dynamodb_only(synthesized: dict) -> None:
+    (statement,) = [
+        s for s in _statements_of(synthesized["multi"], "ThrottleInsights") if s.get("Sid") == "InsightsEncryptedTables"
+    ]
+    assert _actions(statement) == {"kms:Decrypt"} and statement["Resource"] == MODES["multi"]["tableKmsKeyArns"]
+    assert "kms:ViaService" in statement["Condition"]["StringEquals"]
+
+
+def test_the_demo_table_sets_throttled_keys_mode_itself(demo: Synthesized) -> None:
+    replica = demo.template["Resources"][demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")]["Properties"][
+        "Replicas"
+    ][0]
+    assert replica["ContributorInsightsSpecification"] == {"Enabled": True, "Mode": "THROTTLED_KEYS"}
+    assert not demo.resources("Custom::ThrottledKeyInsights")
+
+
+def test_the_opt_out_leaves_contributor_insights_alone_and_keeps_the_alarms(synthesized: dict) -> None:
+    synth = synthesized["no-insights"]
+    assert not synth.resources("Custom::ThrottledKeyInsights")
+    assert not [f for f in synth.resources("AWS::Lambda::Function").values() if "insights" in json.dumps(f).lower()]
+    assert len(_throttle_alarms(synth)) == 2 * len(DOCUMENTED_METRICS)
+
+
+def test_the_opt_out_of_the_demo_table_sets_no_insights() -> None:
+    from aws_cdk import App, Stack
+    from aws_cdk.assertions import Template
+
+    stack = Stack(App(), "Demo")
+    DemoTable(stack, "DemoTable", throttled_key_insights=False)
+    (table,) = Template.from_stack(stack).find_resources("AWS::DynamoDB::GlobalTable").values()
+    assert "ContributorInsights" not in json.dumps(table)
