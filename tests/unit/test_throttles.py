@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hotkeys.detector.adapters.insights import CloudWatchInsights, report_request
+from hotkeys.detector.adapters.insights import DENIED, CloudWatchInsights, report_request
 from hotkeys.detector.throttles import (
     THROTTLED_AND_LANDED,
     THROTTLED_ONLY,
@@ -40,7 +40,9 @@ def clients() -> tuple[Any, Any]:
     return session.client("dynamodb"), session.client("cloudwatch")
 
 
-def report_response(contributors: list[tuple[str, list[tuple[int, float]]]], unique: int | None = None) -> dict[str, Any]:
+def report_response(
+    contributors: list[tuple[str, list[tuple[int, float]]]], unique: int | None = None
+) -> dict[str, Any]:
     return {
         "KeyLabels": ["PartitionKey"],
         "AggregationStatistic": "Sum",
@@ -163,9 +165,7 @@ def test_a_denied_report_is_said_and_other_sources_still_read() -> None:
             CloudWatchInsights(dynamodb, cloudwatch), [Source("a-table"), Source("b-table")], T0, T0 + 60
         )
     assert [(k.table, k.key) for k in picture.keys] == [("b-table", "k")]
-    assert picture.notes == [
-        "a-table: access denied (the caller lacks dynamodb:DescribeContributorInsights or cloudwatch:GetInsightRuleReport)"
-    ]
+    assert picture.notes == [f"a-table: {DENIED}"]
 
 
 def test_report_request_covers_whole_minutes() -> None:

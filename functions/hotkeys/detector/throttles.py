@@ -201,7 +201,7 @@ def read_throttles(port: InsightsPort, sources: Iterable[Source], start: int, en
     """The throttled keys of every source for minutes ``start`` to ``end`` (epoch seconds); never raises
     for an unreadable source: the picture says why in a note instead."""
     picture = ThrottlePicture()
-    start, end = max(start, end - MAX_REPORT_SECONDS), end
+    start = max(start, end - MAX_REPORT_SECONDS)
     for source in dict.fromkeys(sources):
         try:
             status = port.rule_status(source)

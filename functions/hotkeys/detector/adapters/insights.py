@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from hotkeys.detector.throttles import (
     MAX_CONTRIBUTORS,
@@ -26,6 +26,7 @@ from hotkeys.detector.throttles import (
     throttled_key_rule,
 )
 
+DENIED = "access denied (needs dynamodb:DescribeContributorInsights and cloudwatch:GetInsightRuleReport)"
 _DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
 
 
@@ -34,11 +35,13 @@ def why(error: Exception) -> str:
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         if code in _DENIED:
-            return "access denied (the caller lacks dynamodb:DescribeContributorInsights or cloudwatch:GetInsightRuleReport)"
+            return DENIED
         if code == "ResourceNotFoundException":
             return "no such table or index, or no such rule"
         message = str(error.response.get("Error", {}).get("Message", "")).split("\n")[0][:160]
         return f"{code or 'error'}: {message}" if message else code or "error"
+    if isinstance(error, ParamValidationError):
+        return f"request refused by the SDK ({str(error).splitlines()[-1].strip()[:160]})"
     if isinstance(error, NotImplementedError):
         return "the endpoint does not implement Contributor Insights"
     return f"unreachable: {str(error).splitlines()[0][:160] if str(error) else type(error).__name__}"
