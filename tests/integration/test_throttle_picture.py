@@ -7,13 +7,23 @@ import contextlib
 import io
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import boto3
+import pytest
+from botocore.stub import Stubber
+from rich.console import Console
+
 from hotkeys.cli.main import main
+from hotkeys.cli.top import show_throttles
+from hotkeys.detector.snapshots import WindowFigures
+from hotkeys.detector.summary import KeyFigure
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 RULE = "DynamoDBContributorInsights-PKT-tenant-events-1796000000000"
+T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 
 
 def _replay(args: list[str]) -> tuple[int, list[str]]:
@@ -96,3 +106,77 @@ def test_a_valid_recording_joins_the_composite_key_table(aws: None, tmp_path: Pa
     assert [(r["key"], r["landed_wcu"], r["throttled_requests"], r["status"]) for r in rows] == [
         ("tenant#acme", 60, 3, "throttled and landed")
     ]
+
+
+def test_top_on_an_endpoint_without_contributor_insights_says_so_in_one_line(
+    stats_table_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
+
+    run_replay([str(EVENTS / "composite-key.json")], LocalResources(stats_table_name))
+    assert main(["top", "--stats-table", stats_table_name, "--last", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line for line in out if "Throttled keys" in line] == [
+        "Throttled keys: tenant-events: the endpoint does not implement Contributor Insights."
+    ]
+
+
+class StubbedAws:
+    """``AwsClients``' one method, on clients whose every call a Stubber answers and validates."""
+
+    def __init__(self) -> None:
+        session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+        self.clients = {name: session.client(name) for name in ("dynamodb", "cloudwatch")}
+
+    def client(self, name: str) -> Any:
+        return self.clients[name]
+
+
+def _window(index: str | None, keys: dict[str, int]) -> WindowFigures:
+    figures = [KeyFigure(key, 1, wcu, 0, T0) for key, wcu in keys.items()]
+    return WindowFigures("payments", T0, 60, len(keys), sum(keys.values()), 0, 0, figures, index=index)
+
+
+def test_top_reads_the_table_and_every_index_of_it(capsys: pytest.CaptureFixture[str]) -> None:
+    aws = StubbedAws()
+    table_rule = "DynamoDBContributorInsights-PKT-payments-1796000000000"
+    index_rule = "DynamoDBContributorInsights-PKT-payments-by-status-1796000000000"
+    at = datetime.fromtimestamp(T0, tz=UTC)
+    with Stubber(aws.clients["dynamodb"]) as ddb, Stubber(aws.clients["cloudwatch"]) as cw:
+        ddb.add_response(
+            "describe_table",
+            {"Table": {"TableName": "payments", "GlobalSecondaryIndexes": [{"IndexName": "by-status"}]}},
+            {"TableName": "payments"},
+        )
+        for index, rule, key, value in (
+            (None, table_rule, "payment#1", 2.0),
+            ("by-status", index_rule, "PENDING", 640.0),
+        ):
+            ddb.add_response(
+                "describe_contributor_insights",
+                {
+                    "TableName": "payments",
+                    "ContributorInsightsStatus": "ENABLED",
+                    "ContributorInsightsRuleList": [rule],
+                },
+                {"TableName": "payments", **({"IndexName": index} if index else {})},
+            )
+            cw.add_response(
+                "get_insight_rule_report",
+                {
+                    "Contributors": [
+                        {
+                            "Keys": [key],
+                            "ApproximateAggregateValue": value,
+                            "Datapoints": [{"Timestamp": at, "ApproximateValue": value}],
+                        }
+                    ]
+                },
+            )
+        show_throttles(Console(width=200), aws, [_window(None, {"payment#1": 4})])
+        ddb.assert_no_pending_responses()
+        cw.assert_no_pending_responses()
+    out = capsys.readouterr().out
+    assert "PENDING" in out and "payments index by-status" in out and "throttled only" in out
+    assert "payment#1" in out and "throttled and landed" in out
