@@ -20,6 +20,7 @@ HANDLER_LAYER = {
     "hotkeys.detector.wiring",
     "hotkeys.detector.stream_enabler_app",
     "hotkeys.detector.webhook_app",
+    "hotkeys.detector.throttle_app",
 }
 
 
