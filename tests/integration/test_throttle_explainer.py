@@ -117,7 +117,7 @@ def test_a_key_range_alarm_names_the_keys_and_confirms_the_one_the_stream_alerte
 ) -> None:
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
     fire(store, "event#42", T0)
-    fire(store, "user#9", T0, index="by-user")  # an index's incident does not confirm a table key
+    fire(store, "venue#7", T0, index="by-venue")  # an index's incident does not confirm a table key
     insights = stubbed_insights([("venue#7", [(T0, 4100.0), (T0 + 60, 1250.0)]), ("event#42", [(T0, 2310.0)])])
     outcome = handle_alarm(alarm_event(), insights, store, boto3.client("sns").publish, topic[0])
     assert outcome["published"] == 1
@@ -203,3 +203,19 @@ def test_the_handler_on_an_endpoint_without_contributor_insights_still_alerts(
     ((subject, document),) = received(topic[1])
     assert subject == "[throttling] tickets: key range limit"
     assert document["notes"] == ["tickets: the endpoint does not implement Contributor Insights"]
+
+
+def test_the_webhook_subscriber_recognises_the_explanation(stats_table_name: str, topic: tuple[str, str]) -> None:
+    from hotkeys.detector.alerts.inbound import ThrottleExplanation, classify, slack_payload
+
+    store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
+    fire(store, "event#42", T0)
+    handle_alarm(
+        alarm_event(), stubbed_insights([("event#42", [(T0, 2310.0)])]), store, boto3.client("sns").publish, topic[0]
+    )
+    (message,) = boto3.client("sqs").receive_message(QueueUrl=topic[1])["Messages"]
+    envelope = json.loads(message["Body"])
+    notice = classify(envelope["Subject"], envelope["Message"])
+    assert isinstance(notice, ThrottleExplanation)
+    text = slack_payload(notice)["blocks"][0]["text"]["text"]
+    assert "`event#42`: 2310 throttled requests (confirmed: throttling)" in text and "a key problem" in text
