@@ -21,6 +21,7 @@ HANDLER_LAYER = {
     "hotkeys.detector.stream_enabler_app",
     "hotkeys.detector.insights_enabler_app",
     "hotkeys.detector.webhook_app",
+    "hotkeys.detector.throttle_app",
 }
 
 

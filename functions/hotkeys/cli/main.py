@@ -271,7 +271,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
+    from hotkeys.cli.top import ALL_INDEXES, family_rows, show_throttles, top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
@@ -298,6 +298,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         return 0
     render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
     render_families(console, family_rows(figures, settings.partition_wcu_limit))
+    show_throttles(console, aws, figures)
     return 0
 
 

@@ -76,6 +76,9 @@ class ReplayReport:
     # they carry, so their write units are lower estimates.
     without_images: int = 0
     uncounted: Uncounted = field(default_factory=Uncounted)
+    # The folders of each replayed table's event files: recorded answers beside them (``tables/``,
+    # ``insights/``) belong to that table.
+    table_folders: dict[str, list[Path]] = field(default_factory=dict)
 
     @property
     def counted(self) -> int:
@@ -346,7 +349,7 @@ def run_replay(
     settings = settings or replay_settings(resources)
     plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
     create_source_tables(plan.table_folders, aws)
-    report = ReplayReport(resources=resources, shards=len(plan.shards))
+    report = ReplayReport(resources=resources, shards=len(plan.shards), table_folders=plan.table_folders)
     container = Container(settings, build_ports(settings, aws))
     handler = build_handler(lambda: container)
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)

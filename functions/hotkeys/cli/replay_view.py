@@ -17,6 +17,8 @@ from rich.console import Console
 from hotkeys.cli.common import UserError, aws_clients, render_families, render_top, settings_from_args
 from hotkeys.cli.progress import progress_bar
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan_replay, replay_settings, run_replay
+from hotkeys.cli.throttle_view import recorded_picture
+from hotkeys.cli.throttle_view import render as render_throttles
 from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
@@ -55,6 +57,8 @@ def collect(
     top: list[dict[str, Any]] = []
     for window in figures:
         top.extend(row.to_json() for row in top_rows([window], per_window))
+    # Throttled keys recorded beside the events (insights/<table>.json), if any: issue #28.
+    throttles = recorded_picture(report.table_folders, figures)
     return {
         "records": report.records,
         "counted": report.counted,
@@ -80,6 +84,7 @@ def collect(
         "alerts": alerts,
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
+        **({"throttles": throttles} if throttles is not None else {}),
     }
 
 
@@ -436,6 +441,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     )
     render_top(console, result["top"], chosen.partition_wcu_limit, "Top keys per window", chosen.alert_threshold)
     render_families(console, result["families"])
+    render_throttles(console, result.get("throttles"))
     if result["alerts"]:
         console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
         for alert in result["alerts"]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
+from hotkeys.detector.throttles import THROTTLED_ONLY
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
 BUCKET_SECONDS = 10
@@ -259,6 +260,7 @@ double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
 <script type="application/json" id="heat-data">{data}</script>
 <h2>Top keys per window</h2>{_top_table(result.get("top", []), partition_limit, threshold)}
+{_throttle_section(result.get("throttles"))}
 </body></html>
 """
 
@@ -428,4 +430,37 @@ def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
         "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>peak % of limit</th><th>share</th>"
         f"<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def _throttle_section(found: dict[str, Any] | None) -> str:
+    """Issue #28: each throttled key beside the write units the stream saw land for it in the same window
+    (``cli/throttle_view``); the section is absent when the replay had no throttled-keys answers."""
+    if found is None:
+        return ""
+    line = f"<p class='note'>{html.escape(found['line'])}</p>" if found.get("line") else ""
+    rows = "".join(_throttle_row(r) for r in found["rows"])
+    table = (
+        "<table class='top' id='throttles'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
+        "<th class='k'>key</th><th>landed WCU</th><th>throttled requests</th><th class='k'>attempted vs landed</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+        if found["rows"]
+        else "<p>None in these windows.</p>"
+    )
+    return (
+        "<h2>Throttled keys (Contributor Insights)</h2><p>Landed: write units from the stream. Throttled: requests "
+        "DynamoDB refused in the window's minutes, reads and writes together (the throttled-keys rule does not "
+        f"tell them apart).</p>{line}{table}"
+    )
+
+
+def _throttle_row(r: dict[str, Any]) -> str:
+    from hotkeys.cli.throttle_view import landed_text, status_text
+
+    where = r["table"] if not r.get("index") else f"{r['table']} index {r['index']}"
+    marked = " class='hot'" if r["status"] == THROTTLED_ONLY else ""
+    return (
+        f"<tr{marked}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
+        f"<td class='k'>{html.escape(r['key'])}</td><td>{html.escape(landed_text(r))}</td>"
+        f"<td>{r['throttled_requests']:,}</td><td class='k'>{html.escape(status_text(r))}</td></tr>"
     )

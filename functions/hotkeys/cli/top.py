@@ -153,3 +153,11 @@ def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict
                 }
             )
     return rows
+
+
+def show_throttles(console: Any, aws: Any, figures: list[WindowFigures]) -> None:
+    """Issue #28: the throttled keys of the windows shown (Contributor Insights, table and every index),
+    beside the write units that landed; one line when it cannot be read (``cli/throttle_view``)."""
+    from hotkeys.cli.throttle_view import live_picture, render
+
+    render(console, live_picture(aws, figures))

@@ -20,7 +20,14 @@ from urllib.parse import urlparse
 from aws_lambda_powertools.utilities import parameters
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hotkeys.detector.alerts.inbound import AlarmNotification, HotKeyAlert, Notification, classify, slack_payload
+from hotkeys.detector.alerts.inbound import (
+    AlarmNotification,
+    HotKeyAlert,
+    Notification,
+    ThrottleExplanation,
+    classify,
+    slack_payload,
+)
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.observability import logger
 
@@ -83,6 +90,9 @@ def _log_delivery(notification: Notification, message_id: Any) -> None:
     elif isinstance(notification, AlarmNotification):
         fields = {"alarm": notification.name, "state": notification.new_state}
         logger.info("alarm notification delivered to webhook", extra=fields)
+    elif isinstance(notification, ThrottleExplanation):
+        fields = {"table": notification.document["table"], "alarm": notification.document.get("alarm")}
+        logger.info("throttle explanation delivered to webhook", extra=fields)
     else:
         logger.warning(
             "unrecognised message on the alert topic, delivered to webhook as such",

@@ -96,7 +96,16 @@ class Unrecognised:
     why: str
 
 
-Notification = HotKeyAlert | AlarmNotification | Unrecognised
+@dataclass(frozen=True)
+class ThrottleExplanation:
+    """The throttle explainer's alert (``throttle_explainer.document``): the keys behind a throttle alarm."""
+
+    subject: str
+    document: dict[str, Any]
+
+
+THROTTLE_EXPLANATION = "throttle_explanation"
+Notification = HotKeyAlert | AlarmNotification | ThrottleExplanation | Unrecognised
 
 
 def classify(subject: Any, message: Any) -> Notification:
@@ -111,6 +120,8 @@ def classify(subject: Any, message: Any) -> Notification:
     if isinstance(parsed, dict):
         if is_alert_document(parsed):
             return HotKeyAlert(title or "[hot key]", parsed)
+        if parsed.get("kind") == THROTTLE_EXPLANATION and isinstance(parsed.get("table"), str):
+            return ThrottleExplanation(title or "[throttling]", parsed)
         alarm = alarm_of(parsed)
         if alarm is not None:
             return alarm
@@ -154,6 +165,8 @@ def slack_payload(notification: Notification) -> dict[str, Any]:
         text, section = _alert_text(notification)
     elif isinstance(notification, AlarmNotification):
         text, section = _alarm_text(notification)
+    elif isinstance(notification, ThrottleExplanation):
+        text, section = _throttle_text(notification)
     else:
         text, section = _unrecognised_text(notification)
     return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": section}}]}
@@ -209,6 +222,20 @@ def _alarm_text(alarm: AlarmNotification) -> tuple[str, str]:
         lines.append(f"<{url}|Open the alarm in the CloudWatch console>")
     lines.append("A CloudWatch alarm (the detector's own health), not a hot-key alert.")
     return f"[CloudWatch alarm] {_escape(alarm.name)}: {_escape(alarm.new_state)}{_escape(was)}", "\n".join(lines)
+
+
+def _throttle_text(notice: ThrottleExplanation) -> tuple[str, str]:
+    document = notice.document
+    lines = [f"*{_escape(notice.subject)}*"]
+    lines += [f"Limit hit: {_escape(str(text))}." for text in document.get("what_to_do") or []]
+    for key in (document.get("keys") or [])[:5]:
+        if isinstance(key, Mapping):
+            confirmed = " (confirmed: throttling)" if key.get("confirmed") else ""
+            lines.append(
+                f"`{_escape(str(key.get('key')))}`: {key.get('throttled_requests')} throttled requests{confirmed}"
+            )
+    lines += [f"Note: {_escape(str(note))}." for note in document.get("notes") or []]
+    return _escape(notice.subject), _clip("\n".join(lines), 2 * FIELD_CHARS)
 
 
 def _unrecognised_text(message: Unrecognised) -> tuple[str, str]:

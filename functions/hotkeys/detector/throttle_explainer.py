@@ -1,0 +1,454 @@
+"""Alerts that know the cause: a throttle alarm's minutes, the keys DynamoDB throttled in them, the limit hit.
+
+The function is a CloudWatch alarm action (``infra/throttle_explainer.py``). CloudWatch user guide,
+"Invoke a Lambda function from an alarm": "CloudWatch alarms guarantees an asynchronous invocation of
+the Lambda function for a given state change" (resource policy for the principal
+``lambda.alarms.cloudwatch.amazonaws.com``). The event, per that page's example payload for a metric
+alarm: ``{"source": "aws.cloudwatch", "alarmArn", "accountId", "time", "region", "alarmData":
+{"alarmName", "state": {"value", "reason", "reasonData"?, "timestamp"}, "previousState": {...},
+"configuration": {"description", "metrics": [{"id", "metricStat": {"metric": {"namespace", "name",
+"dimensions": {NAME: VALUE}}, "period", "stat", "unit"?}, "returnData"}]}}}``; a metric-math alarm lists
+``expression`` entries beside its ``metricStat`` ones. Timestamps read ``2023-08-04T12:36:15.490+0000``;
+``reasonData`` is a JSON string whose ``evaluatedDatapoints`` (``timestamp`` each) are the minutes the
+alarm judged. Only ``alarmName``, ``state.value`` and the metrics are required here; every other field
+is optional, and the minutes fall back to the ``LOOKBACK_SECONDS`` before the state's timestamp.
+
+Why an alarm action and not a subscriber of the alert topic: the topic carries the detector's own alerts
+(a subscriber would receive this function's messages too, and have to filter them out to avoid a loop),
+and a topic subscription would receive CloudWatch's SNS form of the alarm (``alerts/inbound.py``), whose
+``Trigger`` names one metric; the Lambda action's event names every metric of the alarm.
+
+Which limit (DynamoDB developer guide, "CloudWatch throttling metrics": "partition-level throttling":
+``Read/WriteKeyRangeThroughputThrottleEvents``, "requests throttled due to exceeding partition limits";
+``Read/WriteProvisionedThroughputThrottleEvents``; ``Read/WriteMaxOnDemandThroughputThrottleEvents``,
+"exceeding the on-demand maximum throughput"; ``Read/WriteAccountLimitThrottleEvents``, "exceeding
+account limits"): a key range is a key problem (our partition advice); provisioned capacity and an
+on-demand maximum are capacity settings, not a key problem; an account limit is a quota.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
+from hotkeys.detector.alerts.rules import PARTITION_LIMIT
+from hotkeys.detector.diagnosis import key_in_text
+from hotkeys.detector.throttles import InsightsPort, Source, ThrottledKey, read_throttles
+from hotkeys.detector.windows import iso_utc
+
+LOOKBACK_SECONDS = 300
+KEYS_NAMED = 10
+THROTTLING = "throttling"  # the ``reason`` of these messages (the detector's are partition_limit and share)
+NAMESPACE = "AWS/DynamoDB"
+TABLE_DIMENSION, INDEX_DIMENSION = "TableName", "GlobalSecondaryIndexName"
+
+KEY_RANGE, PROVISIONED, ON_DEMAND_MAXIMUM, ACCOUNT = "key range", "provisioned", "on-demand maximum", "account"
+_LIMITS = {
+    "KeyRangeThroughputThrottleEvents": KEY_RANGE,
+    "ProvisionedThroughputThrottleEvents": PROVISIONED,
+    "MaxOnDemandThroughputThrottleEvents": ON_DEMAND_MAXIMUM,
+    "AccountLimitThrottleEvents": ACCOUNT,
+}
+# What each limit means for the reader, and what to do (the stream's partition advice for a key range).
+WHAT_TO_DO = {
+    KEY_RANGE: (
+        "one partition's limit (1,000 write units/s, 3,000 read units/s per partition), whatever the table's "
+        "capacity: a key problem. Spread each key below over suffixes ('key#1..N', reads fanned out over them), "
+        "cache hot reads, or pick a partition key with more distinct values"
+    ),
+    PROVISIONED: (
+        "the provisioned capacity of the table or index: a capacity setting, not a key problem. Raise it, let "
+        "auto scaling reach higher, or switch to on-demand"
+    ),
+    ON_DEMAND_MAXIMUM: (
+        "the on-demand maximum throughput set on the table or index (OnDemandThroughput): a capacity setting, "
+        "not a key problem. Raise or remove the maximum"
+    ),
+    ACCOUNT: (
+        "the account's per-table throughput quota in this region: a quota, not a key problem. Request an "
+        "increase in Service Quotas"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ThrottleMetric:
+    """One DynamoDB throttle metric an alarm watches."""
+
+    name: str
+    table: str
+    index: str | None
+    period: int
+
+    @property
+    def limit(self) -> str | None:
+        for suffix, limit in _LIMITS.items():
+            if self.name.endswith(suffix):
+                return limit
+        return None
+
+    @property
+    def operation(self) -> str:
+        return "reads" if self.name.startswith("Read") else "writes" if self.name.startswith("Write") else "requests"
+
+    @property
+    def source(self) -> Source:
+        return Source(self.table, self.index)
+
+
+@dataclass(frozen=True)
+class AlarmChange:
+    """A Lambda alarm action's event, the parts we use."""
+
+    name: str
+    state: str
+    metrics: list[ThrottleMetric]
+    start: int  # the first minute the alarm judged (epoch seconds)
+    end: int  # the state change (epoch seconds)
+    arn: str | None = None
+    reason: str | None = None
+
+
+class NotAnAlarmEvent(ValueError):
+    """The event is not a CloudWatch alarm action's (the handler logs it and returns)."""
+
+
+def parse_time(text: str) -> int:
+    """``2023-08-04T12:36:15.490+0000`` (CloudWatch's alarm timestamps) or ISO 8601, as epoch seconds."""
+    for pattern in ("%Y-%m-%dT%H:%M:%S.%f%z", "%Y-%m-%dT%H:%M:%S%z"):
+        try:
+            return int(datetime.strptime(text, pattern).timestamp())
+        except ValueError:
+            continue
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp())
+
+
+def parse_alarm_event(event: Any) -> AlarmChange:
+    data = event.get("alarmData") if isinstance(event, Mapping) else None
+    if not isinstance(data, Mapping) or not isinstance(data.get("alarmName"), str):
+        raise NotAnAlarmEvent("no alarmData.alarmName: not a CloudWatch alarm action's event")
+    state = _mapping(data.get("state"))
+    value = state.get("value")
+    if not isinstance(value, str):
+        raise NotAnAlarmEvent("no alarmData.state.value")
+    configuration = _mapping(data.get("configuration"))
+    metrics = [m for m in (_metric(entry) for entry in configuration.get("metrics") or []) if m is not None]
+    end = _time_of(state.get("timestamp")) or _time_of(event.get("time"))
+    if end is None:
+        raise NotAnAlarmEvent("no state timestamp")
+    judged = _evaluated_minutes(state.get("reasonData"))
+    period = max((m.period for m in metrics), default=60)
+    start = min(judged) if judged else end - max(LOOKBACK_SECONDS, period)
+    return AlarmChange(
+        name=data["alarmName"],
+        state=value,
+        metrics=metrics,
+        start=start,
+        end=max(end, max(judged) + period if judged else end),
+        arn=event.get("alarmArn") if isinstance(event.get("alarmArn"), str) else None,
+        reason=state.get("reason") if isinstance(state.get("reason"), str) else None,
+    )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _metric(entry: Any) -> ThrottleMetric | None:
+    stat = _mapping(_mapping(entry).get("metricStat"))
+    metric = _mapping(stat.get("metric"))
+    if metric.get("namespace") != NAMESPACE:
+        return None
+    dimensions = _mapping(metric.get("dimensions"))
+    table, name = dimensions.get(TABLE_DIMENSION), metric.get("name")
+    if not isinstance(table, str) or not isinstance(name, str):
+        return None
+    index = dimensions.get(INDEX_DIMENSION)
+    period = stat.get("period")
+    return ThrottleMetric(name, table, index if isinstance(index, str) else None, int(period) if period else 60)
+
+
+def _time_of(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def _evaluated_minutes(reason_data: Any) -> list[int]:
+    try:
+        data = json.loads(reason_data) if isinstance(reason_data, str) else None
+    except ValueError:
+        return []
+    points = data.get("evaluatedDatapoints") if isinstance(data, Mapping) else None
+    found = [_time_of(p.get("timestamp")) for p in points or [] if isinstance(p, Mapping)]
+    return [t for t in found if t is not None]
+
+
+class IncidentReader(Protocol):
+    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class NamedKey:
+    key: str
+    index: str | None
+    requests: int
+    minutes: int
+    confirmed: bool  # a stream partition-limit incident on this key came first
+
+
+@dataclass
+class Explanation:
+    """What one alarm's minutes show: the limit hit, the keys throttled, and what to do."""
+
+    alarm: str
+    table: str
+    index: str | None
+    limits: list[str]
+    operations: list[str]
+    start: int
+    end: int
+    keys: list[NamedKey] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    more_keys: int = 0
+
+    @property
+    def where(self) -> str:
+        return self.table if self.index is None else f"{self.table} index {self.index}"
+
+    @property
+    def confirmed(self) -> list[NamedKey]:
+        return [k for k in self.keys if k.confirmed]
+
+
+def explain(change: AlarmChange, insights: InsightsPort, incidents: IncidentReader) -> list[Explanation]:
+    """One explanation per table or index the alarm watches (usually one)."""
+    by_source: dict[Source, list[ThrottleMetric]] = {}
+    for metric in change.metrics:
+        by_source.setdefault(metric.source, []).append(metric)
+    explanations = []
+    for source, metrics in by_source.items():
+        limits = list(dict.fromkeys(m.limit for m in metrics if m.limit is not None))
+        found = read_throttles(insights, [source], change.start, change.end)
+        notes = list(found.notes)
+        try:
+            stream = _stream_incidents(incidents, source)
+        except _IncidentsUnreadable as error:
+            stream = {}
+            notes.append(f"the stream's open incidents could not be read ({error}), so none is marked confirmed")
+        keys = _named(found.keys, stream, source)
+        explanation = Explanation(
+            alarm=change.name,
+            table=source.table,
+            index=source.index,
+            limits=limits,
+            operations=list(dict.fromkeys(m.operation for m in metrics)),
+            start=change.start,
+            end=change.end,
+            keys=keys[:KEYS_NAMED],
+            notes=notes,
+            more_keys=max(0, len(keys) - KEYS_NAMED),
+        )
+        if source.index is not None and "writes" in explanation.operations and not found.keys:
+            # DynamoDB: "Write throttling caused by insufficient write capacity for a global secondary
+            # index is not measured" by Contributor Insights: the stream's index incidents name them.
+            explanation.notes.append(
+                "Contributor Insights does not measure write throttling caused by an index (GSI back-pressure)"
+                + (f"; the stream's index count names {', '.join(sorted(stream))}" if stream else "")
+            )
+        explanations.append(explanation)
+    return explanations
+
+
+class _IncidentsUnreadable(RuntimeError):
+    pass
+
+
+def _stream_incidents(incidents: IncidentReader, source: Source) -> dict[str, int]:
+    """The keys of the source's open partition-limit incidents from the stream, and when each fired."""
+    # The incidents only add "confirmed": whatever fails reading them (the port's error, denied, throttled),
+    # the alert still goes out, and says the stream's side could not be read.
+    try:
+        found = incidents.open_incidents(source.table)
+    except Exception as error:
+        raise _IncidentsUnreadable(str(error).splitlines()[0][:160] if str(error) else type(error).__name__) from None
+    return {
+        str(item["key"]): int(item.get("fired_window") or 0)
+        for item in found
+        if item.get("reason") == PARTITION_LIMIT
+        and item.get("status") == "firing"
+        and (item.get("index_name") or None) == source.index
+        and "key" in item
+    }
+
+
+def _named(throttled: Sequence[ThrottledKey], stream: Mapping[str, int], source: Source) -> list[NamedKey]:
+    totals: dict[str, list[int]] = {}
+    for item in throttled:
+        total = totals.setdefault(item.key, [0, 0, item.minute])
+        total[0] += item.requests
+        total[1] += 1
+        total[2] = max(total[2], item.minute)
+    named = [
+        NamedKey(key, source.index, requests, minutes, key in stream and stream[key] <= last)
+        for key, (requests, minutes, last) in totals.items()
+    ]
+    named.sort(key=lambda k: (-k.requests, k.key))
+    return named
+
+
+# ---- the message: the detector's alert shapes (one publish, a form per subscriber kind) ----
+
+
+def subject(explanation: Explanation, key_display: str = "raw", salt: str = "") -> str:
+    limit = explanation.limits[0] if explanation.limits else "unknown"
+    tag = "[throttling, confirmed]" if explanation.confirmed else "[throttling]"
+    head = f"{tag} {explanation.where}: {limit} limit"
+    if explanation.keys and limit == KEY_RANGE:
+        key = display_key(explanation.keys[0].key, key_display, salt)
+        room = SUBJECT_LIMIT - len(head) - 2
+        shown = printable_ascii(key[: SUBJECT_LIMIT + 1])
+        head += f", {shown if len(shown) <= room else shown[: max(room - 3, 8)] + '...'}"
+    return printable_ascii(head)[:SUBJECT_LIMIT]
+
+
+def document(explanation: Explanation, key_display: str = "raw", salt: str = "") -> dict[str, Any]:
+    """The JSON form (default, sqs, lambda, email-json subscribers)."""
+    return {
+        "kind": "throttle_explanation",
+        "reason": THROTTLING,
+        "status": "firing",
+        "alarm": explanation.alarm,
+        "table": explanation.table,
+        "index": explanation.index,
+        "limits": explanation.limits,
+        "operations": explanation.operations,
+        "minutes_start": iso_utc(explanation.start),
+        "minutes_end": iso_utc(explanation.end),
+        "keys": [
+            {
+                "key": display_key(k.key, key_display, salt),
+                "index": k.index,
+                "throttled_requests": k.requests,
+                "minutes": k.minutes,
+                "confirmed": k.confirmed,
+            }
+            for k in explanation.keys
+        ],
+        "more_keys": explanation.more_keys,
+        "notes": explanation.notes,
+        "what_to_do": [WHAT_TO_DO[limit] for limit in explanation.limits],
+    }
+
+
+def email_text(explanation: Explanation, key_display: str = "raw", salt: str = "") -> str:
+    operations = " and ".join(explanation.operations)
+    lines = [
+        f"DynamoDB throttled {operations} on {explanation.where} between {iso_utc(explanation.start)} and "
+        f"{iso_utc(explanation.end)} (alarm {explanation.alarm}).",
+        "",
+    ]
+    for limit in explanation.limits or ["unknown"]:
+        lines.append(f"Limit hit: {limit}: {WHAT_TO_DO.get(limit, 'not a DynamoDB throttle metric we know')}.")
+    if explanation.keys:
+        lines += ["", "Keys throttled in those minutes (Contributor Insights, reads and writes together):"]
+        for k in explanation.keys:
+            shown = key_in_text(display_key(k.key, key_display, salt))
+            confirmed = (
+                " — confirmed: throttling (the stream alerted on this key's partition limit first)"
+                if k.confirmed
+                else ""
+            )
+            lines.append(f"  '{shown}': {k.requests:,} throttled requests in {k.minutes} minute(s){confirmed}")
+        if explanation.more_keys:
+            lines.append(f"  ... and {explanation.more_keys} more")
+    elif KEY_RANGE in explanation.limits:
+        lines += ["", "No throttled keys could be named for these minutes."]
+    for note in explanation.notes:
+        lines.append(f"Note: {note}.")
+    top = f" --index {explanation.index}" if explanation.index else ""
+    lines += ["", f"See the stream's side: hotkeys top --stats-table <StatsTableName> --table {explanation.table}{top}"]
+    return "\n".join(lines) + "\n"
+
+
+def chatbot_payload(explanation: Explanation, key_display: str = "raw", salt: str = "") -> dict[str, Any]:
+    """AWS Chatbot's custom notification schema, v1.0 (as ``messages.chatbot_payload``)."""
+    title = subject(explanation, key_display, salt)
+    return {
+        "version": "1.0",
+        "source": "custom",
+        "id": f"{explanation.where}:{THROTTLING}:{explanation.alarm}:{explanation.end}",
+        "content": {
+            "textType": "client-markdown",
+            "title": title,
+            "description": email_text(explanation, key_display, salt),
+            "keywords": [explanation.table, *([explanation.index] if explanation.index else []), THROTTLING],
+        },
+        "metadata": {
+            "threadId": f"throttling-{explanation.where}"[:256],
+            "summary": title,
+            "eventType": "ThrottlingExplained",
+            "relatedResources": [explanation.table],
+        },
+    }
+
+
+def sns_publish_arguments(
+    topic_arn: str, explanation: Explanation, key_display: str = "raw", salt: str = ""
+) -> dict[str, Any]:
+    """One publish, one form per protocol, as the detector's alerts (``messages.sns_publish_arguments``)."""
+    body = json.dumps(document(explanation, key_display, salt))
+    structure = {
+        "default": body,
+        "sqs": body,
+        "lambda": body,
+        "email": email_text(explanation, key_display, salt),
+        "email-json": body,
+        "https": json.dumps(chatbot_payload(explanation, key_display, salt)),
+    }
+    attributes = (("table", explanation.table), ("reason", THROTTLING), ("status", "firing"))
+    return {
+        "TopicArn": topic_arn,
+        "Subject": subject(explanation, key_display, salt),
+        "Message": json.dumps(structure),
+        "MessageStructure": "json",
+        "MessageAttributes": {
+            name: {"DataType": "String", "StringValue": value}
+            for name, value in (*attributes, *((("index", explanation.index),) if explanation.index else ()))
+        },
+    }
+
+
+class Publish(Protocol):
+    def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...
+
+
+def handle_alarm(
+    event: Any,
+    insights: InsightsPort,
+    incidents: IncidentReader,
+    publish: Publish,
+    topic_arn: str,
+    key_display: str = "raw",
+    salt: str = "",
+) -> dict[str, Any]:
+    """One alarm action: in ALARM, one alert per table or index it watches; other states publish nothing
+    (the alarm's own notifications cover them). Raises on a failed publish, so Lambda's asynchronous
+    retries (then the function's on-failure destination) keep the alert."""
+    change = parse_alarm_event(event)
+    if change.state != "ALARM":
+        return {"alarm": change.name, "state": change.state, "published": 0}
+    if not change.metrics:
+        return {"alarm": change.name, "state": change.state, "published": 0, "why": "no DynamoDB throttle metric"}
+    published = 0
+    for explanation in explain(change, insights, incidents):
+        publish(**sns_publish_arguments(topic_arn, explanation, key_display, salt))
+        published += 1
+    return {"alarm": change.name, "state": change.state, "published": published}

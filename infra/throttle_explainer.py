@@ -1,0 +1,117 @@
+"""The throttle explainer: a Lambda function each throttle alarm invokes as its alarm action (issue #28).
+
+It reads the throttled-keys rules of the alarm's table or index for the alarm's minutes, the stream's open
+incidents, and publishes one alert on the alert topic (``hotkeys.detector.throttle_explainer``). CloudWatch
+user guide, "Invoke a Lambda function from an alarm": "When you specify a Lambda function as an alarm
+action, you must create a resource policy for the function to allow the CloudWatch service principal to
+invoke the function" (``lambda.alarms.cloudwatch.amazonaws.com``); CDK's ``LambdaAction`` adds it, scoped to
+the alarm's ARN and account. Every statement is scoped: the throttled-key rules' ARNs (their names end in
+a creation timestamp, hence the trailing wildcard), the tables' and indexes' ARNs, the topic, and the
+stats table's incident partitions (``INC#``) only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from hotkeys.detector.throttles import rule_arn_patterns
+from infra.dead_letter_queue import DeadLetterQueue
+from infra.detector_function import DetectorFunction
+from infra.nag import acknowledge
+
+INCIDENT_PREFIX = "INC#"
+
+
+class ThrottleExplainer(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        alarms: Mapping[str, cloudwatch.Alarm],
+        topic: sns.ITopic,
+        stats_table: dynamodb.ITable,
+        tables: Mapping[str, Sequence[str]],
+        log_retention_days: int,
+        powertools_layer_arn: str | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
+        """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``); ``tables``: each watched table's name
+        and its global secondary indexes' names (the rules the function may read); ``environment``: the
+        detector's key display settings (``KEY_DISPLAY``, ``KEY_HASH_SALT``), so keys read as in its alerts."""
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.undelivered = DeadLetterQueue(self, "Undelivered").queue
+        self.explainer = DetectorFunction(
+            self,
+            "Function",
+            environment={
+                "ALERT_TOPIC_ARN": topic.topic_arn,
+                "STATS_TABLE_NAME": stats_table.table_name,
+                **(environment or {}),
+            },
+            log_retention_days=log_retention_days,
+            powertools_layer_arn=powertools_layer_arn,
+            handler="hotkeys.detector.throttle_app.handler",
+            description="Names the keys behind a DynamoDB throttle alarm and the limit hit, on the alert topic",
+            async_dead_letter_queue=self.undelivered,
+        )
+        role = self.explainer.role
+        rules = [
+            arn
+            for table, indexes in tables.items()
+            for arn in rule_arn_patterns(stack.region, stack.account, table, indexes)
+        ]
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadThrottledKeyRules", actions=["cloudwatch:GetInsightRuleReport"], resources=rules
+            )
+        )
+        sources = [
+            arn
+            for table, indexes in tables.items()
+            for arn in (
+                stack.format_arn(service="dynamodb", resource="table", resource_name=table),
+                *(
+                    stack.format_arn(service="dynamodb", resource="table", resource_name=f"{table}/index/{index}")
+                    for index in indexes
+                ),
+            )
+        ]
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="DescribeContributorInsights", actions=["dynamodb:DescribeContributorInsights"], resources=sources
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadOpenIncidents",
+                actions=["dynamodb:Query"],
+                resources=[stats_table.table_arn],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{INCIDENT_PREFIX}*"]}},
+            )
+        )
+        topic.grant_publish(role)
+        acknowledge(
+            role,
+            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
+        )
+        acknowledge(
+            role,
+            "AwsSolutions::AwsSolutions-IAM5",
+            "Throttled-key rule names end in DynamoDB's creation timestamp (documented format "
+            "DynamoDBContributorInsights-PKT-[resource_name]-[creationtimestamp]): the ARN's tail is a wildcard.",
+        )
+        # One function behind several alarms: each alarm's permission needs its own id.
+        action = actions.LambdaAction(self.explainer.function, use_unique_permission_id=True)
+        for alarm in alarms.values():
+            alarm.add_alarm_action(action)

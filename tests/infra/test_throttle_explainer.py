@@ -1,0 +1,169 @@
+"""The throttle explainer's construct on its own stack (alarms made here, as ``ThrottleAlarms`` makes them):
+invoked by every throttle alarm, and every permission scoped to what it reads and where it publishes."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import App, Stack, Validations
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_sns as sns
+from cdk_nag import AwsSolutionsChecks, ServerlessChecks
+
+from infra.throttle_explainer import ThrottleExplainer
+
+LAYER = "arn:aws:lambda:eu-west-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:7"
+
+
+def _flat(value: Any) -> Any:
+    """A template value with its intrinsic functions written out (``${AWS::Region}``, ``${Logical.Arn}``)."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, argument),) = value.items()
+        if name == "Fn::Join":
+            return argument[0].join(str(_flat(part)) for part in argument[1])
+        if name == "Ref":
+            return f"${{{argument}}}"
+        if name == "Fn::GetAtt":
+            return f"${{{'.'.join(argument)}}}"
+    if isinstance(value, dict):
+        return {k: _flat(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_flat(v) for v in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The stack synthesized with the project's cdk-nag packs (as ``infra.app_factory`` adds them): the
+    template, and the validation report. The resources made here for the test are nag-clean themselves."""
+    outdir = tempfile.mkdtemp(prefix="cdk-explainer-")
+    app = App(outdir=outdir)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(), ServerlessChecks())
+    stack = Stack(app, "Explainer")
+    topic = sns.Topic(stack, "Alerts", enforce_ssl=True)
+    stats = dynamodb.Table(
+        stack,
+        "Stats",
+        partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+    )
+
+    def alarm(name: str, metric: str, **dimensions: str) -> cloudwatch.Alarm:
+        watched = cloudwatch.Metric(namespace="AWS/DynamoDB", metric_name=metric, dimensions_map=dimensions)
+        return cloudwatch.Alarm(stack, name, metric=watched, threshold=1, evaluation_periods=1)
+
+    alarms = {
+        "orders": alarm("OrdersWrite", "WriteKeyRangeThroughputThrottleEvents", TableName="orders"),
+        "orders/by-status": alarm(
+            "OrdersByStatusWrite",
+            "WriteKeyRangeThroughputThrottleEvents",
+            TableName="orders",
+            GlobalSecondaryIndexName="by-status",
+        ),
+    }
+    ThrottleExplainer(
+        stack,
+        "ThrottleExplainer",
+        alarms=alarms,
+        topic=topic,
+        stats_table=stats,
+        tables={"orders": ["by-status"]},
+        log_retention_days=30,
+        powertools_layer_arn=LAYER,
+    )
+    app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag finding
+    template = json.loads((Path(outdir) / "Explainer.template.json").read_text())
+    report = json.loads((Path(outdir) / "validation-report.json").read_text())
+    return dict(_flat(template)), report
+
+
+@pytest.fixture(scope="module")
+def template(synthesized: tuple[dict[str, Any], dict[str, Any]]) -> dict[str, Any]:
+    return synthesized[0]
+
+
+def test_cdk_nag_passes_and_every_wildcard_is_acknowledged_for_its_rule_arn(
+    synthesized: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    report = synthesized[1]
+    suppressed = [v for plugin in report["pluginReports"] for v in plugin.get("suppressedViolations", [])]
+    rules = sorted(v["acknowledgedId"] for v in suppressed if "insight-rule" in v["acknowledgedId"])
+    assert len(rules) == 3 and all(r.endswith("-*]") for r in rules)
+    assert all(plugin["conclusion"] == "success" for plugin in report["pluginReports"])
+
+
+def _of(template: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] == kind}
+
+
+def _explainer(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    (found,) = [
+        (k, v)
+        for k, v in _of(template, "AWS::Lambda::Function").items()
+        if v["Properties"]["Handler"] == "hotkeys.detector.throttle_app.handler"
+    ]
+    return found
+
+
+def _statements(template: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        s for p in _of(template, "AWS::IAM::Policy").values() for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_every_throttle_alarm_invokes_the_explainer_and_only_cloudwatch_alarms_may(template: dict[str, Any]) -> None:
+    name, function = _explainer(template)
+    alarms = _of(template, "AWS::CloudWatch::Alarm")
+    assert len(alarms) == 2
+    for alarm in alarms.values():
+        assert alarm["Properties"]["AlarmActions"] == [f"${{{name}.Arn}}"]
+    permissions = [p["Properties"] for p in _of(template, "AWS::Lambda::Permission").values()]
+    assert sorted(p["SourceArn"] for p in permissions) == sorted(f"${{{k}.Arn}}" for k in alarms)
+    assert {p["Principal"] for p in permissions} == {"lambda.alarms.cloudwatch.amazonaws.com"}
+    assert {p["Action"] for p in permissions} == {"lambda:InvokeFunction"}
+    environment = function["Properties"]["Environment"]["Variables"]
+    assert set(environment) >= {"ALERT_TOPIC_ARN", "STATS_TABLE_NAME"}
+
+
+def test_every_statement_is_scoped(template: dict[str, Any]) -> None:
+    by_action: dict[str, list[Any]] = {}
+    for statement in _statements(template):
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        for action in actions:
+            by_action.setdefault(action, []).extend(resources)
+            if resources == ["*"]:
+                assert action.startswith("xray:"), statement
+    rule = "arn:aws:cloudwatch:${AWS::Region}:${AWS::AccountId}:insight-rule/DynamoDBContributorInsights-PKT-"
+    assert sorted(by_action["cloudwatch:GetInsightRuleReport"]) == sorted(
+        [f"{rule}orders-*", f"{rule}orders-by-status-*", f"{rule}by-status-*"]
+    )
+    table = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders"
+    assert sorted(by_action["dynamodb:DescribeContributorInsights"]) == [table, f"{table}/index/by-status"]
+    topic = next(k for k in _of(template, "AWS::SNS::Topic"))
+    assert by_action["sns:Publish"] == [f"${{{topic}}}"]
+    (query,) = [s for s in _statements(template) if s["Action"] == "dynamodb:Query"]
+    stats = next(k for k in _of(template, "AWS::DynamoDB::Table"))
+    assert query["Resource"] == f"${{{stats}.Arn}}"
+    assert query["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["INC#*"]}}
+    assert set(by_action) == {
+        "cloudwatch:GetInsightRuleReport",
+        "dynamodb:DescribeContributorInsights",
+        "dynamodb:Query",
+        "sns:Publish",
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+        "sqs:SendMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:GetQueueUrl",
+    }
