@@ -13,6 +13,7 @@ from infra.detector import HotKeyDetector, WatchedTable
 from infra.options import DetectorOptions, SourceSpec, concrete
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 from infra.throttle_alarms import ThrottleAlarms
+from infra.throttle_explainer import ThrottleExplainer
 from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider
 
 
@@ -32,6 +33,24 @@ class HotKeyDetectorStack(Stack):
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
         # DynamoDB's own throttle metrics by cause, per table and GSI, on the same alert topic.
         self.throttle_alarms = ThrottleAlarms(self, "ThrottleAlarms", tables=tables, topic=detector.alerts.topic)
+        # Each throttle alarm also invokes the explainer, which names the keys and the limit hit. CloudWatch's
+        # own notification stays on the topic: a throttle is still reported if the explainer fails.
+        self.throttle_explainer = ThrottleExplainer(
+            self,
+            "ThrottleExplainer",
+            alarms=self.throttle_alarms.alarms,
+            topic=detector.alerts.topic,
+            topic_key=detector.alerts.key,
+            stats_table=detector.stats.table,
+            tables={watched.table.table_name: watched.indexes for watched in tables},
+            log_retention_days=options.log_retention_days,
+            powertools_layer_arn=options.powertools_layer_arn,
+            environment={
+                name: value
+                for name, value in options.function_environment().items()
+                if name in ("KEY_DISPLAY", "KEY_HASH_SALT")
+            },
+        )
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
         CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)

@@ -19,13 +19,14 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from hotkeys.detector.throttles import rule_arn_patterns
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
-from infra.nag import acknowledge
+from infra.nag import acknowledge, finding_text
 
 INCIDENT_PREFIX = "INC#"
 
@@ -38,14 +39,17 @@ class ThrottleExplainer(Construct):
         *,
         alarms: Mapping[str, cloudwatch.Alarm],
         topic: sns.ITopic,
+        topic_key: kms.IKey | None = None,
         stats_table: dynamodb.ITable,
-        tables: Mapping[str, Sequence[str]],
+        tables: Mapping[str, Sequence[str] | None],
         log_retention_days: int,
         powertools_layer_arn: str | None = None,
         environment: Mapping[str, str] | None = None,
     ) -> None:
         """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``); ``tables``: each watched table's name
-        and its global secondary indexes' names (the rules the function may read); ``environment``: the
+        and its global secondary indexes' names (the rules the function may read; None where the stack does
+        not know them at synth time, an existing table: any index of that table, and the rules named after
+        the table); ``environment``: the
         detector's key display settings (``KEY_DISPLAY``, ``KEY_HASH_SALT``), so keys read as in its alerts."""
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -68,7 +72,7 @@ class ThrottleExplainer(Construct):
         rules = [
             arn
             for table, indexes in tables.items()
-            for arn in rule_arn_patterns(stack.region, stack.account, table, indexes)
+            for arn in rule_arn_patterns(stack.region, stack.account, table, indexes or ())
         ]
         role.add_to_policy(
             iam.PolicyStatement(
@@ -82,7 +86,7 @@ class ThrottleExplainer(Construct):
                 stack.format_arn(service="dynamodb", resource="table", resource_name=table),
                 *(
                     stack.format_arn(service="dynamodb", resource="table", resource_name=f"{table}/index/{index}")
-                    for index in indexes
+                    for index in (indexes if indexes is not None else ("*",))
                 ),
             )
         ]
@@ -99,18 +103,36 @@ class ThrottleExplainer(Construct):
                 conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{INCIDENT_PREFIX}*"]}},
             )
         )
-        topic.grant_publish(role)
+        role.add_to_policy(
+            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[topic.topic_arn])
+        )
+        if topic_key is not None:
+            # As the detector's statement: the two KMS actions SNS needs to publish to an encrypted topic,
+            # named exactly (grant_publish would add the GenerateDataKey* wildcard).
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="EncryptAlerts", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[topic_key.key_arn]
+                )
+            )
         acknowledge(
             role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
             "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
         )
-        acknowledge(
-            role,
-            "AwsSolutions::AwsSolutions-IAM5",
-            "Throttled-key rule names end in DynamoDB's creation timestamp (documented format "
-            "DynamoDBContributorInsights-PKT-[resource_name]-[creationtimestamp]): the ARN's tail is a wildcard.",
-        )
+        wildcards = [
+            (
+                arn,
+                "Throttled-key rule names end in DynamoDB's creation timestamp (documented format "
+                "DynamoDBContributorInsights-PKT-[resource_name]-[creationtimestamp]): the ARN's tail is a wildcard.",
+            )
+            for arn in rules
+        ] + [
+            (arn, "DescribeContributorInsights on any index of a table whose indexes the stack cannot list at synth.")
+            for arn in sources
+            if arn.endswith("/index/*")
+        ]
+        for arn, reason in wildcards:
+            acknowledge(role, f"AwsSolutions::AwsSolutions-IAM5[Resource::{finding_text(role, arn)}]", reason)
         # One function behind several alarms: each alarm's permission needs its own id.
         action = actions.LambdaAction(self.explainer.function, use_unique_permission_id=True)
         for alarm in alarms.values():
