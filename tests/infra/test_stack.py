@@ -131,7 +131,11 @@ def test_stats_table_is_on_demand_encrypted_with_ttl_and_pitr(demo: Synthesized)
 
 
 def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> None:
-    props = demo.only("AWS::Lambda::Function")
+    (props,) = [
+        f["Properties"]
+        for f in demo.resources("AWS::Lambda::Function").values()
+        if f["Properties"].get("Handler") == "hotkeys.detector.app.handler"
+    ]
     assert props["Runtime"] == "python3.13"
     assert props["Architectures"] == ["arm64"]
     assert props["Handler"] == "hotkeys.detector.app.handler"
@@ -149,8 +153,9 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
     assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
     assert parameter["Default"] == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
     assert version("aws-lambda-powertools") == POWERTOOLS_VERSION
-    logs = demo.only("AWS::Logs::LogGroup")
-    assert logs["RetentionInDays"] == 30
+    # Every function's log group (the consumer's and the throttle explainer's) keeps 30 days
+    logs = [g["Properties"] for g in demo.resources("AWS::Logs::LogGroup").values()]
+    assert len(logs) == 2 and all(g["RetentionInDays"] == 30 for g in logs)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -361,7 +366,16 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
         if s["Properties"]["Protocol"] == "lambda"
     )
     assert "RedrivePolicy" in lambda_subscription
-    (invoke,) = [c["Properties"] for c in synth.resources("AWS::Lambda::EventInvokeConfig").values()]
+    sender_id = next(
+        k
+        for k, f in synth.resources("AWS::Lambda::Function").items()
+        if f["Properties"].get("Handler") == "hotkeys.detector.webhook_app.handler"
+    )
+    (invoke,) = [
+        c["Properties"]
+        for c in synth.resources("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": sender_id}
+    ]
     assert invoke["MaximumRetryAttempts"] == 2
     assert "Fn::GetAtt" in invoke["DestinationConfig"]["OnFailure"]["Destination"]
 
@@ -399,10 +413,11 @@ def test_cloudwatch_alarms_may_publish_to_the_encrypted_topic(synthesized: dict,
 
 
 def test_every_dead_letter_and_undelivered_alert_queue_has_an_alarm(synthesized: dict) -> None:
-    # Given the mode with e-mail and webhook subscribers (three queues: stream batches, e-mails, webhook)
+    # Given the mode with e-mail and webhook subscribers (four queues: stream batches, e-mails, webhook,
+    # the throttle explainer's undelivered invocations)
     synth = synthesized["multi"]
     queues = set(synth.resources("AWS::SQS::Queue"))
-    assert len(queues) == 3
+    assert len(queues) == 4
     topic = {"Ref": synth.logical_id("AWS::SNS::Topic")}
     watched = set()
     for alarm in synth.resources("AWS::CloudWatch::Alarm").values():
@@ -519,7 +534,9 @@ def test_customer_managed_keys_are_usable_through_their_service_only(synthesized
     assert webhook["Condition"] == _via("secretsmanager")
     # and without keys named, nobody gets kms:Decrypt beyond the alert topic's own key
     demo_decrypts = [s for s in _statements(synthesized["demo"]) if "kms:Decrypt" in _actions(s)]
-    assert [s.get("Sid") for s in demo_decrypts] == ["EncryptAlerts"]
+    # (the detector and the throttle explainer, each publishing to the topic)
+    assert [s.get("Sid") for s in demo_decrypts] == ["EncryptAlerts", "EncryptAlerts"]
+    assert all(s["Resource"] == demo_decrypts[0]["Resource"] for s in demo_decrypts)
 
 
 def test_each_stream_enabler_role_holds_only_the_calls_its_handler_makes(synthesized: dict) -> None:

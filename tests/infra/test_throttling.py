@@ -54,6 +54,7 @@ def test_the_demo_table_alarms_on_each_throttle_cause_of_the_table(demo: Synthes
     table = demo.logical_id("AWS::DynamoDB::GlobalTable", "DemoTable")
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
     alarms = _throttle_alarms(demo)
+    explainer = {"Fn::GetAtt": [demo.logical_id("AWS::Lambda::Function", "ThrottleExplainer"), "Arn"]}
     # Then one alarm per documented metric, on the table's own dimension, summed over a minute, firing on one event
     assert sorted(a["MetricName"] for a in alarms) == sorted(DOCUMENTED_METRICS)
     for alarm in alarms:
@@ -61,8 +62,9 @@ def test_the_demo_table_alarms_on_each_throttle_cause_of_the_table(demo: Synthes
         assert (alarm["Statistic"], alarm["Period"], alarm["Threshold"]) == ("Sum", 60, 1)
         assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
         assert alarm["TreatMissingData"] == "notBreaching"
-        # and it notifies the alert topic when it fires and when it clears, like the stack's other alarms
-        assert alarm["AlarmActions"] == [topic] and alarm["OKActions"] == [topic]
+        # and it notifies the alert topic when it fires and when it clears, like the stack's other alarms,
+        # and invokes the throttle explainer when it fires
+        assert alarm["AlarmActions"] == [topic, explainer] and alarm["OKActions"] == [topic]
     # and each alarm says which limit was hit and what fixes it
     by_metric = {a["MetricName"]: a["AlarmDescription"] for a in alarms}
     assert "partition advice" in by_metric["WriteKeyRangeThroughputThrottleEvents"]
