@@ -115,7 +115,7 @@ def _summary_keys(state: dict[str, Any]) -> int:
     """Keys in the largest summary the carried state holds (decoded: the state stores them compressed)."""
     from hotkeys.detector.state import Segment
 
-    return max((len(Segment.from_json(seg).entries) for seg in state.get("seg", [])), default=0)
+    return max((len(Segment.from_json(seg).summary.entries) for seg in state.get("seg", [])), default=0)
 
 
 def ranges(rows: list[dict[str, Any]]) -> dict[str, list[float]]:

@@ -92,7 +92,7 @@ class Limits:
     partition_wcu_limit: int
     alert_threshold: float = 0.8
     resolve_below: float = 0.6  # the alert threshold minus the hysteresis (defaults 0.8 and 0.2)
-    bucket_seconds: int = 10
+    alert_min_span_seconds: int = 10
     window_seconds: int = 60
 
     @property
@@ -175,7 +175,7 @@ def verdict(
 ) -> Verdict:
     """Must this partition fire in this window, must it not? ``active_span_leave_out``: also count
     the partition's own active span as evidence (units of one batch left out)."""
-    seconds = limits.bucket_seconds
+    seconds = limits.alert_min_span_seconds
     bucket_rate = partition.heaviest_bucket(seconds) / seconds
     highest = partition.highest_stretch_rate(seconds)
     evidence = bucket_rate
@@ -195,7 +195,8 @@ def cool(partition: Partition | None, limits: Limits) -> bool:
     if partition is None:
         return True
     return (
-        partition.highest_stretch_rate(limits.bucket_seconds) < 0.5 * limits.resolve_below * limits.partition_wcu_limit
+        partition.highest_stretch_rate(limits.alert_min_span_seconds)
+        < 0.5 * limits.resolve_below * limits.partition_wcu_limit
     )
 
 

@@ -16,6 +16,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
+from hotkeys.detector.state import STATE_VERSION
 from hotkeys.detector.windows import iso_utc as iso
 from tests.support import ttl_record, wcu_of, write_record
 
@@ -58,16 +59,37 @@ def test_counts_write_units_per_key_and_skips_ttl_deletes(settings: Settings) ->
 
 
 def test_the_summary_metrics_count_keys_by_write_units(settings: Settings) -> None:
-    # Given one write of a 300 KB item and 3 writes of small ones to another key, then 100 small keys
+    # Given one write of a 300 KB item and 3 writes of small ones to another key, a key writing one unit
+    # in each of six burst buckets, then 100 small keys
     records = [write_record("big", 0, T0 + 1, payload_bytes=300_000)]
     records += [write_record("small", 1 + i, T0 + 1) for i in range(3)]
-    records += [write_record(f"k{i}", 4 + i, T0 + 2) for i in range(100)]
+    records += [write_record("steady", 4 + i, T0 + 3 + 10 * i) for i in range(6)]
+    records += [write_record(f"k{i}", 10 + i, T0 + 2) for i in range(100)]
+    total = wcu_of(300_000, "big") + 3 + 6 + 100
+    assert 1 < total / 100 < 6  # one unit is under 1% of the window, six and the big item's are over it
     # When they are folded
     outcome = process_batch(tumbling(records), settings, ports_for(settings))
     # Then the keys above 1% of the segment's write units are those of more than 1% of its units: the big
-    # item's key only (the small key wrote more often, but 3 units of ~400)
-    assert outcome.keys_over_one_percent == 1
-    assert outcome.summary_size == 102
+    # item's key (one write) and the steady key (its heaviest bucket holds one unit); not the small key
+    # (it wrote more often than the big one, but 3 units of ~400)
+    assert outcome.keys_over_one_percent == 2
+    assert outcome.summary_size == 103
+
+
+def test_a_state_of_an_earlier_layout_starts_the_shard_afresh(settings: Settings) -> None:
+    # Given the state an earlier release carried (another version mark), as Lambda hands it over at a deploy
+    earlier = {"v": 2, "hwm": "5", "seg": [{"t": "t", "k": "eJwDAAAAAAE="}], "ntf": {}, "ro": []}
+    records = [write_record("a", 6 + i, T0 + 1) for i in range(3)]
+    # When the next invocation runs with it
+    outcome = process_batch(tumbling(records, state=earlier), settings, ports_for(settings))
+    # Then it is not read (nothing fails, nothing is counted twice): the shard starts afresh, says so in
+    # a metric, and carries on in this version's layout
+    assert outcome.failures == [] and outcome.states_discarded == 1 and outcome.counted == 3
+    assert outcome.state is not None and outcome.state["v"] == STATE_VERSION
+    assert outcome.state["hwm"] == records[-1]["dynamodb"]["SequenceNumber"]
+    again = process_batch(tumbling([], state=outcome.state, final=True), settings, ports_for(settings))
+    assert again.states_discarded == 0
+    assert {row.key: row.writes for row in read_top(settings)} == {"a": 3}
 
 
 def malformed_batch() -> tuple[list, list[str]]:

@@ -203,7 +203,7 @@ def limits_of(settings: Settings) -> oracle.Limits:
         partition_wcu_limit=settings.partition_wcu_limit,
         alert_threshold=settings.alert_threshold,
         resolve_below=settings.alert_threshold - settings.alert_hysteresis,
-        bucket_seconds=settings.alert_min_span_seconds,
+        alert_min_span_seconds=settings.alert_min_span_seconds,
         window_seconds=settings.window_seconds,
     )
 
@@ -401,9 +401,9 @@ def test_a_key_hot_on_two_siblings_out_of_step_is_one_incident(
         return key_writes("event#42", spec, "events", sort_keys=True)
 
     def quiet(shard: int, start: int) -> list[tuple[float, dict[str, Any]]]:
-        return [e for e in background(shard, 7, 1, "events", sort_keys=True) if e[0] >= T0 + start]
+        return [(when, spec) for when, spec in background(shard, 7, 1, "events", sort_keys=True) if when >= T0 + start]
 
-    parent_quiet = [e for e in background(0, 1, 1, "events", sort_keys=True) if e[0] < T0 + 20]
+    parent_quiet = [(when, spec) for when, spec in background(0, 1, 1, "events", sort_keys=True) if when < T0 + 20]
     parent = shard_records(0, writes([(15, 0, 20)]), parent_quiet)
     child_a = shard_records(1, writes([(15, 20, 100)]), quiet(1, 20))
     child_b = shard_records(2, writes([(15, 20, 40)]), quiet(2, 20))

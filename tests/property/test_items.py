@@ -28,6 +28,7 @@ from hotkeys.detector.items import (
 )
 from hotkeys.detector.records import parse_change
 from hotkeys.detector.state import ShardState
+from hotkeys.detector.summary import Counting
 
 T0 = 1_796_083_200
 
@@ -55,7 +56,7 @@ def fold(records: list[dict], cuts: list[int]) -> ShardState:
     state, start = ShardState(lambda_window=T0), 0
     for end in [*sorted(set(cuts)), len(records)]:
         for record in records[start:end]:
-            state.apply(parse_change(record, lambda table, keys: "pk"), 60, 200)
+            state.apply(parse_change(record, lambda table, keys: "pk"), 60, Counting(200, alert_min_span_seconds=10))
         for segment in state.segments.values():
             segment.range_open = False
         state = ShardState.from_json(json.loads(json.dumps(state.to_json())))

@@ -97,7 +97,7 @@ def test_entries_and_summaries_stay_within_the_stated_bytes(
         )
         # When each is parsed with the table's indexes and folded as the function folds it
         change = parse_change(record, lambda _table, _keys: "pk", indexes=lambda _table: specs)
-        state.apply(change, 60, summary.DEFAULT_CAPACITY, names)
+        state.apply(change, 60, summary.Counting(summary.DEFAULT_CAPACITY, 10), names)
         # Then every key text it counts is within MAX_KEY_TEXT_BYTES, each entry within MAX_ENTRY_BYTES
         assert len(change.index_writes) == len(specs)
         for key in (change.key, *(key for _name, key, _wcu in change.index_writes)):
@@ -114,7 +114,7 @@ def test_entries_and_summaries_stay_within_the_stated_bytes(
     # and each summary's encoding (before compression) is within its share of MAX_SUMMARY_BYTES,
     # all of them within MAX_SUMMARY_BYTES, and the serialized state within max_state_bytes
     (segment,) = state.segments.values()
-    blobs = [segment.entries, *(tally.entries for tally in segment.indexes.values())]
+    blobs = [segment.summary.entries, *(index.entries for index in segment.indexes.values())]
     raw = [len(zlib.decompress(summary.encode_entries(entries))) for entries in blobs]
     assert max(raw) <= segment.budget == summary.allotment(1 + len(specs))
     assert sum(raw) <= summary.MAX_SUMMARY_BYTES

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from hotkeys.detector.records import Change, Kind
 from hotkeys.detector.state import ShardState
+from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import iso_utc, parse_iso_utc, window_start
 
 
@@ -50,13 +51,13 @@ def test_state_carried_through_json_at_any_cut_points_equals_one_pass(stream: li
         records.append(Change("t", f"k{key}", now, sequence, 0 if ttl else wcu, Kind.TTL_DELETE if ttl else Kind.WRITE))
     whole = ShardState()
     for change in records:
-        whole.apply(change, 60, capacity)
+        whole.apply(change, 60, Counting(capacity, alert_min_span_seconds=10))
     # When the same stream is folded in pieces, the state serialized to JSON and back between them
     pieces = ShardState()
     for index, change in enumerate(records):
         if index in cuts:
             pieces = ShardState.from_json(json.loads(json.dumps(pieces.to_json())))
-        pieces.apply(change, 60, capacity)
+        pieces.apply(change, 60, Counting(capacity, alert_min_span_seconds=10))
 
     # Then the states are identical (summary, bound, totals, high-water mark) but for the ranges, where
     # each piece (an invocation) has its own range and together they cover the same records

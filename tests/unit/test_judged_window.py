@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from hotkeys.detector.alerts.desk import RESOLVE_LAG_WINDOWS, SIBLING_WINDOWS, judged_window
 from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.summary import Summary
 
 W = 60
 T0 = 1_796_083_200
@@ -26,13 +27,11 @@ def head(shard: str, window: int, final: bool = True, origin: str = "0") -> Segm
         origin=origin,
         first_sequence="",
         last_sequence="",
-        writes=1,
-        wcu=1,
+        summary=Summary(writes=1, wcu=1),
         ttl_deletes=0,
-        pruned=0,
         first_event=start,
         last_event=start,
-        entries={},
+        alert_min_span_seconds=10,
         final=final,
     )
 

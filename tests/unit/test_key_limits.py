@@ -174,11 +174,11 @@ def test_a_snapshot_of_the_fullest_segment_fits_one_item(kind: str, count: int, 
     keys = ascii_keys(count) if kind == "ascii" else worst_case_keys(kind, count)
     state = fill(keys, invocations=MAX_RANGES + 40, indexes=INDEX_NAMES[:indexes], items=items)
     (segment,) = state.segments.values()
-    used = segment.entry_bytes + sum(tally.entry_bytes for tally in segment.indexes.values())
+    used = segment.summary.used_bytes + sum(index.used_bytes for index in segment.indexes.values())
     assert used > 0.9 * summary.MAX_SUMMARY_BYTES  # not vacuous: the summaries are near their budget
     shard = "shardId-" + "0" * 57  # the longest ShardId (65 characters)
     # When it is stored as one item
-    item = to_item(snapshot_of(segment, shard, 900, 2000, 10), expires_at=2**40)
+    item = to_item(snapshot_of(segment, shard, 900, summary.Counting(2000, 10)), expires_at=2**40)
     # Then its keys and its size are within DynamoDB's limits (400 KB read as 400,000 bytes, the stricter)
     assert utf8_len(item["pk"]) <= PARTITION_KEY_LIMIT and utf8_len(item["sk"]) <= SORT_KEY_LIMIT
     assert item_size(item) <= ITEM_LIMIT

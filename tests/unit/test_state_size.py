@@ -32,6 +32,7 @@ from tests.unit.test_summary import worst_case_keys
 
 T0 = 1_796_083_200
 LONGEST_SEQUENCE = 10**39  # 40 digits, the most DynamoDB Streams issues
+COUNTING = summary.Counting(summary.DEFAULT_CAPACITY, alert_min_span_seconds=10)
 
 
 INDEX_NAMES = tuple(f"{number:02d}".ljust(MAX_INDEX_NAME, "i") for number in range(MAX_COUNTED_INDEXES))
@@ -76,19 +77,19 @@ def fill(
         # Two ASCII digits in place of the first two characters: a key of its own per index, of the same size
         index_writes = tuple((name, f"{number:02d}" + index_key[2:], weight) for number, name in enumerate(indexes))
         change = Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE, index_writes=index_writes)
-        state.apply(change, 60, summary.DEFAULT_CAPACITY, indexes)
+        state.apply(change, 60, COUNTING, indexes)
         for item in range(items):
             sequence += 1
             sort_key = ("S", f"{item:04d}" + key[:1020])
-            state.apply(Change("t" * 255, key, T0 + 1, sequence, 10**9, Kind.WRITE, sort_key=sort_key), 60, 200)
+            state.apply(Change("t" * 255, key, T0 + 1, sequence, 10**9, Kind.WRITE, sort_key=sort_key), 60, COUNTING)
         if len(state.notified) < MAX_MARKS:  # as the alert desk caps them
             state.notified[mark_of("t", f"partition_limit#{key}")] = T0
     state.sealed.clear()  # sealed segments are flushed before the state is returned
     return state
 
 
-def summaries_of(segment: Segment) -> list[dict[str, list[int]]]:
-    return [segment.entries, *(tally.entries for tally in segment.indexes.values())]
+def summaries_of(segment: Segment) -> list[dict[str, summary.Entry]]:
+    return [segment.summary.entries, *(index.entries for index in segment.indexes.values())]
 
 
 def assert_within_the_byte_budget(segment: Segment) -> None:
@@ -115,7 +116,7 @@ def test_the_state_stays_under_lambdas_limit_with_the_largest_keys(kind: str) ->
     assert_within_the_byte_budget(segment)
     assert len(segment.ranges) <= MAX_RANGES
     again = ShardState.from_json(json.loads(json.dumps(state.to_json())))
-    assert again.segments[("t" * 255, T0)].entries == segment.entries
+    assert again.segments[("t" * 255, T0)].summary == segment.summary
     assert again.segments[("t" * 255, T0)].ranges == segment.ranges
 
 
@@ -124,7 +125,7 @@ def test_the_bound_is_not_vacuous() -> None:
     assert len(base64.b64decode(worst_case_keys("binary", 1)[0])) == 2048
     state = fill(worst_case_keys("binary", 2000), invocations=10)
     (segment,) = state.segments.values()
-    assert segment.entry_bytes > summary.MAX_SUMMARY_BYTES // 2
+    assert segment.summary.used_bytes > summary.MAX_SUMMARY_BYTES // 2
     assert len(json.dumps(state.to_json())) > 300_000
 
 
@@ -144,7 +145,7 @@ def test_the_state_stays_under_the_limit_with_the_most_indexes_and_the_largest_k
     (segment,) = state.segments.values()
     # Then the table's summary and the indexes' share one byte budget
     assert len(segment.indexes) == MAX_COUNTED_INDEXES
-    used = segment.entry_bytes + sum(tally.entry_bytes for tally in segment.indexes.values())
+    used = segment.summary.used_bytes + sum(tally.used_bytes for tally in segment.indexes.values())
     assert used <= summary.MAX_SUMMARY_BYTES
     assert_within_the_byte_budget(segment)
     assert all(tally.entries and tally.pruned for tally in segment.indexes.values())  # each one really pruned
@@ -167,10 +168,12 @@ def test_an_index_summary_keeps_the_guarantee_of_its_floor_with_the_largest_keys
     # Then each summary prunes at most W / (floor + 1), the floor its allotment allows (50 with one index)
     floor = summary.keep_floor(summary.allotment(2))
     assert floor == 50
-    assert 0 < tally.pruned <= tally.wcu / (floor + 1) and 0 < segment.pruned <= segment.wcu / (floor + 1)
+    assert 0 < tally.pruned <= tally.wcu / (floor + 1) and 0 < segment.summary.pruned <= segment.summary.wcu / (
+        floor + 1
+    )
     # and every key heavier than that (fill's heavy keys: 400 units each) is still tracked
     heavy = [key for index, key in enumerate(keys) if index % 9 == 0]
-    assert all(key in segment.entries for key in heavy)
+    assert all(key in segment.summary.entries for key in heavy)
     assert all("00" + key[2:] in tally.entries for key in heavy)
 
 

@@ -16,12 +16,23 @@ streams = st.lists(
 )
 
 
-def fold(stream: list[tuple[str, int]], capacity: int) -> tuple[dict[str, list[int]], int]:
-    entries: dict[str, list[int]] = {}
+def fold(stream: list[tuple[str, int]], capacity: int) -> tuple[dict[str, summary.Entry], int]:
+    """The stream folded one write a second; (entries, pruned), checked against the summary's own totals."""
+    folded = summary.Summary()
+    counting = summary.Counting(capacity, alert_min_span_seconds=10)
     pruned = 0
     for t, (key, wcu) in enumerate(stream):
-        pruned += summary.add(entries, key, wcu, t, capacity)
-    return entries, pruned
+        pruned += folded.count(key, wcu, t, counting)
+    assert folded.pruned == pruned
+    assert (folded.writes, folded.wcu) == (len(stream), sum(wcu for _key, wcu in stream))
+    assert folded.used_bytes == summary.encoded_bytes(folded.entries)
+    return folded.entries, pruned
+
+
+def entry(writes: int, wcu: int, first_seen: int, series: dict[int, int] | None = None) -> summary.Entry:
+    """An entry as a summary holds it: by default one bucket (at ``first_seen``) holding all its units."""
+    series = series or {first_seen: wcu}
+    return summary.Entry(writes, wcu, first_seen, max(series.values()), list(series), list(series.values()))
 
 
 @settings(max_examples=300, deadline=None)
@@ -38,7 +49,7 @@ def test_estimates_are_within_the_bound(stream: list[tuple[str, int]], capacity:
     assert len(entries) <= 2 * capacity
     assert pruned * (capacity + 1) <= total
     for key, weight in exact.items():
-        estimate = entries[key][summary.WCU] if key in entries else 0
+        estimate = entries[key].wcu if key in entries else 0
         assert estimate <= weight <= estimate + pruned
 
 
@@ -118,29 +129,67 @@ def test_worst_case_keys_stay_within_the_byte_budget_and_the_one_percent_bound(k
     assert len(summary.encode_entries(entries)) <= summary.MAX_SUMMARY_BYTES + 1024
     assert pruned > 0 and pruned * (summary.MIN_KEEP + 1) <= total
     for key, weight in exact.items():
-        estimate = entries[key][summary.WCU] if key in entries else 0
+        estimate = entries[key].wcu if key in entries else 0
         assert estimate <= weight <= estimate + pruned
         if weight * 100 > total:
             assert key in entries
 
 
-@settings(max_examples=100, deadline=None)
-@given(
-    entries=st.dictionaries(
-        st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40),
-        st.tuples(
-            st.integers(0, 10**6),
-            st.integers(0, 10**9),
-            st.integers(0, 2**34),
-            st.integers(0, 2**34),
-            st.integers(0, 10**9),
-            st.integers(0, 10**9),
-        ).map(list),
-        max_size=30,
+@st.composite
+def entries_of(draw: st.DrawFn) -> summary.Entry:
+    first_seen = draw(st.integers(0, 2**34))
+    starts = sorted(draw(st.sets(st.integers(0, 2**34), min_size=1, max_size=summary.MAX_SERIES_PAIRS)))
+    units = draw(st.lists(st.integers(0, 10**9), min_size=len(starts), max_size=len(starts)))
+    return summary.Entry(
+        draw(st.integers(0, 10**6)), draw(st.integers(0, 10**9)), first_seen, max(units), starts, units
     )
+
+
+summaries = st.builds(
+    summary.Summary,
+    st.dictionaries(
+        st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40), entries_of(), max_size=30
+    ),
+    st.integers(0, 10**9),
+    st.integers(0, 10**6),
+    st.integers(0, 10**9),
 )
-def test_the_entry_codec_round_trips_any_key(entries: dict[str, list[int]]) -> None:
-    assert summary.decode_entries(summary.encode_entries(entries)) == entries
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=summaries, text=st.booleans())
+def test_the_summary_codec_round_trips_any_key(value: summary.Summary, text: bool) -> None:
+    # The one codec of the carried state (text: base64 in JSON) and the stats item (bytes)
+    packed = summary.pack(value, text=text)
+    assert set(packed) == {"writes", "wcu", "pruned", "entry_count", "entries_z"}
+    assert isinstance(packed["entries_z"], str if text else bytes) and packed["entry_count"] == len(value.entries)
+    again = summary.unpack(packed)
+    assert again == value
+    assert again.used_bytes == summary.encoded_bytes(value.entries)
+
+
+def test_the_codec_keeps_every_figure_apart() -> None:
+    # Each figure comes back in its own field (a codec that swapped two of them would pass a round trip
+    # of equal values only)
+    value = summary.Summary({"k": entry(3, 40, 100, {100: 15, 110: 25})}, pruned=7, writes=9, wcu=50)
+    packed = summary.pack(value)
+    assert (packed["writes"], packed["wcu"], packed["pruned"]) == (9, 50, 7)
+    again = summary.unpack(packed).entries["k"]
+    assert (again.writes, again.wcu, again.first_seen, again.peak) == (3, 40, 100, 25)
+    assert again.series() == {100: 15, 110: 25}
+
+
+def test_an_encoding_of_an_earlier_layout_is_refused_not_misread() -> None:
+    import json
+    import zlib
+
+    # Before series (mark -6), and before burst buckets (no mark: [length, writes, wcu, first_seen])
+    for numbers in ([-6, 2, 3, 40, 100, 110, 7, 9], [2, 3, 40, 100]):
+        old = zlib.compress(json.dumps(numbers).encode() + b"\nab")
+        with pytest.raises(summary.EncodingRetired):
+            summary.decode_entries(old)
+    with pytest.raises(summary.EncodingRetired):  # the first layout: JSON rows, no newline
+        summary.decode_entries(zlib.compress(b'[["ab", 3, 40, 100]]'))
 
 
 @settings(max_examples=200, deadline=None)
@@ -156,19 +205,22 @@ def test_merged_summaries_keep_the_summed_bound(parts: list[list[tuple[str, int]
         for key, wcu in part:
             exact[key] += wcu
     for key, weight in exact.items():
-        estimate = merged[key][summary.WCU] if key in merged else 0
+        estimate = merged[key].wcu if key in merged else 0
         assert estimate <= weight <= estimate + pruned
 
 
 def test_compact_keeps_heaviest_and_reports_the_largest_dropped_weight() -> None:
-    entries = {"a": [1, 50, 0], "b": [1, 30, 0], "c": [1, 10, 0]}
+    entries = {"c": entry(1, 10, 0), "a": entry(1, 50, 0), "b": entry(1, 30, 0)}
     kept, dropped = summary.compact(entries, max_entries=2)
     assert list(kept) == ["a", "b"]
     assert dropped == 10
+    # and a summary's compact adds it to its bound, keeping its totals
+    value = summary.Summary(entries, pruned=4, writes=3, wcu=90).compact(2)
+    assert (list(value.entries), value.pruned, value.writes, value.wcu) == (["a", "b"], 14, 3, 90)
 
 
 def test_compact_within_capacity_keeps_everything() -> None:
-    entries = {"a": [1, 50, 0], "b": [1, 30, 0]}
+    entries = {"a": entry(1, 50, 0), "b": entry(1, 30, 0)}
     assert summary.compact(entries, max_entries=2) == (entries, 0)
 
 
@@ -177,31 +229,28 @@ def test_compact_within_capacity_keeps_everything() -> None:
     writes=st.lists(
         st.tuples(st.integers(0, 5).map(lambda i: f"k{i}"), st.integers(1, 50), st.integers(0, 7)), max_size=300
     ),
-    bucket_seconds=st.sampled_from([1, 5, 10, 60]),
+    alert_min_span_seconds=st.sampled_from([1, 5, 10, 60]),
 )
-def test_the_peak_is_the_heaviest_aligned_bucket(writes: list[tuple[str, int, int]], bucket_seconds: int) -> None:
+def test_the_peak_is_the_heaviest_aligned_bucket(
+    writes: list[tuple[str, int, int]], alert_min_span_seconds: int
+) -> None:
     # Given writes in event-time order (gaps of 0-7 s) to a few keys, folded without pruning
-    entries: dict[str, list[int]] = {}
+    folded = summary.Summary()
+    counting = summary.Counting(capacity=100, alert_min_span_seconds=alert_min_span_seconds)
     buckets: Counter[tuple[str, int]] = Counter()
     now = 1_796_083_200
     for key, wcu, gap in writes:
         now += gap
-        summary.add(entries, key, wcu, now, capacity=100, bucket_seconds=bucket_seconds)
-        buckets[(key, now - now % bucket_seconds)] += wcu
-    # Then each key's peak is the most write units of any of its epoch-aligned buckets
-    for key, entry in entries.items():
-        assert entry[summary.PEAK] == max(units for (name, _), units in buckets.items() if name == key)
+        folded.count(key, wcu, now, counting)
+        buckets[(key, now - now % alert_min_span_seconds)] += wcu
+    entries = folded.entries
+    # Then each key's peak is the most write units of any of its epoch-aligned buckets, its series those buckets
+    for key, found in entries.items():
+        assert found.peak == max(units for (name, _), units in buckets.items() if name == key)
+        assert found.series() == {start: units for (name, start), units in buckets.items() if name == key}
     # and the codec and a merge with nothing keep it
     again = summary.decode_entries(summary.encode_entries(entries))
     assert summary.merge([(again, 0)])[0] == entries
-
-
-def test_entries_stored_before_burst_buckets_are_read_without_a_peak() -> None:
-    import json
-    import zlib
-
-    old = zlib.compress(json.dumps([2, 3, 40, 100]).encode() + b"\nab")
-    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 100, 0, 0, 100, 0]}
 
 
 segment_writes = st.lists(
@@ -218,54 +267,66 @@ def test_a_merged_peak_is_the_heaviest_aligned_bucket_of_the_sum(writes: list[tu
     # Given one key's writes spread over up to four segments (shards, or a parent and its child), each
     # segment receiving its writes in any order, within 16 buckets of 10 s
     start = 1_796_083_200
-    parts: dict[int, dict[str, list[int]]] = {}
+    parts: dict[int, summary.Summary] = {}
+    counting = summary.Counting(capacity=10, alert_min_span_seconds=10)
     buckets: Counter[int] = Counter()
     for segment, wcu, offset in writes:
-        summary.add(parts.setdefault(segment, {}), "k", wcu, start + offset, capacity=10, bucket_seconds=10)
+        parts.setdefault(segment, summary.Summary()).count("k", wcu, start + offset, counting)
         buckets[(start + offset) // 10 * 10] += wcu
     # When the segments are merged (as the alert desk and `top` merge a window)
-    merged, _pruned = summary.merge((entries, 0) for entries in parts.values())
+    window = summary.merged(parts.values())
     # Then the key's peak is the most write units of any aligned bucket summed over all segments,
     # not the largest part's, and its series is the oracle's bucket by bucket
-    entry = merged["k"]
-    assert entry[summary.PEAK] == max(buckets.values())
-    assert summary.series_of(entry) == dict(buckets)
-    assert entry[summary.WCU] == sum(buckets.values())
+    found = window.entries["k"]
+    assert found.peak == max(buckets.values())
+    assert found.series() == dict(buckets)
+    assert found.wcu == window.wcu == sum(buckets.values())
+    assert found.writes == window.writes == len(writes)
+    assert found.first_seen == start + min(offset for _segment, _wcu, offset in writes)
     # and each part's own peak is its own heaviest bucket, whatever order its writes came in
-    for number, entries in parts.items():
+    for number, part in parts.items():
         own: Counter[int] = Counter()
         for segment, wcu, offset in writes:
             if segment == number:
                 own[(start + offset) // 10 * 10] += wcu
-        assert entries["k"][summary.PEAK] == max(own.values())
-        assert summary.series_of(entries["k"]) == dict(own)
+        assert part.entries["k"].peak == max(own.values())
+        assert part.entries["k"].series() == dict(own)
 
 
 def test_a_series_longer_than_its_bound_keeps_the_heaviest_buckets_and_an_exact_own_peak() -> None:
     # Given a key writing in 40 buckets, its heaviest in the first
-    entries: dict[str, list[int]] = {}
+    folded = summary.Summary()
+    counting = summary.Counting(capacity=10, alert_min_span_seconds=10)
     start = 1_796_083_200
     for bucket in range(40):
-        summary.add(
-            entries, "k", 100 if bucket == 0 else bucket + 1, start + 10 * bucket, capacity=10, bucket_seconds=10
-        )
-    entry = entries["k"]
+        folded.count("k", 100 if bucket == 0 else bucket + 1, start + 10 * bucket, counting)
+    entries = folded.entries
+    found = entries["k"]
     # Then the series keeps MAX_SERIES_PAIRS buckets, the latest among them and the heaviest too
-    series = summary.series_of(entry)
+    series = found.series()
     assert len(series) == summary.MAX_SERIES_PAIRS
     assert start + 390 in series and series[start] == 100
-    assert entry[summary.PEAK] == 100
+    assert found.peak == 100
     # and the entry's stated size covers its encoding
-    assert summary.entry_bytes("k", entry) == 1 + summary.ENTRY_OVERHEAD + summary.SERIES_PAIR_BYTES * len(series)
+    assert summary.entry_bytes("k", found) == 1 + summary.ENTRY_OVERHEAD + summary.SERIES_PAIR_BYTES * len(series)
     raw = len(__import__("zlib").decompress(summary.encode_entries(entries)))
-    assert raw <= summary.encoded_bytes(entries)
+    assert raw <= summary.encoded_bytes(entries) == folded.used_bytes
     assert summary.decode_entries(summary.encode_entries(entries)) == entries
 
 
-def test_entries_stored_before_series_keep_their_latest_bucket() -> None:
-    import json
-    import zlib
-
-    numbers = [summary.SERIESLESS_MARK, 2, 3, 40, 100, 110, 7, 9]
-    old = zlib.compress(json.dumps(numbers).encode() + b"\nab")
-    assert summary.decode_entries(old) == {"ab": [3, 40, 100, 110, 7, 9, 110, 7]}
+def test_a_write_before_the_latest_bucket_goes_to_its_own_bucket_in_order() -> None:
+    # Given a key with writes in two buckets
+    folded = summary.Summary()
+    counting = summary.Counting(capacity=10, alert_min_span_seconds=10)
+    for second, wcu in ((100, 5), (130, 7)):
+        folded.count("k", wcu, second, counting)
+    # When writes arrive out of order: into the earlier bucket, and into one between them
+    folded.count("k", 4, 101, counting)
+    folded.count("k", 9, 115, counting)
+    found = folded.entries["k"]
+    # Then each lands in its own aligned bucket, the series stays in bucket order, and the totals add
+    assert (found.buckets, found.units) == ([100, 110, 130], [9, 9, 7])
+    assert (found.writes, found.wcu, found.first_seen, found.peak) == (4, 25, 100, 9)
+    # and the latest bucket keeps counting where it was
+    folded.count("k", 3, 139, counting)
+    assert found.series() == {100: 9, 110: 9, 130: 10} and found.peak == 10

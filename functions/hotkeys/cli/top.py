@@ -117,7 +117,9 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
             error_bound=key.error_bound,
             index=window.index,
             items=_items_of(window, key.key),
-            peak_wcu_per_second=round(key.peak_wcu / window.bucket_seconds, 1) if window.bucket_seconds else None,
+            peak_wcu_per_second=round(key.peak_wcu / window.alert_min_span_seconds, 1)
+            if window.alert_min_span_seconds
+            else None,
         )
         for window in figures
         for key in window.keys

@@ -18,6 +18,7 @@ from hotkeys.detector.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.records import MalformedRecord, parse_change
 from hotkeys.detector.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
 from hotkeys.detector.state import ShardState
+from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import iso_utc
 
 
@@ -111,10 +112,7 @@ class StreamWatcher:
                 continue
             self.without_images += change.partial
             if change.sequence > state.high_water:
-                settings = self._settings
-                state.apply(
-                    change, settings.window_seconds, settings.summary_capacity, names, settings.alert_min_span_seconds
-                )
+                state.apply(change, self._settings.window_seconds, Counting.of(self._settings), names)
         return len(raws)
 
     def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:
@@ -123,13 +121,7 @@ class StreamWatcher:
         by_window: dict[tuple[int, str], list[SegmentSnapshot]] = {}
         for shard_id, state in self._states.items():
             for (table, start), segment in state.segments.items():
-                snapshot = snapshot_of(
-                    segment,
-                    shard_id,
-                    settings.window_seconds,
-                    settings.summary_capacity,
-                    settings.alert_min_span_seconds,
-                )
+                snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings))
                 by_window.setdefault((start, table), []).append(snapshot)
         rows = []
         latest = sorted(by_window)[-windows:]

@@ -81,6 +81,7 @@ def _record_metrics(outcome: BatchOutcome) -> None:
         ("RecordsOutOfOrder", outcome.out_of_order),
         ("ArchiveObjectsSpooled", outcome.spooled),
         ("ArchiveObjectsDrained", outcome.drained),
+        ("StatesDiscarded", outcome.states_discarded),
     ):
         if value:
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)

@@ -15,8 +15,8 @@ from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
 from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
 from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
-from hotkeys.detector.state import Segment, ShardState
-from hotkeys.detector.summary import WCU
+from hotkeys.detector.state import Segment, ShardState, StateError
+from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
 SECONDS_PER_DAY = 86_400
@@ -123,6 +123,8 @@ class BatchOutcome:
     # Spooled archive objects moved into S3 by this invocation.
     drained: int = 0
     alerts_published: int = 0
+    # Carried states of another layout (an earlier release's, at a deploy) not read: the shard started afresh.
+    states_discarded: int = 0
     # Index write units counted, by (table, index) (a metric per index: names, never keys).
     index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -155,12 +157,12 @@ def parse_event(event: Any) -> StreamBatch:
 
 
 def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> BatchOutcome:
-    state = ShardState.from_json(batch.state) if batch.tumbling else ShardState()
+    outcome = BatchOutcome()
+    shard_id = batch.shard_id if batch.tumbling and batch.shard_id else NO_SHARD
+    state = _carried_state(batch, shard_id, outcome) if batch.tumbling else ShardState()
     if batch.tumbling and batch.window is not None:
         state.lambda_window = batch.window[0]
-    shard_id = batch.shard_id if batch.tumbling and batch.shard_id else NO_SHARD
     final = batch.is_final or not batch.tumbling
-    outcome = BatchOutcome()
     touched: dict[tuple[str, int], Segment] = {}
     to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
     if outcome.without_images:
@@ -187,6 +189,20 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     return outcome
 
 
+def _carried_state(batch: StreamBatch, shard_id: str, outcome: BatchOutcome) -> ShardState:
+    """The state Lambda carried. One of another layout (written by an earlier release, before a deploy)
+    is not read: the shard starts afresh (docs/decisions.md, "One value type for a summary")."""
+    try:
+        return ShardState.from_json(batch.state)
+    except StateError as error:
+        outcome.states_discarded += 1
+        logger.warning(
+            "carried state not written by this version: the shard starts afresh",
+            extra={"shard_id": shard_id, "error": str(error)},
+        )
+        return ShardState()
+
+
 def _fold(
     records: list[Any],
     state: ShardState,
@@ -202,8 +218,7 @@ def _fold(
     resolve_key = ports.resolve_key
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
-    capacity = settings.summary_capacity
-    burst_seconds = settings.alert_min_span_seconds
+    counting = Counting.of(settings)
     to_archive: list[tuple[Change, str]] = []
     # With the archive on, a TTL deletion's images are validated by writing its line; they cost no
     # capacity, so sizing them would only validate them a second time. (A redelivered one is not
@@ -248,7 +263,7 @@ def _fold(
             outcome.duplicates += 1
             continue
         names = indexes.names(change.table) if indexes is not None else ()
-        segment = state.apply(change, window_seconds, capacity, names, burst_seconds)
+        segment = state.apply(change, window_seconds, counting, names)
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
         if change.kind is Kind.TTL_DELETE:
@@ -405,9 +420,10 @@ def _flush(
                 _save(shard_id, segment, settings, stats, outcome, done)
             if done:
                 completed.append(key)
-        outcome.summary_size = max(outcome.summary_size, len(segment.entries))
-        threshold = segment.wcu / 100
-        outcome.keys_over_one_percent += sum(1 for entry in segment.entries.values() if entry[WCU] > threshold)
+        keys = segment.summary
+        outcome.summary_size = max(outcome.summary_size, len(keys.entries))
+        threshold = keys.wcu / 100
+        outcome.keys_over_one_percent += sum(1 for entry in keys.entries.values() if entry.wcu > threshold)
     return completed
 
 
@@ -431,14 +447,7 @@ def _save(
         outcome.stats_writes += 1
         segment.catalogued = True
     while True:
-        snapshot = snapshot_of(
-            segment,
-            shard_id,
-            settings.window_seconds,
-            settings.summary_capacity,
-            settings.alert_min_span_seconds,
-            done,
-        )
+        snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings), done)
         try:
             stats.save_segment(snapshot, expires_at)
             break

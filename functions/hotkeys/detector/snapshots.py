@@ -17,18 +17,21 @@ Key design (see docs/decisions.md §6):
 
 A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
 fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
+
+Each summary (the table's at the item's top level, each index's under ``indexes``, and the head's) is
+stored by ``summary.pack``, the codec the carried state uses too.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hotkeys.detector import summary
 from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
-from hotkeys.detector.state import IndexTally, Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
+from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
+from hotkeys.detector.summary import Counting, Summary
 
 STATS_BUCKETS = 8
 CATALOG_PK = "CATALOG"
@@ -52,17 +55,10 @@ def catalog_sk(start: int, table: str) -> str:
 
 
 @dataclass(frozen=True)
-class IndexSnapshot:
-    """One global secondary index's figures in a stored segment."""
-
-    writes: int
-    wcu: int
-    pruned: int
-    entries: dict[str, list[int]]
-
-
-@dataclass(frozen=True)
 class SegmentSnapshot:
+    """A segment as stored: its identity, its summaries (the table's and each counted index's, as
+    ``compact`` left them), its coverage and its event times."""
+
     table: str
     window_start: int
     window_seconds: int
@@ -70,21 +66,18 @@ class SegmentSnapshot:
     origin: str
     first_sequence: str
     last_sequence: str
-    writes: int
-    wcu: int
+    summary: Summary
     ttl_deletes: int
-    pruned: int
     first_event: int
     last_event: int
-    entries: dict[str, list[int]]
+    # The length of the keys' burst buckets (``summary.Entry.bump``).
+    alert_min_span_seconds: int
     ranges: list[list[int]] = field(default_factory=list)
-    indexes: dict[str, IndexSnapshot] = field(default_factory=dict)
+    indexes: dict[str, Summary] = field(default_factory=dict)
     has_sort_key: bool = False
     pinned: bool = False  # the table has local secondary indexes (items.verdict)
     # Item figures of the heaviest keys (at most items.SNAPSHOT_ITEM_KEYS).
     items: dict[str, ItemStats] = field(default_factory=dict)
-    # The length of the keys' burst buckets (summary.bump); 0 when written before they existed.
-    bucket_seconds: int = 0
     # Written when its segment was done (sealed, completed, or at its Lambda window's end): another
     # instance of that Lambda window never writes over it unless they share records (IdentityTaken).
     final: bool = False
@@ -107,12 +100,11 @@ def snapshot_of(
     segment: Segment,
     shard_id: str,
     window_seconds: int,
-    capacity: int,
-    bucket_seconds: int = 0,
+    counting: Counting,
     final: bool = False,
 ) -> SegmentSnapshot:
-    """The segment as stored; ``bucket_seconds``: the length of its keys' burst buckets (0: unknown)."""
-    entries, dropped = summary.compact(segment.entries, capacity)
+    """The segment as stored: each summary's ``counting.capacity`` heaviest keys."""
+    own = segment.summary.compact(counting.capacity)
     return SegmentSnapshot(
         table=segment.table,
         window_start=segment.window_start,
@@ -121,33 +113,25 @@ def snapshot_of(
         origin=segment.origin,
         first_sequence=segment.first_sequence,
         last_sequence=str(segment.last_sequence),
-        writes=segment.writes,
-        wcu=segment.wcu,
+        summary=own,
         ttl_deletes=segment.ttl_deletes,
-        pruned=segment.pruned + dropped,
         first_event=segment.first_event,
         last_event=segment.last_event,
-        entries=entries,
+        alert_min_span_seconds=counting.alert_min_span_seconds,
         ranges=[list(pair) for pair in segment.ranges],
-        indexes={name: _index_snapshot(tally, capacity) for name, tally in segment.indexes.items()},
+        indexes={name: index.compact(counting.capacity) for name, index in segment.indexes.items()},
         has_sort_key=segment.has_sort_key,
         pinned=segment.pinned,
-        items=_heaviest_items(entries, segment.items),
-        bucket_seconds=bucket_seconds,
+        items=_heaviest_items(own.entries, segment.items),
         final=final,
     )
 
 
-def _heaviest_items(entries: dict[str, list[int]], items: dict[str, ItemStats]) -> dict[str, ItemStats]:
+def _heaviest_items(entries: dict[str, summary.Entry], items: dict[str, ItemStats]) -> dict[str, ItemStats]:
     if not items:
         return {}
-    ranked = sorted((key for key in entries if key in items), key=lambda key: (-entries[key][summary.WCU], key))
+    ranked = sorted((key for key in entries if key in items), key=lambda key: (-entries[key].wcu, key))
     return {key: items[key] for key in ranked[:SNAPSHOT_ITEM_KEYS]}
-
-
-def _index_snapshot(tally: IndexTally, capacity: int) -> IndexSnapshot:
-    entries, dropped = summary.compact(tally.entries, capacity)
-    return IndexSnapshot(writes=tally.writes, wcu=tally.wcu, pruned=tally.pruned + dropped, entries=entries)
 
 
 def heads_sk(start: int, shard_id: str = "", origin: str = "") -> str:
@@ -160,13 +144,12 @@ def head_of(snapshot: SegmentSnapshot) -> SegmentSnapshot:
     ``HEAD_KEYS`` keys within an equal share of ``HEAD_BYTES`` (the bound on the rest added to its
     ``pruned``); no ranges, no item figures."""
     allotment = HEAD_BYTES // (1 + len(snapshot.indexes))
-    entries, dropped = summary.compact(snapshot.entries, HEAD_KEYS, allotment)
-    indexes = {}
-    for name, index in snapshot.indexes.items():
-        kept, cut = summary.compact(index.entries, HEAD_KEYS, allotment)
-        indexes[name] = IndexSnapshot(index.writes, index.wcu, index.pruned + cut, kept)
-    return dataclasses.replace(
-        snapshot, entries=entries, pruned=snapshot.pruned + dropped, indexes=indexes, ranges=[], items={}
+    return replace(
+        snapshot,
+        summary=snapshot.summary.compact(HEAD_KEYS, allotment),
+        indexes={name: index.compact(HEAD_KEYS, allotment) for name, index in snapshot.indexes.items()},
+        ranges=[],
+        items={},
     )
 
 
@@ -174,17 +157,14 @@ def _head_item(snapshot: SegmentSnapshot) -> dict[str, Any]:
     head = head_of(snapshot)
     item: dict[str, Any] = {
         "origin": head.origin,
-        "writes": head.writes,
-        "wcu": head.wcu,
         "ttl_deletes": head.ttl_deletes,
-        "pruned": head.pruned,
         "first_event": head.first_event,
         "last_event": head.last_event,
-        "bucket_seconds": head.bucket_seconds,
-        "entries_z": summary.encode_entries(head.entries),
+        "bucket_seconds": head.alert_min_span_seconds,
+        **summary.pack(head.summary),
     }
     if head.indexes:
-        item["indexes"] = {name: _index_item(index) for name, index in head.indexes.items()}
+        item["indexes"] = {name: summary.pack(index) for name, index in head.indexes.items()}
     return item
 
 
@@ -199,16 +179,13 @@ def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
         origin=str(head["origin"]),
         first_sequence="",
         last_sequence="",
-        writes=int(head["writes"]),
-        wcu=int(head["wcu"]),
+        summary=summary.unpack(head),
         ttl_deletes=int(head["ttl_deletes"]),
-        pruned=int(head["pruned"]),
         first_event=int(head["first_event"]),
         last_event=int(head["last_event"]),
-        entries=summary.decode_entries(_binary(head["entries_z"])),
-        indexes={str(name): _index_from_item(index) for name, index in (head.get("indexes") or {}).items()},
-        bucket_seconds=int(head.get("bucket_seconds", 0)),
-        final=bool(item.get("instance_closed", True)),
+        alert_min_span_seconds=int(head["bucket_seconds"]),
+        indexes={str(name): summary.unpack(index) for name, index in (head.get("indexes") or {}).items()},
+        final=bool(item["instance_closed"]),
     )
 
 
@@ -227,58 +204,37 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         "shard_id": snapshot.shard_id,
         "first_sequence": snapshot.first_sequence,
         "hwm": padded_sequence(snapshot.last_sequence),
-        "writes": snapshot.writes,
-        "wcu": snapshot.wcu,
         "ttl_deletes": snapshot.ttl_deletes,
-        "pruned": snapshot.pruned,
         "first_event": snapshot.first_event,
         "last_event": snapshot.last_event,
-        "entry_count": len(snapshot.entries),
-        "entries_z": summary.encode_entries(snapshot.entries),
+        **summary.pack(snapshot.summary),
         "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
         "expires_at": expires_at,
         "heads_pk": snapshot.table,
         "heads_sk": heads_sk(snapshot.window_start, snapshot.shard_id, snapshot.origin),
         "head": _head_item(snapshot),
+        "bucket_seconds": snapshot.alert_min_span_seconds,
+        # Whether another instance of its Lambda window may write over it (see ``SegmentSnapshot.final``).
+        "instance_closed": snapshot.final,
     }
     if snapshot.indexes:
-        item["indexes"] = {name: _index_item(index) for name, index in snapshot.indexes.items()}
+        item["indexes"] = {name: summary.pack(index) for name, index in snapshot.indexes.items()}
     if snapshot.has_sort_key:
         item["has_sort_key"] = True
     if snapshot.pinned:
         item["pinned"] = True
-    if snapshot.bucket_seconds:
-        item["bucket_seconds"] = snapshot.bucket_seconds
-    # Always written: a snapshot stored before the attribute existed (no such attribute) was not held
-    # to the rule, and counts as finished (from_item).
-    item["instance_closed"] = snapshot.final
     if snapshot.items:
-        item["items_z"] = encode_aligned(snapshot.entries, snapshot.items)
+        item["items_z"] = encode_aligned(snapshot.summary.entries, snapshot.items)
     return item
 
 
-def _index_item(index: IndexSnapshot) -> dict[str, Any]:
-    return {
-        "writes": index.writes,
-        "wcu": index.wcu,
-        "pruned": index.pruned,
-        "entry_count": len(index.entries),
-        "entries_z": summary.encode_entries(index.entries),
-    }
-
-
-def _index_from_item(item: dict[str, Any]) -> IndexSnapshot:
-    return IndexSnapshot(
-        writes=int(item["writes"]),
-        wcu=int(item["wcu"]),
-        pruned=int(item["pruned"]),
-        entries=summary.decode_entries(_binary(item["entries_z"])),
-    )
+def stored_ranges(item: dict[str, Any]) -> list[list[int]]:
+    """The sequence ranges a stored snapshot counted (without decoding its summaries)."""
+    return decode_ranges(zlib.decompress(_binary(item["ranges_z"])).decode("ascii"))
 
 
 def from_item(item: dict[str, Any]) -> SegmentSnapshot:
-    ranges = item.get("ranges_z")
-    entries = summary.decode_entries(_binary(item["entries_z"]))
+    table = summary.unpack(item)
     items = item.get("items_z")
     return SegmentSnapshot(
         table=str(item["table_name"]),
@@ -288,23 +244,17 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         origin=str(item["sk"])[len(str(item["shard_id"])) + 1 :],  # the sort key is "<shard>#<origin>"
         first_sequence=str(item["first_sequence"]),
         last_sequence=str(item["hwm"]).lstrip("0") or "0",
-        writes=int(item["writes"]),
-        wcu=int(item["wcu"]),
+        summary=table,
         ttl_deletes=int(item["ttl_deletes"]),
-        pruned=int(item["pruned"]),
         first_event=int(item["first_event"]),
         last_event=int(item["last_event"]),
-        entries=entries,
-        # Snapshots written before ranges existed cover their first-to-last span.
-        ranges=decode_ranges(zlib.decompress(_binary(ranges)).decode("ascii"))
-        if ranges is not None
-        else [[int(item["first_sequence"]), int(str(item["hwm"]).lstrip("0") or "0")]],
-        indexes={str(name): _index_from_item(index) for name, index in (item.get("indexes") or {}).items()},
+        alert_min_span_seconds=int(item["bucket_seconds"]),
+        ranges=stored_ranges(item),
+        indexes={str(name): summary.unpack(index) for name, index in (item.get("indexes") or {}).items()},
         has_sort_key=bool(item.get("has_sort_key", False)),
         pinned=bool(item.get("pinned", False)),
-        items=decode_aligned(entries, _binary(items)) if items is not None else {},
-        bucket_seconds=int(item.get("bucket_seconds", 0)),
-        final=bool(item.get("instance_closed", True)),
+        items=decode_aligned(table.entries, _binary(items)) if items is not None else {},
+        final=bool(item["instance_closed"]),
     )
 
 
@@ -325,7 +275,7 @@ class WindowFigures:
     has_sort_key: bool = False
     pinned: bool = False  # the table has local secondary indexes
     items: dict[str, ItemStats] = field(default_factory=dict)  # merged item figures of the heaviest keys
-    bucket_seconds: int = 0  # the keys' burst buckets (their peak is per bucket); 0: unknown
+    alert_min_span_seconds: int = 0  # the length of the keys' burst buckets (their peak is per bucket)
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
@@ -336,32 +286,32 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
     if not snapshots:
         raise ValueError("no snapshots to merge")
     first = snapshots[0]
-    if index is None:
-        parts = [(snap.entries, snap.pruned, snap.writes, snap.wcu) for snap in snapshots]
-    else:
-        counted = [snap.indexes[index] for snap in snapshots if index in snap.indexes]
-        parts = [(part.entries, part.pruned, part.writes, part.wcu) for part in counted]
-    entries, pruned = summary.merge((part[0], part[1]) for part in parts)
+    parts = (
+        [snap.summary for snap in snapshots]
+        if index is None
+        else [snap.indexes[index] for snap in snapshots if index in snap.indexes]
+    )
+    window = summary.merged(parts)
     keys = [
         summary.KeyFigure(
             key=key,
-            writes=e[summary.WRITES],
-            wcu=e[summary.WCU],
-            error_bound=pruned,
-            first_seen=e[summary.FIRST_SEEN],
-            peak_wcu=e[summary.PEAK],
+            writes=entry.writes,
+            wcu=entry.wcu,
+            error_bound=window.pruned,
+            first_seen=entry.first_seen,
+            peak_wcu=entry.peak,
         )
-        for key, e in entries.items()
+        for key, entry in window.entries.items()
     ]
     keys.sort(key=lambda figure: (-figure.wcu, figure.key))
     return WindowFigures(
         table=first.table,
         window_start=first.window_start,
         window_seconds=first.window_seconds,
-        writes=sum(part[2] for part in parts),
-        wcu=sum(part[3] for part in parts),
+        writes=window.writes,
+        wcu=window.wcu,
         ttl_deletes=sum(snap.ttl_deletes for snap in snapshots) if index is None else 0,
-        error_bound=pruned,
+        error_bound=window.pruned,
         keys=keys,
         last_event=max(snap.last_event for snap in snapshots),
         index=index,
@@ -369,7 +319,7 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         has_sort_key=index is None and any(snap.has_sort_key for snap in snapshots),
         pinned=index is None and any(snap.pinned for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
-        bucket_seconds=max(snap.bucket_seconds for snap in snapshots),
+        alert_min_span_seconds=max(snap.alert_min_span_seconds for snap in snapshots),
     )
 
 

@@ -24,8 +24,13 @@ Lambda window takes its next generation (``reopened``); a Lambda window opened a
 with a fresh state never writes over the snapshots marked done by the first instance
 (``snapshots.IdentityTaken``).
 
-Size: Lambda ends a window early when the state exceeds 1 MB per shard. The summary is
-carried as one base64 string of ``summary.encode_entries`` (never JSON-escaped), within
+Format: ``STATE_VERSION`` marks the layout. A state of any other version (written by an earlier
+release, alive for at most one tumbling window) is not read: ``ShardState.from_json`` raises
+``StateError`` and the pipeline starts the shard afresh, with a warning and the ``StatesDiscarded``
+metric (docs/decisions.md, "One value type for a summary").
+
+Size: Lambda ends a window early when the state exceeds 1 MB per shard. Each summary is
+carried by ``summary.pack`` as one base64 string of ``summary.encode_entries`` (never JSON-escaped), within
 ``summary.MAX_SUMMARY_BYTES``; ranges are at most ``MAX_RANGES``; alert marks are hashes.
 ``max_state_bytes`` states the bound and a test checks it at the worst case.
 """
@@ -38,7 +43,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector import summary
-from hotkeys.detector.config import DEFAULT_SPAN_SECONDS
 from hotkeys.detector.items import (
     MAX_ITEM_JSON,
     MAX_ITEM_KEYS,
@@ -49,9 +53,10 @@ from hotkeys.detector.items import (
     sort_key_ordinal,
 )
 from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.summary import Counting, Entry, Summary
 from hotkeys.detector.windows import window_start
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 # Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
 MAX_RANGES = 256
 # The longest sequence number DynamoDB Streams issues (21 to 40 digits).
@@ -66,47 +71,18 @@ MAX_COUNTED_INDEXES = 20
 MAX_INDEX_NAME = 255
 # The longest table name DynamoDB accepts.
 MAX_TABLE_NAME = 255
-# Burst buckets when the caller names none: the default ALERT_MIN_SPAN_SECONDS.
-DEFAULT_BUCKET_SECONDS = DEFAULT_SPAN_SECONDS
 # "Already handled in this window" marks a shard carries; beyond it the desk re-checks (idempotently).
 MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
 # Completed (table, window) pairs whose next generation a shard remembers (ShardState.reopened).
 MAX_REOPENED = 64
-# What an encoded summary holds beyond its entries' ``summary.entry_bytes``: "[-6," "]" and a newline.
+# What an encoded summary holds beyond its entries' ``summary.entry_bytes``: "[-7," "]" and a newline.
 SUMMARY_FRAME_BYTES = 8
 
 
 @dataclass
-class IndexTally:
-    """One global secondary index's figures in a segment: its writes by index partition key."""
-
-    entries: dict[str, list[int]] = field(default_factory=dict)
-    pruned: int = 0
-    writes: int = 0
-    wcu: int = 0
-    entry_bytes: int = 0
-
-    def add(self, key: str, wcu: int, event_time: int, capacity: int, budget: int, bucket_seconds: int) -> None:
-        self.writes += 1
-        self.wcu += wcu
-        pruned, self.entry_bytes = summary.count(
-            self.entries, self.entry_bytes, key, wcu, event_time, capacity, budget, bucket_seconds
-        )
-        self.pruned += pruned
-
-    def to_json(self) -> list[Any]:
-        encoded = base64.b64encode(summary.encode_entries(self.entries, STATE_ZLIB_LEVEL)).decode("ascii")
-        return [encoded, self.pruned, self.writes, self.wcu]
-
-    @classmethod
-    def from_json(cls, data: list[Any]) -> IndexTally:
-        entries = summary.decode_entries(base64.b64decode(data[0]))
-        return cls(entries, int(data[1]), int(data[2]), int(data[3]), summary.encoded_bytes(entries))
-
-
-@dataclass
 class Segment:
-    """One shard's figures for one (table, window), from its first record on."""
+    """One shard's figures for one (table, window), from its first record on: the table's summary, one
+    per counted global secondary index, and the sequence ranges it folded."""
 
     table: str
     window_start: int
@@ -114,10 +90,8 @@ class Segment:
     # The segment's name within its shard (see the module doc); stable across retries.
     origin: str = ""
     generation: int = 0
-    entries: dict[str, list[int]] = field(default_factory=dict)
-    pruned: int = 0
-    writes: int = 0
-    wcu: int = 0
+    # The table's keys: every write except TTL deletions (those count in ``ttl_deletes``).
+    summary: Summary = field(default_factory=Summary)
     ttl_deletes: int = 0
     first_event: int = 0
     last_event: int = 0
@@ -127,10 +101,9 @@ class Segment:
     dirty: bool = True
     # [first, last] sequence numbers folded by each successful invocation, in order.
     ranges: list[list[int]] = field(default_factory=list)
-    # Encoded size of ``entries`` (summary.entry_bytes), kept incrementally.
-    entry_bytes: int = 0
-    # The table's global secondary indexes counted in this segment, fixed when it starts (by name).
-    indexes: dict[str, IndexTally] = field(default_factory=dict)
+    # The table's global secondary indexes counted in this segment, fixed when it starts (by name): each
+    # one's writes by index partition key.
+    indexes: dict[str, Summary] = field(default_factory=dict)
     # Tables with a sort key: how each tracked key's writes spread over its items (items.py).
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
@@ -138,19 +111,19 @@ class Segment:
     pinned: bool = False
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
-    # Derived: the byte budget each of this segment's summaries gets (its indexes are fixed at its start).
-    budget: int = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.budget = summary.allotment(1 + len(self.indexes))
+        # The summaries share the byte budget (their indexes are fixed at the segment's start).
+        budget = summary.allotment(1 + len(self.indexes))
+        for part in (self.summary, *self.indexes.values()):
+            part.max_bytes = budget
 
-    def apply(
-        self,
-        change: Change,
-        capacity: int,
-        bucket_seconds: int = DEFAULT_BUCKET_SECONDS,
-        out_of_order: bool = False,
-    ) -> None:
+    @property
+    def budget(self) -> int:
+        """The byte budget each of this segment's summaries gets."""
+        return self.summary.max_bytes
+
+    def apply(self, change: Change, counting: Counting, out_of_order: bool = False) -> None:
         """Fold one record. ``out_of_order``: it lies below records already folded (a redelivery out of
         sequence order): it gets a range of its own, and the range after it starts anew, so no range
         ever spans records that were not folded (a dead-lettered batch between them)."""
@@ -170,17 +143,10 @@ class Segment:
         if change.kind is Kind.TTL_DELETE:
             self.ttl_deletes += 1
             return
-        wcu = change.wcu
-        self.writes += 1
-        self.wcu += wcu
         if change.index_writes:
-            self._count_indexes(change, capacity, self.budget, bucket_seconds)
-        entries = self.entries
-        pruned, self.entry_bytes = summary.count(
-            entries, self.entry_bytes, change.key, wcu, event_time, capacity, self.budget, bucket_seconds
-        )
-        if pruned:
-            self.pruned += pruned
+            self._count_indexes(change, counting)
+        if self.summary.count(change.key, change.wcu, event_time, counting):
+            entries = self.summary.entries
             self.items = {key: stats for key, stats in self.items.items() if key in entries}
         if change.sort_key is not None:
             self._count_item(change)
@@ -197,36 +163,30 @@ class Segment:
         kind, raw = change.sort_key
         stats.add(item_digest(raw), sort_key_ordinal(kind, raw), change.wcu)
 
-    def _count_indexes(self, change: Change, capacity: int, budget: int, bucket_seconds: int) -> None:
+    def _count_indexes(self, change: Change, counting: Counting) -> None:
         for name, key, wcu in change.index_writes:
-            tally = self.indexes.get(name)
-            if tally is not None:  # an index created after the segment began counts from the next one
-                tally.add(key, wcu, change.event_time, capacity, budget, bucket_seconds)
+            index = self.indexes.get(name)
+            if index is not None:  # an index created after the segment began counts from the next one
+                index.count(key, wcu, change.event_time, counting)
 
-    @property
-    def index(self) -> str | None:
-        """The segment's own figures are the table's (``IndexView`` gives an index's)."""
-        return None
-
-    def views(self) -> list[Segment | IndexView]:
+    def views(self) -> list[View]:
         """The table's figures and each counted index's, for the alert rules."""
-        return [
-            self,
-            *(
-                IndexView(
-                    self.table,
-                    name,
-                    self.window_start,
-                    self.last_event,
-                    self.origin,
-                    tally.entries,
-                    tally.pruned,
-                    tally.wcu,
-                    tally.writes,
-                )
-                for name, tally in self.indexes.items()
-            ),
-        ]
+        own = View(
+            self.table,
+            None,
+            self.window_start,
+            self.last_event,
+            self.origin,
+            self.summary,
+            self.has_sort_key,
+            self.items,
+            self.pinned,
+        )
+        indexes = (
+            View(self.table, name, self.window_start, self.last_event, self.origin, index)
+            for name, index in self.indexes.items()
+        )
+        return [own, *indexes]
 
     def next_generation(self) -> None:
         """Rename a tumbling-window segment to its next generation (its name is taken: IdentityTaken)."""
@@ -247,10 +207,7 @@ class Segment:
             "s": self.first_sequence,
             "o": self.origin,
             "g": self.generation,
-            "k": base64.b64encode(summary.encode_entries(self.entries, STATE_ZLIB_LEVEL)).decode("ascii"),
-            "p": self.pruned,
-            "n": self.writes,
-            "u": self.wcu,
+            "sum": summary.pack(self.summary, STATE_ZLIB_LEVEL, text=True),
             "x": self.ttl_deletes,
             "e0": self.first_event,
             "e1": self.last_event,
@@ -259,35 +216,22 @@ class Segment:
             "c": self.catalogued,
             "d": self.dirty,
             "r": encode_ranges(self.ranges),
-            "ix": {name: tally.to_json() for name, tally in self.indexes.items()},
+            "ix": {name: summary.pack(index, STATE_ZLIB_LEVEL, text=True) for name, index in self.indexes.items()},
             "sk": self.has_sort_key,
             "pc": self.pinned,
-            "it": encode_items(self.entries, self.items),
+            "it": encode_items(self.summary.entries, self.items),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Segment:
-        raw = data["k"]
-        if isinstance(raw, dict):  # version 1 (before the encoded summary and ranges): upgrade in flight
-            entries = {key: [int(v) for v in entry] for key, entry in raw.items()}
-            data = {
-                **data,
-                "r": f"{data['s']}-{data['q']}" if int(data["q"]) >= 0 else "",
-                "o": padded_sequence(str(data["s"])),  # the identity version 1 gave its snapshot
-                "g": 0,
-            }
-        else:
-            entries = summary.decode_entries(base64.b64decode(raw))
+        table = summary.unpack(data["sum"])
         return cls(
             table=data["t"],
             window_start=int(data["w"]),
             first_sequence=data["s"],
             origin=str(data["o"]),
             generation=int(data["g"]),
-            entries=entries,
-            pruned=int(data["p"]),
-            writes=int(data["n"]),
-            wcu=int(data["u"]),
+            summary=table,
             ttl_deletes=int(data["x"]),
             first_event=int(data["e0"]),
             last_event=int(data["e1"]),
@@ -296,33 +240,41 @@ class Segment:
             catalogued=bool(data["c"]),
             dirty=bool(data["d"]),
             ranges=decode_ranges(data["r"]),
-            entry_bytes=summary.encoded_bytes(entries),
-            indexes={name: IndexTally.from_json(tally) for name, tally in data.get("ix", {}).items()},
-            has_sort_key=bool(data.get("sk", False)),
-            pinned=bool(data.get("pc", False)),
-            items=decode_items(entries, data.get("it", "")),
+            indexes={name: summary.unpack(index) for name, index in data["ix"].items()},
+            has_sort_key=bool(data["sk"]),
+            pinned=bool(data["pc"]),
+            items=decode_items(table.entries, data["it"]),
         )
 
 
 @dataclass(frozen=True, slots=True)
-class IndexView:
-    """One index's figures in a segment, with the segment's window and event times: what the
-    alert rules read of a segment, so an index partition is judged by the same rules.
-    Taken after the batch is folded (``entries`` is the tally's own map, the rest copies)."""
+class View:
+    """A segment's figures as the alert rules read them: the table's (``index`` None) or one counted
+    index's summary, with the segment's window and event times, so an index partition is judged by the
+    same rules. A view over the live summary (taken after the batch is folded)."""
 
     table: str
-    index: str
+    index: str | None
     window_start: int
     last_event: int
     origin: str
-    entries: dict[str, list[int]]
-    pruned: int
-    wcu: int
-    writes: int
+    summary: Summary
     # Items are followed for the table's keys only.
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
     pinned: bool = False
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        return self.summary.entries
+
+    @property
+    def pruned(self) -> int:
+        return self.summary.pruned
+
+    @property
+    def wcu(self) -> int:
+        return self.summary.wcu
 
 
 SEQUENCE_WIDTH = 48
@@ -333,14 +285,14 @@ def padded_sequence(sequence: str) -> str:
     return sequence.zfill(SEQUENCE_WIDTH)
 
 
-def encode_items(entries: dict[str, list[int]], items: dict[str, ItemStats]) -> str:
+def encode_items(entries: dict[str, Entry], items: dict[str, ItemStats]) -> str:
     """The segment's item figures for the state: ``items.encode_aligned`` as base64 ("" if none)."""
     if not items:
         return ""
     return base64.b64encode(encode_aligned(entries, items, STATE_ZLIB_LEVEL)).decode("ascii")
 
 
-def decode_items(entries: dict[str, list[int]], text: str) -> dict[str, ItemStats]:
+def decode_items(entries: dict[str, Entry], text: str) -> dict[str, ItemStats]:
     return decode_aligned(entries, base64.b64decode(text)) if text else {}
 
 
@@ -385,8 +337,8 @@ def max_state_bytes() -> int:
     raw = summary.MAX_SUMMARY_BYTES + blobs * SUMMARY_FRAME_BYTES
     summary_chars = 4 * (raw * 1001 // 1000 + blobs * 64) // 3 + blobs * 4
     ranges_chars = MAX_RANGES * (2 * MAX_SEQUENCE_DIGITS + 2)
-    # Each index: its name and four counters in JSON.
-    index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * 22 + 16)
+    # Each index: its name, and ``summary.pack``'s four counters with their names, in JSON.
+    index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * (22 + 16) + 32)
     marks_chars = MAX_MARKS * 35  # ~35 characters of JSON each
     reopened_chars = MAX_REOPENED * (MAX_TABLE_NAME + 2 * 22 + 8)
     # Item figures of at most MAX_ITEM_KEYS keys, "0," for each other entry (at most twice the largest
@@ -426,12 +378,11 @@ class ShardState:
         self,
         change: Change,
         window_seconds: int,
-        capacity: int,
+        counting: Counting,
         indexes: tuple[str, ...] = (),
-        bucket_seconds: int = DEFAULT_BUCKET_SECONDS,
     ) -> Segment:
         """Fold one record; ``indexes`` names the table's counted GSIs (used when a segment starts),
-        ``bucket_seconds`` the keys' burst buckets (the alert's minimum span). A record at or below the
+        ``counting`` how its summaries count (``summary.Counting.of(settings)``). A record at or below the
         high-water mark must have been checked as not yet counted (``covers``); it is folded out of
         order."""
         event_time = change.event_time
@@ -459,11 +410,11 @@ class ShardState:
                 last_event=change.event_time,
                 # The sealed predecessor is saved (catalog first) before this one, in this invocation.
                 catalogued=sealed,
-                indexes={name: IndexTally() for name in indexes[:MAX_COUNTED_INDEXES]},
+                indexes={name: Summary() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
             self.segments[(change.table, start)] = segment
         out_of_order = change.sequence <= self.high_water
-        segment.apply(change, capacity, bucket_seconds, out_of_order)
+        segment.apply(change, counting, out_of_order)
         if not out_of_order:
             self.high_water = change.sequence
         return segment
@@ -512,12 +463,12 @@ class ShardState:
     def from_json(cls, data: Any) -> ShardState:
         if not data:
             return cls()
-        if not isinstance(data, dict) or data.get("v") not in (1, STATE_VERSION):
+        if not isinstance(data, dict) or data.get("v") != STATE_VERSION:
             raise StateError("the tumbling-window state was not written by this version of the detector")
-        segments = [Segment.from_json(item) for item in data.get("seg", [])]
+        segments = [Segment.from_json(item) for item in data["seg"]]
         return cls(
-            high_water=int(data.get("hwm", -1)),
+            high_water=int(data["hwm"]),
             segments={(segment.table, segment.window_start): segment for segment in segments},
-            notified={key: int(value) for key, value in data.get("ntf", {}).items()},
-            reopened={(str(table), int(start)): int(generation) for table, start, generation in data.get("ro", [])},
+            notified={key: int(value) for key, value in data["ntf"].items()},
+            reopened={(str(table), int(start)): int(generation) for table, start, generation in data["ro"]},
         )

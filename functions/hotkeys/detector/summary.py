@@ -35,8 +35,8 @@ malformed (``records.key_text``); an index key text, which for a multi-attribute
 JSON list of up to four values, is cut to a prefix and a digest (``indexes.bounded_key_text``,
 in bytes: four values of 4-byte characters would otherwise make entries of 4 KB).
 
-Each entry also carries its key's series: its write units per burst bucket (``bump``), at
-most ``MAX_SERIES_PAIRS`` buckets, counted in its size. Summaries merge by adding counters,
+Each entry (``Entry``) also carries its key's series: its write units per burst bucket (``Entry.bump``),
+at most ``MAX_SERIES_PAIRS`` buckets, counted in its size. Summaries merge by adding counters,
 series (bucket by bucket: a merged key's peak is the heaviest bucket of the sum) and
 ``pruned`` (the bounds add).
 
@@ -48,6 +48,10 @@ keys of the largest size fit, fewer beside many indexes (50 with one index, 16 w
 The bound ``W / (k_min + 1)`` holds per summary with that floor; it is reached only by
 keys of kilobytes, since ``k`` stays at ``capacity`` while the top keys fit half the allotment.
 
+A ``Summary`` is the value: its entries, ``pruned``, and the exact writes and write units it saw;
+``Counting`` is how it counts (capacity and burst length), built once from ``Settings``; ``pack`` and
+``unpack`` are its one codec, shared by the Lambda's carried state and the stats table's items.
+
 Pruning happens at a record, not at a batch boundary, so the summary after a
 sequence of records is the same however the records were split into batches:
 that is what makes redelivery-safe snapshots comparable to a clean run.
@@ -55,24 +59,29 @@ that is what makes redelivery-safe snapshots comparable to a clean run.
 
 from __future__ import annotations
 
+import base64
 import json
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hotkeys.detector.config import Settings
 
 DEFAULT_CAPACITY = 200
 # The fewest keys a prune keeps: bound W/101, so any key above 1% of its shard's window is kept.
 MIN_KEEP = 100
 # Encoded size budget of one summary (keys as UTF-8 plus ENTRY_OVERHEAD each), see the module doc.
 MAX_SUMMARY_BYTES = 330_000
-# Digits and separators of one entry's six counters, key length and pair count in ``encode_entries``.
+# Digits and separators of one entry's counters, key length and pair count in ``encode_entries``.
 ENTRY_OVERHEAD = 80
 # Digits and separators of one burst bucket of a key's series in ``encode_entries`` (its offset from the
 # latest bucket, at most the window's length in seconds, and its write units).
 SERIES_PAIR_BYTES = 24
 # The most burst buckets a key's series keeps: every bucket of a window of up to 16 buckets (160 s at
 # the default 10 s span). Beyond it the lightest earlier ones give way, and a merged peak that needed
-# them is a lower bound (each segment's own ``PEAK`` stays exact). The worst-case entry grows by this
+# them is a lower bound (each segment's own ``peak`` stays exact). The worst-case entry grows by this
 # many pairs, which lowers the floor of keys a prune keeps (``keep_floor``).
 MAX_SERIES_PAIRS = 16
 # The longest key text a DynamoDB partition key can produce: 2,048 bytes of binary as base64. In UTF-8
@@ -80,16 +89,16 @@ MAX_SERIES_PAIRS = 16
 MAX_KEY_TEXT_BYTES = 2732
 MAX_ENTRY_BYTES = MAX_KEY_TEXT_BYTES + ENTRY_OVERHEAD + SERIES_PAIR_BYTES * MAX_SERIES_PAIRS
 
-# A tracked key's entry: [writes since admitted, write units, first event second, the start of its
-# latest burst bucket, write units in that bucket, the most write units of any of its buckets], then
-# its series from ``SERIES`` on: (bucket start, write units) pairs in bucket order, one per burst bucket
-# it wrote in. The last pair is always (BUCKET, BUCKET_WCU). Series of different segments add up bucket
-# by bucket (``merge_entries``): the heaviest bucket of the sum is a merged key's true peak.
-WRITES, WCU, FIRST_SEEN, BUCKET, BUCKET_WCU, PEAK = 0, 1, 2, 3, 4, 5
-SERIES = 6
-# The header's first number in the current encoding (a length is never negative); -6: before series.
+# The first number of an encoded summary's header (a key length is never negative): the only layout
+# this version reads (docs/decisions.md, "One value type for a summary").
 ENCODING_MARK = -7
-SERIESLESS_MARK = -6
+# Numbers per entry in the header before its series: key length, writes, write units, first seen,
+# latest bucket, that bucket's write units, peak, pairs in the series.
+_ENTRY_NUMBERS = 8
+
+
+class EncodingRetired(ValueError):
+    """An encoded summary in a layout this version does not read (written by an earlier one)."""
 
 
 @dataclass(frozen=True)
@@ -101,114 +110,135 @@ class KeyFigure:
     wcu: int
     error_bound: int
     first_seen: int
-    # The most write units in one burst bucket (``bump``) of the sum of the key's segments (their
+    # The most write units in one burst bucket (``Entry.bump``) of the sum of the key's segments (their
     # series add up bucket by bucket). Not part of the exactly-once figures (a series cut at
     # ``MAX_SERIES_PAIRS`` makes it a lower bound).
     peak_wcu: int = field(default=0, compare=False)
 
 
-def new_entry(wcu: int, event_time: int, bucket_seconds: int) -> list[int]:
-    bucket = event_time - event_time % bucket_seconds
-    return [1, wcu, event_time, bucket, wcu, wcu, bucket, wcu]
+@dataclass(frozen=True, slots=True)
+class Counting:
+    """How a summary counts, from the function's settings: the keys it keeps before pruning
+    (``summary_capacity``) and the length of its keys' burst buckets (``alert_min_span_seconds``, the
+    alert's minimum span)."""
+
+    capacity: int
+    alert_min_span_seconds: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> Counting:
+        return cls(settings.summary_capacity, settings.alert_min_span_seconds)
 
 
-def bump(entry: list[int], wcu: int, event_time: int, bucket_seconds: int) -> int:
-    """Count one more write of a tracked key, in its totals and its burst bucket; returns the bytes its
-    series grew by (``SERIES_PAIR_BYTES`` for a new bucket, else 0).
+@dataclass(slots=True)
+class Entry:
+    """A tracked key's figures: writes and write units since it was admitted, its first event second,
+    the most write units of any of its burst buckets (``peak``), and its series: the start of each
+    burst bucket it wrote in (``buckets``, ascending) and its write units there (``units``). Series of
+    different segments add up bucket by bucket (``merge_entries``): the heaviest bucket of the sum is a
+    merged key's true peak."""
 
-    Buckets are ``bucket_seconds`` of event time aligned to the epoch (the alert's minimum span), so
-    the buckets of one key on different segments (shards, generations) line up and add. The heaviest
-    bucket is the key's peak: a burst of at least two buckets' length is seen at its own rate even
-    when the key wrote steadily before it in the window (the active-span rate would dilute it).
-    A record of an earlier bucket than the latest (out of order) goes to its own bucket.
-    """
-    entry[WRITES] += 1
-    entry[WCU] += wcu
-    if event_time < entry[FIRST_SEEN]:  # noqa: PLR1730 (per record: a compare, not a call)
-        entry[FIRST_SEEN] = event_time
-    bucket = event_time - event_time % bucket_seconds
-    latest = entry[BUCKET]
-    if bucket == latest:
-        entry[-1] += wcu
-        total = entry[BUCKET_WCU] = entry[BUCKET_WCU] + wcu
-        if total > entry[PEAK]:  # noqa: PLR1730
-            entry[PEAK] = total
+    writes: int
+    wcu: int
+    first_seen: int
+    peak: int
+    buckets: list[int]
+    units: list[int]
+
+    def bump(self, wcu: int, event_time: int, alert_min_span_seconds: int) -> int:
+        """Count one more write, in its totals and its burst bucket; returns the bytes its series grew by
+        (``SERIES_PAIR_BYTES`` for a new bucket, else 0).
+
+        Buckets are ``alert_min_span_seconds`` of event time aligned to the epoch, so the buckets of one
+        key on different segments (shards, generations) line up and add. The heaviest bucket is the
+        key's peak: a burst of at least two buckets' length is seen at its own rate even when the key
+        wrote steadily before it in the window (the active-span rate would dilute it). A record of an
+        earlier bucket than the latest (out of order) goes to its own bucket.
+        """
+        self.writes += 1
+        self.wcu += wcu
+        if event_time < self.first_seen:  # noqa: PLR1730 (per record: a compare, not a call)
+            self.first_seen = event_time
+        bucket = event_time - event_time % alert_min_span_seconds
+        buckets = self.buckets
+        latest = buckets[-1]
+        if bucket == latest:
+            units = self.units
+            total = units[-1] + wcu
+            units[-1] = total
+            if total > self.peak:  # noqa: PLR1730
+                self.peak = total
+            return 0
+        if bucket > latest:
+            buckets.append(bucket)
+            self.units.append(wcu)
+            if wcu > self.peak:  # noqa: PLR1730
+                self.peak = wcu
+            return self._bounded_series()
+        return self._add_earlier(bucket, wcu)
+
+    def _add_earlier(self, bucket: int, wcu: int) -> int:
+        """An out-of-order write to a bucket before the latest: into that bucket (a new one, in order, if
+        the key had none there)."""
+        position = len(self.buckets) - 1
+        while position >= 0 and self.buckets[position] > bucket:
+            position -= 1
+        if position >= 0 and self.buckets[position] == bucket:
+            self.units[position] += wcu
+            self.peak = max(self.peak, self.units[position])
+            return 0
+        self.buckets.insert(position + 1, bucket)
+        self.units.insert(position + 1, wcu)
+        self.peak = max(self.peak, wcu)
+        return self._bounded_series()
+
+    def _bounded_series(self) -> int:
+        """Keeps at most ``MAX_SERIES_PAIRS`` buckets (the lightest earlier one gives way); returns the
+        bytes the series grew by since the caller added one bucket."""
+        if len(self.buckets) <= MAX_SERIES_PAIRS:
+            return SERIES_PAIR_BYTES
+        units = self.units
+        lightest = min(range(len(units) - 1), key=units.__getitem__)
+        del self.buckets[lightest]
+        del units[lightest]
         return 0
-    if bucket > latest:
-        entry[BUCKET] = bucket
-        entry[BUCKET_WCU] = wcu
-        if wcu > entry[PEAK]:  # noqa: PLR1730
-            entry[PEAK] = wcu
-        entry.append(bucket)
-        entry.append(wcu)
-        return _bounded_series(entry)
-    return _add_earlier(entry, bucket, wcu)
+
+    def series(self) -> dict[int, int]:
+        """The key's write units by burst bucket start."""
+        return dict(zip(self.buckets, self.units, strict=True))
+
+    def copy(self) -> Entry:
+        return Entry(self.writes, self.wcu, self.first_seen, self.peak, list(self.buckets), list(self.units))
 
 
-def _add_earlier(entry: list[int], bucket: int, wcu: int) -> int:
-    """An out-of-order write to a bucket before the latest: into that bucket's pair (a new one, in order,
-    if the key had none there)."""
-    position = len(entry) - 2
-    while position >= SERIES and entry[position] > bucket:
-        position -= 2
-    if position >= SERIES and entry[position] == bucket:
-        entry[position + 1] += wcu
-        entry[PEAK] = max(entry[PEAK], entry[position + 1])
-        return 0
-    entry[position + 2 : position + 2] = [bucket, wcu]
-    entry[PEAK] = max(entry[PEAK], wcu)
-    return _bounded_series(entry)
-
-
-def _bounded_series(entry: list[int]) -> int:
-    """Keeps at most ``MAX_SERIES_PAIRS`` pairs (the lightest earlier one gives way); returns the bytes
-    the series grew by since the caller added one pair."""
-    if len(entry) <= SERIES + 2 * MAX_SERIES_PAIRS:
-        return SERIES_PAIR_BYTES
-    lightest = min(range(SERIES, len(entry) - 2, 2), key=lambda index: entry[index + 1])
-    del entry[lightest : lightest + 2]
-    return 0
-
-
-def series_of(entry: list[int]) -> dict[int, int]:
-    """The key's write units by burst bucket start."""
-    return {entry[index]: entry[index + 1] for index in range(SERIES, len(entry), 2)}
-
-
-def merge_entries(parts: Iterable[list[int]]) -> list[int]:
+def merge_entries(parts: Iterable[Entry]) -> Entry:
     """One key's entries on several segments of a window as one: counts add, series add bucket by
     bucket, and the peak is the heaviest bucket of the sum (never below a part's own peak, which a cut
     series may no longer show)."""
     writes = wcu = peak = 0
     first_seen: int | None = None
-    buckets: dict[int, int] = {}
+    sums: dict[int, int] = {}
     for entry in parts:
-        writes += entry[WRITES]
-        wcu += entry[WCU]
-        first_seen = entry[FIRST_SEEN] if first_seen is None else min(first_seen, entry[FIRST_SEEN])
-        peak = max(peak, entry[PEAK])
-        for index in range(SERIES, len(entry), 2):
-            buckets[entry[index]] = buckets.get(entry[index], 0) + entry[index + 1]
+        writes += entry.writes
+        wcu += entry.wcu
+        first_seen = entry.first_seen if first_seen is None else min(first_seen, entry.first_seen)
+        peak = max(peak, entry.peak)
+        for bucket, units in zip(entry.buckets, entry.units, strict=True):
+            sums[bucket] = sums.get(bucket, 0) + units
     if first_seen is None:
         raise ValueError("no entries to merge")
-    merged = [writes, wcu, first_seen, 0, 0, peak]
-    for bucket in sorted(buckets):
-        merged.append(bucket)
-        merged.append(buckets[bucket])
-    if buckets:
-        merged[BUCKET], merged[BUCKET_WCU] = merged[-2], merged[-1]
-        merged[PEAK] = max(peak, *buckets.values())
-    return merged
+    buckets = sorted(sums)
+    return Entry(writes, wcu, first_seen, max([peak, *sums.values()]), buckets, [sums[bucket] for bucket in buckets])
 
 
-def entry_bytes(key: str, entry: list[int] | None = None) -> int:
+def entry_bytes(key: str, entry: Entry | None = None) -> int:
     """What one entry costs in ``encode_entries`` (before compression): its key and counters, and its
-    series' pairs (``entry``; without it, one pair, as a new entry has)."""
-    pairs = 1 if entry is None else (len(entry) - SERIES) // 2
+    series' buckets (``entry``; without it, one bucket, as a new entry has)."""
+    pairs = 1 if entry is None else len(entry.buckets)
     return (len(key) if key.isascii() else len(key.encode("utf-8"))) + ENTRY_OVERHEAD + SERIES_PAIR_BYTES * pairs
 
 
-def encoded_bytes(entries: dict[str, list[int]]) -> int:
+def encoded_bytes(entries: Mapping[str, Entry]) -> int:
     return sum(entry_bytes(key, entry) for key, entry in entries.items())
 
 
@@ -222,111 +252,106 @@ def keep_floor(max_bytes: int) -> int:
     return min(MIN_KEEP, max(1, max_bytes // MAX_ENTRY_BYTES - 1))
 
 
-def prune(entries: dict[str, list[int]], capacity: int, max_bytes: int = MAX_SUMMARY_BYTES) -> int:
+def prune(entries: dict[str, Entry], capacity: int, max_bytes: int = MAX_SUMMARY_BYTES) -> int:
     """Keep the heaviest ``k`` keys (see the module doc) and subtract the ``(k+1)``-th largest
     weight from them; returns what was subtracted."""
     floor = min(keep_floor(max_bytes), capacity)
     if len(entries) <= floor:
         return 0
-    ranked = sorted(entries.items(), key=lambda item: -item[1][WCU])
+    ranked = sorted(entries.items(), key=lambda item: -item[1].wcu)
     keep = min(capacity, len(ranked) - 1)
     target = max_bytes // 2
     used = sum(entry_bytes(key, entry) for key, entry in ranked[:keep])
     while keep > floor and used > target:
         keep -= 1
         used -= entry_bytes(*ranked[keep])
-    cut = ranked[keep][1][WCU]
+    cut = ranked[keep][1].wcu
     for key, _entry in ranked[keep:]:
         del entries[key]
     for key, entry in ranked[:keep]:
-        if entry[WCU] <= cut:  # ties with the cut reach zero: dropped like the rest
+        if entry.wcu <= cut:  # ties with the cut reach zero: dropped like the rest
             del entries[key]
         else:
-            entry[WCU] -= cut
+            entry.wcu -= cut
     return cut
 
 
-def add(
-    entries: dict[str, list[int]],
-    key: str,
-    wcu: int,
-    event_time: int,
-    capacity: int,
-    max_bytes: int = MAX_SUMMARY_BYTES,
-    bucket_seconds: int = 10,
-) -> int:
-    """Fold one write into the summary; returns the weight pruned (usually 0).
+@dataclass(slots=True)
+class Summary:
+    """One shard's figures of a table's (or an index's) keys in one window: the tracked keys' entries,
+    the bound ``pruned`` on what pruning took from them (and on any untracked key), and the exact
+    writes and write units counted.
 
-    Callers on the hot path keep the encoded size themselves (``state.Segment``); this
-    form recomputes it and serves tests and tools.
-    """
-    pruned, _used = count(entries, encoded_bytes(entries), key, wcu, event_time, capacity, max_bytes, bucket_seconds)
-    return pruned
+    ``max_bytes`` (the byte budget a segment gives it, ``allotment``) and ``used_bytes``
+    (``encoded_bytes(entries)``, kept incrementally) are not part of its value."""
 
+    entries: dict[str, Entry] = field(default_factory=dict)
+    pruned: int = 0
+    writes: int = 0
+    wcu: int = 0
+    max_bytes: int = field(default=MAX_SUMMARY_BYTES, compare=False, repr=False)
+    used_bytes: int = field(default=0, compare=False, repr=False)
 
-def count(
-    entries: dict[str, list[int]],
-    used_bytes: int,
-    key: str,
-    wcu: int,
-    event_time: int,
-    capacity: int,
-    max_bytes: int,
-    bucket_seconds: int,
-) -> tuple[int, int]:
-    """Fold one write: bump a tracked key, admit a new one. ``used_bytes`` is
-    ``encoded_bytes(entries)``, kept by the caller; returns (weight pruned, the new encoded size)."""
-    entry = entries.get(key)
-    if entry is not None:
-        used_bytes += bump(entry, wcu, event_time, bucket_seconds)
-        if used_bytes <= max_bytes:
-            return 0, used_bytes
-        # The key's series grew past the budget: prune as an admission would.
-        pruned = prune(entries, capacity, max_bytes)
-        return pruned, encoded_bytes(entries)
-    return admit(entries, used_bytes, key, wcu, event_time, capacity, max_bytes, bucket_seconds)
+    def count(self, key: str, wcu: int, event_time: int, counting: Counting) -> int:
+        """Fold one write: bump a tracked key, admit a new one (pruning first if it would break a limit);
+        returns the weight pruned (usually 0)."""
+        self.writes += 1
+        self.wcu += wcu
+        entries = self.entries
+        entry = entries.get(key)
+        if entry is not None:
+            grown = entry.bump(wcu, event_time, counting.alert_min_span_seconds)
+            if not grown:
+                return 0
+            self.used_bytes += grown
+            if self.used_bytes <= self.max_bytes:
+                return 0
+            # The key's series grew past the budget: prune as an admission would.
+            pruned = prune(entries, counting.capacity, self.max_bytes)
+            self.used_bytes = encoded_bytes(entries)
+            self.pruned += pruned
+            return pruned
+        size = entry_bytes(key)  # a new entry: one bucket
+        pruned = 0
+        if len(entries) >= 2 * counting.capacity or self.used_bytes + size > self.max_bytes:
+            pruned = prune(entries, counting.capacity, self.max_bytes)
+            self.used_bytes = encoded_bytes(entries)
+            self.pruned += pruned
+        bucket = event_time - event_time % counting.alert_min_span_seconds
+        entries[key] = Entry(1, wcu, event_time, wcu, [bucket], [wcu])  # no helper: one call less per new key
+        self.used_bytes += size
+        return pruned
 
-
-def admit(
-    entries: dict[str, list[int]],
-    used_bytes: int,
-    key: str,
-    wcu: int,
-    event_time: int,
-    capacity: int,
-    max_bytes: int,
-    bucket_seconds: int,
-) -> tuple[int, int]:
-    """Track a key not yet in ``entries`` (pruning first if it would break a limit).
-
-    ``used_bytes`` is ``encoded_bytes(entries)``, kept by the caller; returns (weight pruned,
-    the new encoded size).
-    """
-    size = entry_bytes(key)  # a new entry: one pair
-    pruned = 0
-    if len(entries) >= 2 * capacity or used_bytes + size > max_bytes:
-        pruned = prune(entries, capacity, max_bytes)
-        used_bytes = encoded_bytes(entries)
-    entries[key] = new_entry(wcu, event_time, bucket_seconds)
-    return pruned, used_bytes + size
+    def compact(self, max_entries: int, max_bytes: int | None = None) -> Summary:
+        """This summary with at most ``max_entries`` of its heaviest entries (``compact``), the bound on
+        what was left out added to ``pruned``."""
+        kept, cut = compact(self.entries, max_entries, max_bytes)
+        return Summary(kept, self.pruned + cut, self.writes, self.wcu)
 
 
-def merge(summaries: Iterable[tuple[dict[str, list[int]], int]]) -> tuple[dict[str, list[int]], int]:
+def merge(summaries: Iterable[tuple[Mapping[str, Entry], int]]) -> tuple[dict[str, Entry], int]:
     """Merge (entries, pruned) pairs of the same window into one (unbounded) summary: each key's entries
     as ``merge_entries`` does (counts add, series add bucket by bucket, the peak is the sum's)."""
-    parts: dict[str, list[list[int]]] = {}
+    parts: dict[str, list[Entry]] = {}
     pruned_total = 0
     for entries, pruned in summaries:
         pruned_total += pruned
         for key, entry in entries.items():
             parts.setdefault(key, []).append(entry)
-    merged = {key: list(found[0]) if len(found) == 1 else merge_entries(found) for key, found in parts.items()}
+    merged = {key: found[0].copy() if len(found) == 1 else merge_entries(found) for key, found in parts.items()}
     return merged, pruned_total
 
 
+def merged(parts: Iterable[Summary]) -> Summary:
+    """Summaries of the same window as one (unbounded): entries as ``merge``, the rest added."""
+    found = list(parts)
+    entries, pruned = merge((part.entries, part.pruned) for part in found)
+    return Summary(entries, pruned, sum(part.writes for part in found), sum(part.wcu for part in found))
+
+
 def compact(
-    entries: dict[str, list[int]], max_entries: int, max_bytes: int | None = None
-) -> tuple[dict[str, list[int]], int]:
+    entries: Mapping[str, Entry], max_entries: int, max_bytes: int | None = None
+) -> tuple[dict[str, Entry], int]:
     """The ``max_entries`` heaviest entries (fewer if they would take more than ``max_bytes`` in
     ``encode_entries``), and the bound on what was left out.
 
@@ -337,8 +362,8 @@ def compact(
     needs no limit: the summary is already within ``MAX_SUMMARY_BYTES``, which fits a 400 KB item.
     """
     if len(entries) <= max_entries and max_bytes is None:
-        return {key: list(entry) for key, entry in entries.items()}, 0
-    ranked = sorted(entries.items(), key=lambda item: (-item[1][WCU], item[0]))
+        return {key: entry.copy() for key, entry in entries.items()}, 0
+    ranked = sorted(entries.items(), key=lambda item: (-item[1].wcu, item[0]))
     keep = min(max_entries, len(ranked))
     if max_bytes is not None:
         used = 0
@@ -347,69 +372,78 @@ def compact(
             if used > max_bytes:
                 keep = position
                 break
-    kept = {key: list(entry) for key, entry in ranked[:keep]}
-    return kept, max((entry[WCU] for _, entry in ranked[keep:]), default=0)
+    kept = {key: entry.copy() for key, entry in ranked[:keep]}
+    return kept, max((entry.wcu for _, entry in ranked[keep:]), default=0)
 
 
-def encode_entries(entries: dict[str, list[int]], level: int = 6) -> bytes:
+def encode_entries(entries: Mapping[str, Entry], level: int = 6) -> bytes:
     """Entries as zlib-compressed bytes: a JSON list of integers (``ENCODING_MARK``, then per entry the
-    key's length, its six counters, its series' length in pairs and each pair as (offset of the bucket
-    before ``BUCKET``, write units)), a newline, the keys' UTF-8.
+    key's length, its writes, write units, first seen, latest bucket, that bucket's write units, peak,
+    its series' length in buckets and each bucket as (its offset before the latest, write units)), a
+    newline, the keys' UTF-8.
 
-    Keys are never JSON-escaped (a control character would grow six-fold), so the size before
-    compression is exactly ``encoded_bytes(entries)`` at most.
+    The latest bucket's write units repeat the series' last (the layout stored snapshots already have):
+    written from the series, never read back. Keys are never JSON-escaped (a control character would
+    grow six-fold), so the size before compression is exactly ``encoded_bytes(entries)`` at most.
     """
     numbers: list[int] = [ENCODING_MARK]
     keys: list[bytes] = []
     for key, entry in entries.items():
         raw = key.encode("utf-8")
         keys.append(raw)
-        numbers.append(len(raw))
-        numbers.extend(entry[:SERIES])
-        latest = entry[BUCKET]
-        numbers.append((len(entry) - SERIES) // 2)
-        for index in range(SERIES, len(entry), 2):
-            numbers.append(latest - entry[index])
-            numbers.append(entry[index + 1])
+        buckets, units = entry.buckets, entry.units
+        latest = buckets[-1]
+        numbers += (len(raw), entry.writes, entry.wcu, entry.first_seen, latest, units[-1], entry.peak, len(buckets))
+        for bucket, wcu in zip(buckets, units, strict=True):
+            numbers.append(latest - bucket)
+            numbers.append(wcu)
     header = json.dumps(numbers, separators=(",", ":")).encode("ascii")
     return zlib.compress(header + b"\n" + b"".join(keys), level)
 
 
-def decode_entries(blob: bytes) -> dict[str, list[int]]:
+def decode_entries(blob: bytes) -> dict[str, Entry]:
     header, newline, keys = zlib.decompress(blob).partition(b"\n")
-    if not newline:  # stored by an earlier version: JSON rows [key, writes, wcu, first_seen]
-        return {row[0]: _upgraded(int(row[1]), int(row[2]), int(row[3])) for row in json.loads(header)}
-    numbers = json.loads(header)
-    entries: dict[str, list[int]] = {}
+    numbers = json.loads(header) if newline else None
+    if not numbers or numbers[0] != ENCODING_MARK:
+        raise EncodingRetired("a summary encoded by an earlier version of the detector")
+    entries: dict[str, Entry] = {}
     offset = 0
-    if numbers and numbers[0] == ENCODING_MARK:
-        index = 1
-        while index < len(numbers):
-            length = numbers[index]
-            entry = numbers[index + 1 : index + 7]
-            pairs = numbers[index + 7]
-            latest = entry[BUCKET]
-            for pair in range(index + 8, index + 8 + 2 * pairs, 2):
-                entry.append(latest - numbers[pair])
-                entry.append(numbers[pair + 1])
-            entries[keys[offset : offset + length].decode("utf-8")] = entry
-            offset += length
-            index += 8 + 2 * pairs
-        return entries
-    if numbers and numbers[0] == SERIESLESS_MARK:  # before series: the latest bucket is all it knows
-        for index in range(1, len(numbers), 7):
-            length = numbers[index]
-            entry = numbers[index + 1 : index + 7]
-            entries[keys[offset : offset + length].decode("utf-8")] = [*entry, entry[BUCKET], entry[BUCKET_WCU]]
-            offset += length
-        return entries
-    for index in range(0, len(numbers), 4):  # before burst buckets: [length, writes, wcu, first_seen]
-        length, writes, wcu, first_seen = numbers[index : index + 4]
-        entries[keys[offset : offset + length].decode("utf-8")] = _upgraded(writes, wcu, first_seen)
+    index = 1
+    while index < len(numbers):
+        length, writes, wcu, first_seen, latest, _latest_units, peak, pairs = numbers[index : index + _ENTRY_NUMBERS]
+        series = numbers[index + _ENTRY_NUMBERS : index + _ENTRY_NUMBERS + 2 * pairs]
+        entry = Entry(writes, wcu, first_seen, peak, list(map(latest.__sub__, series[::2])), series[1::2])
+        entries[keys[offset : offset + length].decode("utf-8")] = entry
         offset += length
+        index += _ENTRY_NUMBERS + 2 * pairs
     return entries
 
 
-def _upgraded(writes: int, wcu: int, first_seen: int) -> list[int]:
-    """An entry stored before burst buckets: no bucket known, no peak beyond what it shows."""
-    return [writes, wcu, first_seen, first_seen, 0, 0, first_seen, 0]
+def pack(summary: Summary, level: int = 6, text: bool = False) -> dict[str, Any]:
+    """The summary's one codec: its figures as a map (``writes``, ``wcu``, ``pruned``, ``entry_count``,
+    ``entries_z``: ``encode_entries``, as base64 text when ``text``, for JSON). The stats item stores it
+    as attributes, the carried state as a JSON object."""
+    blob = encode_entries(summary.entries, level)
+    return {
+        "writes": summary.writes,
+        "wcu": summary.wcu,
+        "pruned": summary.pruned,
+        "entry_count": len(summary.entries),
+        "entries_z": base64.b64encode(blob).decode("ascii") if text else blob,
+    }
+
+
+def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES) -> Summary:
+    """``pack``'s map (other attributes beside it are ignored) as a summary: ``entries_z`` as bytes, a
+    boto3 ``Binary``, or base64 text."""
+    raw = fields["entries_z"]
+    blob = base64.b64decode(raw) if isinstance(raw, str) else bytes(raw.value) if hasattr(raw, "value") else bytes(raw)
+    entries = decode_entries(blob)
+    return Summary(
+        entries,
+        int(fields["pruned"]),
+        int(fields["writes"]),
+        int(fields["wcu"]),
+        max_bytes=max_bytes,
+        used_bytes=encoded_bytes(entries),
+    )

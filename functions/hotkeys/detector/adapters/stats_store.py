@@ -18,6 +18,7 @@ from hotkeys.detector.snapshots import (
     from_item,
     heads_sk,
     segment_pk,
+    stored_ranges,
     to_item,
 )
 from hotkeys.detector.state import ranges_overlap
@@ -49,7 +50,7 @@ class DynamoStatsStore:
             if not is_conditional_check_failure(error):
                 raise
         stored = self._table.get_item(Key={"pk": item["pk"], "sk": item["sk"]}, ConsistentRead=True).get("Item")
-        if stored is not None and not ranges_overlap(from_item(stored).ranges, snapshot.ranges):
+        if stored is not None and not ranges_overlap(stored_ranges(stored), snapshot.ranges):
             raise IdentityTaken(f"{item['pk']} {item['sk']} is a closed window instance's")
         self._table.put_item(Item=item)
 

@@ -42,7 +42,6 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import MAX_MARKS, Segment, ShardState, mark_of
-from hotkeys.detector.summary import WCU
 
 # How far (in windows) siblings may be out of step: a shard with a head in a window or in this many
 # before it must have finished the window before it is judged.
@@ -75,9 +74,9 @@ class Look:
         for view in segment.views():
             others = self.elsewhere(view.index, skip).entries
             self.shares[view.index] = {
-                key: (entry[WCU] + others[key][WCU]) / entry[WCU]
+                key: (entry.wcu + others[key].wcu) / entry.wcu
                 for key, entry in view.entries.items()
-                if key in others and entry[WCU] > 0
+                if key in others and entry.wcu > 0
             }
 
     def elsewhere(self, index: str | None, skip: tuple[str, str]) -> rules.Elsewhere:
@@ -97,7 +96,7 @@ def elsewhere(heads: list[SegmentSnapshot], index: str | None, skip: tuple[str, 
         if skip is not None and (head.shard_id, head.origin) == skip:
             continue
         if index is None:
-            parts.append((head.entries, head.pruned, head.wcu, head.last_event))
+            parts.append((head.summary.entries, head.summary.pruned, head.summary.wcu, head.last_event))
         elif index in head.indexes:
             part = head.indexes[index]
             parts.append((part.entries, part.pruned, part.wcu, head.last_event))
@@ -118,7 +117,7 @@ def with_live(stored: rules.Elsewhere, live: rules.Tallied) -> rules.Elsewhere:
     return merged
 
 
-def _merged(parts: list[tuple[dict[str, list[int]], int, int, int]]) -> rules.Elsewhere:
+def _merged(parts: list[tuple[dict[str, summary.Entry], int, int, int]]) -> rules.Elsewhere:
     """(entries, pruned, write units, last event second) of several segments as one ``Elsewhere``: each
     key's bound is the sum of the bounds of the parts that list it."""
     entries, _bounds = summary.merge((part_entries, pruned) for part_entries, pruned, _wcu, _last in parts)
@@ -488,7 +487,7 @@ def _family_of(
     family's verdict (uneven, near what its shards absorb) is the advice, not "shard it"."""
     weights = dict(others.keys)
     for key, entry in segment.entries.items():
-        weights[key] = weights.get(key, 0) + entry[WCU]
+        weights[key] = weights.get(key, 0) + entry.wcu
     for family in diagnosis.shard_families(weights.items()):
         if hot.key.startswith(family.stem) and hot.key[len(family.stem) :].isdigit():
             seconds = max(1, segment.last_event - hot.window_start + 1)

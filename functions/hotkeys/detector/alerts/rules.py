@@ -32,7 +32,7 @@ from typing import Protocol
 from hotkeys.detector import summary
 from hotkeys.detector.config import Settings
 from hotkeys.detector.items import ItemStats
-from hotkeys.detector.summary import FIRST_SEEN, PEAK, WCU, WRITES
+from hotkeys.detector.summary import Entry
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
@@ -40,7 +40,7 @@ SHARE = "share"
 
 class Tallied(Protocol):
     """What the rules read of a shard's figures in a window: a segment's own (the table's
-    partitions) or one of its indexes' (``state.IndexView``)."""
+    partitions) or one of its indexes' (``state.View``)."""
 
     @property
     def table(self) -> str: ...
@@ -53,7 +53,7 @@ class Tallied(Protocol):
     @property
     def origin(self) -> str: ...
     @property
-    def entries(self) -> dict[str, list[int]]: ...
+    def entries(self) -> dict[str, Entry]: ...
     @property
     def pruned(self) -> int: ...
     @property
@@ -127,13 +127,13 @@ class Elsewhere:
     key out holds at most its own bound of it; that part is not counted (docs/decisions.md §49)."""
 
     wcu: int = 0
-    entries: dict[str, list[int]] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
     pruned: dict[str, int] = field(default_factory=dict)
     last_event: int = 0
 
     @property
     def keys(self) -> dict[str, int]:
-        return {key: entry[WCU] for key, entry in self.entries.items()}
+        return {key: entry.wcu for key, entry in self.entries.items()}
 
 
 NOWHERE = Elsewhere()
@@ -145,7 +145,7 @@ def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: in
     return wcu / max(min_span_seconds, last_event - first_seen + 1)
 
 
-def merged_key(segment: Tallied, key: str, entry: list[int], elsewhere: Elsewhere) -> tuple[list[int], int, int]:
+def merged_key(segment: Tallied, key: str, entry: Entry, elsewhere: Elsewhere) -> tuple[Entry, int, int]:
     """The key's entry over the whole window so far (this segment's and its parts elsewhere: series add
     bucket by bucket), the bound to add to it, and the latest event second its figures reach."""
     other = elsewhere.entries.get(key)
@@ -155,12 +155,12 @@ def merged_key(segment: Tallied, key: str, entry: list[int], elsewhere: Elsewher
     return merged, segment.pruned + elsewhere.pruned.get(key, 0), max(segment.last_event, elsewhere.last_event)
 
 
-def rate_of(entry: list[int], pruned: int, last_event: int, settings: Settings) -> tuple[int, float]:
+def rate_of(entry: Entry, pruned: int, last_event: int, settings: Settings) -> tuple[int, float]:
     """(upper-bound write units, the alert rate: write units per second over the key's active span, or
     in its heaviest burst bucket of ``ALERT_MIN_SPAN_SECONDS`` if that is higher)."""
-    upper = entry[WCU] + pruned
+    upper = entry.wcu + pruned
     span = settings.alert_min_span_seconds
-    return upper, max(active_rate(upper, entry[FIRST_SEEN], last_event, span), (entry[PEAK] + pruned) / span)
+    return upper, max(active_rate(upper, entry.first_seen, last_event, span), (entry.peak + pruned) / span)
 
 
 def partition_limit_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHERE) -> list[HotKey]:
@@ -173,9 +173,7 @@ def partition_limit_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhe
     for key, entry in segment.entries.items():
         other = elsewhere.entries.get(key)
         bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
-        weight, peak = (
-            (entry[WCU], entry[PEAK]) if other is None else (entry[WCU] + other[WCU], entry[PEAK] + other[PEAK])
-        )
+        weight, peak = (entry.wcu, entry.peak) if other is None else (entry.wcu + other.wcu, entry.peak + other.peak)
         if weight + bound < floor and peak + bound < floor:  # the sum's peak is at most the parts' peaks
             continue
         merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
@@ -197,7 +195,7 @@ def share_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHE
     for key, entry in segment.entries.items():
         other = elsewhere.entries.get(key)
         bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
-        if entry[WCU] + (other[WCU] if other is not None else 0) + bound < needed:
+        if entry.wcu + (other.wcu if other is not None else 0) + bound < needed:
             continue
         merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
         upper, rate = rate_of(merged, pruned, last_event, settings)
@@ -238,8 +236,8 @@ def near(
         upper, rate = rate_of(entry, segment.pruned, segment.last_event, settings)
         scaled = rate * max(growth.get(key, 1.0), shards if spread else 1)
         if other is not None:
-            scaled = max(scaled, rate + other[WCU] / max(span, segment.last_event - other[FIRST_SEEN] + 1))
-            upper += other[WCU]
+            scaled = max(scaled, rate + other.wcu / max(span, segment.last_event - other.first_seen + 1))
+            upper += other.wcu
         if scaled >= limit_rate:
             found.append((key, PARTITION_LIMIT))
         if shares and upper >= needed:
@@ -260,7 +258,7 @@ def window_level(window: Elsewhere, settings: Settings, key: str, reason: str) -
     units (share), from all of the window's segments (``window``). A table under ``SHARE_MIN_WCU`` in
     that window has no share to speak of: 0."""
     entry = window.entries.get(key)
-    upper = (entry[WCU] if entry else 0) + window.pruned.get(key, 0)
+    upper = (entry.wcu if entry else 0) + window.pruned.get(key, 0)
     if reason == PARTITION_LIMIT:
         return upper / settings.window_seconds
     if window.wcu < settings.share_min_wcu or window.wcu <= 0:
@@ -272,7 +270,7 @@ def _hot(
     segment: Tallied,
     settings: Settings,
     key: str,
-    entry: list[int],
+    entry: Entry,
     reason: str,
     wcu: int,
     rate: float,
@@ -285,7 +283,7 @@ def _hot(
         reason=reason,
         window_start=segment.window_start,
         window_seconds=settings.window_seconds,
-        writes=entry[WRITES],
+        writes=entry.writes,
         wcu=wcu,
         wcu_per_second=round(rate, 1),
         share=round(share, 4),
