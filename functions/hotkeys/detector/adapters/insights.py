@@ -38,7 +38,12 @@ def why(error: Exception) -> str:
             return DENIED
         if code == "ResourceNotFoundException":
             return "no such table or index, or no such rule"
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
         message = str(error.response.get("Error", {}).get("Message", "")).split("\n")[0][:160]
+        if status >= 500 and (not message or message.lstrip().startswith("<")):
+            # A page, not a DynamoDB error: what a local emulator that lacks the call (moto) answers.
+            return f"the endpoint answered HTTP {status} without an error code (it may not implement the call)"
+
         return f"{code or 'error'}: {message}" if message else code or "error"
     if isinstance(error, ParamValidationError):
         return f"request refused by the SDK ({str(error).splitlines()[-1].strip()[:160]})"
