@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import re
 import signal
@@ -42,26 +44,15 @@ from types import CodeType, ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS = ROOT / "functions"
 
-# Module (dotted name) -> the test files that pin its behaviour: the fast ones that call it, so each
-# mutant costs seconds. The order is the order the brief gives: the rules first, the summary last.
+# Module (dotted name) -> the test files that pin its behaviour: the fast unit tests that call it, so
+# each mutant costs seconds (the property tests of the same modules take minutes per run and are not
+# needed to kill a mutant here). Rules first, the summary last.
 TARGETS: dict[str, tuple[str, ...]] = {
     "hotkeys.detector.alerts.rules": ("tests/unit/test_rules.py",),
-    "hotkeys.detector.windows": (
-        "tests/unit/test_windows.py",
-        "tests/property/test_windows_and_state.py",
-    ),
-    "hotkeys.detector.sizing": (
-        "tests/unit/test_sizing.py",
-        "tests/property/test_sizing_properties.py",
-    ),
-    "hotkeys.detector.indexes": (
-        "tests/unit/test_index_writes.py",
-        "tests/property/test_gsi_writes.py",
-    ),
-    "hotkeys.detector.summary": (
-        "tests/unit/test_summary_behaviour.py",
-        "tests/unit/test_summary.py",
-    ),
+    "hotkeys.detector.windows": ("tests/unit/test_windows.py",),
+    "hotkeys.detector.sizing": ("tests/unit/test_sizing.py",),
+    "hotkeys.detector.indexes": ("tests/unit/test_index_writes.py",),
+    "hotkeys.detector.summary": ("tests/unit/test_summary_behaviour.py",),
 }
 
 # Heavy packages the tests import: loaded once in the parent, shared by every forked child.
@@ -441,16 +432,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the mutants and exit")
     parser.add_argument("--output", default="docs/mutants.md", help="the report (default docs/mutants.md)")
     parser.add_argument("--show", metavar="IDENT", help="print one mutant's changed line and exit")
+    parser.add_argument("--fresh", action="store_true", help="run every mutant again, even if nothing changed")
     args = parser.parse_args(argv)
-    modules = [m for m in TARGETS if args.module is None or m.rsplit(".", 1)[-1] in args.module]
+    chosen = [m for m in TARGETS if args.module is None or m.rsplit(".", 1)[-1] in args.module]
     os.chdir(ROOT)
     for path in (str(ROOT), str(FUNCTIONS)):
         if path not in sys.path:
             sys.path.insert(0, path)
 
-    every = {module: mutants_of(module) for module in modules}
+    every = {module: mutants_of(module) for module in TARGETS}
     if args.list or args.show:
-        for mutant in (m for found in every.values() for m in found):
+        for mutant in (m for module in chosen for m in every[module]):
             if args.show is None:
                 print(f"{mutant.line:5d}  {mutant.ident}")
             elif mutant.ident == args.show:
@@ -462,8 +454,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in WARM_IMPORTS:
         __import__(name)
     results: dict[str, list[Outcome]] = {}
-    for module in modules:
-        tests = TARGETS[module]
+    for module, tests in TARGETS.items():
+        cached = None if args.fresh else _cached(module, every[module])
+        if cached is not None:
+            results[module] = cached
+            continue
+        if module not in chosen:
+            print(f"{module}: changed since its last run, or never run (run it with --module)", file=sys.stderr)
+            continue
         started = time.monotonic()
         (baseline,) = run_all([(None, tests)], 1, timeout=900)
         if baseline.killed:
@@ -482,13 +480,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         results[module] = outcomes
-    command = "python -m tools.mutants" + "".join(f" --module {m}" for m in args.module or ())
-    text, problems = report(results, EQUIVALENT, command)
+        _store(module, outcomes)
+    text, problems = report(results, EQUIVALENT, "python -m tools.mutants")
+    problems += [f"{module}: not run" for module in TARGETS if module not in results]
     Path(args.output).write_text(text, encoding="utf-8")
     for problem in problems:
         print(problem, file=sys.stderr)
     print(f"report: {args.output}")
     return 1 if problems else 0
+
+
+# Outcomes of the last run per module, kept while the module, its tests and this tool are unchanged:
+# `make mutants` then runs only what changed.
+CACHE = ROOT / ".mutants"
+
+
+def _digest(module: str) -> str:
+    digest = hashlib.sha256()
+    for path in (source_path(module), Path(__file__), *(ROOT / test for test in TARGETS[module])):
+        digest.update(path.read_bytes() if path.exists() else b"-")
+    return digest.hexdigest()
+
+
+def _cached(module: str, mutants: list[Mutant]) -> list[Outcome] | None:
+    try:
+        stored = json.loads((CACHE / f"{module}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if stored.get("digest") != _digest(module) or len(stored["outcomes"]) != len(mutants):
+        return None
+    return [Outcome(mutants[ordinal], killed, how, seconds) for ordinal, killed, how, seconds in stored["outcomes"]]
+
+
+def _store(module: str, outcomes: list[Outcome]) -> None:
+    CACHE.mkdir(exist_ok=True)
+    rows = sorted([o.mutant.ordinal, o.killed, o.how, round(o.seconds, 1)] for o in outcomes if o.mutant)
+    (CACHE / f"{module}.json").write_text(json.dumps({"digest": _digest(module), "outcomes": rows}), encoding="utf-8")
 
 
 def mutated_code_tree(mutant: Mutant, line: int) -> ast.AST:
