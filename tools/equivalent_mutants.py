@@ -5,6 +5,16 @@ Keys are ``Mutant.ident`` (module.function: change #occurrence), as the report p
 
 from __future__ import annotations
 
+# sizing.py's fast paths: each size an attribute the common way, or fall through to value_size, which
+# sizes every value by the rules. A mutant that turns a fast path off (or sends a value past it) gives
+# the same size by the general path.
+_FAST_PATH_OFF = "a fast path is bypassed and value_size sizes the value by the same rules"
+# Zero's digits: "0" has no significant digit and sizes as one (1 + 1) // 2 + 1 == 2; as two, (2 + 1)
+# // 2 + 1 is also 2.
+_ZERO = "zero's significant digits counted as 2 instead of 1 give the same size: (1+1)//2+1 == (2+1)//2+1 == 2"
+# An exponent mark at the first position leaves no digits: both readings reject the number.
+_EXPONENT_FIRST = 'only differs for a mark at position 0 ("e5"), which both readings reject as not a number'
+
 # The rules' fast skip: a key is judged in full unless its figures cannot reach the rate or share. A
 # mutant that skips fewer keys (a lower floor, a larger bound) changes how much is computed, not what.
 _SKIPS_FEWER = "the fast skip only passes more keys to the full judgement, which decides as before"
@@ -37,4 +47,57 @@ EQUIVALENT: dict[str, str] = {
     "windows.iso_utc: if c -> if not c #3": "floats take the cache and ints format directly: the same texts",
     "windows.iso_utc: '>=' -> '>' #1": "the cache holds one entry more before it is cleared",
     "windows.iso_utc: if c -> if not c #1": "the cache is cleared at every new second: each text is formatted again",
+    # sizing.py
+    "sizing.<module>: 4096 -> 4097 #1": "the name cache's size",
+    "sizing._name_size: '<' -> '<=' #1": "the name cache holds one name more",
+    "sizing._name_size: if c -> if not c #1": "names are cached only once the cache is full: sizes are the same",
+    "sizing.number_size: 0 -> 1 #2": _EXPONENT_FIRST,
+    "sizing.number_size: '<' -> '<=' #1": _EXPONENT_FIRST,
+    "sizing.number_size: 0 -> 1 #3": _EXPONENT_FIRST,
+    "sizing.number_size: '>=' -> '>' #1": _EXPONENT_FIRST,
+    "sizing.binary_size: '//' -> '/' #1": "the length is a multiple of 4 (checked above): / 4 is exact",
+    "sizing._element_size: 1 -> 2 #2": _ZERO,
+    "sizing.image_size: 1 -> 2 #2": _ZERO,
+    "sizing.image_size: 1 -> 2 #5": _ZERO + ' ("0.000")',
+    "sizing.image_size: 'is not' -> 'is' #2": _FAST_PATH_OFF,
+    "sizing.image_size: if c -> if not c #10": _FAST_PATH_OFF,
+    "sizing.image_size: 'is not' -> 'is' #3": _FAST_PATH_OFF,
+    "sizing.image_size: if c -> if not c #9": _FAST_PATH_OFF,
+    "sizing.image_size: 'is not' -> 'is' #4": _FAST_PATH_OFF,
+    "sizing.image_size: if c -> if not c #8": _FAST_PATH_OFF,
+    "sizing.image_size: 'is' -> 'is not' #4": (
+        _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
+    ),
+    "sizing.image_size: if c -> if not c #6": (
+        _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
+    ),
+    "sizing.image_sizes: '+=' -> '-=' #1": (
+        "the count of shared attributes only decides whether to look for added ones; looking finds none extra"
+    ),
+    "sizing.image_sizes: '<' -> '<=' #1": (
+        "the count of shared attributes only decides whether to look for added ones; looking finds none extra"
+    ),
+    # indexes.py
+    "indexes.IndexSpec: False -> True #3": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.IndexSpec: False -> True #5": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.IndexSpec: False -> True #7": "a derived field compared too: equal whenever the fields it is made of are",
+    # summary.py
+    "summary.bump: '<' -> '<=' #1": "assigns the first second it already holds",
+    "summary.bump: '>' -> '>=' #1": "assigns the peak it already holds",
+    "summary.bump: '>' -> '>=' #2": "the equal bucket returned above",
+    "summary.bump: '>' -> '>=' #3": "assigns the peak it already holds",
+    "summary.bump: if c -> if not c #5": (
+        "a later bucket then goes through _add_earlier, which also appends it in order and raises the peak; "
+        "BUCKET and BUCKET_WCU stay behind, but nothing reads them except as the encoding's offset base, "
+        "which decodes the same (the record rewrite of #25 drops both fields)"
+    ),
+    "summary._add_earlier: '+' -> '-' #4": "a slice assignment with its end before its start inserts at its start",
+    "summary._bounded_series: 2 -> 3 #2": "range(6, len - 3, 2) and range(6, len - 2, 2) hold the same even positions",
+    "summary.KeyFigure: 0 -> 1 #1": "peak_wcu is always given (snapshots.merge_window)",
+    # Constants whose +1 keeps every promise (estimates stay at or above the encoding, budgets stay
+    # within the state and the item): tuning, not rules
+    "summary.<module>: 200 -> 201 #1": "the default capacity: callers pass Settings.summary_capacity",
+    "summary.<module>: 80 -> 81 #1": "the per-entry estimate one byte higher still covers the encoding",
+    "summary.<module>: 24 -> 25 #1": "the per-pair estimate one byte higher still covers the encoding",
+    "summary.<module>: 330000 -> 330001 #1": "a budget one byte larger still fits the state and the item",
 }

@@ -55,6 +55,10 @@ def test_a_new_item_with_the_index_key_is_one_write_to_its_partition() -> None:
     assert index_writes(spec(), None, item(note=1003)) == [("PAID", 2)]
 
 
+def test_an_index_is_global_unless_described_as_local() -> None:
+    assert not spec().local
+
+
 def test_a_keys_only_entry_holds_the_keys_only() -> None:
     assert index_writes(spec(KEYS_ONLY), None, item(note=5000)) == [("PAID", 1)]
 
@@ -160,6 +164,8 @@ def test_long_key_texts_end_in_a_digest_within_the_bound() -> None:
     cut = bounded_key_text("€" * 1000)  # 3,000 bytes
     assert cut.startswith("€" * 898 + "…#")  # 2,694 bytes, the last whole character within 2,696
     assert len(cut.encode()) <= MAX_KEY_TEXT_BYTES
+    # A character that ends exactly at the prefix's 2,696 bytes is kept
+    assert bounded_key_text("ab" + "€" * 1000).startswith("ab" + "€" * 898 + "…#")
     assert cut.endswith(bounded_key_text("€" * 1000)[-32:])
     with pytest.raises(IndexImageError, match="surrogate"):
         bounded_key_text("\ud800" + "é")

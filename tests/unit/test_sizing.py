@@ -159,7 +159,16 @@ def test_top_level_attributes_of_every_kind() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", [{"a": {"S": 1}}, {"a": {"M": "x"}}, {"a": {"L": "x"}}, {"a": "x"}, {"a": {"N": "1", "S": "x"}}, []]
+    "bad",
+    [
+        {"a": {"S": 1}},
+        {"a": {"N": 5}},
+        {"a": {"M": "x"}},
+        {"a": {"L": "x"}},
+        {"a": "x"},
+        {"a": {"N": "1", "S": "x"}},
+        [],
+    ],
 )
 def test_an_image_with_a_bad_value_is_an_error(bad: object) -> None:
     with pytest.raises(SizingError):

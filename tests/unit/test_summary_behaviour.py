@@ -11,6 +11,8 @@ what it left out.
 
 from __future__ import annotations
 
+import base64
+import zlib
 from dataclasses import dataclass
 
 from hotkeys.detector import summary
@@ -90,15 +92,17 @@ def test_an_out_of_order_write_counts_in_its_own_bucket() -> None:
     assert figures(entries)["k"] == Figures(
         writes=4, wcu=8, first_seen=T0 + 5, peak=6, series={T0: 6, T0 + 10: 1, T0 + 20: 1}
     )
+    # The series stays in bucket order
+    assert list(figures(entries)["k"].series) == [T0, T0 + 10, T0 + 20]
 
 
 def test_a_keys_series_keeps_its_heaviest_buckets_and_its_exact_peak() -> None:
     # One more bucket than a series keeps: the lightest earlier one gives way, the peak stays
     pairs = summary.MAX_SERIES_PAIRS
-    writes = [("k", 5 if n == 3 else 9 if n == 0 else 10, n * BUCKET) for n in range(pairs + 1)]
+    writes = [("k", 5 if n == 1 else 9 if n == 0 else 10, n * BUCKET) for n in range(pairs + 1)]
     entries, _ = fold(writes)
     key = figures(entries)["k"]
-    assert len(key.series) == pairs and T0 + 3 * BUCKET not in key.series
+    assert len(key.series) == pairs and T0 + BUCKET not in key.series
     assert (key.wcu, key.peak, key.writes) == (sum(w for _k, w, _s in writes), 10, pairs + 1)
     # A late write to the latest bucket still lands there
     entries, _ = fold([*writes, ("k", 1, pairs * BUCKET)])
@@ -275,3 +279,46 @@ def test_the_add_form_counts_as_count_does() -> None:
     assert summary.add(entries, "e", 10, T0 + 1, 2) == 30
     counted, _ = fold([("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)], capacity=2)
     assert figures(entries) == figures(counted)
+
+
+# The documented bounds
+
+
+def test_a_window_of_sixteen_buckets_keeps_every_bucket_of_a_key() -> None:
+    # 160 s at 10 s buckets: all of them; a 17th bucket makes the lightest earlier one give way
+    sixteen = [("k", 1 + n, n * BUCKET) for n in range(16)]
+    assert len(figures(fold(sixteen)[0])["k"].series) == 16
+    assert len(figures(fold([*sixteen, ("k", 1, 160)])[0])["k"].series) == 16
+
+
+def test_the_longest_key_is_a_2048_byte_binary_key_in_base64() -> None:
+    assert summary.MAX_KEY_TEXT_BYTES == len(base64.b64encode(bytes(2048)))
+
+
+def test_the_largest_entry_is_the_longest_key_with_a_full_series() -> None:
+    key = "k" * summary.MAX_KEY_TEXT_BYTES
+    entries, _ = fold([(key, 1, n * BUCKET) for n in range(summary.MAX_SERIES_PAIRS + 3)])
+    assert summary.entry_bytes(key, entries[key]) == summary.MAX_ENTRY_BYTES
+    assert summary.encoded_bytes(entries) == summary.MAX_ENTRY_BYTES
+
+
+def test_every_key_above_one_percent_of_its_window_is_kept() -> None:
+    # The fewest keys a prune keeps in a whole budget is 100: its bound is W / 101
+    assert summary.keep_floor(summary.MAX_SUMMARY_BYTES) == 100
+    # Keys of the largest size: the whole budget holds a hundred and one more
+    assert summary.MAX_SUMMARY_BYTES >= 101 * summary.MAX_ENTRY_BYTES
+
+
+def test_the_estimate_covers_the_encoding_of_the_largest_numbers() -> None:
+    # Counters of 15 digits (a window's write units), buckets an hour apart at the series' far end
+    big = 10**14
+    entries, _ = fold([("é" * 3, big, 0), ("é" * 3, big, 3600), ("a", big, 1)])
+    raw = zlib.decompress(summary.encode_entries(entries))
+    assert len(raw) <= summary.encoded_bytes(entries)
+
+
+def test_a_keys_peak_is_not_part_of_its_exact_figures() -> None:
+    # Exactly-once figures compare without the peak (a series cut at its bound makes it a lower bound)
+    figure = summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0, peak_wcu=2)
+    assert figure == summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0, peak_wcu=1)
+    assert summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0).peak_wcu == 0
