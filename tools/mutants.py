@@ -455,13 +455,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         __import__(name)
     results: dict[str, list[Outcome]] = {}
     for module, tests in TARGETS.items():
-        cached = None if args.fresh else _cached(module, every[module])
+        cached = None if args.fresh and module in chosen else _cached(module, every[module])
         if cached is not None:
             results[module] = cached
             continue
         if module not in chosen:
             print(f"{module}: changed since its last run, or never run (run it with --module)", file=sys.stderr)
             continue
+        digest = _digest(module)  # before the run: files edited while it runs make its results stale
         started = time.monotonic()
         (baseline,) = run_all([(None, tests)], 1, timeout=900)
         if baseline.killed:
@@ -480,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         results[module] = outcomes
-        _store(module, outcomes)
+        _store(module, digest, outcomes)
     text, problems = report(results, EQUIVALENT, "python -m tools.mutants")
     problems += [f"{module}: not run" for module in TARGETS if module not in results]
     Path(args.output).write_text(text, encoding="utf-8")
@@ -495,9 +496,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 CACHE = ROOT / ".mutants"
 
 
+# Bumped when the mutations change (the report's wording may change without rerunning them).
+MUTATIONS_VERSION = "1"
+
+
 def _digest(module: str) -> str:
-    digest = hashlib.sha256()
-    for path in (source_path(module), Path(__file__), *(ROOT / test for test in TARGETS[module])):
+    """The module's source and its tests as they are when its run starts."""
+    digest = hashlib.sha256(MUTATIONS_VERSION.encode())
+    for path in (source_path(module), *(ROOT / test for test in TARGETS[module])):
         digest.update(path.read_bytes() if path.exists() else b"-")
     return digest.hexdigest()
 
@@ -512,10 +518,10 @@ def _cached(module: str, mutants: list[Mutant]) -> list[Outcome] | None:
     return [Outcome(mutants[ordinal], killed, how, seconds) for ordinal, killed, how, seconds in stored["outcomes"]]
 
 
-def _store(module: str, outcomes: list[Outcome]) -> None:
+def _store(module: str, digest: str, outcomes: list[Outcome]) -> None:
     CACHE.mkdir(exist_ok=True)
     rows = sorted([o.mutant.ordinal, o.killed, o.how, round(o.seconds, 1)] for o in outcomes if o.mutant)
-    (CACHE / f"{module}.json").write_text(json.dumps({"digest": _digest(module), "outcomes": rows}), encoding="utf-8")
+    (CACHE / f"{module}.json").write_text(json.dumps({"digest": digest, "outcomes": rows}), encoding="utf-8")
 
 
 def mutated_code_tree(mutant: Mutant, line: int) -> ast.AST:
