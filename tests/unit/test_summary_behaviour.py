@@ -163,6 +163,31 @@ def test_the_byte_budget_bounds_the_summary() -> None:
     assert f"{29:04d}" + "x" * 996 in entries
 
 
+def test_a_prune_for_bytes_keeps_the_heaviest_keys_that_fit_half_the_budget() -> None:
+    # Eleven 1,000-byte keys fill a budget of eleven exactly (weights 1..11, no prune); a twelfth prunes.
+    # Half the budget holds five of them: the five heaviest are kept, less the sixth's weight (6)
+    budget = 11 * summary.entry_bytes("x" * 1000)
+    keys = [f"{n:04d}" + "x" * 996 for n in range(12)]
+    entries, pruned = fold([(keys[n], n + 1, 0) for n in range(11)], max_bytes=budget)
+    assert (len(entries), pruned) == (11, 0)
+    entries, pruned = fold([(keys[n], n + 1, 0) for n in range(12)], max_bytes=budget)
+    assert pruned == 6
+    assert {key[:4]: f.wcu for key, f in figures(entries).items()} == {
+        "0010": 5,
+        "0009": 4,
+        "0008": 3,
+        "0007": 2,
+        "0006": 1,
+        "0011": 12,
+    }
+
+
+def test_a_series_reaching_the_budget_exactly_needs_no_prune() -> None:
+    budget = 2 * summary.entry_bytes("a") + summary.SERIES_PAIR_BYTES
+    entries, pruned = fold([("a", 5, 0), ("b", 3, 0), ("a", 1, 10)], capacity=1, max_bytes=budget)
+    assert pruned == 0 and {key: f.wcu for key, f in figures(entries).items()} == {"a": 6, "b": 3}
+
+
 def test_a_series_growing_past_the_budget_prunes() -> None:
     # Two keys fill the budget; a new bucket of one of them would break it: the lighter one goes
     budget = 2 * summary.entry_bytes("a") + summary.SERIES_PAIR_BYTES - 1
