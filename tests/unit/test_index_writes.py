@@ -166,6 +166,8 @@ def test_long_key_texts_end_in_a_digest_within_the_bound() -> None:
     assert len(cut.encode()) <= MAX_KEY_TEXT_BYTES
     # A character that ends exactly at the prefix's 2,696 bytes is kept
     assert bounded_key_text("ab" + "€" * 1000).startswith("ab" + "€" * 898 + "…#")
+    # which fills the bound exactly: prefix, mark and a 32-digit digest
+    assert len(bounded_key_text("ab" + "€" * 1000).encode()) == MAX_KEY_TEXT_BYTES
     assert cut.endswith(bounded_key_text("€" * 1000)[-32:])
     with pytest.raises(IndexImageError, match="surrogate"):
         bounded_key_text("\ud800" + "é")
