@@ -9,7 +9,7 @@ CDK := node_modules/.bin/cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION := 1
 
-.PHONY: install browser demo test lint format bench soak synth events clean
+.PHONY: install browser demo test mutants lint format bench soak synth events clean
 
 # The report's browser test needs headless Chromium. Debian's is installed where we may (root, apt-get,
 # HOTKEYS_NO_BROWSER unset), beside the Python install; elsewhere that one test is skipped and says why.
@@ -50,13 +50,21 @@ demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-
 	$(BIN)/hotkeys replay events/*.json events/*.json.gz
 
 # One pytest-xdist worker per core; a file stays on one worker (the infra file synthesizes the app once).
-test: install browser  ## the whole suite: unit, property, integration (moto), infra (synthesized template)
-	$(BIN)/python -m pytest -n auto --dist loadfile
+# pytest-randomly shuffles the files and the tests in each (no test may depend on another's leftovers);
+# it prints "Using --randomly-seed=N" first: `make test SEED=N` replays that order.
+SEED ?=
+test: install browser  ## the whole suite in random order: unit, property, integration (moto), infra (synthesized template)
+	$(BIN)/python -m pytest -n auto --dist loadfile -p randomly $(if $(SEED),--randomly-seed=$(SEED))
+
+# Changes each rule of alerts/rules.py, windows.py, sizing.py, indexes.py and summary.py in turn and runs
+# the tests that pin it: every surviving mutant is killed by a test or explained (docs/mutants.md).
+mutants: install  ## mutation testing of the rules; writes docs/mutants.md
+	$(BIN)/python -m tools.mutants
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy functions/hotkeys infra app.py bench
+	$(BIN)/mypy functions/hotkeys infra app.py bench tools
 
 format: install
 	$(BIN)/ruff format .

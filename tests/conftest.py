@@ -68,6 +68,19 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def fresh_metrics() -> Iterator[None]:
+    """Powertools keeps one metric set per process (class-level, shared by every ``Metrics``), and with
+    metrics disabled, as tests run, nothing flushes it: values one test added would ride along in
+    another's EMF line, or reach Powertools' 100 values and print a line mid-test. Each test starts and
+    ends with none, whatever ran before it in this worker."""
+    from hotkeys.detector.observability import metrics
+
+    metrics.clear_metrics()
+    yield
+    metrics.clear_metrics()
+
+
 @pytest.fixture
 def aws() -> Iterator[None]:
     with mock_aws():

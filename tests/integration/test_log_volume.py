@@ -20,13 +20,39 @@ from hotkeys.cli.events import stream_record
 from hotkeys.detector import app
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.app import build_handler, container_from
-from hotkeys.detector.observability import logger, metrics
+from hotkeys.detector.observability import logger
 from hotkeys.detector.pipeline import BatchOutcome
 
 T0 = 1_796_083_200
 TABLE = "customer-orders-prod"
 SHARD = "shardId-00000001796083200000-7f3a9c1e"
 FUNCTION = "HotKeyDetector-DetectorFunction8C1F2A3B-AbCdEfGhIjKl"
+
+
+# Lambda's system records of one invocation in the JSON log format (telemetry schema: platform.start and
+# platform.report, with the X-Ray context active tracing adds), with values of a warm invocation.
+_TRACE = {
+    "spanId": "54565fb41ac79632",
+    "type": "X-Amzn-Trace-Id",
+    "value": "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1",
+}
+SYSTEM_RECORDS = (
+    {
+        "time": "2026-12-01T00:00:15.064Z",
+        "type": "platform.start",
+        "record": {"requestId": "8f507cfc-1a2b-4697-b07a-ac58fc914c95", "version": "$LATEST", "tracing": _TRACE},
+    },
+    {
+        "time": "2026-12-01T00:00:15.402Z",
+        "type": "platform.report",
+        "record": {
+            "requestId": "8f507cfc-1a2b-4697-b07a-ac58fc914c95",
+            "metrics": {"durationMs": 337.52, "billedDurationMs": 338, "memorySizeMB": 512, "maxMemoryUsedMB": 131},
+            "tracing": _TRACE,
+            "status": "success",
+        },
+    },
+)
 
 
 @dataclass
@@ -58,13 +84,6 @@ def _records(count: int) -> list[dict[str, Any]]:
             )
         )
     return records
-
-
-@pytest.fixture(autouse=True)
-def no_metrics_left_over() -> None:
-    """The metrics object is the module's, shared with every test in this process: values another test
-    added and never flushed would ride along in this test's line."""
-    metrics.clear_metrics()
 
 
 @pytest.fixture
@@ -113,6 +132,11 @@ def test_an_invocation_writes_what_the_cost_model_charges(
     assert json.loads(emf[0])["ItemsArchived"] == [100]
     # and the model charges for it, within a fifth of its size
     assert 0.8 * cost.EMF_LINE_BYTES <= len(emf[0]) + 1 <= cost.EMF_LINE_BYTES
+    # And what a month of such invocations is billed for covers that line and Lambda's two system
+    # records of the invocation, overstating them by at most a fifth
+    written = len(emf[0]) + 1 + sum(len(json.dumps(record, separators=(",", ":"))) + 1 for record in SYSTEM_RECORDS)
+    charged = cost.log_bytes(cost.CostInputs(writes_per_second=1000), invocations=10**6) / 10**6
+    assert written <= charged <= 1.2 * written, (written, charged)
 
 
 def test_each_counted_index_adds_what_the_cost_model_charges(
@@ -131,9 +155,10 @@ def test_each_counted_index_adds_what_the_cost_model_charges(
     assert 0.8 * cost.EMF_BYTES_PER_INDEX <= sizes[1] - sizes[0] <= cost.EMF_BYTES_PER_INDEX
 
 
-def test_the_platform_records_are_part_of_every_invocations_bill() -> None:
-    # The system records are modelled from the documented schema: both are valid JSON of that shape
+def test_the_modelled_system_records_have_the_documented_shape() -> None:
+    # The model's system records are valid JSON with the fields of the schema's records
     start, report = (json.loads(record) for record in cost.PLATFORM_RECORDS)
-    assert (start["type"], report["type"]) == ("platform.start", "platform.report")
-    assert set(report["record"]["metrics"]) == {"durationMs", "billedDurationMs", "memorySizeMB", "maxMemoryUsedMB"}
-    assert sum(len(record) + 1 for record in cost.PLATFORM_RECORDS) == cost.PLATFORM_BYTES_PER_INVOCATION
+    assert [(r["type"], set(r["record"])) for r in (start, report)] == [
+        (record["type"], set(record["record"])) for record in SYSTEM_RECORDS
+    ]
+    assert set(report["record"]["metrics"]) == set(SYSTEM_RECORDS[1]["record"]["metrics"])  # type: ignore[index]

@@ -22,10 +22,14 @@ def test_stats_writes_per_thousand_records_stay_under_target(
     assert figures["wcu_per_1000"] < 0.01 * figures["source_wcu_per_1000"]
 
 
-def test_a_naive_consumer_would_write_once_per_record(workload: list) -> None:
-    from bench.naive import naive_handler
-    from bench.stubs import NullTable
+def requests(records: list) -> float:
+    """Stats-table write requests the detector makes for these records of one shard (batches of 1,000)."""
+    return stats_write_cost(records, 1000, tumbling=True)["requests_per_1000"] * len(records) / 1000
 
-    table = NullTable()
-    naive_handler({"Records": workload[:500]}, table)
-    assert table.calls == 500
+
+def test_the_stats_writes_follow_windows_not_records() -> None:
+    # Given one shard's 15 seconds at 250 and at 500 records a second
+    quiet, busy = zipf_records(rate=250, duration=15), zipf_records(rate=500, duration=15)
+    # Then twice the records cost the detector no more stats writes (one per record would be 3,750 more)
+    assert len(busy) == 2 * len(quiet)
+    assert requests(busy) == requests(quiet) > 0

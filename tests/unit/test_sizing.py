@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size, write_units
+from hotkeys.detector.sizing import (
+    SizingError,
+    binary_size,
+    image_size,
+    image_sizes,
+    larger_image_size,
+    number_size,
+    value_size,
+    write_units,
+)
 
 
 @pytest.mark.parametrize(
@@ -87,3 +96,111 @@ def test_write_units_round_up_per_kb(size: int, units: int) -> None:
 def test_number_size_rejects_non_strings() -> None:
     with pytest.raises(SizingError):
         number_size(12)  # type: ignore[arg-type]
+
+
+# The fast paths (list elements, top-level attributes, an update's two images) size as the rules do
+
+
+@pytest.mark.parametrize(
+    ("number", "size"),
+    [("0", 2), ("7", 2), ("12", 2), ("123", 3), ("1000", 2), ("1001", 3), ("-123", 3), ("+12", 2), ("0.5", 2)],
+)
+def test_numbers_size_alike_everywhere(number: str, size: int) -> None:
+    # Alone, as a list element and as an attribute (name "n": 1 byte)
+    assert value_size({"N": number}) == size
+    assert value_size({"L": [{"N": number}]}) == 3 + 1 + size
+    assert image_size({"n": {"N": number}}) == 1 + size
+
+
+@pytest.mark.parametrize(
+    ("number", "size"),
+    [("12.50", 3), ("100.001", 4), ("0.000", 2), ("-1.5", 2), ("1e3", 2), ("12E-2", 2), ("9.99E+5", 3)],
+)
+def test_decimals_and_exponents_count_their_significant_digits(number: str, size: int) -> None:
+    assert value_size({"N": number}) == size
+    assert image_size({"n": {"N": number}}) == 1 + size
+
+
+@pytest.mark.parametrize("bad", ["-", "+", "e5", "E", "1.2.x", "--1", "0x10"])
+def test_a_number_without_digits_is_not_a_number(bad: str) -> None:
+    with pytest.raises(SizingError):
+        value_size({"N": bad})
+    with pytest.raises(SizingError):
+        image_size({"n": {"N": bad}})
+
+
+def test_list_elements_of_every_kind() -> None:
+    elements = [{"S": "ab"}, {"S": "é"}, {"N": "123"}, {"M": {"k": {"S": "v"}}}, {"BOOL": True}, {"L": []}]
+    # 3 + one per element + 2 + 2 + 3 + (3 + 1 + 1 + 1) + 1 + 3
+    assert value_size({"L": elements}) == 3 + 6 + 2 + 2 + 3 + 6 + 1 + 3
+
+
+@pytest.mark.parametrize("bad", ["plain", {"S": "a", "N": "1"}, {}, {"S": 5}, {"N": 5}, {"M": []}, None])
+def test_a_list_element_that_is_not_a_value_is_an_error(bad: object) -> None:
+    with pytest.raises(SizingError):
+        value_size({"L": [bad]})
+
+
+def test_top_level_attributes_of_every_kind() -> None:
+    image = {
+        "s": {"S": "ab"},
+        "u": {"S": "日"},
+        "i": {"N": "123"},
+        "d": {"N": "1.25"},
+        "neg": {"N": "-5"},
+        "m": {"M": {"k": {"S": "v"}}},
+        "l": {"L": [{"S": "x"}]},
+        "b": {"BOOL": False},
+        "ss": {"SS": ["a", "bc"]},
+    }
+    names = 1 + 1 + 1 + 1 + 3 + 1 + 1 + 1 + 2
+    values = 2 + 3 + 3 + 3 + 2 + (3 + 1 + 1 + 1) + (3 + 1 + 1) + 1 + 3
+    assert image_size(image) == names + values
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"a": {"S": 1}},
+        {"a": {"N": 5}},
+        {"a": {"M": "x"}},
+        {"a": {"L": "x"}},
+        {"a": "x"},
+        {"a": {"N": "1", "S": "x"}},
+        [],
+    ],
+)
+def test_an_image_with_a_bad_value_is_an_error(bad: object) -> None:
+    with pytest.raises(SizingError):
+        image_size(bad)
+
+
+def test_an_updates_images_are_sized_each_on_their_own() -> None:
+    old = {"pk": {"S": "k"}, "same": {"S": "x" * 10}, "changed": {"N": "1"}, "removed": {"L": [{"N": "12"}]}}
+    new = {"pk": {"S": "k"}, "same": {"S": "x" * 10}, "changed": {"N": "123456"}, "added": {"M": {"a": {"S": "é"}}}}
+    assert image_sizes(old, new) == (image_size(old), image_size(new)) == (3 + 14 + 9 + 13, 3 + 14 + 11 + 12)
+    assert larger_image_size(old, new) == 3 + 14 + 11 + 12
+    assert larger_image_size(new, old) == 3 + 14 + 11 + 12
+    assert image_sizes(None, new) == (0, image_size(new))
+    assert image_sizes(old, None) == (image_size(old), 0)
+    # Only new attributes, only removed ones
+    assert image_sizes({"pk": {"S": "k"}}, new) == (3, image_size(new))
+    assert image_sizes(old, {"pk": {"S": "k"}}) == (image_size(old), 3)
+    with pytest.raises(SizingError):
+        image_sizes(["not a map"], new)
+
+
+def test_names_are_counted_in_utf8_bytes_wherever_they_are() -> None:
+    assert image_sizes({"prix€": {"N": "1"}}, {"prix€": {"N": "2"}, "ü": {"S": ""}}) == (7 + 2, 7 + 2 + 2)
+    assert value_size({"M": {"€": {"S": "a"}}}) == 3 + 3 + 1 + 1
+
+
+def test_sets_of_each_kind_are_checked_element_by_element() -> None:
+    assert value_size({"SS": ["日", "a"]}) == 4
+    assert value_size({"NS": ["100", "-1.5"]}) == 2 + 2
+    with pytest.raises(SizingError):
+        value_size({"SS": ["a", 1]})
+    with pytest.raises(SizingError):
+        value_size({"NS": "1"})
+    with pytest.raises(SizingError):
+        value_size({"BS": ["AAA"]})

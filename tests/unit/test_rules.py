@@ -1,0 +1,422 @@
+"""The alert rules on a shard's tallied figures: when a partition is hot, when it has cooled down.
+
+Each test folds stream changes into a segment as the pipeline does (``Segment.apply``) and asks the
+rules about it, at the edge of each rule: a rate or share exactly at the threshold fires, one write
+unit less does not. The defaults: 1,000 WCU/s per partition, alert at 0.8 (800 WCU/s), hysteresis
+0.2 (a firing key resolves below 600 WCU/s), a 10 s minimum span, a 60 s window, share 0.1 of a
+table's window once the table wrote 6,000 units.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hotkeys.detector.alerts.desk import with_live
+from hotkeys.detector.alerts.rules import (
+    NOWHERE,
+    PARTITION_LIMIT,
+    SHARE,
+    HotKey,
+    incident_key,
+    near,
+    partition_limit_hot,
+    resolve_level,
+    share_hot,
+    suggested_shards,
+    window_level,
+)
+from hotkeys.detector.config import Settings
+from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.state import IndexView, Segment
+
+T0 = 1_796_083_200  # a window start (aligned to 60 s)
+SETTINGS = Settings(stats_table_name="stats")
+ITEM_WCU = 100  # one write of a 100 KB item
+
+
+def writes(key: str, wcu_per_second: int, start: int, seconds: int) -> list[tuple[str, int, int]]:
+    """(key, write units, second of the window) of steady writes: 100-unit items, then the rest."""
+    out = []
+    for second in range(start, start + seconds):
+        whole, rest = divmod(wcu_per_second, ITEM_WCU)
+        out += [(key, ITEM_WCU, second)] * whole + ([(key, rest, second)] if rest else [])
+    return out
+
+
+def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200) -> Segment:
+    """A shard's segment of the window at T0 after folding ``changes`` in time order."""
+    segment = Segment(table, T0, str(first))
+    ordered = sorted(changes, key=lambda change: change[2])
+    for offset, (key, wcu, second) in enumerate(ordered):
+        change = Change(table, key, T0 + second, first + offset, wcu, Kind.WRITE)
+        segment.apply(change, capacity, SETTINGS.alert_min_span_seconds)
+    return segment
+
+
+def hot_keys(segment: Segment, settings: Settings = SETTINGS, others: Segment | None = None) -> dict[str, HotKey]:
+    elsewhere = NOWHERE if others is None else with_live(NOWHERE, others)
+    return {hot.key: hot for hot in partition_limit_hot(segment, settings, elsewhere)}
+
+
+# Partition limit
+
+
+def test_a_key_at_the_alert_rate_over_the_minimum_span_fires_with_its_figures() -> None:
+    # Given a key writing 800 WCU/s for 10 seconds (80 writes), the minimum span
+    segment = tallied(writes("hot", 800, 0, 10))
+    # Then it is hot, at exactly the alert rate
+    (hot,) = partition_limit_hot(segment, SETTINGS)
+    assert hot == HotKey(
+        table="orders",
+        key="hot",
+        reason=PARTITION_LIMIT,
+        window_start=T0,
+        window_seconds=60,
+        writes=80,
+        wcu=8000,
+        wcu_per_second=800.0,
+        share=0.0,
+        event_time=T0 + 9,
+        index=None,
+    )
+
+
+def test_one_write_unit_below_the_alert_rate_is_not_hot() -> None:
+    changes = writes("warm", 800, 0, 10)
+    changes[-1] = ("warm", ITEM_WCU - 1, 9)
+    assert hot_keys(tallied(changes)) == {}
+
+
+def test_the_threshold_is_the_chosen_fraction_of_the_partition_limit() -> None:
+    # 500 WCU/s is hot at 0.5 of 1,000, and of 0.25 of 2,000, not at the default 0.8
+    segment = tallied(writes("half", 500, 0, 10))
+    assert hot_keys(segment) == {}
+    assert set(hot_keys(segment, Settings(stats_table_name="s", alert_threshold=0.5, alert_hysteresis=0.1))) == {"half"}
+    doubled = Settings(stats_table_name="s", partition_wcu_limit=2000, alert_threshold=0.25, alert_hysteresis=0.1)
+    assert set(hot_keys(segment, doubled)) == {"half"}
+
+
+def test_a_burst_is_measured_over_its_own_active_span() -> None:
+    # 800 WCU/s from second 5 to 14: no 10 s bucket holds more than half of it, but over its active span
+    # (first write to the latest record seen) it writes at the alert rate
+    burst = writes("burst", 800, 5, 10)
+    assert hot_keys(tallied(burst))["burst"].wcu_per_second == 800.0
+    # A record of another key at second 59 stretches the span to the window's end: 8,000 over 55 s
+    assert hot_keys(tallied([*burst, ("other", 1, 59)])) == {}
+
+
+def test_a_burst_after_a_quiet_start_is_seen_in_its_heaviest_bucket() -> None:
+    # 1 WCU/s for 50 s, then 800 WCU/s in the window's last bucket: 8,050 over 60 s is 134 WCU/s, but
+    # the bucket [50, 60) holds 8,000 units
+    changes = [("late", 1, second) for second in range(50)] + writes("late", 800, 50, 10)
+    (hot,) = partition_limit_hot(tallied(changes), SETTINGS)
+    assert (hot.wcu, hot.wcu_per_second) == (8050, 800.0)
+    # One unit less in that bucket, and it is not hot
+    changes[-1] = ("late", ITEM_WCU - 1, 59)
+    assert hot_keys(tallied(changes)) == {}
+
+
+def test_one_large_item_is_not_a_sustained_rate() -> None:
+    # Alert at 50 WCU/s: one 400 KB write is 400 units in one second, 40 WCU/s over the minimum span
+    settings = Settings(stats_table_name="s", alert_threshold=0.05, alert_hysteresis=0.01)
+    assert hot_keys(tallied([("big", 400, 59)]), settings) == {}
+    # Five hundred units in one second reach it (50 WCU/s over 10 s)
+    (hot,) = partition_limit_hot(tallied([("big", 400, 59), ("big", 100, 59)]), settings)
+    assert (hot.wcu, hot.wcu_per_second, hot.writes) == (500, 50.0, 2)
+
+
+def test_the_minimum_span_is_the_chosen_one() -> None:
+    # 800 WCU/s for 10 s: hot over a 10 s span, not over 20 s (8,000 units / 20 s = 400 WCU/s)
+    segment = tallied(writes("hot", 800, 0, 10))
+    longer = Settings(stats_table_name="s", alert_min_span_seconds=20)
+    assert set(hot_keys(segment)) == {"hot"}
+    assert hot_keys(segment, longer) == {}
+
+
+def test_a_partitions_writes_on_two_shards_add_up() -> None:
+    # 500 WCU/s on each of two shards (an index partition, or a key across a rollover): 1,000 together
+    here = tallied(writes("shared", 500, 0, 10), first=1)
+    there = tallied([*writes("shared", 500, 0, 10), ("elsewhere-only", 5, 3)], first=10_000)
+    assert hot_keys(here) == {} and hot_keys(there) == {}
+    hot = hot_keys(here, others=there)["shared"]
+    assert (hot.wcu, hot.writes, hot.wcu_per_second) == (10_000, 100, 1000.0)
+    # Only the keys this segment holds are judged here
+    assert set(hot_keys(here, others=there)) == {"shared"}
+
+
+def test_two_shards_bursts_in_the_same_bucket_add_up() -> None:
+    # Each shard: 1 WCU/s for 50 s, then 400 WCU/s in the last bucket. Over the window neither, nor both
+    # together (8,100 / 60 s), reach the alert rate; the shared bucket holds 8,000 units
+    part = [("burst", 1, second) for second in range(50)] + writes("burst", 400, 50, 10)
+    here, there = tallied(part, first=1), tallied(part, first=10_000)
+    hot = hot_keys(here, others=there)["burst"]
+    assert (hot.wcu, hot.wcu_per_second) == (8100, 800.0)
+    # Bursts in different buckets do not add: 400 WCU/s at most
+    early = [("burst", 1, second) for second in range(10, 60)] + writes("burst", 400, 0, 10)
+    assert hot_keys(here, others=tallied(early, first=10_000)) == {}
+
+
+def test_a_key_elsewhere_that_started_earlier_is_measured_from_its_first_write() -> None:
+    # Here 800 WCU/s in seconds 50-54; on the other shard the key wrote 1 unit at second 0 and the
+    # other shard's latest record is at second 30
+    here = tallied(writes("k", 800, 50, 5) + writes("k", 800, 55, 5))
+    there = tallied([("k", 1, 0), ("x", 1, 30)], first=10_000)
+    hot = hot_keys(here, others=there)["k"]
+    # 8,001 units from second 0 to 59: 133 WCU/s; the burst bucket [50, 60) has 8,000: 800 WCU/s
+    assert (hot.wcu, hot.wcu_per_second, hot.event_time) == (8001, 800.0, T0 + 59)
+
+
+def test_a_pruned_summarys_bound_is_added_so_pruning_never_hides_a_hot_key() -> None:
+    # A summary of capacity 1 (two keys tracked): admitting a third key prunes the lighter one, and the
+    # heavy key's counter loses that weight (100 units), which the summary's bound gives back. 800 WCU/s
+    # over seconds 5-14: its active span, not a bucket, makes it hot
+    changes = [*writes("hot", 800, 5, 10), ("x", 100, 14), ("y", 100, 14)]
+    segment = tallied(changes, capacity=1)
+    assert segment.pruned == 100
+    hot = hot_keys(segment)["hot"]
+    assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+
+
+def test_the_bound_counts_in_the_burst_bucket_too() -> None:
+    # 7,900 units in one bucket, then 25 over the quiet rest of the window, its counter cut by 100 by a
+    # prune: its upper bound in that bucket is 8,000 units, the alert rate (its window's is 7,925)
+    changes = [("hot", 1, s) for s in range(10, 60, 2)] + writes("hot", 790, 0, 10) + [("x", 100, 59), ("y", 100, 59)]
+    segment = tallied(changes, capacity=1)
+    assert segment.pruned == 100
+    assert hot_keys(segment)["hot"].wcu_per_second == 800.0
+
+
+def test_the_active_span_counts_its_first_and_last_second() -> None:
+    # 8,800 units from second 5 to second 15 (11 seconds, two buckets of at most 5,600): 800 WCU/s
+    assert hot_keys(tallied(writes("k", 800, 5, 11)))["k"].wcu_per_second == 800.0
+    less = writes("k", 800, 5, 11)
+    less[-1] = ("k", ITEM_WCU - 1, 15)
+    assert hot_keys(tallied(less)) == {}
+    # The rate is rounded to a tenth: 8,801 / 11 s
+    more = [*writes("k", 800, 5, 11), ("k", 1, 15)]
+    assert hot_keys(tallied(more))["k"].wcu_per_second == 800.1
+
+
+def test_a_later_record_elsewhere_stretches_the_keys_span() -> None:
+    # Here 800 WCU/s in seconds 5-14 (its latest record); the other shard wrote the key at second 5 and
+    # read a record at second 59: the key's span is 55 s over the whole window
+    here = tallied(writes("k", 800, 5, 10))
+    there = tallied([("k", 1, 5), ("x", 1, 59)], first=10_000)
+    assert hot_keys(here, others=there) == {}
+
+
+def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
+    # 800 WCU/s over seconds 5-14, half on each shard; the other shard's summary then cut the key by
+    # 100. No bucket holds half the alert rate: the key is hot over its span only with that bound
+    here = tallied(writes("k", 400, 5, 10))
+    there = tallied([*writes("k", 400, 5, 10), ("x", 100, 14), ("y", 100, 14)], first=10_000, capacity=1)
+    assert there.pruned == 100
+    hot = hot_keys(here, others=there)["k"]
+    assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+
+
+def test_two_shards_steady_halves_add_up() -> None:
+    # 400 WCU/s on each shard over seconds 5-14: no bucket of either reaches half the alert rate
+    here = tallied(writes("k", 400, 5, 10))
+    there = tallied(writes("k", 400, 5, 10), first=10_000)
+    assert hot_keys(here, others=there)["k"].wcu_per_second == 800.0
+
+
+def test_a_pruned_keys_burst_bucket_is_judged_with_its_parts_elsewhere() -> None:
+    # Here 7,920 units in one bucket, the counter then cut by 100; elsewhere 50 units in a later bucket.
+    # Its window (7,970 with the bound) is under the alert rate's 8,000; its bucket (8,020) is not
+    here = tallied([*writes("k", 792, 0, 10), ("x", 100, 9), ("y", 100, 9)], capacity=1)
+    there = tallied([("k", 50, 30)], first=10_000)
+    assert hot_keys(here, others=there)["k"].wcu_per_second == 802.0
+
+
+# Share of the table
+
+
+def share_settings(**overrides: float) -> Settings:
+    values: dict[str, float] = {"share_min_wcu": 1000, "share_threshold": 0.25}
+    values.update(overrides)
+    return Settings(stats_table_name="s", **values)  # type: ignore[arg-type]
+
+
+def test_a_key_with_the_threshold_share_of_the_tables_window_is_hot() -> None:
+    # 250 of 1,000 units: exactly a quarter
+    segment = tallied([("big", 250, 0), ("a", 200, 1), ("b", 200, 2), ("c", 200, 3), ("d", 150, 4)])
+    (hot,) = share_hot(segment, share_settings())
+    assert (hot.key, hot.reason, hot.share, hot.wcu, hot.writes) == ("big", SHARE, 0.25, 250, 1)
+    assert hot.wcu_per_second == 25.0  # 250 units over the 10 s minimum span
+    assert hot.event_time == T0 + 4 and hot.window_start == T0
+    # At a fifth, four keys are hot
+    assert {hot.key for hot in share_hot(segment, share_settings(share_threshold=0.2))} == {"big", "a", "b", "c"}
+
+
+def test_one_unit_below_the_share_is_not_hot() -> None:
+    segment = tallied([("big", 249, 0), ("a", 200, 1), ("b", 200, 2), ("c", 200, 3), ("d", 151, 4)])
+    assert share_hot(segment, share_settings()) == []
+
+
+def test_a_table_below_the_share_minimum_has_no_share_to_speak_of() -> None:
+    assert share_hot(tallied([("only", 999, 0)]), share_settings()) == []
+    (hot,) = share_hot(tallied([("only", 1000, 0)]), share_settings())
+    assert hot.share == 1.0
+
+
+def test_the_share_counts_the_tables_writes_on_other_shards() -> None:
+    # Here the key is all of 600 units; with 600 more elsewhere (none of them its own) it is half
+    here = tallied([("k", 600, 0)])
+    there = tallied([("other", 600, 0)], first=10_000)
+    (hot,) = share_hot(here, share_settings(share_threshold=0.5), with_live(NOWHERE, there))
+    assert (hot.share, hot.wcu) == (0.5, 600)
+    assert share_hot(here, share_settings(share_threshold=0.51), with_live(NOWHERE, there)) == []
+    # Its own writes elsewhere add to its part: 600 + 300 of 1,200
+    mine = tallied([("k", 300, 0), ("other", 300, 0)], first=10_000)
+    (hot,) = share_hot(here, share_settings(share_threshold=0.75), with_live(NOWHERE, mine))
+    assert (hot.share, hot.wcu, hot.writes) == (0.75, 900, 2)
+
+
+def test_a_bound_elsewhere_counts_in_the_keys_share() -> None:
+    # Elsewhere the key's counter was cut by 100 (300 -> 200): 150 here + 200 + 100 of 1,000 is 0.45
+    here = tallied([("k", 150, 0), ("z", 350, 1)])
+    there = tallied([("k", 300, 0), ("x", 100, 1), ("y", 100, 2)], first=10_000, capacity=1)
+    (hot,) = share_hot(here, share_settings(share_threshold=0.45), with_live(NOWHERE, there))
+    assert (hot.key, hot.share, hot.wcu) == ("k", 0.45, 450)
+
+
+def test_a_share_is_rounded_to_four_places() -> None:
+    hot = share_hot(tallied([("k", 1000, 0), ("o", 2000, 1)]), share_settings(share_threshold=0.3))
+    assert {h.key: h.share for h in hot} == {"k": 0.3333, "o": 0.6667}
+
+
+def test_without_a_share_minimum_any_table_that_wrote_has_shares() -> None:
+    # One unit is a table's whole window
+    (hot,) = share_hot(tallied([("k", 1, 0)]), share_settings(share_min_wcu=0, share_threshold=1.0))
+    assert (hot.key, hot.share) == ("k", 1.0)
+
+
+# Near the threshold (who is read again with the window's other segments)
+
+
+def test_a_table_key_only_on_this_shard_is_judged_on_its_own_figures() -> None:
+    segment = tallied(writes("k", 800, 0, 10))
+    assert near(segment, SETTINGS, NOWHERE, {}, 0.5) == []
+
+
+def test_a_key_with_parts_elsewhere_is_near_when_the_parts_reach_the_fraction() -> None:
+    # Here 200 WCU/s over 10 s; elsewhere 2,000 more since second 0: (2,000 + 2,000) / 10 s = 400 WCU/s,
+    # half the alert rate
+    here = tallied(writes("k", 200, 0, 10))
+    there = with_live(NOWHERE, tallied([("k", 2000, 0)], first=10_000))
+    assert ("k", PARTITION_LIMIT) in near(here, SETTINGS, there, {}, 0.5)
+    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.51)
+
+
+def test_growth_scales_a_keys_rate_here() -> None:
+    # 200 WCU/s here, a key whose window was 3x its part here when read: 600 WCU/s, 0.75 of the alert rate
+    here = tallied(writes("k", 200, 0, 10))
+    there = with_live(NOWHERE, tallied([("k", 1, 0)], first=10_000))
+    assert near(here, SETTINGS, there, {"k": 3.0}, 0.75) == [("k", PARTITION_LIMIT)]
+    assert near(here, SETTINGS, there, {"k": 3.0}, 0.76) == []
+
+
+def test_an_index_key_is_spread_over_the_shards() -> None:
+    # An index view with 100 WCU/s here and 4 shards in the window: 400 WCU/s, half the alert rate
+    table = tallied([("item", 100, s) for s in range(10)])
+    view = IndexView("orders", "by-status", T0, table.last_event, "", table.entries, 0, table.wcu, table.writes)
+    assert near(view, SETTINGS, NOWHERE, {}, 0.5, shards=4) == [("item", PARTITION_LIMIT)]
+    assert near(view, SETTINGS, NOWHERE, {}, 0.51, shards=4) == []
+    assert near(view, SETTINGS, NOWHERE, {}, 0.1, shards=1) == []
+    assert near(view, SETTINGS, NOWHERE, {}, 0.1) == []  # one shard unless told
+    # Two shards: 200 WCU/s, a quarter
+    assert near(view, SETTINGS, NOWHERE, {}, 0.25, shards=2) == [("item", PARTITION_LIMIT)]
+    assert near(view, SETTINGS, NOWHERE, {}, 0.26, shards=2) == []
+
+
+def test_a_key_without_growth_is_not_scaled() -> None:
+    # 380 WCU/s here and a unit elsewhere: under half the alert rate
+    here = tallied(writes("k", 380, 0, 10))
+    there = with_live(NOWHERE, tallied([("k", 1, 0)], first=10_000))
+    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.5)
+
+
+def test_a_keys_parts_elsewhere_are_spread_over_its_span_to_this_segments_latest_record() -> None:
+    # Here 100 WCU/s over 20 s; elsewhere 6,000 units since second 0: 100 + 6,000 / 20 s = 400 WCU/s
+    here = tallied(writes("k", 100, 0, 20))
+    there = with_live(NOWHERE, tallied([("k", 6000, 0)], first=10_000))
+    assert ("k", PARTITION_LIMIT) in near(here, SETTINGS, there, {}, 0.5)
+    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.51)
+
+
+def test_a_key_near_the_share_threshold_of_the_table() -> None:
+    # Here 300 of the table's 600 units; elsewhere 100 of its own and 900 others': 400 of 1,600
+    here = tallied([("k", 300, 0), ("z", 300, 0)])
+    there = with_live(NOWHERE, tallied([("k", 100, 0), ("o", 900, 0)], first=10_000))
+    # Within half of a share of 0.5 (400 >= 0.5 x 0.5 x 1,600), the table at half its minimum of 3,200
+    assert near(here, share_settings(share_threshold=0.5, share_min_wcu=3200), there, {}, 0.5) == [("k", SHARE)]
+    assert near(here, share_settings(share_threshold=0.51, share_min_wcu=3200), there, {}, 0.5) == []
+    assert near(here, share_settings(share_threshold=0.5, share_min_wcu=3201), there, {}, 0.5) == []
+    # Without a share minimum, a one-unit table has shares
+    one = tallied([("k", 1, 0)])
+    elsewhere_one = with_live(NOWHERE, tallied([("k", 0, 0)], first=10_000))
+    assert ("k", SHARE) in near(one, share_settings(share_min_wcu=0, share_threshold=1.0), elsewhere_one, {}, 1.0)
+    # An index view has no share of the table
+    view = IndexView("orders", "by-status", T0, here.last_event, "", here.entries, 0, here.wcu, here.writes)
+    assert near(view, share_settings(share_threshold=0.5, share_min_wcu=3200), there, {}, 0.5) == []
+
+
+# Resolution
+
+
+def test_a_firing_key_resolves_below_the_threshold_minus_the_hysteresis() -> None:
+    # 0.8 - 0.2 of 1,000 WCU/s: 600 WCU/s; of the share threshold 0.1: 0.075
+    assert math.isclose(resolve_level(SETTINGS, PARTITION_LIMIT), 600.0)
+    assert math.isclose(resolve_level(SETTINGS, SHARE), 0.075)
+    narrow = Settings(stats_table_name="s", alert_threshold=0.5, alert_hysteresis=0.1, share_threshold=0.2)
+    assert math.isclose(resolve_level(narrow, PARTITION_LIMIT), 400.0)
+    assert math.isclose(resolve_level(narrow, SHARE), 0.16)
+
+
+def test_a_keys_window_level_is_its_rate_over_the_whole_window() -> None:
+    window = with_live(NOWHERE, tallied([*writes("k", 600, 0, 10), ("o", 100, 59)]))
+    # 6,000 units over the 60 s window: 100 WCU/s, whatever its span
+    assert window_level(window, SETTINGS, "k", PARTITION_LIMIT) == 100.0
+    assert window_level(window, SETTINGS, "absent", PARTITION_LIMIT) == 0.0
+    # Its share of the table's 6,100 units (the default minimum is 6,000)
+    assert math.isclose(window_level(window, SETTINGS, "k", SHARE), 6000 / 6100)
+    small = with_live(NOWHERE, tallied([("k", 5999, 0)]))
+    assert window_level(small, SETTINGS, "k", SHARE) == 0.0
+    exact = with_live(NOWHERE, tallied([("k", 3000, 0), ("o", 3000, 1)]))
+    assert window_level(exact, SETTINGS, "k", SHARE) == 0.5
+    # Without a share minimum: a one-unit window is all its key's; an empty one has no share
+    anything = Settings(stats_table_name="s", share_min_wcu=0)
+    assert window_level(with_live(NOWHERE, tallied([("k", 1, 0)])), anything, "k", SHARE) == 1.0
+    assert window_level(NOWHERE, anything, "k", SHARE) == 0.0
+
+
+def test_a_window_level_counts_the_bound_of_the_segments_that_list_the_key() -> None:
+    pruned = tallied([("a", 600, 0), ("b", 500, 1), ("c", 500, 2)], capacity=1)
+    window = with_live(NOWHERE, pruned)
+    # a's counter lost 500 to the prune; its bound gives them back: 600 units over 60 s
+    assert window_level(window, SETTINGS, "a", PARTITION_LIMIT) == 10.0
+
+
+# Names and advice
+
+
+def test_the_write_sharding_advice_keeps_each_shard_under_80_percent_of_a_partition() -> None:
+    assert suggested_shards(0, 1000) == 1
+    assert suggested_shards(800, 1000) == 1
+    assert suggested_shards(801, 1000) == 2
+    assert suggested_shards(1600, 1000) == 2
+    assert suggested_shards(1601, 1000) == 3
+    assert suggested_shards(4000, 2000) == 3
+
+
+def test_an_incidents_name_is_its_reason_and_a_digest_of_its_key() -> None:
+    name = incident_key(PARTITION_LIMIT, "customer#1")
+    reason, digest = name.split("#")
+    assert reason == PARTITION_LIMIT and len(digest) == 32 and int(digest, 16) >= 0
+    assert incident_key(PARTITION_LIMIT, "customer#1") == name != incident_key(PARTITION_LIMIT, "customer#2")
+    assert incident_key(SHARE, "customer#1") == f"{SHARE}#{digest}"
+    assert incident_key(PARTITION_LIMIT, "customer#1", "by-status") == f"index#by-status#{name}"
+    # The longest key (2,048 bytes of binary as base64) names an incident well within a sort key's 1,024 bytes
+    assert len(incident_key(PARTITION_LIMIT, "A" * 2732, "i" * 255).encode()) <= 310
