@@ -104,4 +104,5 @@ ORDERS_ALERT = Alert(
     reason="partition_limit",
     status="firing",
     peak_wcu_per_second=930.0,
+    alert_threshold=0.8,
 )

@@ -10,6 +10,9 @@ import pytest
 
 from hotkeys.cli import cost
 from hotkeys.cli.main import main
+from hotkeys.detector.config import Settings
+
+DEFAULTS = Settings(stats_table_name="s")
 
 TOP_FIELDS = [
     "table",
@@ -276,7 +279,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
         "families": [],
     }
     # Then the verdict's peak is the table's, and the alert's rate is named apart
-    assert verdict(result) == [
+    assert verdict(result, DEFAULTS) == [
         "1 hot key (at or near the partition limit):",
         "  tickets/event#42 peaked at 900 WCU/s (90% of the partition limit) in the window starting "
         "2026-12-01T00:00:00Z, alerted at 882 WCU/s, window average 300 WCU/s; suggested fix: write-shard it "
@@ -284,7 +287,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
     ]
     # And when the alert fired at what the peak reads, it is not said twice
     result["alerts"][1]["wcu_per_second"] = 899.6
-    assert "alerted at" not in verdict(result)[1]
+    assert "alerted at" not in verdict(result, DEFAULTS)[1]
 
 
 def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
@@ -314,7 +317,7 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
             }
         ],
     }
-    lines = verdict(result)
+    lines = verdict(result, DEFAULTS)
     # Then only the key near the partition limit is a hot key; the shares are listed apart, as shares
     assert lines[0] == "1 hot key (at or near the partition limit):"
     assert lines[1].startswith("  tickets/event#42 peaked at 900 WCU/s")
@@ -331,8 +334,8 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
     assert len(lines) == 5
     # And with shares only, there is no hot key
     result["alerts"] = result["alerts"][1:]
-    assert verdict(result)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
-    assert verdict({"alerts": [], "alerted_figures": [], "families": []}) == [
+    assert verdict(result, DEFAULTS)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
+    assert verdict({"alerts": [], "alerted_figures": [], "families": []}, DEFAULTS) == [
         "No hot key: no partition key reached the partition-limit alert threshold."
     ]
 
@@ -441,7 +444,7 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         # Given a long key and a terminal of this width
         console = Console(width=width, record=True, color_system=None)
         # When the top table is printed
-        render_top(console, [row], 1000, title="Top")
+        render_top(console, [row], DEFAULTS, title="Top")
         text = console.export_text()
         # Then every character of the key, the window start and the rate can be read: folded, never cut
         body = [line for line in text.splitlines() if line.count("│") >= 4]
@@ -476,3 +479,26 @@ def test_a_reader_that_goes_away_gets_no_traceback() -> None:
         os.close(writer)
     # Then it ends as a SIGPIPE'd process would, with nothing on stderr
     assert done.returncode == 141 and done.stderr == b""
+
+
+def test_top_colours_rows_against_the_chosen_threshold(stats_table_name: str) -> None:
+    from rich.console import Console
+
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.main import build_parser, cmd_top
+    from hotkeys.cli.replay import run_replay
+
+    # Given the sample burst: event#42 peaks at 900 WCU/s, 45% of a 2,000 WCU/s partition
+    run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))
+
+    def event_42_line(*flags: str) -> str:
+        console = Console(width=200, record=True, force_terminal=True, color_system="standard")
+        argv = ["top", "--stats-table", stats_table_name, "--since", "2026-12-01T00:00:00Z", "--limit", "1"]
+        assert cmd_top(build_parser().parse_args([*argv, "--partition-limit", "2000", *flags]), console) == 0
+        return next(line for line in console.export_text(styles=True).splitlines() if "event#42" in line)
+
+    bold_red = "\x1b[1;31m"
+    # When top colours the row: under the default threshold (80%) it is not hot
+    assert bold_red not in event_42_line() and "45%" in event_42_line()
+    # Then with the threshold chosen on the command line (40%) it is
+    assert bold_red in event_42_line("--alert-threshold", "0.4")

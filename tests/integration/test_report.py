@@ -16,6 +16,7 @@ import pytest
 
 from hotkeys.cli.main import main
 from hotkeys.cli.report import Panel, Row, colour_at, plotly_script_name, render, scale_position, write
+from hotkeys.detector.config import Settings
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
@@ -295,7 +296,8 @@ def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_wi
     buckets = [1_796_083_200 + 10 * i for i in range(6)]
     rows = [Row(None, "at-90", [9_000, 9_000, 9_000, 0, 0, 0]), Row(None, "at-30", [0, 0, 0, 3_000, 3_000, 3_000])]
     path = tmp_path / "report.html"
-    write(path, render({"alerts": [], "top": []}, [Panel("t", 10, buckets, rows, 2)], 1000, 0.8, verdict=["Verdict."]))
+    panels = [Panel("t", 10, buckets, rows, 2)]
+    write(path, render({"alerts": [], "top": []}, panels, Settings("s"), verdict=["Verdict."]))
     alone = tmp_path / "moved" / "report.html"
     alone.parent.mkdir()
     shutil.copy(path, alone)

@@ -24,9 +24,7 @@ from hotkeys.detector.config import (
     ConfigError,
     Option,
     Settings,
-    default_of,
-    load_settings,
-    setting_text,
+    settings_from,
 )
 from hotkeys.detector.windows import parse_iso_utc
 
@@ -122,14 +120,13 @@ def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
 
 
 def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed: Any) -> Settings:
-    """The function's settings from these flags and ``fixed`` values, validated by ``load_settings``."""
-    given = {name: getattr(args, name, None) for name in names}
+    """The function's settings from these flags (each already parsed by argparse with its option's own
+    parser, ``setting_type``) and ``fixed`` values: built once, never turned back into text. A flag not
+    given takes the function's default; a rule between settings that fails names the flag."""
+    given: dict[str, Any] = {name: getattr(args, name, None) for name in names}
     given.update(fixed)
-    environment = {
-        OPTION_BY_NAME[name].variable: setting_text(value) for name, value in given.items() if value is not None
-    }
     try:
-        return load_settings(environment)
+        return settings_from(given)
     except ConfigError as error:
         flag = OPTION_BY_VARIABLE[error.variable].cli_flag
         raise UserError(f"{flag}: {error.problem}" if flag else str(error)) from None
@@ -168,14 +165,15 @@ WIDE_TABLE_COLUMNS = 120
 def render_top(
     console: Console,
     rows: list[dict[str, Any]],
-    partition_limit: int,
+    settings: Settings,
     title: str,
-    alert_threshold: float = default_of("alert_threshold"),
 ) -> None:
     """The top-keys table. The key is the answer: on a narrow terminal the table drops the count
     columns and folds the key onto more lines, never cutting it; WCU figures are lower estimates,
     and the table says so. Rows at or above the alert threshold are bold red where the terminal
-    shows colour (the figures say the same in plain text)."""
+    shows colour (the figures say the same in plain text): the threshold and limit are ``settings``',
+    the ones the command was given."""
+    partition_limit = settings.partition_wcu_limit
     wide = console.width >= WIDE_TABLE_COLUMNS
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
     grid = Table(title=title, caption=caption)
@@ -208,7 +206,7 @@ def render_top(
         peak_text = f"{peak:.1f}" if peak is not None else "—"
         figures = [f"{row['wcu_per_second']:.1f}", peak_text, f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
-        hot = percent >= 100 * alert_threshold
+        hot = percent >= 100 * settings.alert_threshold
         grid.add_row(row["window_start"], *names, *figures, *counts, style="bold red" if hot else None)
     console.print(grid)
 

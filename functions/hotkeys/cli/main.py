@@ -60,7 +60,7 @@ REDRIVE_SETTINGS = (
     "archive_replicated_ttl",
     "ttl_attribute",
 )
-TOP_SETTINGS = ("partition_wcu_limit",)
+TOP_SETTINGS = ("partition_wcu_limit", "alert_threshold")
 DEFAULT_STACK = "HotKeyDetector"
 
 EXAMPLES_TOP = """examples:
@@ -263,7 +263,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
-    settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
+    # top resolves no alert, so the hysteresis plays no part: 0, lest its default refuse a threshold
+    # under it for a flag this command does not have.
+    settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table, alert_hysteresis=0.0)
     since = _parse_since(args.since)
     aws = aws_clients(args)
     _check_stats_table(aws.client("dynamodb"), args.stats_table)
@@ -285,7 +287,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         more = f" (index {args.index!r} is not counted in these windows)" if args.index and args.index != "all" else ""
         console.print(f"No figures yet for that selection{more}.")
         return 0
-    render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
+    render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
     render_families(console, family_rows(figures, settings.partition_wcu_limit))
     return 0
 

@@ -68,6 +68,7 @@ class Uncounted:
 @dataclass
 class ReplayReport:
     resources: LocalResources
+    settings: Settings  # the function's settings the replay ran with
     records: int = 0
     shards: int = 0
     invocations: int = 0
@@ -346,7 +347,7 @@ def run_replay(
     settings = settings or replay_settings(resources)
     plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
     create_source_tables(plan.table_folders, aws)
-    report = ReplayReport(resources=resources, shards=len(plan.shards))
+    report = ReplayReport(resources=resources, settings=settings, shards=len(plan.shards))
     container = Container(settings, build_ports(settings, aws))
     handler = build_handler(lambda: container)
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)

@@ -1,8 +1,9 @@
 """``--report FILE.html``: the verdict and the alerts, then a key-by-time heat map per table, then the top keys.
 
 The heat map is computed from the replayed records themselves (exact write units per key per
-10-second bucket), read the way Key Visualizer is read: one row per key, one column per bucket,
-colour linear in the key's WCU/s as a share of the partition limit with a step at the alert
+burst bucket, ``ALERT_MIN_SPAN_SECONDS`` long: the buckets the alert rule reads), read the way
+Key Visualizer is read: one row per key, one column per bucket, colour linear in the key's WCU/s
+as a share of the partition limit with a step at the alert
 threshold, rows ordered by peak, tables hottest first. It is drawn by plotly (zoom, hover); the
 page loads plotly.js from one file written beside it (``plotly-VERSION.min.js``, shared by every
 report in the folder), so it opens offline and stays small.
@@ -22,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hotkeys.detector.config import Settings
 from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
-BUCKET_SECONDS = 10
 MAX_KEYS = 30
 # Colour is linear in the share of the partition limit (decisions §25): pale yellow to orange below
 # the alert threshold, then a step to red and on to dark red at the limit (cells above it saturate).
@@ -39,12 +40,11 @@ PLOT_MARGIN = {"l": 220, "r": 40, "t": 60, "b": 70}
 class HeatMap:
     """Exact write units per (table, index, key) and bucket, fed one record at a time.
 
-    Index partitions (``indexes``) are rows of their own, in their table's panel.
+    Index partitions (``indexes``) are rows of their own, in their table's panel. ``bucket_seconds`` is
+    the replay's ``alert_min_span_seconds``: a cell is one of the burst buckets the alert rule reads.
     """
 
-    def __init__(
-        self, resolve_key: ResolveKey, indexes: IndexesOf | None = None, bucket_seconds: int = BUCKET_SECONDS
-    ) -> None:
+    def __init__(self, resolve_key: ResolveKey, bucket_seconds: int, indexes: IndexesOf | None = None) -> None:
         self.bucket_seconds = bucket_seconds
         self._resolve_key = resolve_key
         self._indexes = indexes
@@ -210,17 +210,14 @@ def _replace(path: Path, content: bytes) -> None:
         raise
 
 
-def render(
-    result: dict[str, Any],
-    panels: list[Panel],
-    partition_limit: int = 1000,
-    threshold: float = 0.8,
-    *,
-    verdict: Sequence[str],
-) -> str:
+def render(result: dict[str, Any], panels: list[Panel], settings: Settings, *, verdict: Sequence[str]) -> str:
     """The page: the verdict (``verdict``: the replay's own headline lines) and the alerts first,
-    then the heat maps hottest table first, then the top keys per window."""
+    then the heat maps hottest table first, then the top keys per window. Limit and threshold are
+    ``settings``', the ones the replay ran with."""
     import plotly.graph_objects as go
+
+    partition_limit, threshold = settings.partition_wcu_limit, settings.alert_threshold
+    seconds = panels[0].bucket_seconds if panels else settings.alert_min_span_seconds
 
     alerts = [a for a in result.get("alerts", []) if a.get("status") != "resolved"]
     panels = hottest_first(panels, partition_limit)
@@ -252,8 +249,8 @@ tr.hot td {{ color: #a50f15; font-weight: 600; }}
 the tables do not.</p>
 <script>if (!window.Plotly) document.getElementById("no-plotly").hidden = false;</script>
 <p>{result.get("records", 0):,} records from {result.get("shards", 0)} shard(s). Heat: each key's write units per
-second in {panels[0].bucket_seconds if panels else BUCKET_SECONDS}-second buckets (exact, from the records), as a share
-of the {partition_limit:,} WCU/s partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
+second in {seconds}-second buckets (exact, from the records), as a share of the {partition_limit:,} WCU/s
+partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
 red from it to the limit. Tables hottest first; rows ordered by peak; alerted keys are always shown. Drag to zoom,
 double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}

@@ -375,6 +375,7 @@ class AlertDesk:
             reason=hot.reason,
             status=status,
             peak_wcu_per_second=peak,
+            alert_threshold=self._settings.alert_threshold,
             pattern=hot.pattern,
             remedy=hot.remedy,
             items=hot.items,
