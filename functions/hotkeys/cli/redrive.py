@@ -37,7 +37,8 @@ from hotkeys.cli.streams import RangeNotRead, read_range
 from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
-from hotkeys.detector.pipeline import Archiver, BatchError, Ports, StreamBatch, process_batch
+from hotkeys.detector.pipeline import BatchError, Ports, StreamBatch, process_batch
+from hotkeys.detector.ports import Archiver
 from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.windows import iso_utc, window_start

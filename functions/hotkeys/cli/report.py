@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
+from hotkeys.detector.ports import IndexesOf, ResolveKey
+from hotkeys.detector.records import MalformedRecord, parse_change
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
 MAX_KEYS = 30

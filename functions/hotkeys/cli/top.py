@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.items import verdict
+from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
 from hotkeys.detector.windows import iso_utc
 
@@ -28,14 +29,6 @@ def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
         f"--stats-table {name!r} is not the detector's stats table (its key is {shown}; the stats table's "
         f"is {PARTITION_KEY} (HASH), {SORT_KEY} (RANGE)): pass the stack output StatsTableName"
     )
-
-
-class StatsReader(Protocol):
-    def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]: ...
-
-    def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
-
-    def latest_window(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
