@@ -22,11 +22,12 @@ TOP_FIELDS = [
     "window_seconds",
     "writes",
     "wcu",
-    "wcu_per_second",
+    "avg_wcu_per_second",
     "share",
     "error_bound",
     "items",
     "peak_wcu_per_second",
+    "alert_wcu_per_second",
 ]
 
 
@@ -56,7 +57,7 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
     # Then the hottest key comes first with exactly the documented fields
     assert [list(row) for row in rows] == [TOP_FIELDS] * 3
     assert rows[0]["key"] == "event#42" and rows[0]["table"] == "tickets"
-    assert rows[0]["wcu"] == 18_000 and rows[0]["wcu_per_second"] == 300.0
+    assert rows[0]["wcu"] == 18_000 and rows[0]["avg_wcu_per_second"] == 300.0
     # and its peak: the heaviest 10-second bucket of the 900 WCU/s burst, which the alert rule reads
     assert rows[0]["peak_wcu_per_second"] == 900.0
     assert rows[0]["window_start"] == "2026-12-01T00:00:00Z" and 0.97 < rows[0]["share"] <= 1
@@ -205,7 +206,8 @@ def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.Capt
     rows = json.loads(capsys.readouterr().out)
     # Then every row is from the latest window, hottest first
     assert {row["window_start"] for row in rows} == {"2026-12-01T00:01:00Z"}
-    assert [row["wcu_per_second"] for row in rows] == sorted((row["wcu_per_second"] for row in rows), reverse=True)
+    averages = [row["avg_wcu_per_second"] for row in rows]
+    assert averages == sorted(averages, reverse=True)
     # And with --last 2 both windows appear, capped by --limit
     assert main(["top", "--stats-table", stats_table_name, "--last", "2", "--json", "--limit", "7"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -258,7 +260,7 @@ def _stored(key: str, average: float, peak: float, share: float, table: str = "t
         "key": key,
         "window_start": "2026-12-01T00:00:00Z",
         "window_seconds": 60,
-        "wcu_per_second": average,
+        "avg_wcu_per_second": average,
         "share": share,
         "peak_wcu_per_second": peak,
     }
@@ -363,7 +365,7 @@ def test_the_replay_verdict_and_its_top_table_show_one_peak(
     assert row["key"] == "event#42" and row["peak_wcu_per_second"] == peak
     assert (
         f"event#42 peaked at {peak} WCU/s ({peak // 10}% of the partition limit) in the window starting "
-        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['wcu_per_second']:,.0f} WCU/s"
+        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['avg_wcu_per_second']:,.0f} WCU/s"
     ) in text
     assert f"{peak:.1f}" in text.split("Top keys per window")[1]
 
@@ -434,7 +436,7 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         "window_start": "2026-12-01T00:00:00Z",
         "table": "orders",
         "key": key,
-        "wcu_per_second": 882.0,
+        "avg_wcu_per_second": 882.0,
         "share": 0.5,
         "writes": 10,
         "wcu": 950,

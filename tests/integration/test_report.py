@@ -410,3 +410,18 @@ def test_a_report_into_a_missing_folder_is_refused_before_replaying(
     captured = capsys.readouterr()
     assert captured.err.strip().count("\n") == 0 and "--report" in captured.err and "does not exist" in captured.err
     assert "Replayed" not in captured.out
+
+
+def test_the_report_names_its_rate_columns_as_the_terminal_table_does() -> None:
+    import re
+
+    from hotkeys.cli.common import top_table
+
+    page = render({"alerts": [], "top": []}, [], Settings("s"), verdict=[])
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", page[page.index("id='top'") :])
+    terminal = [str(column.header) for column in top_table([], Settings("s"), "t").columns]
+
+    def rates(names: list[str]) -> list[str]:
+        return [name for name in names if "WCU/s" in name or "%" in name]
+
+    assert rates(heads) == rates(terminal) == ["avg WCU/s", "peak WCU/s", "alert rate WCU/s", "% of limit"]

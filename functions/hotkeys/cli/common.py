@@ -162,26 +162,26 @@ def cli_region(
 WIDE_TABLE_COLUMNS = 120
 
 
-def render_top(
-    console: Console,
-    rows: list[dict[str, Any]],
-    settings: Settings,
-    title: str,
-) -> None:
-    """The top-keys table. The key is the answer: on a narrow terminal the table drops the count
-    columns and folds the key onto more lines, never cutting it; WCU figures are lower estimates,
-    and the table says so. Rows at or above the alert threshold are bold red where the terminal
-    shows colour (the figures say the same in plain text): the threshold and limit are ``settings``',
-    the ones the command was given."""
+def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings, title: str) -> None:
+    console.print(top_table(rows, settings, title, wide=console.width >= WIDE_TABLE_COLUMNS))
+
+
+def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, wide: bool = True) -> Table:
+    """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay. The key is the
+    answer: narrow (``wide`` False), the table drops the count columns and the alert rate and folds the
+    key onto more lines, never cutting it; WCU figures are lower estimates, and the table says so.
+    Each rate column names its rate (``TopRow``): the window's average, the peak burst bucket, the alert
+    rule's rate and that rate's % of the partition limit. Rows at or above the alert threshold (the
+    alert rate's %, the rule's own test) are bold red where the terminal shows colour (the figures say
+    the same in plain text): threshold and limit are ``settings``', the ones the command was given."""
     partition_limit = settings.partition_wcu_limit
-    wide = console.width >= WIDE_TABLE_COLUMNS
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
     grid = Table(title=title, caption=caption)
     columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
     columns += [("key", "left")] if wide else []
-    # Every rate names itself: the window's average, its peak (the heaviest aligned burst bucket of the
-    # key's merged series, the figure the replay's verdict quotes) and the peak's share of the limit.
-    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right"), ("peak % of limit", "right"), ("share", "right")]
+    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right")]
+    columns += [("alert rate WCU/s", "right")] if wide else []
+    columns += [("% of limit", "right"), ("share", "right")]
     columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
     for column, justify in columns:
         text = column in ("window (UTC)", "table", "key", "table/key")
@@ -200,15 +200,24 @@ def render_top(
             if wide
             else [f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"]
         )
-        peak = row.get("peak_wcu_per_second")
-        # The alert rule reads the peak: % of the partition limit follows it when it is known.
-        percent = 100 * max(row["wcu_per_second"], peak or 0) / partition_limit
-        peak_text = f"{peak:.1f}" if peak is not None else "—"
-        figures = [f"{row['wcu_per_second']:.1f}", peak_text, f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
+        average, peak, alert = (
+            row["avg_wcu_per_second"],
+            row.get("peak_wcu_per_second"),
+            row.get("alert_wcu_per_second"),
+        )
+        # Figures stored before burst buckets have no peak nor alert rate: their average stands in.
+        rate = alert if alert is not None else max(average, peak or 0.0)
+        percent = 100 * rate / partition_limit
+        figures = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
+        figures += [f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
-        hot = percent >= 100 * settings.alert_threshold
+        hot = rate >= settings.alert_threshold * partition_limit
         grid.add_row(row["window_start"], *names, *figures, *counts, style="bold red" if hot else None)
-    console.print(grid)
+    return grid
+
+
+def _rate_text(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.1f}"
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

@@ -42,6 +42,8 @@ REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)
 WATCH_SETTINGS = (
     "window_seconds",
     "partition_wcu_limit",
+    "alert_threshold",
+    "alert_min_span_seconds",
     "summary_capacity",
     "partition_key_attribute",
     "count_indexes",
@@ -324,7 +326,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.generate import GenerateError, HotKey, Workload
+    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload
 
     try:
         workload = Workload(
@@ -339,7 +341,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             shards=args.shards,
             seed=args.seed,
             start=args.start,
-            hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
+            hot=tuple(InjectedHotKey.parse(spec, args.duration) for spec in args.hot),
         )
         workload.validate()
     except GenerateError as error:

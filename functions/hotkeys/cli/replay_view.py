@@ -208,7 +208,7 @@ class _Incident:
 def _peak(row: dict[str, Any]) -> float:
     """The key's peak in the row's window: its heaviest aligned burst bucket as WCU/s (never below the
     window average, which a series cut at ``MAX_SERIES_PAIRS`` could leave it under)."""
-    return float(max(row["wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
+    return float(max(row["avg_wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
 
 
 def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
@@ -272,7 +272,7 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
         said = (
             f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
             f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}, window average "
-            f"{row['wcu_per_second']:,.0f} WCU/s"
+            f"{row['avg_wcu_per_second']:,.0f} WCU/s"
         )
     # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
     shards = max(
@@ -301,7 +301,7 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         said = (
             f"took {100 * share:.0f}% of the table's writes in the window starting {window}{at_alert} "
             f"(peak {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit; window average "
-            f"{row['wcu_per_second']:,.0f} WCU/s)"
+            f"{row['avg_wcu_per_second']:,.0f} WCU/s)"
         )
     return f"  {incident.where} {said}{_fix(incident, families, window, 1, share)}"
 

@@ -409,21 +409,27 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
 
 
 def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
+    """The replay's top-keys rows (``top.TopRow``), with the columns and the hot rule of ``top``'s table."""
     body = []
     for r in top:
-        peak = r.get("peak_wcu_per_second")
-        rate = max(r["wcu_per_second"], peak or 0.0)
+        peak, alert = r.get("peak_wcu_per_second"), r.get("alert_wcu_per_second")
+        rate = alert if alert is not None else max(r["avg_wcu_per_second"], peak or 0.0)
         where = r["table"] if not r.get("index") else f"{r['table']} index {r['index']}"
         hot = " class='hot'" if rate >= threshold * partition_limit else ""
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
-            f"<td class='k'>{html.escape(r['key'])}</td><td>{r['wcu_per_second']:,.1f}</td>"
-            f"<td>{'—' if peak is None else format(peak, ',.1f')}</td>"
+            f"<td class='k'>{html.escape(r['key'])}</td><td>{r['avg_wcu_per_second']:,.1f}</td>"
+            f"<td>{_rate(peak)}</td><td>{_rate(alert)}</td>"
             f"<td>{100 * rate / partition_limit:.1f}%</td><td>{100 * r['share']:.1f}%</td>"
             f"<td>{r['writes']:,}</td><td>{r['wcu']:,}</td><td>{r['error_bound']:,}</td></tr>"
         )
     return (
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
-        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>peak % of limit</th><th>share</th>"
+        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>alert rate WCU/s</th>"
+        "<th>% of limit</th><th>share</th>"
         f"<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def _rate(rate: float | None) -> str:
+    return "—" if rate is None else format(rate, ",.1f")

@@ -22,7 +22,7 @@ FOLLOW_THE_WINDOW = ("alert_min_span_seconds", "flush_seconds")
 # What those fields hold until ``Settings.__post_init__`` resolves them (never a valid value: their low is 1).
 WINDOW_DEFAULT = 0
 
-Kind = Literal["int", "number", "text", "flag", "choice"]
+OptionKind = Literal["int", "number", "text", "flag", "choice"]  # how an option's text is read
 Value = int | float | str | bool | None
 TRUE_WORDS = ("true", "1", "yes")
 FALSE_WORDS = ("false", "0", "no")
@@ -42,7 +42,7 @@ class ConfigError(ValueError):
 class Option:
     name: str  # the Settings attribute
     variable: str  # the function's environment variable
-    kind: Kind
+    kind: OptionKind
     default: Value
     help: str
     low: float | None = None
