@@ -506,23 +506,24 @@ def test_top_colours_rows_against_the_chosen_threshold(stats_table_name: str) ->
     assert bold_red in event_42_line("--alert-threshold", "0.4")
 
 
+WINDOW_START = 1_796_083_200
+
+
 def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
     from hotkeys.cli.top import key_row
     from hotkeys.detector.snapshots import WindowFigures
     from hotkeys.detector.summary import KeyFigure
 
-    T0 = 1_796_083_200
-
     def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
         # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket
-        key = KeyFigure("k", 100, 1000, error_bound, T0 + 5, peak_wcu=500)
-        window = WindowFigures("t", T0, 60, 100, 1000, 0, error_bound, [key], last_event, bucket_seconds=10)
+        key = KeyFigure("k", 100, 1000, error_bound, WINDOW_START + 5, peak_wcu=500)
+        window = WindowFigures("t", WINDOW_START, 60, 100, 1000, 0, error_bound, [key], last_event, bucket_seconds=10)
         found = key_row(window, key)
         return found.alert_wcu_per_second, found.peak_wcu_per_second, found.avg_wcu_per_second
 
     # Then the peak is the heaviest bucket, the average the window's, and the alert rate the upper
     # bound over the key's active time (at least one bucket) when that is higher than the peak
-    assert row(0, T0 + 14) == (100.0, 50.0, 16.667)
-    assert row(200, T0 + 14) == (120.0, 50.0, 16.667)
+    assert row(0, WINDOW_START + 14) == (100.0, 50.0, 16.667)
+    assert row(200, WINDOW_START + 14) == (120.0, 50.0, 16.667)
     # and the peak when the key has been quiet long since
-    assert row(0, T0 + 59) == (50.0, 50.0, 16.667)
+    assert row(0, WINDOW_START + 59) == (50.0, 50.0, 16.667)
