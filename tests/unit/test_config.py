@@ -144,4 +144,4 @@ def test_a_rule_between_two_flags_is_one_line_naming_a_flag(capsys: pytest.Captu
     # Then the replay refuses before reading any file, in one line naming the flag
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err == "hotkeys: --alert-hysteresis: (0.3) must be smaller than ALERT_THRESHOLD (0.3)\n"
+    assert err == "hotkeys: --alert-hysteresis: (0.3) must be smaller than --alert-threshold (0.3)\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -129,7 +130,17 @@ def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed
         return settings_from(given)
     except ConfigError as error:
         flag = OPTION_BY_VARIABLE[error.variable].cli_flag
-        raise UserError(f"{flag}: {error.problem}" if flag else str(error)) from None
+        problem = _in_flags(error.problem, names)
+        raise UserError(f"{flag}: {problem}" if flag else str(error)) from None
+
+
+def _in_flags(problem: str, names: tuple[str, ...]) -> str:
+    """A rule's message with the settings this command has flags for named by their flags."""
+    for name in names:
+        option = OPTION_BY_NAME[name]
+        if option.cli_flag:
+            problem = re.sub(rf"\b{option.variable}\b", option.cli_flag, problem)
+    return problem
 
 
 def add_aws_flags(command: argparse.ArgumentParser) -> None:
