@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.generate import HotKey, Workload, generate, shard_event
+from hotkeys.cli.generate import InjectedHotKey, Workload, generate, shard_event
 from hotkeys.cli.io import write_event_file
 
 HERE = Path(__file__).resolve().parent
@@ -27,7 +27,7 @@ GENERATED = {
         duration=120,
         item_bytes=800,
         seed=12,
-        hot=(HotKey("event#42", 900, 25, 20),),
+        hot=(InjectedHotKey("event#42", 900, 25, 20),),
     ),
     # A celebrity profile takes ~15% of a modest table's writes: far from the partition limit.
     "share-small-table.json.gz": Workload(
@@ -39,7 +39,7 @@ GENERATED = {
         item_bytes=5000,
         item_spread=0,
         seed=13,
-        hot=(HotKey("celebrity#1", 16, 0, 120),),
+        hot=(InjectedHotKey("celebrity#1", 16, 0, 120),),
     ),
     # Write sharding seen from the stream: event#42 spread evenly over 10 suffixes (it works), and
     # poll#7 over 4 suffixes with one drawing most of the writes (uneven: a hot shard).
@@ -51,9 +51,9 @@ GENERATED = {
         item_bytes=200,
         seed=15,
         hot=(
-            *(HotKey(f"event#42#{suffix}", 30, 0, 60) for suffix in range(10)),
-            HotKey("poll#7#0", 60, 0, 60),
-            *(HotKey(f"poll#7#{suffix}", 10, 0, 60) for suffix in range(1, 4)),
+            *(InjectedHotKey(f"event#42#{suffix}", 30, 0, 60) for suffix in range(10)),
+            InjectedHotKey("poll#7#0", 60, 0, 60),
+            *(InjectedHotKey(f"poll#7#{suffix}", 10, 0, 60) for suffix in range(1, 4)),
         ),
     ),
     # Sessions expiring by TTL, mixed with application deletes and updates.

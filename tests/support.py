@@ -104,6 +104,7 @@ ORDERS_ALERT = Alert(
     reason="partition_limit",
     status="firing",
     peak_wcu_per_second=930.0,
+    alert_threshold=0.8,
 )
 
 

@@ -122,6 +122,17 @@ def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(stats_
         assert firing["suggested_shards"] == 2
 
 
+def test_the_sharding_advice_keeps_each_suffix_under_the_chosen_threshold(stats_table_name: str, topic: dict) -> None:
+    # Given an alert threshold of 50% and a key that bursts to 700 WCU/s
+    settings = Settings(
+        stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], alert_threshold=0.5, share_min_wcu=10**9
+    )
+    consume(settings, [traffic([("event#42", 700, 25, 20), ("quiet", 5, 0, 150)])])
+    firing = next(a for a in delivered(topic["queue"]) if a["status"] == "firing")
+    # Then the advice asks for enough suffixes to keep each under 500 WCU/s (under 80%, one would do)
+    assert firing["suggested_shards"] == 2
+
+
 def test_reminders_are_spaced_and_resolution_is_sent_once(stats_table_name: str, topic: dict) -> None:
     # Given a key hot for 35 minutes (the partition limit is scaled down to 10 WCU/s to keep the test small)
     settings = Settings(

@@ -10,6 +10,9 @@ import pytest
 
 from hotkeys.cli import cost
 from hotkeys.cli.main import main
+from hotkeys.detector.config import Settings
+
+DEFAULTS = Settings(stats_table_name="s")
 
 TOP_FIELDS = [
     "table",
@@ -19,11 +22,12 @@ TOP_FIELDS = [
     "window_seconds",
     "writes",
     "wcu",
-    "wcu_per_second",
+    "avg_wcu_per_second",
     "share",
     "error_bound",
     "items",
     "peak_wcu_per_second",
+    "alert_wcu_per_second",
 ]
 
 
@@ -53,7 +57,7 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
     # Then the hottest key comes first with exactly the documented fields
     assert [list(row) for row in rows] == [TOP_FIELDS] * 3
     assert rows[0]["key"] == "event#42" and rows[0]["table"] == "tickets"
-    assert rows[0]["wcu"] == 18_000 and rows[0]["wcu_per_second"] == 300.0
+    assert rows[0]["wcu"] == 18_000 and rows[0]["avg_wcu_per_second"] == 300.0
     # and its peak: the heaviest 10-second bucket of the 900 WCU/s burst, which the alert rule reads
     assert rows[0]["peak_wcu_per_second"] == 900.0
     assert rows[0]["window_start"] == "2026-12-01T00:00:00Z" and 0.97 < rows[0]["share"] <= 1
@@ -202,7 +206,8 @@ def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.Capt
     rows = json.loads(capsys.readouterr().out)
     # Then every row is from the latest window, hottest first
     assert {row["window_start"] for row in rows} == {"2026-12-01T00:01:00Z"}
-    assert [row["wcu_per_second"] for row in rows] == sorted((row["wcu_per_second"] for row in rows), reverse=True)
+    averages = [row["avg_wcu_per_second"] for row in rows]
+    assert averages == sorted(averages, reverse=True)
     # And with --last 2 both windows appear, capped by --limit
     assert main(["top", "--stats-table", stats_table_name, "--last", "2", "--json", "--limit", "7"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -255,7 +260,7 @@ def _stored(key: str, average: float, peak: float, share: float, table: str = "t
         "key": key,
         "window_start": "2026-12-01T00:00:00Z",
         "window_seconds": 60,
-        "wcu_per_second": average,
+        "avg_wcu_per_second": average,
         "share": share,
         "peak_wcu_per_second": peak,
     }
@@ -276,7 +281,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
         "families": [],
     }
     # Then the verdict's peak is the table's, and the alert's rate is named apart
-    assert verdict(result) == [
+    assert verdict(result, DEFAULTS) == [
         "1 hot key (at or near the partition limit):",
         "  tickets/event#42 peaked at 900 WCU/s (90% of the partition limit) in the window starting "
         "2026-12-01T00:00:00Z, alerted at 882 WCU/s, window average 300 WCU/s; suggested fix: write-shard it "
@@ -284,7 +289,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
     ]
     # And when the alert fired at what the peak reads, it is not said twice
     result["alerts"][1]["wcu_per_second"] = 899.6
-    assert "alerted at" not in verdict(result)[1]
+    assert "alerted at" not in verdict(result, DEFAULTS)[1]
 
 
 def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
@@ -314,7 +319,7 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
             }
         ],
     }
-    lines = verdict(result)
+    lines = verdict(result, DEFAULTS)
     # Then only the key near the partition limit is a hot key; the shares are listed apart, as shares
     assert lines[0] == "1 hot key (at or near the partition limit):"
     assert lines[1].startswith("  tickets/event#42 peaked at 900 WCU/s")
@@ -331,8 +336,8 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
     assert len(lines) == 5
     # And with shares only, there is no hot key
     result["alerts"] = result["alerts"][1:]
-    assert verdict(result)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
-    assert verdict({"alerts": [], "alerted_figures": [], "families": []}) == [
+    assert verdict(result, DEFAULTS)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
+    assert verdict({"alerts": [], "alerted_figures": [], "families": []}, DEFAULTS) == [
         "No hot key: no partition key reached the partition-limit alert threshold."
     ]
 
@@ -360,7 +365,7 @@ def test_the_replay_verdict_and_its_top_table_show_one_peak(
     assert row["key"] == "event#42" and row["peak_wcu_per_second"] == peak
     assert (
         f"event#42 peaked at {peak} WCU/s ({peak // 10}% of the partition limit) in the window starting "
-        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['wcu_per_second']:,.0f} WCU/s"
+        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['avg_wcu_per_second']:,.0f} WCU/s"
     ) in text
     assert f"{peak:.1f}" in text.split("Top keys per window")[1]
 
@@ -431,7 +436,7 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         "window_start": "2026-12-01T00:00:00Z",
         "table": "orders",
         "key": key,
-        "wcu_per_second": 882.0,
+        "avg_wcu_per_second": 882.0,
         "share": 0.5,
         "writes": 10,
         "wcu": 950,
@@ -441,7 +446,7 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         # Given a long key and a terminal of this width
         console = Console(width=width, record=True, color_system=None)
         # When the top table is printed
-        render_top(console, [row], 1000, title="Top")
+        render_top(console, [row], DEFAULTS, title="Top")
         text = console.export_text()
         # Then every character of the key, the window start and the rate can be read: folded, never cut
         body = [line for line in text.splitlines() if line.count("│") >= 4]
@@ -476,3 +481,49 @@ def test_a_reader_that_goes_away_gets_no_traceback() -> None:
         os.close(writer)
     # Then it ends as a SIGPIPE'd process would, with nothing on stderr
     assert done.returncode == 141 and done.stderr == b""
+
+
+def test_top_colours_rows_against_the_chosen_threshold(stats_table_name: str) -> None:
+    from rich.console import Console
+
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.main import build_parser, cmd_top
+    from hotkeys.cli.replay import run_replay
+
+    # Given the sample burst: event#42 peaks at 900 WCU/s, 45% of a 2,000 WCU/s partition
+    run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))
+
+    def event_42_line(*flags: str) -> str:
+        console = Console(width=200, record=True, force_terminal=True, color_system="standard")
+        argv = ["top", "--stats-table", stats_table_name, "--since", "2026-12-01T00:00:00Z", "--limit", "1"]
+        assert cmd_top(build_parser().parse_args([*argv, "--partition-limit", "2000", *flags]), console) == 0
+        return next(line for line in console.export_text(styles=True).splitlines() if "event#42" in line)
+
+    bold_red = "\x1b[1;31m"
+    # When top colours the row: under the default threshold (80%) it is not hot
+    assert bold_red not in event_42_line() and "45%" in event_42_line()
+    # Then with the threshold chosen on the command line (40%) it is
+    assert bold_red in event_42_line("--alert-threshold", "0.4")
+
+
+WINDOW_START = 1_796_083_200
+
+
+def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
+    from hotkeys.cli.top import key_row
+    from hotkeys.detector.snapshots import WindowFigures
+    from hotkeys.detector.summary import KeyFigure
+
+    def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
+        # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket
+        key = KeyFigure("k", 100, 1000, error_bound, WINDOW_START + 5, peak_wcu=500)
+        window = WindowFigures("t", WINDOW_START, 60, 100, 1000, 0, error_bound, [key], last_event, bucket_seconds=10)
+        found = key_row(window, key)
+        return found.alert_wcu_per_second, found.peak_wcu_per_second, found.avg_wcu_per_second
+
+    # Then the peak is the heaviest bucket, the average the window's, and the alert rate the upper
+    # bound over the key's active time (at least one bucket) when that is higher than the peak
+    assert row(0, WINDOW_START + 14) == (100.0, 50.0, 16.667)
+    assert row(200, WINDOW_START + 14) == (120.0, 50.0, 16.667)
+    # and the peak when the key has been quiet long since
+    assert row(0, WINDOW_START + 59) == (50.0, 50.0, 16.667)

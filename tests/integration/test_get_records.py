@@ -184,7 +184,7 @@ def test_redrive_archives_a_dead_lettered_ttl_deletion_and_counts_it_as_no_write
     # Given a dead-lettered range holding a write and a TTL deletion, in a shard GetRecords reads
     boto3.client("s3").create_bucket(Bucket="archive")
     records = [write_record("order#1", 1, T0 + 1), ttl_record("session#9", 2, T0 + 2)]
-    reading(WireStream(orders, {SHARD: records}), monkeypatch, "hotkeys.cli.main")
+    reading(WireStream(orders, {SHARD: records}), monkeypatch, "hotkeys.cli.redrive_view")
     dead_letter(dlq, orders, SHARD, sequence_number(0, 1), sequence_number(0, 2))
     # When redriven
     status, (result,) = redrive(stats_table_name, dlq, capsys, "--archive-bucket", "archive")
@@ -230,7 +230,7 @@ def test_redrive_keeps_a_range_an_open_shard_never_finishes(
     # Given a dead-lettered range 1..5 of an open shard whose GetRecords gives 1..3, then only empty pages
     records = [write_record(f"order#{i}", i, T0 + i) for i in range(1, 4)]
     stream = WireStream(orders, {SHARD: records})
-    reading(stream, monkeypatch, "hotkeys.cli.main")
+    reading(stream, monkeypatch, "hotkeys.cli.redrive_view")
     dead_letter(dlq, orders, SHARD, sequence_number(0, 1), sequence_number(0, 5))
     # When redriven
     status, (result,) = redrive(stats_table_name, dlq, capsys)
@@ -249,7 +249,7 @@ def test_redrive_reads_a_closed_shard_to_its_end(
 ) -> None:
     # A closed shard "will not return any more data": what it gave is the whole range
     records = [write_record(f"order#{i}", i, T0 + i) for i in range(1, 4)]
-    reading(WireStream(orders, {SHARD: records}, closed=[SHARD]), monkeypatch, "hotkeys.cli.main")
+    reading(WireStream(orders, {SHARD: records}, closed=[SHARD]), monkeypatch, "hotkeys.cli.redrive_view")
     dead_letter(dlq, orders, SHARD, sequence_number(0, 1), sequence_number(0, 5))
     status, (result,) = redrive(stats_table_name, dlq, capsys)
     assert status == 0 and (result["read"], result["counted"], result["unreadable"]) == (3, 3, None)

@@ -94,6 +94,7 @@ def test_the_messages_explain_back_pressure_and_the_index_fix(
         partition_limit_wcu=1000,
         status="firing",
         peak_wcu_per_second=firing["wcu_per_second"],
+        alert_threshold=0.8,
         remedy="(the remedy)",
     )
     text = email_text(alert)

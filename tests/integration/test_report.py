@@ -16,6 +16,7 @@ import pytest
 
 from hotkeys.cli.main import main
 from hotkeys.cli.report import Panel, Row, colour_at, plotly_script_name, render, scale_position, write
+from hotkeys.detector.config import Settings
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 
@@ -295,7 +296,8 @@ def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_wi
     buckets = [1_796_083_200 + 10 * i for i in range(6)]
     rows = [Row(None, "at-90", [9_000, 9_000, 9_000, 0, 0, 0]), Row(None, "at-30", [0, 0, 0, 3_000, 3_000, 3_000])]
     path = tmp_path / "report.html"
-    write(path, render({"alerts": [], "top": []}, [Panel("t", 10, buckets, rows, 2)], 1000, 0.8, verdict=["Verdict."]))
+    panels = [Panel("t", 10, buckets, rows, 2)]
+    write(path, render({"alerts": [], "top": []}, panels, Settings("s"), verdict=["Verdict."]))
     alone = tmp_path / "moved" / "report.html"
     alone.parent.mkdir()
     shutil.copy(path, alone)
@@ -408,3 +410,18 @@ def test_a_report_into_a_missing_folder_is_refused_before_replaying(
     captured = capsys.readouterr()
     assert captured.err.strip().count("\n") == 0 and "--report" in captured.err and "does not exist" in captured.err
     assert "Replayed" not in captured.out
+
+
+def test_the_report_names_its_rate_columns_as_the_terminal_table_does() -> None:
+    import re
+
+    from hotkeys.cli.common import top_table
+
+    page = render({"alerts": [], "top": []}, [], Settings("s"), verdict=[])
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", page[page.index("id='top'") :])
+    terminal = [str(column.header) for column in top_table([], Settings("s"), "t").columns]
+
+    def rates(names: list[str]) -> list[str]:
+        return [name for name in names if "WCU/s" in name or "%" in name]
+
+    assert rates(heads) == rates(terminal) == ["avg WCU/s", "peak WCU/s", "alert rate WCU/s", "% of limit"]

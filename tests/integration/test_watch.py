@@ -133,7 +133,14 @@ def test_watch_shows_the_peak_the_alert_rule_reads(endpoint: str, capsys: pytest
     # Then its peak is its heaviest 10-second bucket (at most all 120 units in one: 12 WCU/s), and
     # the rate shown, like the alert rule's, is at least that peak
     assert 0 < row["peak_wcu_per_second"] <= 12.0
-    assert row["wcu_per_second"] >= row["peak_wcu_per_second"]
+    assert row["alert_wcu_per_second"] >= row["peak_wcu_per_second"]
+    # and the row is top's (one row type, one meaning per field): its average is the window's
+    from dataclasses import fields
+
+    from hotkeys.cli.top import TopRow
+
+    assert list(row) == [field.name for field in fields(TopRow)]
+    assert row["avg_wcu_per_second"] == round(row["wcu"] / row["window_seconds"], 3)
 
 
 def test_watch_counts_binary_attributes_read_from_a_moto_server(endpoint: str, capsys: pytest.CaptureFixture) -> None:

@@ -117,3 +117,31 @@ def test_the_default_options_give_the_function_valid_settings() -> None:
     options = options_from_context({})
     settings = load_settings({**options.function_environment(), "STATS_TABLE_NAME": "s"})
     assert (settings.window_seconds, settings.alert_threshold, settings.share_min_wcu) == (60, 0.8, 6000)
+
+
+@pytest.mark.parametrize(("window", "follows"), [(5, 5), (10, 10), (60, 10)])
+def test_the_span_and_flush_defaults_follow_a_short_window_wherever_settings_are_built(
+    window: int, follows: int
+) -> None:
+    from hotkeys.detector.config import Settings
+
+    # One default per setting: the function's environment and a Settings built in code agree
+    built = Settings(stats_table_name="s", window_seconds=window)
+    loaded = load_settings({"STATS_TABLE_NAME": "s", "WINDOW_SECONDS": str(window)})
+    assert (built.alert_min_span_seconds, built.flush_seconds) == (follows, follows)
+    assert built == loaded
+    # and a value given is kept, or refused when longer than the window
+    assert Settings(stats_table_name="s", window_seconds=60, alert_min_span_seconds=20).alert_min_span_seconds == 20
+    with pytest.raises(ConfigError, match="FLUSH_SECONDS"):
+        Settings(stats_table_name="s", window_seconds=5, flush_seconds=6)
+
+
+def test_a_rule_between_two_flags_is_one_line_naming_a_flag(capsys: pytest.CaptureFixture) -> None:
+    from hotkeys.cli.main import main
+
+    # Given a hysteresis as large as the threshold (each valid alone)
+    argv = ["replay", "x.json", "--alert-threshold", "0.3", "--alert-hysteresis", "0.3"]
+    # Then the replay refuses before reading any file, in one line naming the flag
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == "hotkeys: --alert-hysteresis: (0.3) must be smaller than --alert-threshold (0.3)\n"

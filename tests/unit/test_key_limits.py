@@ -95,6 +95,7 @@ def worst_alert(kind: str, status: str, index: str | None) -> Alert:
         wcu=10**15,
         wcu_per_second=10**12,
         partition_limit_wcu=1000,
+        alert_threshold=0.8,
         share=1.0,
         reason=PARTITION_LIMIT,
         status=status,

@@ -106,3 +106,25 @@ def test_the_long_poll_ends_before_the_sdk_gives_up_on_the_answer() -> None:
     # SQS: "ensure that the HTTP response timeout for ReceiveMessage requests is longer than the
     # WaitTimeSeconds parameter"; the CLI's clients use SDK_CONFIG.
     assert 1 <= LONG_POLL_SECONDS < SDK_CONFIG.read_timeout
+
+
+@pytest.mark.parametrize(
+    ("run", "status"),
+    [
+        ({}, 0),
+        ({"results": [{"counted": 3}]}, 0),
+        ({"results": [{"unreadable": "TrimmedDataAccessException"}]}, 1),
+        ({"results": [{"refused": "a TTL deletion the deployment may archive"}]}, 1),
+        ({"results": [{"counted": 3}], "dry_run": True}, 1),
+        ({"results": [{"counted": 3}], "keep": True}, 1),
+        ({"dry_run": True}, 0),  # nothing received, nothing kept
+        ({"spool_moved": 2, "spool_empty": False}, 1),
+        ({"spool_moved": 2}, 0),
+        ({"visible": 4}, 1),  # entries this run did not receive
+    ],
+)
+def test_a_run_exits_1_while_work_remains(run: dict[str, Any], status: int) -> None:
+    from hotkeys.cli.redrive import Drained, QueueCounts, RedriveRun
+
+    drained = Drained([], QueueCounts(visible=run.pop("visible", 0)))
+    assert RedriveRun(run.pop("results", []), drained, **run).exit_status == status

@@ -13,7 +13,7 @@ import pytest
 
 from hotkeys.cli.common import settings_from_args
 from hotkeys.cli.main import REDRIVE_SETTINGS, REPLAY_SETTINGS, TOP_SETTINGS, WATCH_SETTINGS, build_parser
-from hotkeys.detector.config import OPTIONS, ConfigError, Settings, load_settings, settings_fields
+from hotkeys.detector.config import OPTIONS, ConfigError, Option, Settings, load_settings, settings_fields
 from infra.options import ContextError, options_from_context, options_table
 
 # A valid value other than the default, as text, and what the function must make of it.
@@ -139,3 +139,36 @@ def test_every_flagged_setting_is_a_replay_flag_and_the_other_commands_use_the_s
 def test_the_readme_options_table_is_the_schemas() -> None:
     readme = (ROOT / "README.md").read_text()
     assert options_table() in readme
+
+
+@pytest.mark.parametrize("name", [o.name for o in OPTIONS if o.cli_flag])
+def test_each_flag_is_parsed_once_by_its_options_parser(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a spy on the schema's parser
+    parsed: list[str] = []
+    original = Option.parse
+
+    def spy(option: Option, raw: str | None) -> object:
+        parsed.append(option.name)
+        return original(option, raw)
+
+    monkeypatch.setattr(Option, "parse", spy)
+    option = by_name(name)
+    text, expected = SAMPLES[name]
+    companions = [arg for other in COMPANIONS.get(name, {}) for arg in (by_name(other).cli_flag, SAMPLES[other][0])]
+    # When the command line is read and the settings built from it
+    args = build_parser().parse_args(["replay", "x.json", *companions, str(option.cli_flag), text])
+    settings = settings_from_args(args, REPLAY_SETTINGS, stats_table_name="s")
+    # Then each flag given was parsed once, as argparse's type, and nothing else was parsed
+    assert sorted(parsed) == sorted([name, *COMPANIONS.get(name, {})])
+    assert getattr(settings, name) == expected
+
+
+@pytest.mark.parametrize("name", [o.name for o in OPTIONS if o.cli_flag and o.name in INVALID])
+def test_a_bad_flag_value_is_one_line_naming_the_flag(name: str, capsys: pytest.CaptureFixture) -> None:
+    from hotkeys.cli.main import main
+
+    option = by_name(name)
+    assert main(["replay", "x.json", str(option.cli_flag), INVALID[name]]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"hotkeys: argument {option.cli_flag}: "), err
+    assert "Traceback" not in err

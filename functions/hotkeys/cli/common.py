@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -24,9 +25,7 @@ from hotkeys.detector.config import (
     ConfigError,
     Option,
     Settings,
-    default_of,
-    load_settings,
-    setting_text,
+    settings_from,
 )
 from hotkeys.detector.windows import parse_iso_utc
 
@@ -122,17 +121,26 @@ def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
 
 
 def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed: Any) -> Settings:
-    """The function's settings from these flags and ``fixed`` values, validated by ``load_settings``."""
-    given = {name: getattr(args, name, None) for name in names}
+    """The function's settings from these flags (each already parsed by argparse with its option's own
+    parser, ``setting_type``) and ``fixed`` values: built once, never turned back into text. A flag not
+    given takes the function's default; a rule between settings that fails names the flag."""
+    given: dict[str, Any] = {name: getattr(args, name, None) for name in names}
     given.update(fixed)
-    environment = {
-        OPTION_BY_NAME[name].variable: setting_text(value) for name, value in given.items() if value is not None
-    }
     try:
-        return load_settings(environment)
+        return settings_from(given)
     except ConfigError as error:
         flag = OPTION_BY_VARIABLE[error.variable].cli_flag
-        raise UserError(f"{flag}: {error.problem}" if flag else str(error)) from None
+        problem = _in_flags(error.problem, names)
+        raise UserError(f"{flag}: {problem}" if flag else str(error)) from None
+
+
+def _in_flags(problem: str, names: tuple[str, ...]) -> str:
+    """A rule's message with the settings this command has flags for named by their flags."""
+    for name in names:
+        option = OPTION_BY_NAME[name]
+        if option.cli_flag:
+            problem = re.sub(rf"\b{option.variable}\b", option.cli_flag, problem)
+    return problem
 
 
 def add_aws_flags(command: argparse.ArgumentParser) -> None:
@@ -165,25 +173,26 @@ def cli_region(
 WIDE_TABLE_COLUMNS = 120
 
 
-def render_top(
-    console: Console,
-    rows: list[dict[str, Any]],
-    partition_limit: int,
-    title: str,
-    alert_threshold: float = default_of("alert_threshold"),
-) -> None:
-    """The top-keys table. The key is the answer: on a narrow terminal the table drops the count
-    columns and folds the key onto more lines, never cutting it; WCU figures are lower estimates,
-    and the table says so. Rows at or above the alert threshold are bold red where the terminal
-    shows colour (the figures say the same in plain text)."""
-    wide = console.width >= WIDE_TABLE_COLUMNS
+def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings, title: str) -> None:
+    console.print(top_table(rows, settings, title, wide=console.width >= WIDE_TABLE_COLUMNS))
+
+
+def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, wide: bool = True) -> Table:
+    """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay. The key is the
+    answer: narrow (``wide`` False), the table drops the count columns and the alert rate and folds the
+    key onto more lines, never cutting it; WCU figures are lower estimates, and the table says so.
+    Each rate column names its rate (``TopRow``): the window's average, the peak burst bucket, the alert
+    rule's rate and that rate's % of the partition limit. Rows at or above the alert threshold (the
+    alert rate's %, the rule's own test) are bold red where the terminal shows colour (the figures say
+    the same in plain text): threshold and limit are ``settings``', the ones the command was given."""
+    partition_limit = settings.partition_wcu_limit
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
     grid = Table(title=title, caption=caption)
     columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
     columns += [("key", "left")] if wide else []
-    # Every rate names itself: the window's average, its peak (the heaviest aligned burst bucket of the
-    # key's merged series, the figure the replay's verdict quotes) and the peak's share of the limit.
-    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right"), ("peak % of limit", "right"), ("share", "right")]
+    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right")]
+    columns += [("alert rate WCU/s", "right")] if wide else []
+    columns += [("% of limit", "right"), ("share", "right")]
     columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
     for column, justify in columns:
         text = column in ("window (UTC)", "table", "key", "table/key")
@@ -202,15 +211,24 @@ def render_top(
             if wide
             else [f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"]
         )
-        peak = row.get("peak_wcu_per_second")
-        # The alert rule reads the peak: % of the partition limit follows it when it is known.
-        percent = 100 * max(row["wcu_per_second"], peak or 0) / partition_limit
-        peak_text = f"{peak:.1f}" if peak is not None else "—"
-        figures = [f"{row['wcu_per_second']:.1f}", peak_text, f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
+        average, peak, alert = (
+            row["avg_wcu_per_second"],
+            row.get("peak_wcu_per_second"),
+            row.get("alert_wcu_per_second"),
+        )
+        # Figures stored before burst buckets have no peak nor alert rate: their average stands in.
+        rate = alert if alert is not None else max(average, peak or 0.0)
+        percent = 100 * rate / partition_limit
+        figures = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
+        figures += [f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
         counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
-        hot = percent >= 100 * alert_threshold
+        hot = rate >= settings.alert_threshold * partition_limit
         grid.add_row(row["window_start"], *names, *figures, *counts, style="bold red" if hot else None)
-    console.print(grid)
+    return grid
+
+
+def _rate_text(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.1f}"
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

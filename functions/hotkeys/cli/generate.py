@@ -33,14 +33,17 @@ class GenerateError(ValueError):
 
 
 @dataclass(frozen=True)
-class HotKey:
+class InjectedHotKey:
+    """A key the generator makes hot (``--hot``): this rate from ``start`` for ``duration`` seconds
+    (not ``rules.HotKey``, which is a key the detector found hot)."""
+
     key: str
     wcu_per_second: float
     start: int
     duration: int
 
     @classmethod
-    def parse(cls, text: str, workload_duration: int) -> HotKey:
+    def parse(cls, text: str, workload_duration: int) -> InjectedHotKey:
         """``KEY:RATEwcu@STARTs[+DURATIONs]``; without a duration the key stays hot to the workload's end."""
         match = _HOT.match(text)
         if not match:
@@ -83,7 +86,7 @@ class Workload:
     shards: int = 1
     seed: int = 1
     start: int = T0
-    hot: tuple[HotKey, ...] = field(default_factory=tuple)
+    hot: tuple[InjectedHotKey, ...] = field(default_factory=tuple)
 
     @property
     def background_records(self) -> int:
@@ -158,7 +161,7 @@ def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float,
         yield workload.start + index / max(workload.rate, 1e-9), key, kind
 
 
-def _hot_traffic(workload: Workload, hot: HotKey) -> Iterator[tuple[float, str, str]]:
+def _hot_traffic(workload: Workload, hot: InjectedHotKey) -> Iterator[tuple[float, str, str]]:
     for index in range(hot.records):
         yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
 

@@ -14,9 +14,8 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
@@ -38,15 +37,13 @@ from hotkeys.cli.common import (
 from hotkeys.detector.config import OPTIONS
 from hotkeys.detector.windows import parse_iso_utc
 
-if TYPE_CHECKING:
-    from hotkeys.cli.redrive import RedrivePlan
-    from hotkeys.detector.adapters.aws import AwsClients
-
 # The settings each command that runs the detector's code takes, as the function's own flags.
 REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)
 WATCH_SETTINGS = (
     "window_seconds",
     "partition_wcu_limit",
+    "alert_threshold",
+    "alert_min_span_seconds",
     "summary_capacity",
     "partition_key_attribute",
     "count_indexes",
@@ -60,7 +57,7 @@ REDRIVE_SETTINGS = (
     "archive_replicated_ttl",
     "ttl_attribute",
 )
-TOP_SETTINGS = ("partition_wcu_limit",)
+TOP_SETTINGS = ("partition_wcu_limit", "alert_threshold")
 DEFAULT_STACK = "HotKeyDetector"
 
 EXAMPLES_TOP = """examples:
@@ -274,7 +271,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.top import ALL_INDEXES, family_rows, show_throttles, top_rows, window_figures, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
-    settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table)
+    # top resolves no alert, so the hysteresis plays no part: 0, lest its default refuse a threshold
+    # under it for a flag this command does not have.
+    settings = settings_from_args(args, TOP_SETTINGS, stats_table_name=args.stats_table, alert_hysteresis=0.0)
     since = _parse_since(args.since)
     aws = aws_clients(args)
     _check_stats_table(aws.client("dynamodb"), args.stats_table)
@@ -296,7 +295,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         more = f" (index {args.index!r} is not counted in these windows)" if args.index and args.index != "all" else ""
         console.print(f"No figures yet for that selection{more}.")
         return 0
-    render_top(console, [row.to_json() for row in rows], settings.partition_wcu_limit, title="Hottest partition keys")
+    render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
     render_families(console, family_rows(figures, settings.partition_wcu_limit))
     show_throttles(console, aws, figures)
     return 0
@@ -339,7 +338,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.generate import GenerateError, HotKey, Workload
+    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload
 
     try:
         workload = Workload(
@@ -354,7 +353,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             shards=args.shards,
             seed=args.seed,
             start=args.start,
-            hot=tuple(HotKey.parse(spec, args.duration) for spec in args.hot),
+            hot=tuple(InjectedHotKey.parse(spec, args.duration) for spec in args.hot),
         )
         workload.validate()
     except GenerateError as error:
@@ -412,139 +411,10 @@ def cmd_watch(args: argparse.Namespace, console: Console) -> int:
     return watch(args, console, WATCH_SETTINGS)
 
 
-def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
-    """A message kept in the DLQ is made visible again at once, for the next look."""
-    sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
-
-
-def _drain_spool(archiver: Any) -> tuple[int, bool]:
-    """Archive objects the function spooled while S3 refused them, into S3 now: (moved, spool empty)."""
-    moved = 0
-    while True:
-        count, empty = archiver.drain(force=True)
-        moved += count
-        if empty or not count:
-            return moved, empty
-
-
 def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
-    from rich.markup import escape
+    from hotkeys.cli.redrive_view import redrive
 
-    from hotkeys.cli.redrive import (
-        Archiving,
-        batch_info,
-        check_window_flag,
-        drain,
-        function_logs_quiet,
-        own_ttl_deletion,
-        redrive_entry,
-        ttl_judge,
-    )
-    from hotkeys.detector.wiring import build_ports
-
-    aws = aws_clients(args)
-    plan = _redrive_plan(args, aws)
-    ports = build_ports(plan.settings, aws)
-    if args.no_stack:  # the flags' window against the stored windows, before any entry is received
-        check_window_flag(ports.stats, plan.settings.window_seconds, args.window_seconds, time.time())
-    unknown_archive = plan.archiving is Archiving.UNKNOWN
-    judge = ttl_judge(plan.settings, aws.client("dynamodb")) if unknown_archive else own_ttl_deletion
-    sqs = aws.client("sqs")
-    streams = aws.client("dynamodbstreams")
-    drained = drain(sqs, plan.dlq_url)
-    results: list[dict[str, Any]] = []
-    with function_logs_quiet():
-        for message in drained.messages:
-            info = batch_info(message)
-            if info is None:
-                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
-                _release(sqs, plan.dlq_url, message)
-                continue
-            result = redrive_entry(
-                info, plan.settings, ports, streams, ports.stats, args.dry_run, plan.archiving, judge
-            )
-            results.append(asdict(result))
-            if not args.dry_run and not args.keep and not result.left:
-                sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
-            else:
-                _release(sqs, plan.dlq_url, message)
-    spool = _drain_spool(ports.archiver) if ports.archiver is not None and not args.dry_run else (0, True)
-    # Entries left in the DLQ (unreadable, refused, not received, or --dry-run / --keep) are work not
-    # done, and so are archive objects still spooled because S3 refuses them: exit 1 while any remain.
-    left = any(item.get("unreadable") or item.get("refused") for item in results) or not spool[1]
-    remaining = 1 if left or drained.remaining or (results and (args.dry_run or args.keep)) else 0
-    spooled = (
-        f"moved {spool[0]} spooled archive object(s) into S3"
-        + ("" if spool[1] else "; S3 still refuses some: they stay spooled, run redrive again")
-        if spool != (0, True)
-        else ""
-    )
-    counts = drained.counts
-    unreceived = (
-        f"about {drained.remaining} more entries are in the DLQ (SQS counts {counts.visible} visible, "
-        f"{drained.in_flight_elsewhere} received by someone else, {counts.delayed} delayed): run redrive again"
-    )
-    if args.json:
-        print(json.dumps(results, indent=2))
-        if drained.remaining:
-            print(f"hotkeys: {unreceived}", file=sys.stderr)
-        if spooled:
-            print(f"hotkeys: {spooled}", file=sys.stderr)
-        return remaining
-    if spooled:
-        console.print(spooled, highlight=False)
-    if not results and not drained.remaining:
-        console.print("The DLQ is empty.")
-    for item in results:
-        if item.get("unreadable"):
-            console.print(
-                f"[red]could no longer be read[/] {item.get('shard_id', '')} "
-                f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
-            )
-            continue
-        if item.get("refused"):
-            where = f"{item['shard_id']} {item['start']}..{item['end']}"
-            console.print(f"[red]refused[/] {where}: {escape(item['refused'])}")
-            continue
-        console.print(
-            f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
-            f"already counted {item['already_counted']}, counted now {item['counted']}"
-            + (f", archived {item['archived']}" if item["archived"] else "")
-            + (" (dry run)" if args.dry_run else "")
-        )
-        for bad in item["malformed"]:
-            console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
-    if drained.remaining:
-        console.print(unreceived[0].upper() + unreceived[1:] + ".", markup=False)
-    if remaining:
-        console.print("Entries remain in the DLQ (exit status 1).")
-    return remaining
-
-
-def _redrive_plan(args: argparse.Namespace, aws: AwsClients) -> RedrivePlan:
-    """The settings, DLQ and archive of the run: the stack's, or (``--no-stack``) the flags'."""
-    from hotkeys.cli.deployed import DeploymentError, StackNotFound, read_deployment
-    from hotkeys.cli.redrive import NO_STACK_NEEDS, RedriveFlags, plan_from_deployment, plan_without_stack
-
-    flags = RedriveFlags(
-        dlq_url=args.dlq_url,
-        stats_table=args.stats_table,
-        archive_bucket=args.archive_bucket,
-        no_archive=args.no_archive,
-        settings={name: getattr(args, name) for name in REDRIVE_SETTINGS},
-    )
-    if args.no_stack:
-        if not args.dlq_url or not args.stats_table:
-            raise UserError(NO_STACK_NEEDS)  # before the settings, which need the stats table
-        settings = settings_from_args(
-            args, REDRIVE_SETTINGS, stats_table_name=args.stats_table, archive_bucket_name=args.archive_bucket
-        )
-        return plan_without_stack(flags, settings)
-    try:
-        deployment = read_deployment(aws.client("cloudformation"), aws.client("lambda"), args.stack or DEFAULT_STACK)
-    except (StackNotFound, DeploymentError) as error:
-        raise UserError(str(error)) from None
-    return plan_from_deployment(flags, deployment)
+    return redrive(args, console, REDRIVE_SETTINGS, DEFAULT_STACK)
 
 
 def cmd_cost(args: argparse.Namespace, console: Console) -> int:

@@ -25,7 +25,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -38,6 +38,7 @@ from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
 from hotkeys.detector.pipeline import BatchError, Ports, StreamBatch, process_batch
+from hotkeys.detector.ports import Archiver
 from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.windows import iso_utc, window_start
@@ -361,6 +362,77 @@ def batch_info(message: dict[str, Any]) -> dict[str, Any] | None:
         return None
     info = body.get("DDBStreamBatchInfo") if isinstance(body, dict) else None
     return info if isinstance(info, dict) and "shardId" in info else None
+
+
+# -- one run over the queue: receive, redrive each entry, delete or release it, drain the spool ------
+@dataclass(frozen=True)
+class RedriveRun:
+    """What one run did: each entry's result (``RedriveResult`` as JSON, or why it is not a stream
+    batch), what SQS still counts, and the archive objects moved out of the spool."""
+
+    results: list[dict[str, Any]]
+    drained: Drained
+    dry_run: bool = False
+    keep: bool = False
+    spool_moved: int = 0
+    spool_empty: bool = True
+
+    @property
+    def exit_status(self) -> int:
+        """1 while work remains, else 0. Entries left in the DLQ (unreadable, refused, not received, or
+        kept by --dry-run / --keep) are work not done, and so are archive objects still spooled because
+        S3 refuses them."""
+        left = any(item.get("unreadable") or item.get("refused") for item in self.results)
+        kept = bool(self.results) and (self.dry_run or self.keep)
+        return 1 if left or not self.spool_empty or self.drained.remaining or kept else 0
+
+
+def redrive_queue(
+    plan: RedrivePlan,
+    ports: Ports,
+    sqs: Any,
+    streams: Any,
+    may_archive: TtlJudge,
+    *,
+    dry_run: bool = False,
+    keep: bool = False,
+) -> RedriveRun:
+    """Receives the DLQ's entries once each and redrives them; an entry redriven whole is deleted
+    (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run."""
+    drained = drain(sqs, plan.dlq_url)
+    results: list[dict[str, Any]] = []
+    with function_logs_quiet():
+        for message in drained.messages:
+            info = batch_info(message)
+            if info is None:
+                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
+                _release(sqs, plan.dlq_url, message)
+                continue
+            result = redrive_entry(
+                info, plan.settings, ports, streams, ports.stats, dry_run, plan.archiving, may_archive
+            )
+            results.append(asdict(result))
+            if not dry_run and not keep and not result.left:
+                sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+            else:
+                _release(sqs, plan.dlq_url, message)
+    moved, empty = drain_spool(ports.archiver) if ports.archiver is not None and not dry_run else (0, True)
+    return RedriveRun(results, drained, dry_run, keep, moved, empty)
+
+
+def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
+    """A message kept in the DLQ is made visible again at once, for the next look."""
+    sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
+
+
+def drain_spool(archiver: Archiver) -> tuple[int, bool]:
+    """Archive objects the function spooled while S3 refused them, into S3 now: (moved, spool empty)."""
+    moved = 0
+    while True:
+        count, empty = archiver.drain(force=True)
+        moved += count
+        if empty or not count:
+            return moved, empty
 
 
 # -- settings: the deployment's, or flags checked against the stats table --------------------------

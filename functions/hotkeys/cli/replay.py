@@ -68,6 +68,7 @@ class Uncounted:
 @dataclass
 class ReplayReport:
     resources: LocalResources
+    settings: Settings  # the function's settings the replay ran with
     records: int = 0
     shards: int = 0
     invocations: int = 0
@@ -349,7 +350,9 @@ def run_replay(
     settings = settings or replay_settings(resources)
     plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
     create_source_tables(plan.table_folders, aws)
-    report = ReplayReport(resources=resources, shards=len(plan.shards), table_folders=plan.table_folders)
+    report = ReplayReport(
+        resources=resources, settings=settings, shards=len(plan.shards), table_folders=plan.table_folders
+    )
     container = Container(settings, build_ports(settings, aws))
     handler = build_handler(lambda: container)
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)

@@ -23,7 +23,7 @@ from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
-from hotkeys.detector.config import Settings, default_of
+from hotkeys.detector.config import Settings
 from hotkeys.detector.diagnosis import SHARD_FAMILY
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ def collect(
     report: ReplayReport,
     per_window: int,
     aws: AwsClients,
-    partition_limit: int = default_of("partition_wcu_limit"),
 ) -> dict[str, Any]:
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
@@ -67,7 +66,7 @@ def collect(
         "shards": report.shards,
         "invocations": report.invocations,
         "top": top,
-        "families": family_rows(figures, partition_limit),
+        "families": family_rows(figures, report.settings.partition_wcu_limit),
         "alerted_figures": alerted_figures(alerts, figures),
         "windows": [
             {
@@ -214,10 +213,10 @@ class _Incident:
 def _peak(row: dict[str, Any]) -> float:
     """The key's peak in the row's window: its heaviest aligned burst bucket as WCU/s (never below the
     window average, which a series cut at ``MAX_SERIES_PAIRS`` could leave it under)."""
-    return float(max(row["wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
+    return float(max(row["avg_wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
 
 
-def verdict(result: dict[str, Any]) -> list[str]:
+def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     """The answer first: which keys were hot (at or near the partition limit), how hot at their peak,
     and what to do; then, apart, the keys that took a heavy share of a table's writes while far from the
     limit (share-of-table alerts: a warning, not a hot key).
@@ -239,7 +238,7 @@ def verdict(result: dict[str, Any]) -> list[str]:
     families = result.get("families", [])
     if hot:
         lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'} (at or near the partition limit):"]
-        lines.extend(_hot_line(incident, families) for incident in hot)
+        lines.extend(_hot_line(incident, families, settings) for incident in hot)
     else:
         lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
     if shares:
@@ -261,7 +260,7 @@ def _rank(incident: _Incident) -> float:
     return float(row["share"]) if row else max(alert["share"] for alert in alerts)
 
 
-def _hot_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
+def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Settings) -> str:
     alerts = incident.reason_alerts()
     fired = max(alerts, key=lambda alert: (alert["wcu_per_second"], alert["window_start"]))
     limit = int(fired["partition_limit_wcu"])
@@ -278,10 +277,13 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         said = (
             f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
             f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}, window average "
-            f"{row['wcu_per_second']:,.0f} WCU/s"
+            f"{row['avg_wcu_per_second']:,.0f} WCU/s"
         )
     # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
-    shards = max(suggested_shards(max(peak, alert_rate), limit), *(int(a["suggested_shards"]) for a in alerts))
+    shards = max(
+        suggested_shards(max(peak, alert_rate), settings.alert_wcu_per_second),
+        *(int(a["suggested_shards"]) for a in alerts),
+    )
     return f"  {incident.where} {said}{_fix(incident, families, window, shards, share)}"
 
 
@@ -304,7 +306,7 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         said = (
             f"took {100 * share:.0f}% of the table's writes in the window starting {window}{at_alert} "
             f"(peak {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit; window average "
-            f"{row['wcu_per_second']:,.0f} WCU/s)"
+            f"{row['avg_wcu_per_second']:,.0f} WCU/s)"
         )
     return f"  {incident.where} {said}{_fix(incident, families, window, 1, share)}"
 
@@ -366,20 +368,14 @@ def _heat_map(aws: AwsClients, chosen: Settings) -> HeatMap:
     # indexes, as in the handler. Both read the table lazily: after the replay has created it.
     describe = describe_table_with(aws.client("dynamodb"))
     resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe)
-    return HeatMap(resolver, TableIndexes(describe) if chosen.count_indexes else None)
+    return HeatMap(resolver, chosen.alert_min_span_seconds, TableIndexes(describe) if chosen.count_indexes else None)
 
 
 def _write_report(path: Path, result: dict[str, Any], heat: HeatMap, chosen: Settings) -> None:
     from hotkeys.cli.report import render, write
 
     alerted = {(a["table"], a.get("index") or "", a["key"]) for a in result["alerts"]}
-    page = render(
-        result,
-        heat.panels(always=alerted),
-        chosen.partition_wcu_limit,
-        chosen.alert_threshold,
-        verdict=verdict(result),
-    )
+    page = render(result, heat.panels(always=alerted), chosen, verdict=verdict(result, chosen))
     try:
         write(path, page)
     except OSError as error:
@@ -411,7 +407,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
                 report = run_replay(plan, resources, aws, replay_settings(resources, chosen), observe)
         except ReplayError as error:
             raise UserError(str(error)) from None
-        result = collect(report, args.limit, aws, chosen.partition_wcu_limit)
+        result = collect(report, args.limit, aws)
         report_bucket = report.resources.bucket
     if report_path is not None and heat is not None:
         _write_report(report_path, result, heat, chosen)
@@ -422,7 +418,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         return status
     for line in input_problems(result):
         console.print(line, markup=False, highlight=False, soft_wrap=True, style="bold red")
-    headline = verdict(result) if not status else ["No verdict: nothing was counted."]
+    headline = verdict(result, chosen) if not status else ["No verdict: nothing was counted."]
     for line in headline:
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.endpoint_url:
@@ -439,7 +435,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."
     )
-    render_top(console, result["top"], chosen.partition_wcu_limit, "Top keys per window", chosen.alert_threshold)
+    render_top(console, result["top"], chosen, "Top keys per window")
     render_families(console, result["families"])
     render_throttles(console, result.get("throttles"))
     if result["alerts"]:

@@ -1,8 +1,9 @@
 """``--report FILE.html``: the verdict and the alerts, then a key-by-time heat map per table, then the top keys.
 
 The heat map is computed from the replayed records themselves (exact write units per key per
-10-second bucket), read the way Key Visualizer is read: one row per key, one column per bucket,
-colour linear in the key's WCU/s as a share of the partition limit with a step at the alert
+burst bucket, ``ALERT_MIN_SPAN_SECONDS`` long: the buckets the alert rule reads), read the way
+Key Visualizer is read: one row per key, one column per bucket, colour linear in the key's WCU/s
+as a share of the partition limit with a step at the alert
 threshold, rows ordered by peak, tables hottest first. It is drawn by plotly (zoom, hover); the
 page loads plotly.js from one file written beside it (``plotly-VERSION.min.js``, shared by every
 report in the folder), so it opens offline and stays small.
@@ -22,11 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hotkeys.detector.records import IndexesOf, MalformedRecord, ResolveKey, parse_change
+from hotkeys.detector.config import Settings
+from hotkeys.detector.ports import IndexesOf, ResolveKey
+from hotkeys.detector.records import MalformedRecord, parse_change
 from hotkeys.detector.throttles import THROTTLED_ONLY
 from hotkeys.detector.windows import parse_iso_utc, window_start
 
-BUCKET_SECONDS = 10
 MAX_KEYS = 30
 # Colour is linear in the share of the partition limit (docs/decisions.md §34): pale yellow to orange below
 # the alert threshold, then a step to red and on to dark red at the limit (cells above it saturate).
@@ -40,12 +42,11 @@ PLOT_MARGIN = {"l": 220, "r": 40, "t": 60, "b": 70}
 class HeatMap:
     """Exact write units per (table, index, key) and bucket, fed one record at a time.
 
-    Index partitions (``indexes``) are rows of their own, in their table's panel.
+    Index partitions (``indexes``) are rows of their own, in their table's panel. ``bucket_seconds`` is
+    the replay's ``alert_min_span_seconds``: a cell is one of the burst buckets the alert rule reads.
     """
 
-    def __init__(
-        self, resolve_key: ResolveKey, indexes: IndexesOf | None = None, bucket_seconds: int = BUCKET_SECONDS
-    ) -> None:
+    def __init__(self, resolve_key: ResolveKey, bucket_seconds: int, indexes: IndexesOf | None = None) -> None:
         self.bucket_seconds = bucket_seconds
         self._resolve_key = resolve_key
         self._indexes = indexes
@@ -211,17 +212,14 @@ def _replace(path: Path, content: bytes) -> None:
         raise
 
 
-def render(
-    result: dict[str, Any],
-    panels: list[Panel],
-    partition_limit: int = 1000,
-    threshold: float = 0.8,
-    *,
-    verdict: Sequence[str],
-) -> str:
+def render(result: dict[str, Any], panels: list[Panel], settings: Settings, *, verdict: Sequence[str]) -> str:
     """The page: the verdict (``verdict``: the replay's own headline lines) and the alerts first,
-    then the heat maps hottest table first, then the top keys per window."""
+    then the heat maps hottest table first, then the top keys per window. Limit and threshold are
+    ``settings``', the ones the replay ran with."""
     import plotly.graph_objects as go
+
+    partition_limit, threshold = settings.partition_wcu_limit, settings.alert_threshold
+    seconds = panels[0].bucket_seconds if panels else settings.alert_min_span_seconds
 
     alerts = [a for a in result.get("alerts", []) if a.get("status") != "resolved"]
     panels = hottest_first(panels, partition_limit)
@@ -253,8 +251,8 @@ tr.hot td {{ color: #a50f15; font-weight: 600; }}
 the tables do not.</p>
 <script>if (!window.Plotly) document.getElementById("no-plotly").hidden = false;</script>
 <p>{result.get("records", 0):,} records from {result.get("shards", 0)} shard(s). Heat: each key's write units per
-second in {panels[0].bucket_seconds if panels else BUCKET_SECONDS}-second buckets (exact, from the records), as a share
-of the {partition_limit:,} WCU/s partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
+second in {seconds}-second buckets (exact, from the records), as a share of the {partition_limit:,} WCU/s
+partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
 red from it to the limit. Tables hottest first; rows ordered by peak; alerted keys are always shown. Drag to zoom,
 double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
@@ -413,22 +411,24 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
 
 
 def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
+    """The replay's top-keys rows (``top.TopRow``), with the columns and the hot rule of ``top``'s table."""
     body = []
     for r in top:
-        peak = r.get("peak_wcu_per_second")
-        rate = max(r["wcu_per_second"], peak or 0.0)
+        peak, alert = r.get("peak_wcu_per_second"), r.get("alert_wcu_per_second")
+        rate = alert if alert is not None else max(r["avg_wcu_per_second"], peak or 0.0)
         where = r["table"] if not r.get("index") else f"{r['table']} index {r['index']}"
         hot = " class='hot'" if rate >= threshold * partition_limit else ""
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
-            f"<td class='k'>{html.escape(r['key'])}</td><td>{r['wcu_per_second']:,.1f}</td>"
-            f"<td>{'—' if peak is None else format(peak, ',.1f')}</td>"
+            f"<td class='k'>{html.escape(r['key'])}</td><td>{r['avg_wcu_per_second']:,.1f}</td>"
+            f"<td>{_rate(peak)}</td><td>{_rate(alert)}</td>"
             f"<td>{100 * rate / partition_limit:.1f}%</td><td>{100 * r['share']:.1f}%</td>"
             f"<td>{r['writes']:,}</td><td>{r['wcu']:,}</td><td>{r['error_bound']:,}</td></tr>"
         )
     return (
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
-        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>peak % of limit</th><th>share</th>"
+        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>alert rate WCU/s</th>"
+        "<th>% of limit</th><th>share</th>"
         f"<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -464,3 +464,7 @@ def _throttle_row(r: dict[str, Any]) -> str:
         f"<td class='k'>{html.escape(r['key'])}</td><td>{html.escape(landed_text(r))}</td>"
         f"<td>{r['throttled_requests']:,}</td><td class='k'>{html.escape(status_text(r))}</td></tr>"
     )
+
+
+def _rate(rate: float | None) -> str:
+    return "—" if rate is None else format(rate, ",.1f")

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
+from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.items import verdict
+from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
+from hotkeys.detector.summary import KeyFigure
 from hotkeys.detector.windows import iso_utc
 
 TABLE_LOOKBACK_SECONDS = 86_400
@@ -30,30 +33,30 @@ def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
     )
 
 
-class StatsReader(Protocol):
-    def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]: ...
-
-    def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
-
-    def latest_window(self) -> int | None: ...
-
-
 @dataclass(frozen=True)
 class TopRow:
+    """One key in one window: a row of the top-keys table, whichever command shows it (``top``,
+    ``watch``, the replay and its report). Each rate is named for what it is (docs/decisions.md):
+    ``avg_wcu_per_second`` the window's average (counted write units over the window's length),
+    ``peak_wcu_per_second`` the heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` long, summed over
+    every shard's part of the key), ``alert_wcu_per_second`` the alert rule's rate on these figures
+    (over the key's active time, upper bound, or its peak if higher: what an alert would quote)."""
+
     table: str
     index: str | None  # a global secondary index's partition key (None: the table's)
     key: str
     window_start: str
     window_seconds: int
     writes: int
-    wcu: int
-    wcu_per_second: float
-    share: float
+    wcu: int  # counted: a lower estimate; the true figure is at most ``error_bound`` more
+    avg_wcu_per_second: float
+    share: float  # of the table's (or the index's) write units in the window
     error_bound: int
     # Hot item or hot collection (items.verdict) for a table with a sort key; None otherwise.
     items: str | None = None
-    # The key's heaviest burst bucket as WCU/s (what the alert rule reads); None for older figures.
+    # None for figures stored before burst buckets existed (their length unknown).
     peak_wcu_per_second: float | None = None
+    alert_wcu_per_second: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,28 +106,36 @@ def _counted(snapshots: list[SegmentSnapshot], index: str) -> bool:
     return any(index in snapshot.indexes for snapshot in snapshots)
 
 
+def key_row(window: WindowFigures, key: KeyFigure) -> TopRow:
+    """The key's row in the window's merged figures (an open window's rates run to its latest record)."""
+    span = window.alert_min_span_seconds
+    peak = key.peak_wcu / span if span else None
+    # As the alert rule reads a key (rules.rate_of): the upper bound over its active span, or its peak.
+    upper = key.wcu + key.error_bound
+    alert = max(active_rate(upper, key.first_seen, window.last_event, span), peak or 0.0) if span else None
+    return TopRow(
+        table=window.table,
+        index=window.index,
+        key=key.key,
+        window_start=iso_utc(window.window_start),
+        window_seconds=window.window_seconds,
+        writes=key.writes,
+        wcu=key.wcu,
+        avg_wcu_per_second=round(key.wcu / window.window_seconds, 3),
+        share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
+        error_bound=key.error_bound,
+        items=_items_of(window, key.key),
+        peak_wcu_per_second=None if peak is None else round(peak, 1),
+        alert_wcu_per_second=None if alert is None else round(alert, 1),
+    )
+
+
 def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
-    rows = [
-        TopRow(
-            table=window.table,
-            key=key.key,
-            window_start=iso_utc(window.window_start),
-            window_seconds=window.window_seconds,
-            writes=key.writes,
-            wcu=key.wcu,
-            wcu_per_second=round(key.wcu / window.window_seconds, 3),
-            share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
-            error_bound=key.error_bound,
-            index=window.index,
-            items=_items_of(window, key.key),
-            peak_wcu_per_second=round(key.peak_wcu / window.alert_min_span_seconds, 1)
-            if window.alert_min_span_seconds
-            else None,
-        )
-        for window in figures
-        for key in window.keys
-    ]
-    rows.sort(key=lambda row: (-row.wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key))
+    """The hottest rows by window average (ties: heavier, earlier, then by name)."""
+    rows = [key_row(window, key) for window in figures for key in window.keys]
+    rows.sort(
+        key=lambda row: (-row.avg_wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key)
+    )
     return rows[:limit]
 
 
@@ -148,7 +159,7 @@ def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict
                     "stem": family.stem,
                     "shards": family.shards,
                     "wcu": family.wcu,
-                    "wcu_per_second": round(family.wcu / window.window_seconds, 1),
+                    "avg_wcu_per_second": round(family.wcu / window.window_seconds, 1),
                     "hottest_key": family.hottest_key,
                     "spread": round(family.spread, 2),
                     "verdict": family.verdict(window.window_seconds, partition_limit),

@@ -2,38 +2,23 @@
 
 It follows every open shard (parents before children), folds records with the same
 parsing, sizing and summary code as the Lambda, and shows the current windows' hottest
-keys with their write rate over their active time and the share of the partition limit.
+keys in the top-keys table's rows (``top.TopRow``): average, peak and alert rate, and the alert
+rate's share of the partition limit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
+from hotkeys.cli.top import TopRow, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
-from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.records import MalformedRecord, parse_change
 from hotkeys.detector.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
 from hotkeys.detector.state import ShardState
 from hotkeys.detector.summary import Counting
-from hotkeys.detector.windows import iso_utc
-
-
-@dataclass(frozen=True)
-class LiveRow:
-    table: str
-    index: str | None  # a global secondary index's partition key (None: the table's)
-    key: str
-    window_start: str
-    writes: int
-    wcu: int
-    wcu_per_second: float
-    percent_of_limit: float
-    share: float
-    peak_wcu_per_second: float  # the key's heaviest burst bucket (ALERT_MIN_SPAN_SECONDS long)
 
 
 class StreamWatcher:
@@ -115,7 +100,7 @@ class StreamWatcher:
                 state.apply(change, self._settings.window_seconds, Counting.of(self._settings), names)
         return len(raws)
 
-    def rows(self, limit: int, windows: int = 1) -> list[LiveRow]:
+    def rows(self, limit: int, windows: int = 1) -> list[TopRow]:
         """The hottest keys of the latest windows, merged over shards as `top` merges them."""
         settings = self._settings
         by_window: dict[tuple[int, str], list[SegmentSnapshot]] = {}
@@ -123,33 +108,11 @@ class StreamWatcher:
             for (table, start), segment in state.segments.items():
                 snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings))
                 by_window.setdefault((start, table), []).append(snapshot)
-        rows = []
         latest = sorted(by_window)[-windows:]
         figures = [merge_window(by_window[pair], index) for pair in latest for index in _views(by_window[pair])]
-        for window in figures:
-            table, start = window.table, window.window_start
-            for key in window.keys:
-                upper = key.wcu + key.error_bound
-                # The window is still open: the rate runs to the latest record read, not the window's end.
-                span = settings.alert_min_span_seconds
-                peak = key.peak_wcu / span
-                # As the alert rule: the higher of the active-span rate and the heaviest bucket.
-                rate = max(active_rate(upper, key.first_seen, window.last_event, span), peak)
-                rows.append(
-                    LiveRow(
-                        table,
-                        window.index,
-                        key.key,
-                        iso_utc(start),
-                        key.writes,
-                        upper,
-                        round(rate, 1),
-                        round(100 * rate / settings.partition_wcu_limit, 1),
-                        round(upper / (window.wcu or 1), 4),
-                        round(peak, 1),
-                    )
-                )
-        rows.sort(key=lambda row: (-row.wcu_per_second, row.key))
+        # The windows are still open: rates run to the latest record read, not the window's end.
+        rows = [key_row(window, key) for window in figures for key in window.keys]
+        rows.sort(key=lambda row: (-(row.alert_wcu_per_second or 0.0), row.key))  # hottest by the rule's rate
         return rows[:limit]
 
 

@@ -10,56 +10,32 @@ from dataclasses import asdict
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
-from hotkeys.cli.common import UserError, aws_clients, settings_from_args
+from hotkeys.cli.common import WIDE_TABLE_COLUMNS, UserError, aws_clients, settings_from_args, top_table
 from hotkeys.cli.streams import StreamError
-from hotkeys.cli.watch import LiveRow, StreamWatcher, images_warning
+from hotkeys.cli.top import TopRow
+from hotkeys.cli.watch import StreamWatcher, images_warning
+from hotkeys.detector.config import Settings
 
 
-def _view(rows: list[LiveRow], watcher: StreamWatcher) -> Group:
-    """The table, under the warning for records without images when some were read."""
+def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, wide: bool) -> Group:
+    """The top-keys table, under the warning for records without images when some were read."""
     warning = images_warning(watcher)
-    return Group(*([Text(warning, style="bold red")] if warning else []), _table(rows, watcher))
-
-
-def _table(rows: list[LiveRow], watcher: StreamWatcher) -> Table:
-    grid = Table(
-        title=f"{watcher.arn.split('/')[1]}: {watcher.records} records read "
-        f"({watcher.malformed} malformed) — alert rate: active-time rate or peak 10 s, the higher"
+    title = (
+        f"{watcher.arn.split('/')[1]}: {watcher.records} records read ({watcher.malformed} malformed), "
+        "hottest by alert rate (active-time rate or peak bucket, the higher)"
     )
-    columns = (
-        "window (UTC)",
-        "key",
-        "alert rate WCU/s",
-        "peak WCU/s",
-        "alert rate % of limit",
-        "share",
-        "writes",
-        "WCU",
-    )
-    for column in columns:
-        grid.add_column(column, justify="left" if column in ("window (UTC)", "key") else "right")
-    for row in rows:
-        grid.add_row(
-            row.window_start,
-            row.key if row.index is None else f"index {row.index}: {row.key}",
-            f"{row.wcu_per_second:.1f}",
-            f"{row.peak_wcu_per_second:.1f}",
-            f"{row.percent_of_limit:.0f}%",
-            f"{100 * row.share:.1f}%",
-            str(row.writes),
-            str(row.wcu),
-        )
-    return grid
+    table = top_table([asdict(row) for row in rows], settings, title, wide)
+    return Group(*([Text(warning, style="bold red")] if warning else []), table)
 
 
 def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...]) -> int:
     if args.json and not args.once:
         raise UserError("--json needs --once (a live view cannot be printed as one JSON document)")
     # Nothing is stored: the stats table is not used.
-    settings = settings_from_args(args, settings_names, stats_table_name="-")
+    # Nothing is resolved either: the hysteresis plays no part (0, lest its default refuse a low threshold).
+    settings = settings_from_args(args, settings_names, stats_table_name="-", alert_hysteresis=0.0)
     aws = aws_clients(args)
     dynamodb = aws.client("dynamodb")
     streams = aws.client("dynamodbstreams")
@@ -84,12 +60,13 @@ def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str,
                 print(f"hotkeys: {warning}", file=sys.stderr)
             print(json.dumps([asdict(row) for row in rows], indent=2))
         else:
-            console.print(_view(rows, watcher))
+            console.print(_view(rows, watcher, settings, console.width >= WIDE_TABLE_COLUMNS))
         return 0
     deadline = time.monotonic() + args.duration if args.duration else None
-    with Live(_view([], watcher), console=console, refresh_per_second=2) as live:
+    wide = console.width >= WIDE_TABLE_COLUMNS
+    with Live(_view([], watcher, settings, wide), console=console, refresh_per_second=2) as live:
         while deadline is None or time.monotonic() < deadline:
             watcher.poll()
-            live.update(_view(watcher.rows(args.limit), watcher))
+            live.update(_view(watcher.rows(args.limit), watcher, settings, wide))
             time.sleep(args.interval)
     return 0

@@ -15,11 +15,11 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Protocol
+from typing import Any
 
 from hotkeys.detector.observability import logger
+from hotkeys.detector.ports import Archived, ObjectStore, Spool
 from hotkeys.detector.records import Change, Kind, MalformedRecord, is_ttl_delete
 from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size
 from hotkeys.detector.windows import iso_utc
@@ -190,30 +190,6 @@ def build_objects(prefix: str, shard_id: str, lines: list[tuple[Change, str]]) -
         text = "\n".join(line for _, line in group) + "\n"
         objects[key] = gzip.compress(text.encode("utf-8"), compresslevel=GZIP_LEVEL, mtime=0)
     return objects
-
-
-class ObjectStore(Protocol):
-    """What the archiver needs from S3."""
-
-    def put(self, key: str, body: bytes) -> None: ...
-
-
-class Spool(Protocol):
-    """Where archive objects S3 refused wait for it (adapters/archive_spool.py)."""
-
-    def put(self, shard_id: str, key: str, body: bytes) -> None: ...
-
-    def drain(
-        self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None], force: bool = False
-    ) -> tuple[int, bool]: ...
-
-
-@dataclass(frozen=True)
-class Archived:
-    """What one batch's archive write did: objects S3 took, and objects spooled because it refused."""
-
-    stored: tuple[str, ...] = ()
-    spooled: tuple[str, ...] = ()
 
 
 # How often a container looks for spooled objects (one read), and how many it moves per invocation.

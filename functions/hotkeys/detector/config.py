@@ -17,8 +17,12 @@ from typing import Any, Literal
 
 MAX_TUMBLING_WINDOW_SECONDS = 900  # Lambda's limit for a stream mapping's tumbling window
 DEFAULT_SPAN_SECONDS = 10  # alert span and flush interval, unless the window is shorter
+# The settings whose default follows the window: DEFAULT_SPAN_SECONDS, or the window if it is shorter.
+FOLLOW_THE_WINDOW = ("alert_min_span_seconds", "flush_seconds")
+# What those fields hold until ``Settings.__post_init__`` resolves them (never a valid value: their low is 1).
+WINDOW_DEFAULT = 0
 
-Kind = Literal["int", "number", "text", "flag", "choice"]
+OptionKind = Literal["int", "number", "text", "flag", "choice"]  # how an option's text is read
 Value = int | float | str | bool | None
 TRUE_WORDS = ("true", "1", "yes")
 FALSE_WORDS = ("false", "0", "no")
@@ -38,7 +42,7 @@ class ConfigError(ValueError):
 class Option:
     name: str  # the Settings attribute
     variable: str  # the function's environment variable
-    kind: Kind
+    kind: OptionKind
     default: Value
     help: str
     low: float | None = None
@@ -313,7 +317,7 @@ class Settings:
     partition_wcu_limit: int = field(default=default_of("partition_wcu_limit"))
     alert_threshold: float = field(default=default_of("alert_threshold"))
     alert_hysteresis: float = field(default=default_of("alert_hysteresis"))
-    alert_min_span_seconds: int = field(default=default_of("alert_min_span_seconds"))
+    alert_min_span_seconds: int = WINDOW_DEFAULT  # resolved in __post_init__ (FOLLOW_THE_WINDOW)
     alert_reminder_seconds: int = field(default=default_of("alert_reminder_seconds"))
     share_threshold: float = field(default=default_of("share_threshold"))
     share_min_wcu: int = field(default=default_of("share_min_wcu"))
@@ -321,7 +325,7 @@ class Settings:
     partition_key_attribute: str | None = None
     count_indexes: bool = field(default=default_of("count_indexes"))
     summary_capacity: int = field(default=default_of("summary_capacity"))
-    flush_seconds: int = field(default=default_of("flush_seconds"))
+    flush_seconds: int = WINDOW_DEFAULT  # resolved in __post_init__ (FOLLOW_THE_WINDOW)
     stats_retention_days: int = field(default=default_of("stats_retention_days"))
     archive_bucket_name: str | None = None
     archive_prefix: str = field(default=default_of("archive_prefix"))
@@ -333,6 +337,9 @@ class Settings:
     def __post_init__(self) -> None:
         if not self.stats_table_name:
             raise ConfigError("STATS_TABLE_NAME", "is required: the name of the detector's stats table")
+        for name in FOLLOW_THE_WINDOW:  # the one place these defaults are filled in (window checked first below)
+            if getattr(self, name) == WINDOW_DEFAULT:
+                object.__setattr__(self, name, min(DEFAULT_SPAN_SECONDS, self.window_seconds))
         for option in OPTIONS:
             value = getattr(self, option.name)
             if option.kind in ("int", "number") and value is not None:
@@ -366,14 +373,24 @@ def _check_together(settings: Settings) -> None:
 
 
 def load_settings(env: Mapping[str, str]) -> Settings:
-    """The function's settings from its environment (read once per container); errors name the variable."""
-    values = {option.name: option.parse(env.get(option.variable)) for option in OPTIONS}
-    window = values["window_seconds"]
-    assert isinstance(window, int)
-    for name in ("alert_min_span_seconds", "flush_seconds"):  # defaults that follow a short window
-        if not (env.get(OPTION_BY_NAME[name].variable) or "").strip():
-            values[name] = min(DEFAULT_SPAN_SECONDS, window)
-    return Settings(**values)  # type: ignore[arg-type]  # each value parsed by its option; a missing table name is refused there
+    """The function's settings from its environment (read once per container); errors name the variable.
+
+    A variable that is unset or empty takes the setting's default (``Settings``'s own)."""
+    given = {option.name: option.parse(env[option.variable]) for option in OPTIONS if _given(env, option)}
+    return settings_from(given)
+
+
+def _given(env: Mapping[str, str], option: Option) -> bool:
+    return bool((env.get(option.variable) or "").strip())
+
+
+def settings_from(values: Mapping[str, Value]) -> Settings:
+    """Settings from values already parsed by their options (``Option.parse``: the function's
+    environment, or the CLI's flags through argparse); a setting missing or None takes its default.
+    Nothing is parsed again: ``Settings`` checks the ranges and the rules between settings."""
+    given = {name: value for name, value in values.items() if value is not None}
+    given.setdefault("stats_table_name", "")  # refused by Settings, naming STATS_TABLE_NAME
+    return Settings(**given)  # type: ignore[arg-type]  # each value typed by its option
 
 
 def setting_text(value: Value) -> str:

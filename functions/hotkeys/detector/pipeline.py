@@ -7,13 +7,13 @@ the local replay and the benchmark run exactly the same code.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from hotkeys.detector.archive import Archived
 from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
-from hotkeys.detector.records import Change, IndexesOf, Kind, MalformedRecord, ResolveKey, parse_change, sequence_of
+from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, ResolveKey, StatsStore
+from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, sequence_of
 from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState, StateError
 from hotkeys.detector.summary import Counting
@@ -41,42 +41,6 @@ class RecordFailed(BatchError):
     the one from before the failed invocation either way, so the figures never depend on
     the undocumented choice. Bisection isolates the record; it reaches the DLQ alone.
     """
-
-
-class StatsStore(Protocol):
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
-        """Writes the snapshot; raises snapshots.IdentityTaken if its name belongs to another instance."""
-        ...
-
-    def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None: ...
-
-    def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
-        """The stored snapshots one shard wrote for one (table, window)."""
-        ...
-
-
-class Archiver(Protocol):
-    """Archives a batch's TTL deletions; raises if they could not be stored."""
-
-    def wanted(self, change: Change, record: dict[str, Any]) -> bool: ...
-
-    def line(self, change: Change, record: dict[str, Any]) -> str:
-        """The record's archive line; raises MalformedRecord for an image that cannot be archived."""
-        ...
-
-    def archive(self, shard_id: str, lines: list[tuple[Change, str]]) -> Archived:
-        """Writes the objects (to S3, or to the spool where S3 refuses); raises if neither took them."""
-        ...
-
-    def drain(self, force: bool = False) -> tuple[int, bool]:
-        """Moves spooled objects into S3 when due; returns (objects moved, spool empty)."""
-        ...
-
-
-class Alerting(Protocol):
-    """Evaluates alert rules on the shard's figures; raises if an alert could not be published."""
-
-    def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int: ...
 
 
 @dataclass

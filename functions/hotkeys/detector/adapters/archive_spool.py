@@ -25,8 +25,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
-from hotkeys.detector.archive import ObjectStore
 from hotkeys.detector.names import SPOOL_PREFIX
+from hotkeys.detector.ports import ObjectStore
 from hotkeys.detector.snapshots import STATS_BUCKETS, bucket_of
 
 MARKER_KEY = {"pk": f"{SPOOL_PREFIX}MARK", "sk": "-"}

@@ -25,7 +25,6 @@ conditional); the level is judged on all of the window's segments.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Protocol
 
 from hotkeys.detector import diagnosis, items, summary
 from hotkeys.detector.alerts import rules
@@ -40,6 +39,7 @@ from hotkeys.detector.alerts.messages import (
 )
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
+from hotkeys.detector.ports import IncidentStore, Publisher, WindowReader
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import MAX_MARKS, Segment, ShardState, mark_of
 
@@ -150,42 +150,6 @@ def judged_window(heads: list[SegmentSnapshot], shard_id: str, current: int, sec
         if all(shard == shard_id or finished.get(shard, False) for shard in siblings):
             return window
     return oldest
-
-
-class Publisher(Protocol):
-    def publish(self, alert: Alert) -> str: ...
-
-
-class WindowReader(Protocol):
-    def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:
-        """The heads of every stored segment of a (table, window) (``snapshots.head_of``)."""
-        ...
-
-    def heads_between(self, table: str, first: int, last: int) -> list[SegmentSnapshot]:
-        """The heads of every stored segment of the table's windows starting in [first, last]."""
-        ...
-
-
-class IncidentStore(Protocol):
-    """Incidents with conditional transitions (see adapters/incident_store.py for the rules)."""
-
-    def claim_firing(self, hot: rules.HotKey, shard_id: str) -> tuple[bool, dict[str, Any]]:
-        """(whether this call started the incident, else the incident as it stands)."""
-        ...
-
-    def claim_reminder(self, hot: rules.HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None: ...
-
-    def release_reminder(self, hot: rules.HotKey, previous_notified_at: int) -> None: ...
-
-    def mark_hot(self, hot: rules.HotKey, shard_id: str) -> None: ...
-
-    def raise_peak(self, hot: rules.HotKey) -> None: ...
-
-    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
-
-    def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool: ...
-
-    def mark_published(self, table: str, incident_key: str, flag: str) -> bool: ...
 
 
 class AlertDesk:
@@ -374,6 +338,7 @@ class AlertDesk:
             reason=hot.reason,
             status=status,
             peak_wcu_per_second=peak,
+            alert_threshold=self._settings.alert_threshold,
             pattern=hot.pattern,
             remedy=hot.remedy,
             items=hot.items,

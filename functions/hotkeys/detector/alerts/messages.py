@@ -60,6 +60,7 @@ class Alert:
     reason: str
     status: str
     peak_wcu_per_second: float
+    alert_threshold: float  # the deployment's ALERT_THRESHOLD (the sharding advice keeps each suffix under it)
     index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
     pattern: str | None = None  # the antipattern the key shows (diagnosis.classify), if any
     remedy: str | None = None
@@ -76,8 +77,12 @@ class Alert:
         return round(100 * self.wcu_per_second / self.partition_limit_wcu, 1)
 
     @property
+    def alert_wcu_per_second(self) -> float:
+        return self.alert_threshold * self.partition_limit_wcu
+
+    @property
     def suggested_shards(self) -> int:
-        return suggested_shards(self.peak_wcu_per_second, self.partition_limit_wcu)
+        return suggested_shards(self.peak_wcu_per_second, self.alert_wcu_per_second)
 
     def document(self) -> dict[str, Any]:
         """The JSON form (default, sqs, lambda subscribers): exactly ``ALERT_FIELDS``."""
@@ -165,7 +170,8 @@ def _sharding_advice(alert: Alert) -> str:
         spread = max(2, shards)
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
-            f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
+            f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / "
+            f"{100 * alert.alert_threshold:.0f}% of "
             f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
             "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
         )
@@ -176,7 +182,7 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / 80% of "
+        f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
         f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."

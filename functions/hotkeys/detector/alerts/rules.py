@@ -112,9 +112,10 @@ def incident_key(reason: str, key: str, index: str | None = None) -> str:
     return own if index is None else f"index#{index}#{own}"
 
 
-def suggested_shards(peak_wcu_per_second: float, partition_wcu_limit: int) -> int:
-    """Write-sharding estimate: suffixes needed to keep each shard key under 80% of a partition."""
-    return max(1, math.ceil(peak_wcu_per_second / (0.8 * partition_wcu_limit)))
+def suggested_shards(peak_wcu_per_second: float, alert_wcu_per_second: float) -> int:
+    """Write-sharding estimate: suffixes needed to keep each shard key under the alert rate
+    (``Settings.alert_wcu_per_second``: the alert threshold's share of a partition's limit)."""
+    return max(1, math.ceil(peak_wcu_per_second / alert_wcu_per_second))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""Runs ``hotkeys redrive``: the plan from the stack (or the flags), one run over the DLQ, its report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from rich.console import Console
+from rich.markup import escape
+
+from hotkeys.cli.common import UserError, aws_clients, settings_from_args
+from hotkeys.cli.redrive import (
+    Archiving,
+    RedriveFlags,
+    RedrivePlan,
+    RedriveRun,
+    check_window_flag,
+    own_ttl_deletion,
+    plan_from_deployment,
+    plan_without_stack,
+    redrive_queue,
+    ttl_judge,
+)
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.wiring import build_ports
+
+
+def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...], default_stack: str) -> int:
+    aws = aws_clients(args)
+    plan = _plan(args, aws, settings_names, default_stack)
+    ports = build_ports(plan.settings, aws)
+    if args.no_stack:  # the flags' window against the stored windows, before any entry is received
+        check_window_flag(ports.stats, plan.settings.window_seconds, args.window_seconds, time.time())
+    unknown_archive = plan.archiving is Archiving.UNKNOWN
+    judge = ttl_judge(plan.settings, aws.client("dynamodb")) if unknown_archive else own_ttl_deletion
+    run = redrive_queue(
+        plan,
+        ports,
+        aws.client("sqs"),
+        aws.client("dynamodbstreams"),
+        judge,
+        dry_run=args.dry_run,
+        keep=args.keep,
+    )
+    if args.json:
+        print(json.dumps(run.results, indent=2))
+        for line in (_unreceived(run), _spooled(run)):
+            if line:
+                print(f"hotkeys: {line}", file=sys.stderr)
+    else:
+        _show(run, console)
+    return run.exit_status
+
+
+def _plan(
+    args: argparse.Namespace, aws: AwsClients, settings_names: tuple[str, ...], default_stack: str
+) -> RedrivePlan:
+    """The settings, DLQ and archive of the run: the stack's, or (``--no-stack``) the flags'."""
+    from hotkeys.cli.deployed import DeploymentError, StackNotFound, read_deployment
+    from hotkeys.cli.redrive import NO_STACK_NEEDS
+
+    flags = RedriveFlags(
+        dlq_url=args.dlq_url,
+        stats_table=args.stats_table,
+        archive_bucket=args.archive_bucket,
+        no_archive=args.no_archive,
+        settings={name: getattr(args, name) for name in settings_names},
+    )
+    if args.no_stack:
+        if not args.dlq_url or not args.stats_table:
+            raise UserError(NO_STACK_NEEDS)  # before the settings, which need the stats table
+        settings = settings_from_args(
+            args, settings_names, stats_table_name=args.stats_table, archive_bucket_name=args.archive_bucket
+        )
+        return plan_without_stack(flags, settings)
+    try:
+        deployment = read_deployment(aws.client("cloudformation"), aws.client("lambda"), args.stack or default_stack)
+    except (StackNotFound, DeploymentError) as error:
+        raise UserError(str(error)) from None
+    return plan_from_deployment(flags, deployment)
+
+
+def _spooled(run: RedriveRun) -> str:
+    if (run.spool_moved, run.spool_empty) == (0, True):
+        return ""
+    return f"moved {run.spool_moved} spooled archive object(s) into S3" + (
+        "" if run.spool_empty else "; S3 still refuses some: they stay spooled, run redrive again"
+    )
+
+
+def _unreceived(run: RedriveRun) -> str:
+    drained = run.drained
+    if not drained.remaining:
+        return ""
+    counts = drained.counts
+    return (
+        f"about {drained.remaining} more entries are in the DLQ (SQS counts {counts.visible} visible, "
+        f"{drained.in_flight_elsewhere} received by someone else, {counts.delayed} delayed): run redrive again"
+    )
+
+
+def _show(run: RedriveRun, console: Console) -> None:
+    spooled = _spooled(run)
+    if spooled:
+        console.print(spooled, highlight=False)
+    if not run.results and not run.drained.remaining:
+        console.print("The DLQ is empty.")
+    for item in run.results:
+        if item.get("unreadable"):
+            console.print(
+                f"[red]could no longer be read[/] {item.get('shard_id', '')} "
+                f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
+            )
+            continue
+        if item.get("refused"):
+            where = f"{item['shard_id']} {item['start']}..{item['end']}"
+            console.print(f"[red]refused[/] {where}: {escape(item['refused'])}")
+            continue
+        console.print(
+            f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
+            f"already counted {item['already_counted']}, counted now {item['counted']}"
+            + (f", archived {item['archived']}" if item["archived"] else "")
+            + (" (dry run)" if run.dry_run else "")
+        )
+        for bad in item["malformed"]:
+            console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
+    unreceived = _unreceived(run)
+    if unreceived:
+        console.print(unreceived[0].upper() + unreceived[1:] + ".", markup=False)
+    if run.exit_status:
+        console.print("Entries remain in the DLQ (exit status 1).")
