@@ -517,7 +517,9 @@ def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
     def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
         # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket
         key = KeyFigure("k", 100, 1000, error_bound, WINDOW_START + 5, peak_wcu=500)
-        window = WindowFigures("t", WINDOW_START, 60, 100, 1000, 0, error_bound, [key], last_event, bucket_seconds=10)
+        window = WindowFigures(
+            "t", WINDOW_START, 60, 100, 1000, 0, error_bound, [key], last_event, alert_min_span_seconds=10
+        )
         found = key_row(window, key)
         return found.alert_wcu_per_second, found.peak_wcu_per_second, found.avg_wcu_per_second
 

@@ -13,11 +13,11 @@ import pytest
 from botocore.stub import Stubber
 
 from hotkeys.detector.adapters.insights import DENIED, CloudWatchInsights, report_request
+from hotkeys.detector.throttle_sources import Source
 from hotkeys.detector.throttles import (
     THROTTLED_AND_LANDED,
     THROTTLED_ONLY,
     Landed,
-    Source,
     join,
     parse_report,
     read_throttles,

@@ -19,13 +19,12 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
+from hotkeys.detector.ports import InsightsPort
+from hotkeys.detector.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttles import (
     THROTTLED_ONLY,
-    InsightsPort,
     InsightsUnavailable,
     Landed,
-    RuleStatus,
-    Source,
     join,
     landed_from_figures,
     read_throttles,

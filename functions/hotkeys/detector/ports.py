@@ -2,7 +2,7 @@
 
 The logic (``pipeline``, ``alerts.desk``, ``archive``) and the CLI's readers are written against these;
 ``adapters/`` implement them for AWS and ``wiring.build_ports`` is the one place that picks the concrete
-adapters (docs/decisions.md §20). Tests and the benchmarks pass their own. Only value types are imported
+adapters (docs/decisions.md §24). Tests and the benchmarks pass their own. Only value types are imported
 here, so every module that takes a port can import this one.
 
 ``ResolveKey`` and ``IndexesOf`` are defined in ``records`` and named here: ``records.parse_change``
@@ -12,7 +12,7 @@ live here without an import cycle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,14 +21,18 @@ from hotkeys.detector.alerts.rules import HotKey
 from hotkeys.detector.records import Change, IndexesOf, ResolveKey
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import Segment, ShardState
+from hotkeys.detector.throttle_sources import RuleStatus, Source
 
 __all__ = [
     "Alerting",
     "Archived",
     "Archiver",
+    "IncidentReader",
     "IncidentStore",
     "IndexesOf",
+    "InsightsPort",
     "ObjectStore",
+    "Publish",
     "Publisher",
     "ResolveKey",
     "Spool",
@@ -144,3 +148,24 @@ class StatsReader(Protocol):
     def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]: ...
 
     def latest_window(self) -> int | None: ...
+
+
+# -- the throttle picture's and the throttle explainer's (throttles, throttle_explainer) ------------
+class InsightsPort(Protocol):
+    """Contributor Insights as the throttle picture reads it (``adapters.insights.CloudWatchInsights``)."""
+
+    def rule_status(self, source: Source) -> RuleStatus: ...
+
+    def report(self, rule: str, start: int, end: int) -> Mapping[str, Any]: ...
+
+
+class IncidentReader(Protocol):
+    """The stream's open incidents of a table (the explainer's "confirmed: throttling")."""
+
+    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
+
+
+class Publish(Protocol):
+    """SNS ``Publish`` as the explainer calls it (a bound ``client.publish``)."""
+
+    def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...

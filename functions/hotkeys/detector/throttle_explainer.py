@@ -32,12 +32,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.diagnosis import key_in_text
-from hotkeys.detector.throttles import InsightsPort, Source, ThrottledKey, read_throttles
+from hotkeys.detector.ports import IncidentReader, InsightsPort, Publish
+from hotkeys.detector.throttle_sources import Source
+from hotkeys.detector.throttles import ThrottledKey, read_throttles
 from hotkeys.detector.windows import iso_utc
 
 LOOKBACK_SECONDS = 300
@@ -189,10 +191,6 @@ def _evaluated_minutes(reason_data: Any) -> list[int]:
     points = data.get("evaluatedDatapoints") if isinstance(data, Mapping) else None
     found = [_time_of(p.get("timestamp")) for p in points or [] if isinstance(p, Mapping)]
     return [t for t in found if t is not None]
-
-
-class IncidentReader(Protocol):
-    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -424,10 +422,6 @@ def sns_publish_arguments(
             for name, value in (*attributes, *((("index", explanation.index),) if explanation.index else ()))
         },
     }
-
-
-class Publish(Protocol):
-    def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...
 
 
 def handle_alarm(

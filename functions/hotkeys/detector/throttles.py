@@ -39,8 +39,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
+from hotkeys.detector.ports import InsightsPort
+from hotkeys.detector.throttle_sources import Source
 from hotkeys.detector.windows import iso_utc
 
 RULE_PREFIX = "DynamoDBContributorInsights-"
@@ -60,18 +62,6 @@ MAX_REPORT_SECONDS = 86_400
 # How a key's stream writes and its throttled requests relate in one window.
 THROTTLED_AND_LANDED = "throttled and landed"
 THROTTLED_ONLY = "throttled only"
-
-
-@dataclass(frozen=True)
-class Source:
-    """A table (``index`` None) or one of its global secondary indexes."""
-
-    table: str
-    index: str | None = None
-
-    @property
-    def where(self) -> str:
-        return self.table if self.index is None else f"{self.table} index {self.index}"
 
 
 def rule_kind(name: str) -> str | None:
@@ -103,24 +93,6 @@ def rule_arn_patterns(region: str, account: str, table: str, indexes: Sequence[s
     prefix = f"arn:aws:cloudwatch:{region}:{account}:insight-rule/{RULE_PREFIX}{PARTITION_KEY_THROTTLED}-"
     names = [table, *(name for index in indexes for name in (f"{table}-{index}", index))]
     return [f"{prefix}{name}-*" for name in dict.fromkeys(names)]
-
-
-@dataclass(frozen=True)
-class RuleStatus:
-    """What DescribeContributorInsights says of one table or index."""
-
-    source: Source
-    status: str  # ENABLING | ENABLED | DISABLING | DISABLED | FAILED
-    mode: str | None
-    rule: str | None  # the PKT rule's name
-
-    def unreadable(self) -> str | None:
-        """Why its throttled keys cannot be read, or None when they can."""
-        if self.status != "ENABLED":
-            return f"Contributor Insights is {self.status.lower()} on {self.source.where}"
-        if self.rule is None:
-            return f"Contributor Insights on {self.source.where} lists no throttled-keys rule"
-        return None
 
 
 @dataclass(frozen=True)
@@ -180,12 +152,6 @@ def parse_report(source: Source, response: Mapping[str, Any]) -> Report:
 
 class InsightsUnavailable(RuntimeError):
     """Contributor Insights could not be read (denied, not found, throttled, no endpoint): one line why."""
-
-
-class InsightsPort(Protocol):
-    def rule_status(self, source: Source) -> RuleStatus: ...
-
-    def report(self, rule: str, start: int, end: int) -> Mapping[str, Any]: ...
 
 
 @dataclass

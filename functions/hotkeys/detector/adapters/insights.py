@@ -15,14 +15,13 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
+from hotkeys.detector.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttles import (
     MAX_CONTRIBUTORS,
     REPORT_METRICS,
     REPORT_ORDER_BY,
     REPORT_PERIOD_SECONDS,
     InsightsUnavailable,
-    RuleStatus,
-    Source,
     throttled_key_rule,
 )
 

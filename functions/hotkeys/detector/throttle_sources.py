@@ -1,0 +1,37 @@
+"""What a throttle reading is about: a table or one of its GSIs, and what DescribeContributorInsights says
+of it. Value types only, so the ports module can name them (``ports.InsightsPort``) without importing
+the logic in ``throttles`` that takes that port."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Source:
+    """A table (``index`` None) or one of its global secondary indexes."""
+
+    table: str
+    index: str | None = None
+
+    @property
+    def where(self) -> str:
+        return self.table if self.index is None else f"{self.table} index {self.index}"
+
+
+@dataclass(frozen=True)
+class RuleStatus:
+    """What DescribeContributorInsights says of one table or index."""
+
+    source: Source
+    status: str  # ENABLING | ENABLED | DISABLING | DISABLED | FAILED
+    mode: str | None
+    rule: str | None  # the PKT rule's name
+
+    def unreadable(self) -> str | None:
+        """Why its throttled keys cannot be read, or None when they can."""
+        if self.status != "ENABLED":
+            return f"Contributor Insights is {self.status.lower()} on {self.source.where}"
+        if self.rule is None:
+            return f"Contributor Insights on {self.source.where} lists no throttled-keys rule"
+        return None
