@@ -30,32 +30,44 @@ class Figures:
     series: dict[int, int]  # write units by bucket start
 
 
-def figures(entries: dict) -> dict[str, Figures]:  # type: ignore[type-arg]
+def figures(entries: dict[str, summary.Entry]) -> dict[str, Figures]:
     """Each tracked key's figures (the only reader of an entry's layout in this file)."""
     return {
-        key: Figures(
-            entry[summary.WRITES],
-            entry[summary.WCU],
-            entry[summary.FIRST_SEEN],
-            entry[summary.PEAK],
-            summary.series_of(entry),
-        )
+        key: Figures(entry.writes, entry.wcu, entry.first_seen, entry.peak, entry.series())
         for key, entry in entries.items()
     }
 
 
+def count(
+    entries: dict[str, summary.Entry],
+    key: str,
+    wcu: int,
+    event_time: int,
+    capacity: int = 200,
+    max_bytes: int = summary.MAX_SUMMARY_BYTES,
+) -> tuple[int, int]:
+    """Count one write into ``entries`` (in place) as a summary of that budget does; returns (weight
+    pruned, the summary's encoded size after it)."""
+    counted = summary.Summary(entries, max_bytes=max_bytes, used_bytes=summary.encoded_bytes(entries))
+    pruned = counted.count(key, wcu, event_time, summary.Counting(capacity, BUCKET))
+    return pruned, counted.used_bytes
+
+
 def fold(
     writes: list[tuple[str, int, int]], capacity: int = 200, max_bytes: int = summary.MAX_SUMMARY_BYTES
-) -> tuple[dict, int]:  # type: ignore[type-arg]
+) -> tuple[dict[str, summary.Entry], int]:
     """(entries, pruned) after counting (key, write units, second after T0) in order, checking after
-    each write that the size the caller keeps is the encoded size and within the budget."""
-    entries: dict = {}  # type: ignore[type-arg]
-    used = pruned = 0
+    each write that the size the summary keeps is the encoded size and within the budget, and that its
+    bound and exact totals are what its writes returned and weighed."""
+    counted = summary.Summary(max_bytes=max_bytes)
+    counting = summary.Counting(capacity, BUCKET)
+    pruned = 0
     for key, wcu, second in writes:
-        cut, used = summary.count(entries, used, key, wcu, T0 + second, capacity, max_bytes, BUCKET)
-        pruned += cut
-        assert used == summary.encoded_bytes(entries) <= max_bytes
-    return entries, pruned
+        pruned += counted.count(key, wcu, T0 + second, counting)
+        assert counted.used_bytes == summary.encoded_bytes(counted.entries) <= max_bytes
+    assert counted.pruned == pruned
+    assert (counted.writes, counted.wcu) == (len(writes), sum(wcu for _key, wcu, _second in writes))
+    return counted.entries, pruned
 
 
 # Exact counting
@@ -241,7 +253,7 @@ def test_a_merge_leaves_its_parts_as_they_were() -> None:
     here, _ = fold([("k", 5, 0)])
     before = figures(here)
     merged, _ = summary.merge([(here, 0)])
-    fold_more = summary.count(merged, summary.encoded_bytes(merged), "k", 5, T0 + 1, 200, 10**6, BUCKET)
+    fold_more = count(merged, "k", 5, T0 + 1, 200, 10**6)
     assert fold_more == (0, summary.encoded_bytes(merged))
     assert figures(here) == before and figures(merged)["k"].wcu == 10
 
@@ -280,10 +292,10 @@ def test_compacting_within_bytes_keeps_fewer_keys() -> None:
 def test_a_compacted_summary_is_a_copy() -> None:
     entries, _ = fold([("a", 9, 0)])
     kept, _ = summary.compact(entries, 5)
-    summary.count(kept, summary.encoded_bytes(kept), "a", 1, T0, 200, 10**6, BUCKET)
+    count(kept, "a", 1, T0, 200, 10**6)
     assert figures(entries)["a"].wcu == 9
     kept, _ = summary.compact(entries, 5, max_bytes=10**6)
-    summary.count(kept, summary.encoded_bytes(kept), "a", 1, T0, 200, 10**6, BUCKET)
+    count(kept, "a", 1, T0, 200, 10**6)
     assert figures(entries)["a"].wcu == 9
 
 
@@ -297,13 +309,16 @@ def test_a_summary_survives_its_encoding() -> None:
     assert figures(summary.decode_entries(summary.encode_entries({}))) == {}
 
 
-def test_the_add_form_counts_as_count_does() -> None:
-    entries: dict = {}  # type: ignore[type-arg]
+def test_a_summarys_count_returns_each_prune_and_adds_it_to_its_bound() -> None:
+    # The form the pipeline uses (a summary with the whole budget): each write returns what it pruned
+    counted = summary.Summary()
+    counting = summary.Counting(2, BUCKET)
     for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0)]:
-        assert summary.add(entries, key, wcu, T0 + second, 2) == 0
-    assert summary.add(entries, "e", 10, T0 + 1, 2) == 30
-    counted, _ = fold([("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)], capacity=2)
-    assert figures(entries) == figures(counted)
+        assert counted.count(key, wcu, T0 + second, counting) == 0
+    assert counted.count("e", 10, T0 + 1, counting) == 30
+    assert counted.pruned == 30
+    entries, _ = fold([("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)], capacity=2)
+    assert figures(counted.entries) == figures(entries)
 
 
 # The documented bounds
