@@ -15,6 +15,8 @@ import base64
 import zlib
 from dataclasses import dataclass
 
+import pytest
+
 from hotkeys.detector import summary
 
 T0 = 1_796_083_200  # aligned to every bucket length used here
@@ -127,6 +129,22 @@ def test_an_out_of_order_write_to_a_bucket_it_lacks_is_inserted_in_order() -> No
     assert list(key.series) == [T0, T0 + 10, T0 + 30] and key.peak == 7
 
 
+def test_an_out_of_order_write_before_several_later_buckets_is_inserted_in_order() -> None:
+    # Buckets 0, 30 and 40, then a write of second 15: bucket 10 goes second, its units with it
+    entries, _ = fold([("k", 1, 0), ("k", 2, 30), ("k", 3, 40), ("k", 7, 15)])
+    key = figures(entries)["k"]
+    assert list(key.series.items()) == [(T0, 1), (T0 + 10, 7), (T0 + 30, 2), (T0 + 40, 3)]
+
+
+def test_the_lightest_earlier_bucket_gives_way_even_just_before_the_latest() -> None:
+    # One bucket more than a series keeps; the lightest earlier one is the one before the latest
+    pairs = summary.MAX_SERIES_PAIRS
+    writes = [("k", 1 if n == pairs - 1 else 10, n * BUCKET) for n in range(pairs + 1)]
+    key = figures(fold(writes)[0])["k"]
+    assert T0 + (pairs - 1) * BUCKET not in key.series
+    assert T0 in key.series and T0 + pairs * BUCKET in key.series
+
+
 # Pruning
 
 
@@ -191,6 +209,23 @@ def test_a_prune_for_bytes_keeps_the_heaviest_keys_that_fit_half_the_budget() ->
         "0007": 2,
         "0006": 1,
         "0011": 12,
+    }
+
+
+def test_a_prune_for_bytes_stops_when_the_kept_keys_fill_exactly_half_the_budget() -> None:
+    # Ten 1,000-byte keys fill a budget of ten (weights 1..10); an eleventh prunes. Five of them fill
+    # exactly half the budget: that fits, so the five heaviest are kept, less the sixth's weight (5)
+    budget = 10 * summary.entry_bytes("x" * 1000)
+    keys = [f"{n:04d}" + "x" * 996 for n in range(11)]
+    entries, pruned = fold([(keys[n], n + 1, 0) for n in range(11)], max_bytes=budget)
+    assert pruned == 5
+    assert {key[:4]: f.wcu for key, f in figures(entries).items()} == {
+        "0009": 5,
+        "0008": 4,
+        "0007": 3,
+        "0006": 2,
+        "0005": 1,
+        "0010": 11,
     }
 
 
@@ -289,6 +324,26 @@ def test_compacting_within_bytes_keeps_fewer_keys() -> None:
     assert (set(kept), bound) == ({"a", "b", "c"}, 0)
 
 
+def test_compacting_breaks_ties_by_key_whatever_the_order_keys_came_in() -> None:
+    # c came before b, both of weight 7: b, first by key, is the one kept
+    entries, _ = fold([("a", 9, 0), ("c", 7, 0), ("b", 7, 0), ("d", 3, 0)])
+    kept, bound = summary.compact(entries, 2)
+    assert (set(kept), bound) == ({"a", "b"}, 7)
+    kept, bound = summary.compact(entries, 2, max_bytes=10**6)
+    assert (set(kept), bound) == ({"a", "b"}, 7)
+
+
+def test_a_compacted_summary_adds_what_it_left_out_to_its_own_bound() -> None:
+    # Capacity 2: the fifth key prunes 30 (a: 20, b: 10, e: 10 remain); keeping one more leaves out 10
+    counted = summary.Summary()
+    counting = summary.Counting(2, BUCKET)
+    for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)]:
+        counted.count(key, wcu, T0 + second, counting)
+    compacted = counted.compact(1)
+    assert (set(compacted.entries), compacted.pruned) == ({"a"}, 40)
+    assert (compacted.writes, compacted.wcu) == (5, 150)
+
+
 def test_a_compacted_summary_is_a_copy() -> None:
     entries, _ = fold([("a", 9, 0)])
     kept, _ = summary.compact(entries, 5)
@@ -307,6 +362,34 @@ def test_a_summary_survives_its_encoding() -> None:
     decoded = summary.decode_entries(summary.encode_entries(entries))
     assert figures(decoded) == figures(entries)
     assert figures(summary.decode_entries(summary.encode_entries({}))) == {}
+
+
+def test_a_summary_survives_its_codec_whatever_its_budget() -> None:
+    # A summary's value is its entries, bound and totals: its budget and its kept size are not
+    counted = summary.Summary(max_bytes=10**6)
+    counting = summary.Counting(2, BUCKET)
+    for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 11)]:
+        counted.count(key, wcu, T0 + second, counting)
+    for value in (counted, counted.compact(2)):  # a compacted summary keeps no size of its own
+        assert summary.unpack(summary.pack(value)) == value
+        assert summary.unpack(summary.pack(value, text=True)) == value
+
+
+def test_the_stats_items_form_is_the_encoded_bytes_the_states_is_text() -> None:
+    # The stats item stores a binary attribute (the encoding's bytes); the carried state, JSON text
+    entries, pruned = fold([("a", 1, 0), ("b", 2, 15)])
+    value = summary.Summary(entries, pruned, 2, 3)
+    binary = summary.pack(value)["entries_z"]
+    assert isinstance(binary, bytes) and figures(summary.decode_entries(binary)) == figures(entries)
+    text = summary.pack(value, text=True)["entries_z"]
+    assert isinstance(text, str) and figures(summary.decode_entries(base64.b64decode(text))) == figures(entries)
+
+
+def test_an_encoding_of_an_earlier_layout_is_refused() -> None:
+    # A header without the current mark (an earlier layout began with a key's length), or no header
+    for blob in (zlib.compress(b"[2,3,40,100]\nab"), zlib.compress(b'[["ab",3,40,100]]')):
+        with pytest.raises(summary.EncodingRetired):
+            summary.decode_entries(blob)
 
 
 def test_a_summarys_count_returns_each_prune_and_adds_it_to_its_bound() -> None:
