@@ -1,10 +1,10 @@
 """The alert rules on a shard's tallied figures: when a partition is hot, when it has cooled down.
 
 Each test folds stream changes into a segment as the pipeline does (``Segment.apply``) and asks the
-rules about it, at the edge of each rule: a rate or share exactly at the threshold fires, one write
-unit less does not. The defaults: 1,000 WCU/s per partition, alert at 0.8 (800 WCU/s), hysteresis
-0.2 (a firing key resolves below 600 WCU/s), a 10 s minimum span, a 60 s window, share 0.1 of a
-table's window once the table wrote 6,000 units.
+rules about its table's view (``Segment.views``), at the edge of each rule: a rate or share exactly at
+the threshold fires, one write unit less does not. The defaults: 1,000 WCU/s per partition, alert at
+0.8 (800 WCU/s), hysteresis 0.2 (a firing key resolves below 600 WCU/s), a 10 s minimum span, a 60 s
+window, share 0.1 of a table's window once the table wrote 6,000 units.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from hotkeys.detector.alerts.rules import (
 )
 from hotkeys.detector.config import Settings
 from hotkeys.detector.records import Change, Kind
-from hotkeys.detector.state import IndexView, Segment
+from hotkeys.detector.state import Segment, View
+from hotkeys.detector.summary import Counting, Summary
 
 T0 = 1_796_083_200  # a window start (aligned to 60 s)
 SETTINGS = Settings(stats_table_name="stats")
@@ -43,17 +44,26 @@ def writes(key: str, wcu_per_second: int, start: int, seconds: int) -> list[tupl
     return out
 
 
-def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200) -> Segment:
-    """A shard's segment of the window at T0 after folding ``changes`` in time order."""
+def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200) -> View:
+    """A shard's segment of the window at T0 after folding ``changes`` in time order, as the rules read
+    it: the table's view."""
     segment = Segment(table, T0, str(first))
+    counting = Counting(capacity, SETTINGS.alert_min_span_seconds)
     ordered = sorted(changes, key=lambda change: change[2])
     for offset, (key, wcu, second) in enumerate(ordered):
         change = Change(table, key, T0 + second, first + offset, wcu, Kind.WRITE)
-        segment.apply(change, capacity, SETTINGS.alert_min_span_seconds)
-    return segment
+        segment.apply(change, counting)
+    (own,) = segment.views()  # no index counted: the table's view only
+    return own
 
 
-def hot_keys(segment: Segment, settings: Settings = SETTINGS, others: Segment | None = None) -> dict[str, HotKey]:
+def index_view(table: View, index: str) -> View:
+    """An index's view with the table view's figures (no bound of its own)."""
+    figures = Summary(table.entries, 0, table.summary.writes, table.wcu)
+    return View(table.table, index, table.window_start, table.last_event, table.origin, figures)
+
+
+def hot_keys(segment: View, settings: Settings = SETTINGS, others: View | None = None) -> dict[str, HotKey]:
     elsewhere = NOWHERE if others is None else with_live(NOWHERE, others)
     return {hot.key: hot for hot in partition_limit_hot(segment, settings, elsewhere)}
 
@@ -321,7 +331,7 @@ def test_growth_scales_a_keys_rate_here() -> None:
 def test_an_index_key_is_spread_over_the_shards() -> None:
     # An index view with 100 WCU/s here and 4 shards in the window: 400 WCU/s, half the alert rate
     table = tallied([("item", 100, s) for s in range(10)])
-    view = IndexView("orders", "by-status", T0, table.last_event, "", table.entries, 0, table.wcu, table.writes)
+    view = index_view(table, "by-status")
     assert near(view, SETTINGS, NOWHERE, {}, 0.5, shards=4) == [("item", PARTITION_LIMIT)]
     assert near(view, SETTINGS, NOWHERE, {}, 0.51, shards=4) == []
     assert near(view, SETTINGS, NOWHERE, {}, 0.1, shards=1) == []
@@ -359,7 +369,7 @@ def test_a_key_near_the_share_threshold_of_the_table() -> None:
     elsewhere_one = with_live(NOWHERE, tallied([("k", 0, 0)], first=10_000))
     assert ("k", SHARE) in near(one, share_settings(share_min_wcu=0, share_threshold=1.0), elsewhere_one, {}, 1.0)
     # An index view has no share of the table
-    view = IndexView("orders", "by-status", T0, here.last_event, "", here.entries, 0, here.wcu, here.writes)
+    view = index_view(here, "by-status")
     assert near(view, share_settings(share_threshold=0.5, share_min_wcu=3200), there, {}, 0.5) == []
 
 

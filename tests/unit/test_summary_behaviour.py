@@ -15,6 +15,8 @@ import base64
 import zlib
 from dataclasses import dataclass
 
+import pytest
+
 from hotkeys.detector import summary
 
 T0 = 1_796_083_200  # aligned to every bucket length used here
@@ -30,32 +32,44 @@ class Figures:
     series: dict[int, int]  # write units by bucket start
 
 
-def figures(entries: dict) -> dict[str, Figures]:  # type: ignore[type-arg]
+def figures(entries: dict[str, summary.Entry]) -> dict[str, Figures]:
     """Each tracked key's figures (the only reader of an entry's layout in this file)."""
     return {
-        key: Figures(
-            entry[summary.WRITES],
-            entry[summary.WCU],
-            entry[summary.FIRST_SEEN],
-            entry[summary.PEAK],
-            summary.series_of(entry),
-        )
+        key: Figures(entry.writes, entry.wcu, entry.first_seen, entry.peak, entry.series())
         for key, entry in entries.items()
     }
 
 
+def count(
+    entries: dict[str, summary.Entry],
+    key: str,
+    wcu: int,
+    event_time: int,
+    capacity: int = 200,
+    max_bytes: int = summary.MAX_SUMMARY_BYTES,
+) -> tuple[int, int]:
+    """Count one write into ``entries`` (in place) as a summary of that budget does; returns (weight
+    pruned, the summary's encoded size after it)."""
+    counted = summary.Summary(entries, max_bytes=max_bytes, used_bytes=summary.encoded_bytes(entries))
+    pruned = counted.count(key, wcu, event_time, summary.Counting(capacity, BUCKET))
+    return pruned, counted.used_bytes
+
+
 def fold(
     writes: list[tuple[str, int, int]], capacity: int = 200, max_bytes: int = summary.MAX_SUMMARY_BYTES
-) -> tuple[dict, int]:  # type: ignore[type-arg]
+) -> tuple[dict[str, summary.Entry], int]:
     """(entries, pruned) after counting (key, write units, second after T0) in order, checking after
-    each write that the size the caller keeps is the encoded size and within the budget."""
-    entries: dict = {}  # type: ignore[type-arg]
-    used = pruned = 0
+    each write that the size the summary keeps is the encoded size and within the budget, and that its
+    bound and exact totals are what its writes returned and weighed."""
+    counted = summary.Summary(max_bytes=max_bytes)
+    counting = summary.Counting(capacity, BUCKET)
+    pruned = 0
     for key, wcu, second in writes:
-        cut, used = summary.count(entries, used, key, wcu, T0 + second, capacity, max_bytes, BUCKET)
-        pruned += cut
-        assert used == summary.encoded_bytes(entries) <= max_bytes
-    return entries, pruned
+        pruned += counted.count(key, wcu, T0 + second, counting)
+        assert counted.used_bytes == summary.encoded_bytes(counted.entries) <= max_bytes
+    assert counted.pruned == pruned
+    assert (counted.writes, counted.wcu) == (len(writes), sum(wcu for _key, wcu, _second in writes))
+    return counted.entries, pruned
 
 
 # Exact counting
@@ -113,6 +127,22 @@ def test_an_out_of_order_write_to_a_bucket_it_lacks_is_inserted_in_order() -> No
     entries, _ = fold([("k", 1, 0), ("k", 1, 30), ("k", 7, 15)])
     key = figures(entries)["k"]
     assert list(key.series) == [T0, T0 + 10, T0 + 30] and key.peak == 7
+
+
+def test_an_out_of_order_write_before_several_later_buckets_is_inserted_in_order() -> None:
+    # Buckets 0, 30 and 40, then a write of second 15: bucket 10 goes second, its units with it
+    entries, _ = fold([("k", 1, 0), ("k", 2, 30), ("k", 3, 40), ("k", 7, 15)])
+    key = figures(entries)["k"]
+    assert list(key.series.items()) == [(T0, 1), (T0 + 10, 7), (T0 + 30, 2), (T0 + 40, 3)]
+
+
+def test_the_lightest_earlier_bucket_gives_way_even_just_before_the_latest() -> None:
+    # One bucket more than a series keeps; the lightest earlier one is the one before the latest
+    pairs = summary.MAX_SERIES_PAIRS
+    writes = [("k", 1 if n == pairs - 1 else 10, n * BUCKET) for n in range(pairs + 1)]
+    key = figures(fold(writes)[0])["k"]
+    assert T0 + (pairs - 1) * BUCKET not in key.series
+    assert T0 in key.series and T0 + pairs * BUCKET in key.series
 
 
 # Pruning
@@ -182,6 +212,23 @@ def test_a_prune_for_bytes_keeps_the_heaviest_keys_that_fit_half_the_budget() ->
     }
 
 
+def test_a_prune_for_bytes_stops_when_the_kept_keys_fill_exactly_half_the_budget() -> None:
+    # Ten 1,000-byte keys fill a budget of ten (weights 1..10); an eleventh prunes. Five of them fill
+    # exactly half the budget: that fits, so the five heaviest are kept, less the sixth's weight (5)
+    budget = 10 * summary.entry_bytes("x" * 1000)
+    keys = [f"{n:04d}" + "x" * 996 for n in range(11)]
+    entries, pruned = fold([(keys[n], n + 1, 0) for n in range(11)], max_bytes=budget)
+    assert pruned == 5
+    assert {key[:4]: f.wcu for key, f in figures(entries).items()} == {
+        "0009": 5,
+        "0008": 4,
+        "0007": 3,
+        "0006": 2,
+        "0005": 1,
+        "0010": 11,
+    }
+
+
 def test_a_series_reaching_the_budget_exactly_needs_no_prune() -> None:
     budget = 2 * summary.entry_bytes("a") + summary.SERIES_PAIR_BYTES
     entries, pruned = fold([("a", 5, 0), ("b", 3, 0), ("a", 1, 10)], capacity=1, max_bytes=budget)
@@ -241,7 +288,7 @@ def test_a_merge_leaves_its_parts_as_they_were() -> None:
     here, _ = fold([("k", 5, 0)])
     before = figures(here)
     merged, _ = summary.merge([(here, 0)])
-    fold_more = summary.count(merged, summary.encoded_bytes(merged), "k", 5, T0 + 1, 200, 10**6, BUCKET)
+    fold_more = count(merged, "k", 5, T0 + 1, 200, 10**6)
     assert fold_more == (0, summary.encoded_bytes(merged))
     assert figures(here) == before and figures(merged)["k"].wcu == 10
 
@@ -277,13 +324,33 @@ def test_compacting_within_bytes_keeps_fewer_keys() -> None:
     assert (set(kept), bound) == ({"a", "b", "c"}, 0)
 
 
+def test_compacting_breaks_ties_by_key_whatever_the_order_keys_came_in() -> None:
+    # c came before b, both of weight 7: b, first by key, is the one kept
+    entries, _ = fold([("a", 9, 0), ("c", 7, 0), ("b", 7, 0), ("d", 3, 0)])
+    kept, bound = summary.compact(entries, 2)
+    assert (set(kept), bound) == ({"a", "b"}, 7)
+    kept, bound = summary.compact(entries, 2, max_bytes=10**6)
+    assert (set(kept), bound) == ({"a", "b"}, 7)
+
+
+def test_a_compacted_summary_adds_what_it_left_out_to_its_own_bound() -> None:
+    # Capacity 2: the fifth key prunes 30 (a: 20, b: 10, e: 10 remain); keeping one more leaves out 10
+    counted = summary.Summary()
+    counting = summary.Counting(2, BUCKET)
+    for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)]:
+        counted.count(key, wcu, T0 + second, counting)
+    compacted = counted.compact(1)
+    assert (set(compacted.entries), compacted.pruned) == ({"a"}, 40)
+    assert (compacted.writes, compacted.wcu) == (5, 150)
+
+
 def test_a_compacted_summary_is_a_copy() -> None:
     entries, _ = fold([("a", 9, 0)])
     kept, _ = summary.compact(entries, 5)
-    summary.count(kept, summary.encoded_bytes(kept), "a", 1, T0, 200, 10**6, BUCKET)
+    count(kept, "a", 1, T0, 200, 10**6)
     assert figures(entries)["a"].wcu == 9
     kept, _ = summary.compact(entries, 5, max_bytes=10**6)
-    summary.count(kept, summary.encoded_bytes(kept), "a", 1, T0, 200, 10**6, BUCKET)
+    count(kept, "a", 1, T0, 200, 10**6)
     assert figures(entries)["a"].wcu == 9
 
 
@@ -297,13 +364,44 @@ def test_a_summary_survives_its_encoding() -> None:
     assert figures(summary.decode_entries(summary.encode_entries({}))) == {}
 
 
-def test_the_add_form_counts_as_count_does() -> None:
-    entries: dict = {}  # type: ignore[type-arg]
+def test_a_summary_survives_its_codec_whatever_its_budget() -> None:
+    # A summary's value is its entries, bound and totals: its budget and its kept size are not
+    counted = summary.Summary(max_bytes=10**6)
+    counting = summary.Counting(2, BUCKET)
+    for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 11)]:
+        counted.count(key, wcu, T0 + second, counting)
+    for value in (counted, counted.compact(2)):  # a compacted summary keeps no size of its own
+        assert summary.unpack(summary.pack(value)) == value
+        assert summary.unpack(summary.pack(value, text=True)) == value
+
+
+def test_the_stats_items_form_is_the_encoded_bytes_the_states_is_text() -> None:
+    # The stats item stores a binary attribute (the encoding's bytes); the carried state, JSON text
+    entries, pruned = fold([("a", 1, 0), ("b", 2, 15)])
+    value = summary.Summary(entries, pruned, 2, 3)
+    binary = summary.pack(value)["entries_z"]
+    assert isinstance(binary, bytes) and figures(summary.decode_entries(binary)) == figures(entries)
+    text = summary.pack(value, text=True)["entries_z"]
+    assert isinstance(text, str) and figures(summary.decode_entries(base64.b64decode(text))) == figures(entries)
+
+
+def test_an_encoding_of_an_earlier_layout_is_refused() -> None:
+    # A header without the current mark (an earlier layout began with a key's length), or no header
+    for blob in (zlib.compress(b"[2,3,40,100]\nab"), zlib.compress(b'[["ab",3,40,100]]')):
+        with pytest.raises(summary.EncodingRetired):
+            summary.decode_entries(blob)
+
+
+def test_a_summarys_count_returns_each_prune_and_adds_it_to_its_bound() -> None:
+    # The form the pipeline uses (a summary with the whole budget): each write returns what it pruned
+    counted = summary.Summary()
+    counting = summary.Counting(2, BUCKET)
     for key, wcu, second in [("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0)]:
-        assert summary.add(entries, key, wcu, T0 + second, 2) == 0
-    assert summary.add(entries, "e", 10, T0 + 1, 2) == 30
-    counted, _ = fold([("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)], capacity=2)
-    assert figures(entries) == figures(counted)
+        assert counted.count(key, wcu, T0 + second, counting) == 0
+    assert counted.count("e", 10, T0 + 1, counting) == 30
+    assert counted.pruned == 30
+    entries, _ = fold([("a", 50, 0), ("b", 40, 0), ("c", 30, 0), ("d", 20, 0), ("e", 10, 1)], capacity=2)
+    assert figures(counted.entries) == figures(entries)
 
 
 # The documented bounds
