@@ -17,7 +17,7 @@ from hotkeys.detector.alerts.desk import AWAITED, AlertDesk, awaiting
 from hotkeys.detector.alerts.rules import NOWHERE, PARTITION_LIMIT, HotKey, incident_key, partition_limit_hot
 from hotkeys.detector.config import Settings
 from hotkeys.detector.snapshots import HEAD_MARKS, SegmentSnapshot, head_marks
-from hotkeys.detector.state import ShardState, mark_of
+from hotkeys.detector.state import Segment, ShardState, mark_of
 
 T0 = 1_796_083_200
 
@@ -112,3 +112,49 @@ def test_a_shard_remembers_an_unpublished_claim_apart_and_skips_a_marked_one(
     assert desk._review_view("shardId-3", third, view, NOWHERE, {mark}) == 0
     # Then it makes no request, and its own head will carry the mark
     assert calls == Counter() and head_marks(third.notified, T0) == (mark,)
+
+
+class CountedReads(DynamoStatsStore):
+    """The stats store, remembering its window-heads reads: (method, last window read)."""
+
+    def __init__(self, table: Any) -> None:
+        super().__init__(table)
+        self.reads: list[tuple[str, int]] = []
+
+    def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:
+        self.reads.append(("window_heads", start))
+        return super().window_heads(table, start)
+
+    def heads_between(self, table: str, first: int, last: int) -> list[SegmentSnapshot]:
+        self.reads.append(("heads_between", last))
+        return super().heads_between(table, first, last)
+
+
+def one_segment(start: int, first_event: int, last_event: int) -> tuple[ShardState, Segment]:
+    state = ShardState()
+    segment = Segment("tickets", start, "1", origin="0", first_event=first_event, last_event=last_event)
+    state.segments[("tickets", start)] = segment
+    return state, segment
+
+
+def test_a_windows_final_look_is_the_next_windows_first_look_for_a_shard_in_step(
+    stats_table_name: str, topic: dict
+) -> None:
+    table = boto3.resource("dynamodb").Table(stats_table_name)
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
+    reads = CountedReads(table)
+    desk = AlertDesk(settings, DynamoIncidentStore(table), SnsPublisher(boto3.client("sns"), topic["arn"]), reads)
+    for shard in ("shardId-1", "shardId-2"):
+        # Given a shard's final invocation of window 0: one Query reads the recent windows and the next one
+        state, segment = one_segment(T0, T0, T0 + 59)
+        desk.review(shard, state, [segment], True, [segment])
+    assert reads.reads == [("heads_between", T0 + 60)] * 2
+    # When shard 1 opens window 1 with records of its first seconds (in step with the others)
+    state, segment = one_segment(T0 + 60, T0 + 60, T0 + 64)
+    desk.review("shardId-1", state, [segment], False, [])
+    # Then its first look is the one read ahead: no Query
+    assert reads.reads == [("heads_between", T0 + 60)] * 2
+    # while shard 2, whose first records of window 1 come 30 s into it (the heads read ahead are old), reads
+    state, segment = one_segment(T0 + 60, T0 + 90, T0 + 91)
+    desk.review("shardId-2", state, [segment], False, [])
+    assert reads.reads[2:] == [("window_heads", T0 + 60)]
