@@ -77,6 +77,10 @@ class Run:
     indexes: str  # "spread" or "3 values"
     windows: int = 3
     body: int = 850  # bytes of the items' filler: ~1 KB items, 1 WCU each
+    # Seconds of records per batch: 1 as a saturated shard's batches of 1,000 fill; more (up to the 5 s
+    # batching window) cuts the invocations a wide run takes turns for, not the requests (they follow
+    # flushes, in event time).
+    batch_seconds: int = 1
 
     @property
     def limit(self) -> int:
@@ -91,6 +95,8 @@ class Run:
     @property
     def name(self) -> str:
         scaled = "" if self.limit == PARTITION_LIMIT else f" (scaled: limit {self.limit} WCU/s)"
+        if self.batch_seconds != 1:
+            scaled += f", batches of {self.batch_seconds} s"
         return (
             f"{self.shards} shard{'s' if self.shards > 1 else ''}, {self.rate:,} records/s of ~1 KB{scaled}, "
             f"index keys: {self.indexes}"
@@ -241,7 +247,8 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
         share_min_wcu=round(default_of("share_min_wcu") * run.scale),
     )
     # The mapping's batches fill in as much event time as a saturated shard's 1,000 records do.
-    mapping = dataclasses.replace(EVENT_SOURCE, batch_size=max(1, round(EVENT_SOURCE.batch_size * run.scale)))
+    batch = max(1, round(EVENT_SOURCE.batch_size * run.scale)) * run.batch_seconds
+    mapping = dataclasses.replace(EVENT_SOURCE, batch_size=batch)
     return settings, mapping
 
 
@@ -506,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wide", action="store_true", help="also the 10- and 100-shard runs (scaled: module doc)")
     parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes of the wide runs")
     parser.add_argument("--windows", type=int, default=3, help="windows per run")
+    parser.add_argument("--shards", type=int, nargs="*", help="only the runs of these shard counts")
+    parser.add_argument("--batch-seconds", type=int, default=1, help="seconds of records per batch (wide runs)")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
@@ -515,7 +524,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.smoke:
         runs: tuple[Run, ...] = (Run(3, 10, "3 values", windows=1),)
     else:
-        runs = tuple(dataclasses.replace(run, windows=args.windows) for run in RUNS + (WIDE if args.wide else ()))
+        runs = tuple(
+            dataclasses.replace(
+                run, windows=args.windows, batch_seconds=args.batch_seconds if run.shards > 1 else run.batch_seconds
+            )
+            for run in RUNS + (WIDE if args.wide else ())
+            if not args.shards or run.shards in args.shards
+        )
     rows = []
     for run in runs:
         print(f"{run.name}, {run.windows} windows ...", flush=True)
@@ -526,6 +541,10 @@ def main(argv: list[str] | None = None) -> int:
         command += f" --wide --processes {args.processes}"
     if args.windows != 3:
         command += f" --windows {args.windows}"
+    if args.shards:
+        command += " --shards " + " ".join(str(count) for count in args.shards)
+    if args.batch_seconds != 1:
+        command += f" --batch-seconds {args.batch_seconds}"
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "python": platform.python_version(),
