@@ -50,6 +50,7 @@ import random
 import resource
 import sys
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -433,6 +434,8 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
+    # moto's backends are the process's: a run before this one (another server) left its tables there.
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     try:
         settings, mapping = _resources(run, uuid.uuid4().hex[:8])
