@@ -236,6 +236,15 @@ def _requests() -> list[str]:
         "records of a saturated shard at the real limit.",
         "`3 values` index keys at 100 shards put index partitions far over their limit (every one of them",
         "an open incident: the worst case for incident writes); `spread` keeps every partition under it.",
+        *(
+            [
+                "The 10- and 100-shard runs spread their shards over worker processes (each shard its own",
+                "container, in its own thread) against one `moto.server.ThreadedMotoServer` on 127.0.0.1,",
+                "still one invocation at a time across all of them in emulated-time order.",
+            ]
+            if any(run.get("processes", 1) > 1 for run in result["runs"])
+            else []
+        ),
         "",
         "| run | incidents | stats requests / 1,000 records (saturated shard) | per operation | target ≤ 0.2 |",
         "|---|---:|---:|---|---|",

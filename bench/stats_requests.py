@@ -27,11 +27,14 @@ fill in one second of event time). Every partition is then at the same fraction 
 real saturated shard (index entries of every projection included), with the same flush cadence, at a
 hundredth of the records. Requests are reported per shard-second, i.e. per 1,000 records of a
 saturated shard at the real limit. The 1-shard runs measure both scales: their agreement is the check.
+The 10- and 100-shard runs (``measure_processes``) spread the shards over ``--processes`` worker
+processes, each shard its own container in its own thread, against one ``ThreadedMotoServer`` on
+127.0.0.1; the processes take turns through the coordinator exactly as ``bench.lanes.Turns`` lanes do.
 Not scaled: a summary's capacity (keys per shard and window before pruning) sees a hundredth of the
 distinct keys, so the scaled runs prune less (their bounds are tighter).
 
     python -m bench.stats_requests             # make bench: the 1-shard runs (3 windows)
-    python -m bench.stats_requests --wide      # and the 100-shard runs (scaled)
+    python -m bench.stats_requests --wide      # and the 10- and 100-shard runs (scaled, worker processes)
     python -m bench.stats_requests --smoke     # one small run
 """
 
@@ -40,12 +43,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import os
 import platform
 import random
 import resource
 import sys
 import time
+import urllib.request
 import uuid
 from collections import Counter
 from dataclasses import dataclass
@@ -54,7 +59,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.lanes import moto_environment
+from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
 
@@ -73,6 +78,10 @@ class Run:
     indexes: str  # "spread" or "3 values"
     windows: int = 3
     body: int = 850  # bytes of the items' filler: ~1 KB items, 1 WCU each
+    # Seconds of records per batch: 1 as a saturated shard's batches of 1,000 fill; more (up to the 5 s
+    # batching window) cuts the invocations a wide run takes turns for, not the requests (they follow
+    # flushes, in event time).
+    batch_seconds: int = 1
 
     @property
     def limit(self) -> int:
@@ -87,6 +96,8 @@ class Run:
     @property
     def name(self) -> str:
         scaled = "" if self.limit == PARTITION_LIMIT else f" (scaled: limit {self.limit} WCU/s)"
+        if self.batch_seconds != 1:
+            scaled += f", batches of {self.batch_seconds} s"
         return (
             f"{self.shards} shard{'s' if self.shards > 1 else ''}, {self.rate:,} records/s of ~1 KB{scaled}, "
             f"index keys: {self.indexes}"
@@ -99,7 +110,12 @@ RUNS = (
     Run(1, 1000, "3 values"),
     Run(1, 10, "3 values"),
 )
-WIDE = (Run(100, 10, "spread"), Run(100, 10, "3 values"))
+WIDE = (Run(10, 10, "3 values"), Run(100, 10, "3 values"), Run(100, 10, "spread"))
+# Worker processes of the wide runs: each holds its shards' containers (a process per shard would hold
+# a Python, boto3 and the detector 100 times over).
+PROCESSES = 20
+# No message from any worker for this long: one of them died without saying so.
+STALL_SECONDS = 600
 
 
 def shard_records(run: Run, shard: int, seed: int = 1) -> list[dict[str, Any]]:
@@ -197,67 +213,101 @@ def _source() -> str:
     return f"{adapter} ← {caller}"
 
 
+def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
+    """The stats table, the source table (five GSIs), the alert topic and the archive bucket on the current
+    endpoint; returns the detector's settings and the mapping's (both scaled with the run)."""
+    import boto3
+
+    from bench.shapes import table_description
+    from hotkeys.cli.local import create_stats_table
+    from hotkeys.deployment import EVENT_SOURCE
+    from hotkeys.detector.config import Settings, default_of
+
+    dynamodb = boto3.client("dynamodb")
+    create_stats_table(dynamodb, f"stats-{suffix}")
+    description = table_description([{"AttributeName": "pk", "KeyType": "HASH"}], 5)["Table"]
+    dynamodb.create_table(
+        TableName=TABLE,
+        KeySchema=description["KeySchema"],
+        AttributeDefinitions=description["AttributeDefinitions"],
+        GlobalSecondaryIndexes=[
+            {key: index[key] for key in ("IndexName", "KeySchema", "Projection")}
+            for index in description["GlobalSecondaryIndexes"]
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    topic = boto3.client("sns").create_topic(Name=f"alerts-{suffix}")["TopicArn"]
+    boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
+    settings = Settings(
+        stats_table_name=f"stats-{suffix}",
+        alert_topic_arn=topic,
+        archive_bucket_name=f"archive-{suffix}",
+        ttl_attribute="expireAt",
+        partition_wcu_limit=run.limit,
+        share_min_wcu=round(default_of("share_min_wcu") * run.scale),
+    )
+    # The mapping's batches fill in as much event time as a saturated shard's 1,000 records do.
+    batch = max(1, round(EVENT_SOURCE.batch_size * run.scale)) * run.batch_seconds
+    mapping = dataclasses.replace(EVENT_SOURCE, batch_size=batch)
+    return settings, mapping
+
+
+def _container(settings: Any, session: Any, counting: Counting) -> Any:
+    """A Lambda container's handler: its own clients (counted) and ports."""
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.pipeline import parse_event, process_batch
+    from hotkeys.detector.wiring import build_ports
+
+    aws = AwsClients(session=session)
+    counting.attach(aws)
+    ports = build_ports(settings, aws)
+    return lambda event: process_batch(parse_event(event), settings, ports).response()
+
+
 def measure(run: Run) -> dict[str, Any]:
+    """Every shard in one process, on in-process moto (the 1-shard runs and the smoke run)."""
     import boto3
     from moto import mock_aws
 
     from bench.lanes import consume_side_by_side
-    from bench.shapes import table_description
     from hotkeys.cli.esm import Chaos
-    from hotkeys.cli.local import create_stats_table
-    from hotkeys.deployment import EVENT_SOURCE
-    from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.config import Settings, default_of
-    from hotkeys.detector.pipeline import parse_event, process_batch
-    from hotkeys.detector.wiring import build_ports
 
     started = time.process_time()
     suffix = uuid.uuid4().hex[:8]
     lineages = [[(f"shardId-{shard:05d}", shard_records(run, shard))] for shard in range(run.shards)]
     with mock_aws():
-        dynamodb = boto3.client("dynamodb")
-        create_stats_table(dynamodb, f"stats-{suffix}")
-        description = table_description([{"AttributeName": "pk", "KeyType": "HASH"}], 5)["Table"]
-        dynamodb.create_table(
-            TableName=TABLE,
-            KeySchema=description["KeySchema"],
-            AttributeDefinitions=description["AttributeDefinitions"],
-            GlobalSecondaryIndexes=[
-                {key: index[key] for key in ("IndexName", "KeySchema", "Projection")}
-                for index in description["GlobalSecondaryIndexes"]
-            ],
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        )
-        topic = boto3.client("sns").create_topic(Name=f"alerts-{suffix}")["TopicArn"]
-        boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
-        settings = Settings(
-            stats_table_name=f"stats-{suffix}",
-            alert_topic_arn=topic,
-            archive_bucket_name=f"archive-{suffix}",
-            ttl_attribute="expireAt",
-            partition_wcu_limit=run.limit,
-            share_min_wcu=round(default_of("share_min_wcu") * run.scale),
-        )
-        # The mapping's batches fill in as much event time as a saturated shard's 1,000 records do.
-        mapping = dataclasses.replace(EVENT_SOURCE, batch_size=max(1, round(EVENT_SOURCE.batch_size * run.scale)))
+        settings, mapping = _resources(run, suffix)
         counting = Counting(settings.stats_table_name)
-
         # One boto3 session for every container: each still has its own clients (and event hooks), but
         # the service models and endpoint data are parsed once, not once per container (tens of MB each).
         session = boto3.session.Session()
-
-        def container() -> Any:
-            aws = AwsClients(session=session)
-            counting.attach(aws)
-            ports = build_ports(settings, aws)
-            return lambda event: process_batch(parse_event(event), settings, ports).response()
-
-        handlers = [container() for _ in lineages]
+        handlers = [_container(settings, session, counting) for _ in lineages]
         _runs, lanes = consume_side_by_side(lineages, handlers, [Chaos() for _ in lineages], mapping)
-        pages = boto3.client("dynamodb").get_paginator("scan").paginate(TableName=settings.stats_table_name)
-        incidents = [item for page in pages for item in page["Items"] if "reason" in item]
+        incidents = _stored_incidents(settings.stats_table_name)
     records = sum(len(records) for lineage in lineages for _s, records in lineage)
+    invocations = sum(len(lane.invocations) for lane in lanes)
+    return _report(run, settings, mapping, counting, incidents, records, invocations, started)
+
+
+def _stored_incidents(stats_table: str) -> list[dict[str, Any]]:
+    import boto3
+
+    pages = boto3.client("dynamodb").get_paginator("scan").paginate(TableName=stats_table)
+    return [item for page in pages for item in page["Items"] if "reason" in item]
+
+
+def _report(
+    run: Run,
+    settings: Any,
+    mapping: Any,
+    counting: Counting,
+    incidents: list[dict[str, Any]],
+    records: int,
+    invocations: int,
+    started: float,
+    processes: int = 1,
+) -> dict[str, Any]:
     shard_seconds = run.shards * run.windows * WINDOW
     total = sum(counting.stats.values())
     per_1000 = 1000 * total / records
@@ -265,6 +315,7 @@ def measure(run: Run) -> dict[str, Any]:
     return {
         "run": run.name,
         "shards": run.shards,
+        "processes": processes,
         "records_per_second_per_shard": run.rate,
         "item_bytes": run.body + 100,
         "partition_wcu_limit": settings.partition_wcu_limit,
@@ -273,7 +324,7 @@ def measure(run: Run) -> dict[str, Any]:
         "index_keys": run.indexes,
         "windows": run.windows,
         "records": records,
-        "invocations": sum(len(lane.invocations) for lane in lanes),
+        "invocations": invocations,
         "stats_requests": total,
         "stats_requests_per_1000_records": round(per_1000, 4),
         "stats_requests_per_1000_saturated": round(saturated, 4),
@@ -301,28 +352,206 @@ def measure(run: Run) -> dict[str, Any]:
     }
 
 
+# -- many shards: a process per group of shards, one moto server --------------------------------------
+class RemoteTurns(Turns):
+    """``Turns`` across processes: a lane asks the coordinator (``measure_processes``) for its turn on a
+    shared queue and waits on its own pipe."""
+
+    def __init__(self, queue: Any, pipes: dict[int, Any]) -> None:
+        super().__init__()
+        self._queue = queue
+        self._pipes = pipes
+
+    def wait_turn(self, lane: int, at: float) -> None:
+        self._queue.put(("wait", lane, at))
+        self._pipes[lane].recv()
+        self.now = at
+
+
+def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: Any, queue: Any, pipes: Any) -> None:
+    """One process: its lanes (shards) in threads, each with its own container, taking turns with every
+    other process's lanes; sends its counts back on ``queue``."""
+    import threading
+
+    import boto3
+
+    from hotkeys.cli.esm import Chaos, consume_lineage
+    from hotkeys.detector.observability import logger
+
+    moto_environment(POWERTOOLS_METRICS_DISABLED="true")
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    logger.setLevel("CRITICAL")
+    counting = Counting(settings.stats_table_name)
+    session = boto3.session.Session()
+    turns = RemoteTurns(queue, pipes)
+    invocations = []
+    records = 0
+
+    def consume(number: int) -> None:
+        try:
+            lineage = [(f"shardId-{number:05d}", shard_records(run, number))]
+            lane = Lane(number, turns, lineage, Chaos(), mapping)
+            consume_lineage(lane.wrap(_container(settings, session, counting)), lineage, mapping, lane)
+            invocations.append(len(lane.invocations))
+            nonlocal records
+            records += sum(len(part) for _s, part in lineage)
+        except BaseException as error:  # reported to the coordinator, which stops the run
+            queue.put(("error", number, repr(error)))
+        finally:
+            queue.put(("done", number, 0.0))
+
+    threads = [threading.Thread(target=consume, args=(number,), daemon=True) for number in lanes]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result = {
+        "stats": dict(counting.stats),
+        "sources": dict(counting.sources),
+        "other": dict(counting.other),
+        "invocations": sum(invocations),
+        "records": records,
+        "cpu_seconds": time.process_time(),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+    }
+    queue.put(("result", -1, result))
+
+
+def measure_processes(run: Run, processes: int) -> dict[str, Any]:
+    """The run with its shards spread over ``processes`` processes (each shard its own container, in its
+    own thread), against one moto server on 127.0.0.1, in emulated-time turns across all of them (only
+    one invocation runs at a time, as in ``bench.lanes``)."""
+    import multiprocessing
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    started = time.process_time()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # the server's line per request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    # moto's backends are the process's: a run before this one (another server) left its tables there.
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
+    os.environ["AWS_ENDPOINT_URL"] = endpoint
+    try:
+        settings, mapping = _resources(run, uuid.uuid4().hex[:8])
+        context = multiprocessing.get_context("spawn")
+        queue = context.Queue()
+        groups = [list(range(run.shards))[number::processes] for number in range(min(processes, run.shards))]
+        pipes = {lane: context.Pipe(duplex=False) for lane in range(run.shards)}
+        workers = [
+            context.Process(
+                target=_worker,
+                args=(run, group, endpoint, settings, mapping, queue, {lane: pipes[lane][0] for lane in group}),
+                daemon=True,
+            )
+            for group in groups
+        ]
+        for worker in workers:
+            worker.start()
+        results = _coordinate(queue, {lane: sender for lane, (_receiver, sender) in pipes.items()}, len(workers))
+        for worker in workers:
+            worker.join()
+        incidents = _stored_incidents(settings.stats_table_name)
+    finally:
+        os.environ.pop("AWS_ENDPOINT_URL", None)
+        server.stop()
+    counting = Counting(settings.stats_table_name)
+    for result in results:
+        counting.stats.update(result["stats"])
+        counting.sources.update(result["sources"])
+        counting.other.update(result["other"])
+    report = _report(
+        run,
+        settings,
+        mapping,
+        counting,
+        incidents,
+        sum(result["records"] for result in results),
+        sum(result["invocations"] for result in results),
+        started,
+        processes=len(workers),
+    )
+    report["cpu_seconds"] = round(report["cpu_seconds"] + sum(result["cpu_seconds"] for result in results), 1)
+    report["peak_rss_mb"] = {
+        "coordinator": report["peak_rss_mb"],
+        "largest worker": max(result["peak_rss_mb"] for result in results),
+    }
+    return report
+
+
+def _coordinate(queue: Any, pipes: dict[int, Any], workers: int) -> list[dict[str, Any]]:
+    """Wakes the earliest waiting lane once every running lane waits (``bench.lanes.Turns``' rule)."""
+    active = set(pipes)
+    waiting: dict[int, float] = {}
+    results: list[dict[str, Any]] = []
+    errors: list[str] = []
+    while len(results) < workers:
+        kind, lane, payload = queue.get(timeout=STALL_SECONDS)
+        if kind == "wait":
+            waiting[lane] = payload
+        elif kind == "done":
+            active.discard(lane)
+            waiting.pop(lane, None)
+        elif kind == "error":
+            errors.append(f"shard {lane}: {payload}")
+        else:
+            results.append(payload)
+        if waiting and len(waiting) == len(active):
+            _at, chosen = min((at, other) for other, at in waiting.items())
+            del waiting[chosen]
+            pipes[chosen].send(True)
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="one small run: 3 shards, 1 window")
-    parser.add_argument("--wide", action="store_true", help="also the 100-shard runs (scaled: see the module doc)")
+    parser.add_argument("--wide", action="store_true", help="also the 10- and 100-shard runs (scaled: module doc)")
+    parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes of the wide runs")
+    parser.add_argument("--windows", type=int, default=3, help="windows per run")
+    parser.add_argument("--shards", type=int, nargs="*", help="only the runs of these shard counts")
+    parser.add_argument("--batch-seconds", type=int, default=1, help="seconds of records per batch (wide runs)")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     from hotkeys.detector.observability import logger
 
     logger.setLevel("CRITICAL")
-    runs = (Run(3, 10, "3 values", windows=1),) if args.smoke else RUNS + (WIDE if args.wide else ())
+    if args.smoke:
+        runs: tuple[Run, ...] = (Run(3, 10, "3 values", windows=1),)
+    else:
+        runs = tuple(
+            dataclasses.replace(
+                run, windows=args.windows, batch_seconds=args.batch_seconds if run.shards > 1 else run.batch_seconds
+            )
+            for run in RUNS + (WIDE if args.wide else ())
+            if not args.shards or run.shards in args.shards
+        )
     rows = []
     for run in runs:
         print(f"{run.name}, {run.windows} windows ...", flush=True)
-        rows.append(measure(run))
+        rows.append(measure(run) if run.shards == 1 or args.smoke else measure_processes(run, args.processes))
         print(json.dumps(rows[-1]), flush=True)
+    command = "python -m bench.stats_requests" + (" --smoke" if args.smoke else "")
+    if args.wide:
+        command += f" --wide --processes {args.processes}"
+    if args.windows != 3:
+        command += f" --windows {args.windows}"
+    if args.shards:
+        command += " --shards " + " ".join(str(count) for count in args.shards)
+    if args.batch_seconds != 1:
+        command += f" --batch-seconds {args.batch_seconds}"
     result = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d"),
         "python": platform.python_version(),
-        "command": "python -m bench.stats_requests"
-        + (" --smoke" if args.smoke else "")
-        + (" --wide" if args.wide else ""),
+        "command": command,
         "runs": rows,
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

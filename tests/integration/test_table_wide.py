@@ -507,3 +507,66 @@ def test_the_fault_suites_burst_cut_at_31_s_fires_when_delivered_cleanly(aws: No
     result = faults.run(work, Chaos(), None, schedule)
     # Then the burst key and the two index partitions it moves between fire once and resolve once
     assert Counter((a["key"], a["status"]) for a in result["alerts"]) == faults.EXPECTED_ALERTS
+
+
+# -- incident writes: one shard per partition and window --------------------------------------------
+class IncidentRequests:
+    """Stats-table requests that name an incident (pk ``INC#...``), per operation and shard."""
+
+    def __init__(self, stats_table_name: str) -> None:
+        self.stats_table_name = stats_table_name
+        self.found: Counter[tuple[str, str]] = Counter()
+
+    def clients(self, shard: str) -> AwsClients:
+        aws = AwsClients()
+        aws.resource("dynamodb").meta.client.meta.events.register(
+            "provide-client-params.dynamodb.*", lambda model, params, **_: self._count(shard, model.name, params)
+        )
+        return aws
+
+    def _count(self, shard: str, operation: str, params: dict[str, Any]) -> None:
+        key = params.get("Key") or params.get("Item") or {}
+        if params.get("TableName") == self.stats_table_name and str(key.get("pk", "")).startswith("INC#"):
+            self.found[(operation, shard)] += 1
+
+    def per_operation(self) -> Counter[str]:
+        totals: Counter[str] = Counter()
+        for (operation, _shard), count in self.found.items():
+            totals[operation] += count
+        return totals
+
+
+@pytest.mark.parametrize("count", [6])
+def test_an_index_partition_hot_on_every_shard_costs_one_shards_incident_writes_per_window(
+    stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], count: int
+) -> None:
+    """Every shard carrying a part of a hot index partition finds it hot on the merged figures; the
+    first one in a window does the incident writes and its next head says so (``head_marks``): the
+    others, reading that head, skip them (at 100 shards, one request each per partition and window
+    was over the request budget)."""
+    from bench.lanes import consume_side_by_side
+
+    # Given PENDING at twice the alert rate for two whole windows, spread evenly over the shards (each
+    # part under the alert rate), then quiet for four, every shard invoked side by side in event time
+    settings = settings_for(stats_table_name, topic)
+    limits = limits_of(settings)
+    dealt = pending_orders([(2 * limits.alert_rate, 0, 2 * WINDOW)], count)
+    shards = {f"shardId-{i}": shard_records(i, dealt[i], background(i, 6)) for i in range(count)}
+    found = oracle.partitions(shards.values(), tickets)
+    hot, _maybe, quiet = oracle.incident_windows(found, "tickets", "by-status", "PENDING", limits)
+    assert hot == [T0, T0 + WINDOW] and quiet == [T0 + w * WINDOW for w in range(2, 6)]
+    only_this_partition_may_fire(found, limits, ("by-status", "PENDING"))
+    requests = IncidentRequests(stats_table_name)
+    handlers = []
+    for shard in shards:
+        ports = build_ports(settings, requests.clients(shard))
+        handlers.append(lambda event, ports=ports: process_batch(parse_event(event), settings, ports).response())
+    esm = EventSourceSettings(batch_size=100, tumbling_window_seconds=WINDOW, retry_attempts=20)
+    # When the shards are consumed side by side
+    consume_side_by_side([[(shard, records)] for shard, records in shards.items()], handlers, [Chaos()] * count, esm)
+    # Then one firing and one resolved went out
+    assert_one_incident(delivered(topic["queue"]), "PENDING", "partition_limit", found, limits, "tickets", "by-status")
+    # and the incident took one shard's writes per window: window 0 the claim and its published mark,
+    # window 1 a claim (answered with the incident) and the mark hot (the peak raised in the same write,
+    # no reminder asked for: the incident shows it is not due), then the resolution and its published mark
+    assert requests.per_operation() == Counter({"PutItem": 2, "UpdateItem": 4}), requests.found

@@ -29,7 +29,7 @@ from hotkeys.detector.app import MAX_METRIC_NAME, index_metric_name
 from hotkeys.detector.diagnosis import Family, classify
 from hotkeys.detector.items import SPREAD, verdict
 from hotkeys.detector.sizing import image_size, utf8_len
-from hotkeys.detector.snapshots import snapshot_of, to_item
+from hotkeys.detector.snapshots import HEAD_MARKS, snapshot_of, to_item
 from hotkeys.detector.state import MAX_INDEX_NAME, MAX_RANGES
 from tests.unit.test_state_size import INDEX_NAMES, fill
 from tests.unit.test_summary import worst_case_keys
@@ -179,7 +179,8 @@ def test_a_snapshot_of_the_fullest_segment_fits_one_item(kind: str, count: int, 
     assert used > 0.9 * summary.MAX_SUMMARY_BYTES  # not vacuous: the summaries are near their budget
     shard = "shardId-" + "0" * 57  # the longest ShardId (65 characters)
     # When it is stored as one item
-    item = to_item(snapshot_of(segment, shard, 900, summary.Counting(2000, 10)), expires_at=2**40)
+    marks = tuple(f"{n:016x}" for n in range(HEAD_MARKS))  # the most incident marks a head carries
+    item = to_item(snapshot_of(segment, shard, 900, summary.Counting(2000, 10), marks=marks), expires_at=2**40)
     # Then its keys and its size are within DynamoDB's limits (400 KB read as 400,000 bytes, the stricter)
     assert utf8_len(item["pk"]) <= PARTITION_KEY_LIMIT and utf8_len(item["sk"]) <= SORT_KEY_LIMIT
     assert item_size(item) <= ITEM_LIMIT

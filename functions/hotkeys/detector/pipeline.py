@@ -14,7 +14,7 @@ from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, ResolveKey, StatsStore
 from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, sequence_of
-from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
+from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, head_marks, snapshot_of
 from hotkeys.detector.state import Segment, ShardState, StateError
 from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import parse_iso_utc, window_start
@@ -138,12 +138,19 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         )
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, ports.archiver, outcome)
-    # Figures first: an alerting outage (SNS) must not keep them from the stats table.
-    completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
-    if ports.alerts is not None:
-        # Resolution needs whole windows: only a tumbling window's final invocation has one.
-        window_complete = batch.is_final and batch.tumbling
-        outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()), window_complete)
+    # Alerts before the flush, so the heads it writes carry the incidents this review handled (other
+    # shards reading them then skip those incidents' writes: docs/decisions.md, one shard per partition
+    # and window); the flush happens whatever the review raised: an alerting outage (SNS) must not keep
+    # the figures from the stats table.
+    try:
+        if ports.alerts is not None:
+            # Resolution needs whole windows: only a tumbling window's final invocation has one.
+            window_complete = batch.is_final and batch.tumbling
+            outcome.alerts_published = ports.alerts.review(
+                shard_id, state, list(touched.values()), window_complete, _flushing(state, settings, final)
+            )
+    finally:
+        completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
     for key in completed:
         state.complete(key)
     if ports.archiver is not None:
@@ -371,24 +378,37 @@ def _flush(
     (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
     must not write over it (snapshots.IdentityTaken)."""
     for segment in state.sealed:
-        _save(shard_id, segment, settings, stats, outcome, done=True)
+        _save(shard_id, segment, settings, stats, outcome, head_marks(state.notified, segment.window_start), True)
     state.sealed.clear()
-    latest: dict[str, int] = {}
-    for table, start in state.segments:
-        latest[table] = max(latest.get(table, start), start)
     completed = []
-    for key, segment in state.segments.items():
-        done = final or segment.window_start < latest[segment.table]
-        if done or _flush_due(segment, settings.flush_seconds):
-            if segment.dirty or segment.flushed_at_event < 0 or done:
-                _save(shard_id, segment, settings, stats, outcome, done)
-            if done:
-                completed.append(key)
+    for key, segment, done, writes in _plan(state, settings, final):
+        if writes:
+            _save(shard_id, segment, settings, stats, outcome, head_marks(state.notified, segment.window_start), done)
+        if done:
+            completed.append(key)
         keys = segment.summary
         outcome.summary_size = max(outcome.summary_size, len(keys.entries))
         threshold = keys.wcu / 100
         outcome.keys_over_one_percent += sum(1 for entry in keys.entries.values() if entry.wcu > threshold)
     return completed
+
+
+def _plan(state: ShardState, settings: Settings, final: bool) -> list[tuple[tuple[str, int], Segment, bool, bool]]:
+    """(key, segment, done, written now) of every carried segment (``_flush``)."""
+    latest: dict[str, int] = {}
+    for table, start in state.segments:
+        latest[table] = max(latest.get(table, start), start)
+    plan = []
+    for key, segment in state.segments.items():
+        done = final or segment.window_start < latest[segment.table]
+        due = done or _flush_due(segment, settings.flush_seconds)
+        plan.append((key, segment, done, due and (segment.dirty or segment.flushed_at_event < 0 or done)))
+    return plan
+
+
+def _flushing(state: ShardState, settings: Settings, final: bool) -> list[Segment]:
+    """The segments ``_flush`` writes in this invocation."""
+    return list(state.sealed) + [segment for _key, segment, _done, writes in _plan(state, settings, final) if writes]
 
 
 def _flush_due(segment: Segment, flush_seconds: int) -> bool:
@@ -402,6 +422,7 @@ def _save(
     settings: Settings,
     stats: StatsStore,
     outcome: BatchOutcome,
+    marks: tuple[str, ...] = (),
     done: bool = False,
 ) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
@@ -411,7 +432,7 @@ def _save(
         outcome.stats_writes += 1
         segment.catalogued = True
     while True:
-        snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings), done)
+        snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings), done, marks)
         try:
             stats.save_segment(snapshot, expires_at)
             break

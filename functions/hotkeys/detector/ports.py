@@ -76,7 +76,12 @@ class Archiver(Protocol):
 class Alerting(Protocol):
     """Evaluates alert rules on the shard's figures; raises if an alert could not be published."""
 
-    def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int: ...
+    def review(
+        self, shard_id: str, state: ShardState, segments: list[Segment], final: bool, flushing: list[Segment]
+    ) -> int:
+        """``flushing``: the segments this invocation's flush writes, after the review (their heads then
+        carry the incidents it handled)."""
+        ...
 
 
 # -- the TTL archive's (archive.TtlArchiver) --------------------------------------------------------
@@ -130,7 +135,9 @@ class IncidentStore(Protocol):
 
     def release_reminder(self, hot: HotKey, previous_notified_at: int) -> None: ...
 
-    def mark_hot(self, hot: HotKey, shard_id: str) -> None: ...
+    def mark_hot(self, hot: HotKey, shard_id: str, peak: float) -> None:
+        """Mark the firing incident hot in ``hot``'s window, its peak raised to ``peak`` (never lowered)."""
+        ...
 
     def raise_peak(self, hot: HotKey) -> None: ...
 

@@ -40,6 +40,9 @@ CATALOG_PK = "CATALOG"
 HEAD_KEYS = 32
 # Encoded bytes of all of a head's summaries together (what the window-heads index copies per write).
 HEAD_BYTES = 16_000
+# Incident marks per head (16 hex characters each, ``state.mark_of``).
+HEAD_MARKS = 64
+MARK_CHARS = 16
 
 
 def bucket_of(shard_id: str) -> int:
@@ -81,6 +84,9 @@ class SegmentSnapshot:
     # Written when its segment was done (sealed, completed, or at its Lambda window's end): another
     # instance of that Lambda window never writes over it unless they share records (IdentityTaken).
     final: bool = False
+    # Head only: the incidents this segment's shard had handled in the window when it wrote the head
+    # (``head_marks``): another shard that finds one of them hot skips its incident writes.
+    marks: tuple[str, ...] = ()
 
     @property
     def bucket(self) -> int:
@@ -102,8 +108,10 @@ def snapshot_of(
     window_seconds: int,
     counting: Counting,
     final: bool = False,
+    marks: tuple[str, ...] = (),
 ) -> SegmentSnapshot:
-    """The segment as stored: each summary's ``counting.capacity`` heaviest keys."""
+    """The segment as stored: each summary's ``counting.capacity`` heaviest keys; ``marks``: what its
+    head carries of the shard's handled incidents (``head_marks``)."""
     own = segment.summary.compact(counting.capacity)
     return SegmentSnapshot(
         table=segment.table,
@@ -124,7 +132,22 @@ def snapshot_of(
         pinned=segment.pinned,
         items=_heaviest_items(own.entries, segment.items),
         final=final,
+        marks=marks,
     )
+
+
+def head_marks(notified: dict[str, int], window_start: int) -> tuple[str, ...]:
+    """The incidents a head of ``window_start`` carries: the shard's marks (``state.mark_of``: handled
+    in that window, ``ShardState.notified``) of that window only, at most ``HEAD_MARKS``. A mark of
+    another window would tell readers an incident was marked hot in this one when it was not; a mark
+    left out costs a reader one request. Entries that are not plain marks (a name with a suffix, such
+    as the desk's "claimed by another shard, not yet published") are never carried."""
+    found = sorted(mark for mark, window in notified.items() if window == window_start and _plain(mark))
+    return tuple(found[:HEAD_MARKS])
+
+
+def _plain(mark: str) -> bool:
+    return len(mark) == MARK_CHARS and all(char in "0123456789abcdef" for char in mark)
 
 
 def _heaviest_items(entries: dict[str, summary.Entry], items: dict[str, ItemStats]) -> dict[str, ItemStats]:
@@ -165,6 +188,8 @@ def _head_item(snapshot: SegmentSnapshot) -> dict[str, Any]:
     }
     if head.indexes:
         item["indexes"] = {name: summary.pack(index) for name, index in head.indexes.items()}
+    if head.marks:
+        item["marks"] = list(head.marks)
     return item
 
 
@@ -186,6 +211,7 @@ def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
         alert_min_span_seconds=int(head["bucket_seconds"]),
         indexes={str(name): summary.unpack(index) for name, index in (head.get("indexes") or {}).items()},
         final=bool(item["instance_closed"]),
+        marks=tuple(str(mark) for mark in head.get("marks") or ()),
     )
 
 

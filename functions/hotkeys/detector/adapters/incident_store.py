@@ -107,19 +107,36 @@ class DynamoIncidentStore:
             if not is_conditional_check_failure(error):
                 raise
 
-    def mark_hot(self, hot: HotKey, shard_id: str) -> None:
-        """The key is still hot in this window: it must not resolve at the window's end."""
+    def mark_hot(self, hot: HotKey, shard_id: str, peak: float) -> None:
+        """The key is still hot in this window: it must not resolve at the window's end. Raises the peak
+        to ``peak`` in the same write, unless another write raised it higher meanwhile (then only marks)."""
+        values: dict[str, Any] = {
+            ":w": hot.window_start,
+            ":shard": shard_id,
+            ":exp": hot.event_time + INCIDENT_RETENTION_SECONDS,
+            ":firing": FIRING,
+        }
+        try:
+            self._table.update_item(
+                Key=self._key(hot.table, hot.incident_key),
+                UpdateExpression="SET last_hot_window = :w, shard_id = :shard, expires_at = :exp, peak = :peak",
+                ConditionExpression="#s = :firing AND peak <= :peak",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={**values, ":peak": Decimal(str(peak))},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+            return
+        except ClientError as error:
+            stored = error.response.get("Item") if is_conditional_check_failure(error) else None
+            status = stored.get("status") if isinstance(stored, dict) else None
+            if status is None or _DESERIALIZER.deserialize(status) != FIRING:
+                raise  # not firing (resolved meanwhile, or gone): the retry judges it again
         self._table.update_item(
             Key=self._key(hot.table, hot.incident_key),
             UpdateExpression="SET last_hot_window = :w, shard_id = :shard, expires_at = :exp",
             ConditionExpression="#s = :firing",
             ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={
-                ":w": hot.window_start,
-                ":shard": shard_id,
-                ":exp": hot.event_time + INCIDENT_RETENTION_SECONDS,
-                ":firing": FIRING,
-            },
+            ExpressionAttributeValues=values,
         )
 
     def raise_peak(self, hot: HotKey) -> None:

@@ -50,28 +50,47 @@ SIBLING_WINDOWS = 3
 RESOLVE_LAG_WINDOWS = SIBLING_WINDOWS + 1
 # Windows whose heads a container keeps between invocations.
 CACHED_WINDOWS = 64
+# A window's heads read with the previous window's final look serve as a segment's first look if its
+# records so far are within this many seconds of the window's start (the mapping's batching window).
+AHEAD_FRESH_SECONDS = 5
+# ``AlertDesk._on_hot``'s answer when another shard claimed the incident and has not confirmed it published.
+AWAITED = -1
 # After a flush, the window's heads are read again when a key not yet alerted in the window may be
 # within this fraction of the alert rate (or of the share threshold) on the merged figures.
 READ_FRACTION = 0.5
 
 
+def awaiting(mark: str) -> str:
+    """The shard state's name for "another shard claimed this incident in the window and was publishing
+    it": never carried in a head (``snapshots.head_marks`` carries plain marks only), since the claimer's
+    retry must not skip its own unconfirmed message."""
+    return f"{mark}?"
+
+
 class Look:
     """One read of a window's heads, and what the rules take from it per view (merged once per read)."""
 
-    __slots__ = ("_heads", "_merged", "_skip", "after_flush", "shards", "shares")
+    __slots__ = ("_heads", "_merged", "_skip", "after_flush", "marks", "shards", "shares")
 
-    def __init__(self, heads: list[SegmentSnapshot], segment: Segment, skip: tuple[str, str]) -> None:
+    def __init__(
+        self, heads: list[SegmentSnapshot], segment: Segment | None, skip: tuple[str, str], flushing: bool = False
+    ) -> None:
+        """``segment``: the live segment of the window (None: a first look read before it opened)."""
         self._heads = heads
         self._skip = skip
         self._merged: dict[str | None, rules.Elsewhere] = {}
-        # Whether the live segment had stored a head when this was read (its first look, at its first
-        # invocation, comes before any: other shards in step with it have stored none yet either).
-        self.after_flush = segment.flushed_at_event >= 0
+        # Whether the live segment had stored a head, or stores one in this invocation, when this was read
+        # (its first look, at its first invocation, comes before any: other shards in step with it have
+        # stored none yet either).
+        self.after_flush = segment is not None and (segment.flushed_at_event >= 0 or flushing)
+        # The incidents the window's other shards had handled in it when they wrote these heads
+        # (``head_marks``); this shard's own are in its state (a retry with an older state pays a request).
+        self.marks = {mark for head in heads if head.shard_id != skip[0] for mark in head.marks}
         # The shards whose heads it holds, this one included.
         self.shards = len({head.shard_id for head in heads} | {skip[0]})
         # Per view and key listed elsewhere: its whole window's write units over its part here, when read.
         self.shares: dict[str | None, dict[str, float]] = {}
-        for view in segment.views():
+        for view in segment.views() if segment is not None else ():
             others = self.elsewhere(view.index, skip).entries
             self.shares[view.index] = {
                 key: (entry.wcu + others[key].wcu) / entry.wcu
@@ -166,58 +185,87 @@ class AlertDesk:
         self._windows = windows
         # Per (table, window, shard): a container serves one shard at a time, but any of the table's shards.
         self._looks: dict[tuple[str, int, str], Look] = {}
+        # The same, read ahead: a window's heads as the previous window's final look found them.
+        self._ahead: dict[tuple[str, int, str], Look] = {}
         # Messages this container published (its retries must not send them again).
         self._sent: set[tuple[str, str, int, str]] = set()
 
-    def review(self, shard_id: str, state: ShardState, segments: list[Segment], final: bool) -> int:
+    def review(
+        self, shard_id: str, state: ShardState, segments: list[Segment], final: bool, flushing: list[Segment]
+    ) -> int:
         """Judge the segments this invocation folded records into, and at a window's final invocation
-        judge the completing segments once more and resolve what cooled down. Runs after the flush: a
-        segment it wrote (no longer dirty) has its newest head stored, and the window's heads are read
-        again if it may matter (``_worth_reading``). A final invocation reads the recent windows' heads
-        once (``heads_between``): its last look at the window and the resolution's evidence."""
+        judge the completing segments once more and resolve what cooled down. Runs before the flush, so
+        the heads the flush writes (``flushing``) carry the incidents handled here (``head_marks``): a
+        shard that reads them skips those incidents' writes. For a segment the flush writes, the
+        window's heads are read again if it may matter (``_worth_reading``). A final invocation reads the
+        recent windows' heads once (``heads_between``): its last look at the window and the resolution's
+        evidence."""
         published = 0
         recent: dict[tuple[str, int], list[SegmentSnapshot]] = {}
         judged = list(segments)
         if final:
             seconds = self._settings.window_seconds
             for segment in state.segments.values():
-                first = segment.window_start - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds
-                recent[(segment.table, segment.window_start)] = self._windows.heads_between(
-                    segment.table, first, segment.window_start
-                )
+                start = segment.window_start
+                first = start - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds
+                stored = self._windows.heads_between(segment.table, first, start + seconds)
+                recent[(segment.table, start)] = [head for head in stored if head.window_start <= start]
+                # The same Query holds the next window's heads (shards ahead of this one): this shard's
+                # first look at that window, which it opens next (no Query of its own).
+                following = (segment.table, start + seconds, shard_id)
+                if following not in self._looks and (segment.table, start + seconds) not in state.segments:
+                    ahead = [head for head in stored if head.window_start == start + seconds]
+                    if len(self._ahead) >= CACHED_WINDOWS:
+                        self._ahead.clear()
+                    self._ahead[following] = Look(ahead, None, (shard_id, ""))
                 if all(segment is not other for other in judged):
                     judged.append(segment)
         final_looks: dict[tuple[str, int], Look] = {}
         for segment in judged:
             skip = (shard_id, segment.origin)
+            flushes = any(segment is other for other in flushing)
             heads = recent.get((segment.table, segment.window_start))
             look = self._looks.get((segment.table, segment.window_start, shard_id))
+            if look is None:
+                look = self._first_look(segment, shard_id)
             if heads is not None:
                 in_window = [head for head in heads if head.window_start == segment.window_start]
-                look = self._remember(segment, shard_id, Look(in_window, segment, skip))
+                look = self._remember(segment, shard_id, Look(in_window, segment, skip, flushes))
                 final_looks[(segment.table, segment.window_start)] = look
-            elif look is None or (not segment.dirty and self._worth_reading(segment, look, skip, state)):
-                look = self._read(segment, skip, shard_id)
+            elif look is None or (flushes and self._worth_reading(segment, look, skip, state)):
+                look = self._read(segment, skip, shard_id, flushes)
             for view in segment.views():
-                published += self._review_view(shard_id, state, view, look.elsewhere(view.index, skip))
+                published += self._review_view(shard_id, state, view, look.elsewhere(view.index, skip), look.marks)
         if final:
             for segment in list(state.segments.values()):
                 window = (segment.table, segment.window_start)
                 published += self._resolve(shard_id, segment, recent[window], final_looks[window])
         return published
 
+    def _first_look(self, segment: Segment, shard_id: str) -> Look | None:
+        """The window's heads read with the previous window's final look, if this segment's records so far
+        came within ``AHEAD_FRESH_SECONDS`` of the window's start (a shard in step with the others); else
+        None (its first look reads them)."""
+        look = self._ahead.pop((segment.table, segment.window_start, shard_id), None)
+        if look is None or segment.last_event > segment.window_start + AHEAD_FRESH_SECONDS:
+            return None
+        return self._remember(segment, shard_id, look)
+
     def _remember(self, segment: Segment, shard_id: str, look: Look) -> Look:
+        return self._remember_as((segment.table, segment.window_start, shard_id), look)
+
+    def _remember_as(self, key: tuple[str, int, str], look: Look) -> Look:
         if len(self._looks) >= CACHED_WINDOWS:
             self._looks.clear()
-        self._looks[(segment.table, segment.window_start, shard_id)] = look
+        self._looks[key] = look
         return look
 
-    def _read(self, segment: Segment, skip: tuple[str, str], shard_id: str) -> Look:
+    def _read(self, segment: Segment, skip: tuple[str, str], shard_id: str, flushes: bool) -> Look:
         heads = self._windows.window_heads(segment.table, segment.window_start)
-        return self._remember(segment, shard_id, Look(heads, segment, skip))
+        return self._remember(segment, shard_id, Look(heads, segment, skip, flushes))
 
     def _worth_reading(self, segment: Segment, look: Look, skip: tuple[str, str], state: ShardState) -> bool:
-        """Whether the window's heads should be read again after this flush: the last look came before
+        """Whether the window's heads should be read again at this flush: the last look came before
         this segment's first flush (its siblings had stored nothing yet), or some key not yet alerted in
         this window may be near the alert rate (or share) on the merged figures (``rules.near``)."""
         if not look.after_flush:
@@ -234,7 +282,15 @@ class AlertDesk:
         return False
 
     # -- hot keys ---------------------------------------------------------------------------
-    def _review_view(self, shard_id: str, state: ShardState, view: rules.Tallied, others: rules.Elsewhere) -> int:
+    def _review_view(
+        self, shard_id: str, state: ShardState, view: rules.Tallied, others: rules.Elsewhere, marks: set[str]
+    ) -> int:
+        """Incident writes for the view's hot keys, once per key and window on this shard (``state.notified``)
+        and, in the common case, once per key and window on the whole table: a key another shard's head
+        lists as handled in this window (``marks``) is only remembered. A mark in a head is always true
+        (it is set after the incident's writes succeeded, and only for an incident found published or
+        made so); a mark missing from a head (not yet written, or not yet in the eventually consistent
+        index) costs one request, never an alert (the writes are conditional)."""
         settings = self._settings
         hot = rules.partition_limit_hot(view, settings, others)
         # Share of writes is a table rule: an index's few key values always split its writes in a
@@ -244,15 +300,24 @@ class AlertDesk:
         published = 0
         for key in hot:
             mark = mark_of(key.table, key.incident_key)
-            if state.notified.get(mark) == key.window_start:
+            if key.window_start in (state.notified.get(mark), state.notified.get(awaiting(mark))):
                 continue
-            diagnosed = _diagnosed(key, view, others, settings.partition_wcu_limit)
-            published += self._on_hot(diagnosed, shard_id, others.wcu + view.wcu)
+            if mark not in marks:
+                diagnosed = _diagnosed(key, view, others, settings.partition_wcu_limit)
+                sent = self._on_hot(diagnosed, shard_id, others.wcu + view.wcu)
+                if sent == AWAITED:
+                    # Another shard claimed it and publishes it (or its retry will): remembered apart, so
+                    # this shard's head does not tell the claimer's retry that it went out.
+                    mark = awaiting(mark)
+                else:
+                    published += sent
             if len(state.notified) < MAX_MARKS:  # beyond it, later invocations re-check (idempotent)
                 state.notified[mark] = key.window_start
         return published
 
     def _on_hot(self, hot: rules.HotKey, shard_id: str, table_wcu: int) -> int:
+        """The incident writes for a key found hot in its window (messages published: 0 or 1), or
+        ``AWAITED``: another shard claimed it in this window and has not marked it published yet."""
         incidents = self._incidents
         claimed, current = incidents.claim_firing(hot, shard_id)
         if claimed:
@@ -269,29 +334,33 @@ class AlertDesk:
             if current.get("shard_id") != shard_id:
                 # Another shard carrying the partition claimed it and is publishing (or its retry will):
                 # publishing here too would send it twice.
-                return 0
+                return AWAITED
             # Our claim was written but its message may not have gone out (the invocation failed in
             # between): publish it now, unless this container already did.
             return self._deliver(hot, FIRING, table_wcu, hot.wcu_per_second, "published")
-        if int(current.get("last_hot_window", -1)) >= hot.window_start and float(current.get("peak", 0)) >= (
-            hot.wcu_per_second
-        ):
+        peak = float(current.get("peak", 0))
+        if int(current.get("last_hot_window", -1)) >= hot.window_start and peak >= hot.wcu_per_second:
             # Marked hot in this window already (by another shard carrying the partition, or an earlier
             # invocation), at this rate or more: nothing to add. A reminder that falls due meanwhile goes
             # out with the next window's first mark.
             return 0
-        previous = incidents.claim_reminder(hot, shard_id, self._settings.alert_reminder_seconds)
-        if previous is not None:
-            peak = max(float(previous.get("peak", 0)), hot.wcu_per_second)
-            incidents.raise_peak(hot)
-            try:
-                self._publish(hot, REMINDER, table_wcu, peak)
-            except PublishRefused:
-                incidents.release_reminder(hot, int(previous.get("notified_at", 0)))
-                raise
-            return 1
-        incidents.mark_hot(hot, shard_id)
-        incidents.raise_peak(hot)
+        reminder_seconds = self._settings.alert_reminder_seconds
+        notified_at = current.get("notified_at")
+        # The failed claim returned the incident: a reminder it shows not due is not asked for (the
+        # conditional claim would fail); one that falls due meanwhile goes out with a later window's mark.
+        if notified_at is None or int(notified_at) <= hot.event_time - reminder_seconds:
+            previous = incidents.claim_reminder(hot, shard_id, reminder_seconds)
+            if previous is not None:
+                peak = max(float(previous.get("peak", 0)), hot.wcu_per_second)
+                incidents.raise_peak(hot)
+                try:
+                    self._publish(hot, REMINDER, table_wcu, peak)
+                except PublishRefused:
+                    incidents.release_reminder(hot, int(previous.get("notified_at", 0)))
+                    raise
+                return 1
+        # One write marks it hot in this window and keeps the higher peak.
+        incidents.mark_hot(hot, shard_id, max(peak, hot.wcu_per_second))
         return 0
 
     def _deliver(
