@@ -40,7 +40,21 @@ def test_the_window_heads_index_returns_a_heads_marks(stats_table_name: str) -> 
     # Given a segment's snapshot stored with two marks
     store = DynamoStatsStore(boto3.resource("dynamodb").Table(stats_table_name))
     marks = (mark_of("tickets", "a"), mark_of("tickets", "b"))
-    snapshot = SegmentSnapshot("tickets", T0, 60, "shardId-1", "0", "1", "9", 10, 10, 0, 0, T0, T0 + 9, {}, marks=marks)
+    snapshot = SegmentSnapshot(
+        table="tickets",
+        window_start=T0,
+        window_seconds=60,
+        shard_id="shardId-1",
+        origin="0",
+        first_sequence="1",
+        last_sequence="9",
+        summary=summary.Summary(writes=10, wcu=10),
+        ttl_deletes=0,
+        first_event=T0,
+        last_event=T0 + 9,
+        alert_min_span_seconds=10,
+        marks=marks,
+    )
     store.save_segment(snapshot, expires_at=T0 + 86_400)
     # When the window's heads are read (one Query of the window-heads index, as boto3 parses moto's answer)
     (head,) = store.window_heads("tickets", T0)
