@@ -412,13 +412,20 @@ def test_a_window_level_counts_the_bound_of_the_segments_that_list_the_key() -> 
 # Names and advice
 
 
-def test_the_write_sharding_advice_keeps_each_shard_under_80_percent_of_a_partition() -> None:
-    assert suggested_shards(0, 1000) == 1
-    assert suggested_shards(800, 1000) == 1
-    assert suggested_shards(801, 1000) == 2
-    assert suggested_shards(1600, 1000) == 2
-    assert suggested_shards(1601, 1000) == 3
-    assert suggested_shards(4000, 2000) == 3
+def test_the_write_sharding_advice_keeps_each_shard_under_the_alert_rate() -> None:
+    # The default alert rate is 80% of a partition's 1,000 WCU/s; a chosen threshold moves it
+    rate = SETTINGS.alert_wcu_per_second
+    assert rate == 800
+    assert suggested_shards(0, rate) == 1
+    assert suggested_shards(800, rate) == 1
+    assert suggested_shards(801, rate) == 2
+    assert suggested_shards(1600, rate) == 2
+    assert suggested_shards(1601, rate) == 3
+    doubled = Settings(stats_table_name="s", partition_wcu_limit=2000, alert_threshold=0.8)
+    assert suggested_shards(4000, doubled.alert_wcu_per_second) == 3
+    half = Settings(stats_table_name="s", alert_threshold=0.5, alert_hysteresis=0.1)
+    assert suggested_shards(801, half.alert_wcu_per_second) == 2
+    assert suggested_shards(1001, half.alert_wcu_per_second) == 3
 
 
 def test_an_incidents_name_is_its_reason_and_a_digest_of_its_key() -> None:
