@@ -35,6 +35,7 @@ from hotkeys.cli.common import (
     settings_from_args,
 )
 from hotkeys.detector.config import OPTIONS
+from hotkeys.detector.summary import EncodingRetired
 from hotkeys.detector.windows import parse_iso_utc
 
 # The settings each command that runs the detector's code takes, as the function's own flags.
@@ -531,6 +532,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args, console)
     except UserError as error:
         return _fail(str(error))
+    except EncodingRetired:
+        # Stored figures outlive a deploy by up to their 14-day expiry; an earlier layout is refused (§55).
+        return _fail(
+            "the stats table holds figures written by an earlier version of the detector (they expire "
+            "14 days after they were written): read windows written since the upgrade (--since)"
+        )
     except (NoCredentialsError, NoRegionError) as error:
         return _fail(f"AWS is not configured ({error}); set credentials and --region")
     except ClientError as error:
