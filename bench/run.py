@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.lanes import moto_environment
 from bench.naive import naive_handler
 from bench.report import render
 from bench.stubs import NullStats, NullTable
@@ -198,16 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller workloads (a smoke run)")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks-latest.json"))
     args = parser.parse_args(argv)
-    os.environ.update(
-        {
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-        }
-    )
+    moto_environment()
     duration = 20 if args.quick else 120
     print(f"generating a Zipf(1.1) workload over 100,000 keys: 1,000 records/s for {duration} s ...", flush=True)
     records = zipf_records(rate=1000, duration=duration)
