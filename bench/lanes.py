@@ -121,7 +121,7 @@ def event_second(record: dict[str, Any]) -> int:
     return int(record["dynamodb"]["ApproximateCreationDateTime"])
 
 
-def _epoch(text: str) -> int:
+def epoch(text: str) -> int:
     return int(datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp())
 
 
@@ -200,7 +200,7 @@ class Lane(Chaos):
             at = float(end + 1 if full else start + self.settings.max_batching_window_seconds)
             self._next = max(self._next, last + 1)
         else:
-            closes = _epoch(event["window"]["end"])
+            closes = epoch(event["window"]["end"])
             at = min(float(closes), self._ends.get(str(event["shardId"]), math.inf))
         self._last_at = max(self._last_at, at)
         return self._last_at

@@ -59,7 +59,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.lanes import Lane, Turns, moto_environment
+from bench.lanes import Lane, Turns, epoch, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
 
@@ -261,8 +261,24 @@ def _container(settings: Any, session: Any, counting: Counting) -> Any:
 
     aws = AwsClients(session=session)
     counting.attach(aws)
-    ports = build_ports(settings, aws)
-    return lambda event: process_batch(parse_event(event), settings, ports).response()
+    # The ports' periodic looks (the archive spool's marker read) pace themselves by emulated time: the
+    # latest event time this container has been handed, as a real container's clock would read it.
+    now = [0.0]
+    ports = build_ports(settings, aws, clock=lambda: now[0])
+
+    def handle(event: dict[str, Any]) -> dict[str, Any]:
+        now[0] = max(now[0], emulated_now(event))
+        return process_batch(parse_event(event), settings, ports).response()
+
+    return handle
+
+
+def emulated_now(event: dict[str, Any]) -> float:
+    """An invocation's emulated time, from its own event: its latest record's, or its window's end."""
+    records = event["Records"]
+    if records:
+        return float(max(record["dynamodb"]["ApproximateCreationDateTime"] for record in records))
+    return float(epoch(event["window"]["end"]))
 
 
 def measure(run: Run) -> dict[str, Any]:

@@ -192,8 +192,12 @@ def build_objects(prefix: str, shard_id: str, lines: list[tuple[Change, str]]) -
     return objects
 
 
-# How often a container looks for spooled objects (one read), and how many it moves per invocation.
-DRAIN_INTERVAL_SECONDS = 60.0
+# How often a container looks for spooled objects (one strongly consistent read of the marker) when it
+# knows of none: a look per container and interval is a stats-table request every shard pays.
+DRAIN_INTERVAL_SECONDS = 300.0
+# How soon it looks again after it spooled an object itself, or after a drain left objects behind.
+RETRY_DRAIN_SECONDS = 60.0
+# How many objects a drain moves per invocation.
 DRAIN_LIMIT = 25
 
 
@@ -253,19 +257,23 @@ class TtlArchiver:
                 logger.warning("S3 refused an archive object: spooled", extra={"object_key": key, "error": str(error)})
                 self._spool.put(shard_id, key, body)
                 spooled.append(key)
-                self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS
+                self._next_drain = min(self._next_drain, self._clock() + RETRY_DRAIN_SECONDS)
                 continue
             stored.append(key)
         return Archived(tuple(stored), tuple(spooled))
 
     def drain(self, force: bool = False, limit: int = DRAIN_LIMIT) -> tuple[int, bool]:
-        """Move spooled objects into S3, at most once per ``DRAIN_INTERVAL_SECONDS`` unless forced;
-        never raises for S3 (the objects stay spooled). Returns (objects moved, spool empty)."""
+        """Move spooled objects into S3, when due (``DRAIN_INTERVAL_SECONDS`` after the last look, or
+        ``RETRY_DRAIN_SECONDS`` while objects are known to wait) or forced; never raises for S3 (the
+        objects stay spooled). Returns (objects moved, spool empty)."""
         if self._spool is None or (not force and self._clock() < self._next_drain):
             return 0, True
-        self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS
+        self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS  # also when the look itself fails
 
         def refused(key: str, error: Exception) -> None:
             logger.warning("S3 still refuses a spooled archive object", extra={"object_key": key, "error": str(error)})
 
-        return self._spool.drain(self._store, limit, refused, force)
+        moved, empty = self._spool.drain(self._store, limit, refused, force)
+        if not empty:
+            self._next_drain = self._clock() + RETRY_DRAIN_SECONDS
+        return moved, empty

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
 from hotkeys.detector.adapters.archive_store import S3ObjectStore, TtlAttributeResolver
 from hotkeys.detector.adapters.aws import AwsClients
@@ -15,7 +18,9 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports
 
 
-def build_ports(settings: Settings, aws: AwsClients) -> Ports:
+def build_ports(settings: Settings, aws: AwsClients, clock: Callable[[], float] = time.monotonic) -> Ports:
+    """``clock``: what the ports' periodic looks (the archive spool's, the table description's) pace
+    themselves by; a benchmark that emulates time passes its own."""
     table = aws.resource("dynamodb").Table(settings.stats_table_name)
     stats = DynamoStatsStore(table)
     alerts = None
@@ -30,6 +35,7 @@ def build_ports(settings: Settings, aws: AwsClients) -> Ports:
             TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb")),
             replicated_ttl=settings.archive_replicated_ttl,
             spool=DynamoArchiveSpool(table),
+            clock=clock,
         )
     describe_table = describe_table_with(aws.client("dynamodb"))
     return Ports(
@@ -37,5 +43,5 @@ def build_ports(settings: Settings, aws: AwsClients) -> Ports:
         resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table),
         archiver=archiver,
         alerts=alerts,
-        indexes=TableIndexes(describe_table) if settings.count_indexes else None,
+        indexes=TableIndexes(describe_table, clock=clock) if settings.count_indexes else None,
     )

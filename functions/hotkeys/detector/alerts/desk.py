@@ -13,7 +13,8 @@ Per hot key and window, the first invocation that sees it writes to the incident
 claim a due reminder, or mark it still hot); later invocations of the same window skip it
 (remembered in the shard state). Delivery guarantees are in ``_deliver``.
 
-Resolution: at a window's final invocation, a shard of the table judges the table's open incidents
+Resolution: at a window's final invocation, one of the table's resolving shards (``resolves``: the
+two lowest shard ids of the window, and each shard in turn now and then) judges the table's open incidents
 on the latest window that every sibling has finished (``judged_window``): every shard seen in it or
 in the ``SIBLING_WINDOWS`` windows before it has written that window's final heads. A shard that
 ended (a rollover's parent) or went idle never writes them, so after ``RESOLVE_LAG_WINDOWS``
@@ -25,6 +26,7 @@ conditional); the level is judged on all of the window's segments.
 from __future__ import annotations
 
 import dataclasses
+import zlib
 
 from hotkeys.detector import diagnosis, items, summary
 from hotkeys.detector.alerts import rules
@@ -50,6 +52,10 @@ SIBLING_WINDOWS = 3
 RESOLVE_LAG_WINDOWS = SIBLING_WINDOWS + 1
 # Windows whose heads a container keeps between invocations.
 CACHED_WINDOWS = 64
+# Shards that resolve a table's incidents at a window's final invocation (``resolves``): the lowest ids.
+RESOLVERS = 2
+# Every shard also resolves once in this many windows, whatever its id.
+ROTA_WINDOWS = 60
 # A window's heads read with the previous window's final look serve as a segment's first look if its
 # records so far are within this many seconds of the window's start (the mapping's batching window).
 AHEAD_FRESH_SECONDS = 5
@@ -171,6 +177,24 @@ def judged_window(heads: list[SegmentSnapshot], shard_id: str, current: int, sec
     return oldest
 
 
+def resolves(heads: list[SegmentSnapshot], shard_id: str, current: int, seconds: int) -> bool:
+    """Whether this shard resolves the table's incidents at its final invocation of window ``current``.
+
+    Any shard may resolve any incident (the write is conditional), but each one that looks pays a Query
+    of the open incidents and, when some are open, one of the earlier windows' heads: at 100 shards
+    that alone would exceed the request budget. So the ``RESOLVERS`` lowest shard ids among those
+    with a head in the window (``heads``: its final look's, this shard included) resolve. Two, not one:
+    the lowest may be a parent that ended in this window (it never has a final invocation of it), or a
+    shard whose final invocation keeps failing. Each shard also takes a turn every ``ROTA_WINDOWS``
+    windows (by a hash of its id), so a table's incidents are looked at even if both stall. An elected
+    shard that does not see another's head (the index is eventually consistent) elects itself too:
+    the looks are redundant, never missing."""
+    candidates = sorted({head.shard_id for head in heads if head.window_start == current} | {shard_id})
+    if shard_id in candidates[:RESOLVERS]:
+        return True
+    return zlib.crc32(shard_id.encode("utf-8")) % ROTA_WINDOWS == (current // seconds) % ROTA_WINDOWS
+
+
 class AlertDesk:
     def __init__(
         self,
@@ -198,8 +222,9 @@ class AlertDesk:
         the heads the flush writes (``flushing``) carry the incidents handled here (``head_marks``): a
         shard that reads them skips those incidents' writes. For a segment the flush writes, the
         window's heads are read again if it may matter (``_worth_reading``). A final invocation reads the
-        recent windows' heads once (``heads_between``): its last look at the window and the resolution's
-        evidence."""
+        window's and the next window's heads with one Query (``heads_between``): its last look at the
+        window, and its first at the next; a resolving shard reads the earlier windows' only when some
+        incident is open (``_resolve``)."""
         published = 0
         recent: dict[tuple[str, int], list[SegmentSnapshot]] = {}
         judged = list(segments)
@@ -207,9 +232,8 @@ class AlertDesk:
             seconds = self._settings.window_seconds
             for segment in state.segments.values():
                 start = segment.window_start
-                first = start - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds
-                stored = self._windows.heads_between(segment.table, first, start + seconds)
-                recent[(segment.table, start)] = [head for head in stored if head.window_start <= start]
+                stored = self._windows.heads_between(segment.table, start, start + seconds)
+                recent[(segment.table, start)] = [head for head in stored if head.window_start == start]
                 # The same Query holds the next window's heads (shards ahead of this one): this shard's
                 # first look at that window, which it opens next (no Query of its own).
                 following = (segment.table, start + seconds, shard_id)
@@ -239,7 +263,8 @@ class AlertDesk:
         if final:
             for segment in list(state.segments.values()):
                 window = (segment.table, segment.window_start)
-                published += self._resolve(shard_id, segment, recent[window], final_looks[window])
+                if resolves(recent[window], shard_id, segment.window_start, self._settings.window_seconds):
+                    published += self._resolve(shard_id, segment, recent[window], final_looks[window])
         return published
 
     def _first_look(self, segment: Segment, shard_id: str) -> Look | None:
@@ -429,8 +454,8 @@ class AlertDesk:
     # -- resolution -------------------------------------------------------------------------
     def _resolve(self, shard_id: str, live: Segment, heads: list[SegmentSnapshot], look: Look) -> int:
         """Resolve the table's open incidents (its indexes' included) whose key was never hot in the
-        judged window (``judged_window``, from ``heads``: the recent windows') and stayed under the
-        resolve level over all of it. ``look``: the final look at ``live``'s window, read from ``heads``."""
+        judged window (``judged_window``, from the recent windows' heads) and stayed under the resolve
+        level over all of it. ``heads``: ``live``'s window's, as its final look (``look``) read them."""
         table = live.table
         open_incidents = self._incidents.open_incidents(table)
         if not open_incidents:
@@ -438,6 +463,10 @@ class AlertDesk:
         settings = self._settings
         seconds = settings.window_seconds
         current = live.window_start
+        # The evidence of which earlier windows every sibling finished: read only when there is something
+        # to resolve (the final Query reads the window and the next one only).
+        first = current - (RESOLVE_LAG_WINDOWS + SIBLING_WINDOWS) * seconds
+        heads = self._windows.heads_between(table, first, current - seconds) + heads
         judged = judged_window(heads, shard_id, current, seconds)
         in_window = [head for head in heads if head.window_start == judged]
         views = {view.index: view for view in live.views()} if judged == current else {}
