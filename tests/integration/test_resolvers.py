@@ -59,7 +59,7 @@ def test_the_two_lowest_shard_ids_of_the_window_resolve() -> None:
     assert RESOLVERS == 2
     assert [resolves(heads, shard, T0, W) for shard in SHARDS] == [True, True, False]
     # a head of another window does not make a shard a candidate: the lowest of this window's resolve
-    older = [head("shardId-00000", T0 - W)] + heads
+    older = [head("shardId-00000", T0 - W), *heads]
     assert [resolves(older, shard, T0, W) for shard in SHARDS] == [True, True, False]
 
 
