@@ -5,17 +5,31 @@ projection type, with one- to three-attribute partition keys and optional sort k
 writes of every kind: inserts, deletes, updates that change, remove, add or keep an index key,
 that change projected or unprojected attributes only, and key attributes of a type other than
 the one the table declares. ``tests/reference_gsi.py`` states the expected writes its own way.
+
+Each drawn table is a CreateTable request (botocore validates it against the service model),
+created in a moto server; the detector reads the table as the function does, through
+``adapters.key_schema`` (``TableIndexes``, ``PartitionKeyResolver``) over boto3's parse of
+moto's DescribeTable answer. The reference reads the request itself, so a description that
+lost or changed an index, a key attribute's order or a projection would show as a difference.
+moto 5.2.5 represents every drawn case (multi-attribute partition and sort keys, INCLUDE
+projections with NonKeyAttributes, LSIs with every projection): no case needs a hand-built
+answer. The tests judge one record at a time, so the table's stream shards play no part here.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
+import boto3
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.events import stream_record
-from hotkeys.detector.indexes import in_index, index_writes, specs_from_description
+from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
+from hotkeys.detector.indexes import IndexSpec, in_index, index_writes
 from hotkeys.detector.records import parse_change
 from tests import reference_gsi, reference_sizing
 
@@ -60,7 +74,6 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
                 "KeySchema": [{"AttributeName": n, "KeyType": "HASH"} for n in hash_names]
                 + [{"AttributeName": n, "KeyType": "RANGE"} for n in range_names],
                 "Projection": projection,
-                "IndexStatus": "ACTIVE",
             }
         )
         definitions.extend({"AttributeName": n, "AttributeType": DECLARED[n]} for n in hash_names + range_names)
@@ -84,12 +97,68 @@ def tables(draw: st.DrawFn) -> dict[str, Any]:
             )
             definitions.append({"AttributeName": sort_name, "AttributeType": DECLARED[sort_name]})
     unique_definitions = list({d["AttributeName"]: d for d in definitions}.values())
-    return {
+    # The CreateTable request's index and key parameters (LocalSecondaryIndexes may not be empty).
+    request: dict[str, Any] = {
         "KeySchema": key_schema,
         "AttributeDefinitions": unique_definitions,
         "GlobalSecondaryIndexes": indexes,
-        "LocalSecondaryIndexes": locals_,
     }
+    if locals_:
+        request["LocalSecondaryIndexes"] = locals_
+    return request
+
+
+class MotoTables:
+    """Drawn tables created in moto, read back as the function reads them.
+
+    One resolver and one ``TableIndexes`` serve every table, as in a warm container that sees many
+    tables. Hypothesis draws the same shape again and again (and replays examples while shrinking):
+    each distinct request is created once, under a name of its own.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._names: dict[str, str] = {}
+        describe = describe_table_with(client)
+        self.resolve_key = PartitionKeyResolver(None, describe)
+        self.indexes = TableIndexes(describe)
+
+    def create(self, request: dict[str, Any]) -> str:
+        shape = json.dumps(request, sort_keys=True)
+        name = self._names.get(shape)
+        if name is None:
+            name = f"orders-{len(self._names)}"
+            self._client.create_table(
+                TableName=name,
+                BillingMode="PAY_PER_REQUEST",
+                StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+                **request,
+            )
+            self._names[shape] = name
+        return name
+
+    def specs(self, request: dict[str, Any]) -> tuple[str, tuple[IndexSpec, ...]]:
+        """The table's name in moto and its indexes as the function reads them."""
+        name = self.create(request)
+        return name, self.indexes(name)
+
+
+@pytest.fixture(scope="module")
+def moto_tables(moto_endpoint: str) -> Iterator[MotoTables]:
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=moto_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    yield MotoTables(client)
+
+
+def all_indexes(table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The drawn request's indexes by name (what the reference reads)."""
+    listed = table["GlobalSecondaryIndexes"] + table.get("LocalSecondaryIndexes", [])
+    return {index["IndexName"]: index for index in listed}
 
 
 @st.composite
@@ -126,11 +195,16 @@ def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[tuple[str, Any, Any]]]:
 
 @settings(max_examples=300, deadline=None)
 @given(case=cases())
-def test_index_writes_follow_the_documented_rules(case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]) -> None:
-    # Given a table's indexes as DescribeTable states them, and writes of every kind
+def test_index_writes_follow_the_documented_rules(
+    moto_tables: MotoTables, case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]
+) -> None:
+    # Given a table created with the drawn indexes, read back as the function reads DescribeTable,
+    # and writes of every kind
     table, changes = case
-    specs = specs_from_description({"Table": table})
-    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"] + table["LocalSecondaryIndexes"]}
+    _name, specs = moto_tables.specs(table)
+    by_name = all_indexes(table)
+    # Every index the request created is counted, each once
+    assert sorted(spec.name for spec in specs) == sorted(by_name)
     for _event, old, new in changes:
         for spec in specs:
             # Then each index's writes (key, write units) are the reference's, in order (delete, put)
@@ -142,15 +216,17 @@ def test_index_writes_follow_the_documented_rules(case: tuple[dict[str, Any], li
 
 @settings(max_examples=150, deadline=None)
 @given(case=cases())
-def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]) -> None:
-    # Given the same writes as Lambda-format stream records of that table
+def test_a_stream_record_carries_every_index_write(
+    moto_tables: MotoTables, case: tuple[dict[str, Any], list[tuple[str, Any, Any]]]
+) -> None:
+    # Given the same writes as Lambda-format stream records of that table (created in moto)
     table, changes = case
-    specs = specs_from_description({"Table": table})
-    by_name = {index["IndexName"]: index for index in table["GlobalSecondaryIndexes"] + table["LocalSecondaryIndexes"]}
+    table_name, specs = moto_tables.specs(table)
+    by_name = all_indexes(table)
     for position, (event, old, new) in enumerate(changes):
         keys = {name: (old or new)[name] for name in ("pk", "sk") if name in (old or new)}
         record = stream_record(
-            table="orders",
+            table=table_name,
             event_name=event,
             keys=keys,
             sequence=str(100 + position),
@@ -159,9 +235,14 @@ def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], l
             old_image=old,
             typed=True,
         )
-        # When the record is parsed with the table's indexes
-        change = parse_change(record, lambda table, keys: "pk", indexes=lambda table: specs)
-        # Then it carries each GSI's writes, named by index, in the indexes' order
+        # When the record is parsed as the function parses it: its partition key and indexes from
+        # the table's DescribeTable answer
+        change = parse_change(record, moto_tables.resolve_key, indexes=moto_tables.indexes)
+        # Then it is counted for the table's partition key (the HASH element of its key schema), and
+        # the sort key is the other one
+        assert (change.table, change.key) == (table_name, "item-1")
+        assert change.sort_key == (("S", "2026-12-01") if "sk" in keys else None)
+        # and it carries each GSI's writes, named by index, in the indexes' order
         expected = [
             (spec.name, key, wcu)
             for spec in specs
@@ -172,7 +253,7 @@ def test_a_stream_record_carries_every_index_write(case: tuple[dict[str, Any], l
         # and the table key's write units include its LSIs' writes (same partition, the table's capacity)
         local = sum(
             wcu
-            for index in table["LocalSecondaryIndexes"]
+            for index in table.get("LocalSecondaryIndexes", [])
             for _key, wcu in reference_gsi.index_writes(table, index, old, new)
         )
         assert change.wcu == reference_sizing.write_units(old, new) + local

@@ -99,11 +99,16 @@ DASHBOARDS = 1
 # Priced per alarm metric (a Metrics Insights alarm as one per GSI it analyzes, and at least one).
 THROTTLE_ALARMS_PER_SCOPE = len(THROTTLE_METRICS)
 STATS_WRU_PER_WRITE = 2
-# A segment's head as the window-heads index copies it (snapshots.head_of): at most HEAD_BYTES (16 KB)
-# before compression; a few KB compressed for keys of tens of bytes. Each snapshot write writes it to the
-# index too, and each read of a window's heads reads every shard's (eventually consistent: half a read
-# unit per 4 KB).
+# A segment's head as the window-heads index copies it (snapshots.head_of): its summaries within
+# HEAD_BYTES (16 KB) before compression, a few KB compressed for keys of tens of bytes, plus the index
+# names, totals and incident marks. Each snapshot write writes it to the index too, and each read of a
+# window's heads reads every shard's (eventually consistent: half a read unit per 4 KB).
 HEAD_KB = 3
+# The largest head the code can store, in write units (KB) of its window-heads index entry: every
+# summary's share of HEAD_BYTES filled with keys zlib cannot shrink, MAX_COUNTED_INDEXES index names of
+# 255 characters, HEAD_MARKS incident marks (docs/decisions.md §58), the longest table and shard names.
+# tests/unit/test_head_bound.py builds that head through snapshots and checks this figure against it.
+HEAD_MAX_KB = 24
 # Reads of a window's heads per shard and window: its first look, and again after a flush half a window
 # later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §49).
 HEADS_READS_PER_SHARD_WINDOW = 3
@@ -161,16 +166,13 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
-    # Every shard reads every shard's heads: read units grow with the square of the shard count.
-    heads_read_units = windows * HEADS_READS_PER_SHARD_WINDOW * math.ceil(shard_count * HEAD_KB / 4) * 0.5
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
     archive_objects = min(ttl, invocations)
     return {
         "lambda_requests": invocations * PRICES["lambda_request"],
         "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
         "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
-        "stats_heads_index_writes": stats_writes * HEAD_KB * PRICES["dynamodb_write_request_unit"],
-        "stats_heads_reads": heads_read_units * PRICES["dynamodb_read_request_unit"],
+        **heads_cost(inputs, HEAD_KB),
         # ~2 KB per window kept for the retention period
         "stats_table_storage": windows * RETENTION_DAYS / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
@@ -187,6 +189,19 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         if inputs.throttled_key_insights
         else 0.0,
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
+    }
+
+
+def heads_cost(inputs: CostInputs, head_kb: int) -> dict[str, float]:
+    """The window heads' index writes and reads in a month, with heads of ``head_kb`` KB each."""
+    shard_count = shards(inputs)
+    windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
+    stats_writes = windows * stats_writes_per_shard_window(inputs)
+    # Every shard reads every shard's heads: read units grow with the square of the shard count.
+    read_units = windows * HEADS_READS_PER_SHARD_WINDOW * math.ceil(shard_count * head_kb / 4) * 0.5
+    return {
+        "stats_heads_index_writes": stats_writes * head_kb * PRICES["dynamodb_write_request_unit"],
+        "stats_heads_reads": read_units * PRICES["dynamodb_read_request_unit"],
     }
 
 
@@ -267,6 +282,10 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "contributor_insights_rules": contributor_insights_rules(inputs),
         "contributor_insights_throttled_keys_rules": contributor_insights_throttled_rules(inputs),
         "throttle_alarm_metrics": throttle_alarm_metrics(inputs),
+        # The heads' lines are priced at HEAD_KB per head; this is what they cost if every head were the
+        # largest the code can store (HEAD_MAX_KB): their upper bound.
+        "head_kb": {"assumed": HEAD_KB, "largest": HEAD_MAX_KB},
+        "stats_heads_at_largest": round(sum(heads_cost(inputs, HEAD_MAX_KB).values()), 2),
         "prices": PRICES,
         "prices_dated": PRICES_DATED,
         "detector": {k: round(v, 2) for k, v in ours.items()},
