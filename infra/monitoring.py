@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import jsii
 from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -24,6 +27,19 @@ DETECTOR_METRICS = (
     "RecordsWithoutImages",
     "ArchiveObjectsSpooled",
     "RecordsOutOfOrder",
+    "StatesDiscarded",
+)
+
+ALARM_WIDGET_WIDTH = 6
+
+# What the StatesDiscarded alarm tells the reader (hotkeys.detector.pipeline: a carried state this version
+# did not write is not read, the shard starts afresh; docs/decisions.md, "One value type for a summary").
+STATES_DISCARDED = (
+    "A shard's carried tumbling-window state was not written by this version of the detector and was "
+    "dropped: the shard started afresh, so the figures it had counted in that window are lost (that "
+    "window reads low once; an alert due in it may come one window late). Expected once per shard "
+    "right after a deploy that changes the state layout: nothing to do. Otherwise read the function's "
+    "'carried state not written by this version' warnings (their error says why) and report it."
 )
 
 
@@ -38,6 +54,48 @@ def _detector_metric(name: str) -> cloudwatch.Metric:
     )
 
 
+@jsii.implements(cloudwatch.IWidget)
+class WidgetGrid:
+    """Widgets laid out as one ``cloudwatch.Row`` (left to right, wrapping at the dashboard's width), to
+    which widgets may be added until the dashboard is rendered. CDK's ``Row.add_widget`` places a widget
+    below and right of the row's last one instead: the row is built from the list when positioned."""
+
+    def __init__(self) -> None:
+        self._widgets: list[cloudwatch.IWidget] = []
+        self._row: cloudwatch.Row | None = None
+
+    def add(self, widget: cloudwatch.IWidget) -> None:
+        if self._row is not None:
+            raise RuntimeError("the dashboard is already rendered")
+        self._widgets.append(widget)
+
+    def _laid_out(self) -> cloudwatch.Row:
+        return self._row or cloudwatch.Row(*self._widgets)
+
+    @property
+    def width(self) -> jsii.Number:
+        return self._laid_out().width
+
+    @property
+    def height(self) -> jsii.Number:
+        return self._laid_out().height
+
+    @property
+    def warnings(self) -> list[str] | None:
+        return None
+
+    @property
+    def warnings_v2(self) -> dict[str, str] | None:
+        return None
+
+    def position(self, x: jsii.Number, y: jsii.Number) -> None:
+        self._row = cloudwatch.Row(*self._widgets)
+        self._row.position(x, y)
+
+    def to_json(self) -> list[Any]:
+        return self._laid_out().to_json()
+
+
 class Monitoring(Construct):
     def __init__(
         self,
@@ -50,6 +108,7 @@ class Monitoring(Construct):
         undelivered_alerts: dict[str, sqs.IQueue] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        self._topic = topic
         minute = Duration.minutes(1)
         self.alarms = {
             # Records expire from the stream after 24 h; 15 min of lag is the time to act.
@@ -101,21 +160,27 @@ class Monitoring(Construct):
                 "Stream records were redelivered below records already counted (out of sequence order). They "
                 "were counted; the alarm says the delivery did something AWS does not document as usual.",
             ),
-        }
-        for name, queue in (undelivered_alerts or {}).items():
-            self.alarms[f"Undelivered{name}"] = self._at_least(
-                f"Undelivered{name}Alarm",
-                queue.metric_approximate_number_of_messages_visible(period=minute, statistic="Maximum"),
+            "StatesDiscarded": self._at_least(
+                "StatesDiscardedAlarm",
+                _detector_metric("StatesDiscarded"),
                 1,
+                STATES_DISCARDED,
+            ),
+        }
+        for alarm in self.alarms.values():
+            self._notify(alarm)
+        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
+        # The alarms first on the dashboard; ``watch_queue`` adds to them after construction.
+        self._alarm_grid = WidgetGrid()
+        self.dashboard.add_widgets(self._alarm_grid)
+        for name, alarm in self.alarms.items():
+            self._show_alarm(name, alarm)
+        for name, queue in (undelivered_alerts or {}).items():
+            self.watch_queue(
+                f"Undelivered{name}",
+                queue,
                 f"Alert messages to {name} could not be delivered: they wait in {queue.node.path}",
             )
-        for alarm in self.alarms.values():
-            alarm.add_alarm_action(actions.SnsAction(topic))
-            alarm.add_ok_action(actions.SnsAction(topic))
-        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
-        self.dashboard.add_widgets(
-            *[cloudwatch.AlarmWidget(title=name, alarm=alarm, width=6) for name, alarm in self.alarms.items()]
-        )
         self.dashboard.add_widgets(
             *[
                 cloudwatch.GraphWidget(
@@ -155,6 +220,30 @@ class Monitoring(Construct):
             f"https://{Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region={Aws.REGION}"
             f"#dashboards:name={self.dashboard.dashboard_name}"
         )
+
+    def watch_queue(self, name: str, queue: sqs.IQueue, description: str) -> cloudwatch.Alarm:
+        """An alarm on one message waiting in ``queue`` (an alert subscriber's undelivered messages, or a
+        function's failed asynchronous invocations), notifying the topic like the others, in ``alarms`` under
+        ``name`` and beside the others on the dashboard; ``description`` is what the notification says."""
+        if name in self.alarms:
+            raise ValueError(f"an alarm named {name!r} is already watched")
+        alarm = self._at_least(
+            f"{name}Alarm",
+            queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
+            1,
+            description,
+        )
+        self.alarms[name] = alarm
+        self._notify(alarm)
+        self._show_alarm(name, alarm)
+        return alarm
+
+    def _notify(self, alarm: cloudwatch.Alarm) -> None:
+        alarm.add_alarm_action(actions.SnsAction(self._topic))
+        alarm.add_ok_action(actions.SnsAction(self._topic))
+
+    def _show_alarm(self, name: str, alarm: cloudwatch.Alarm) -> None:
+        self._alarm_grid.add(cloudwatch.AlarmWidget(title=name, alarm=alarm, width=ALARM_WIDGET_WIDTH))
 
     def _at_least(self, alarm_id: str, metric: cloudwatch.Metric, threshold: int, description: str) -> cloudwatch.Alarm:
         return metric.create_alarm(

@@ -16,6 +16,9 @@ from infra.throttle_alarms import ThrottleAlarms
 from infra.throttle_explainer import ThrottleExplainer
 from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider
 
+# The alarm (``Monitoring.alarms`` key and dashboard title) on the throttle explainer's failed invocations.
+UNDELIVERED_EXPLANATIONS = "UndeliveredThrottleExplanations"
+
 
 class HotKeyDetectorStack(Stack):
     def __init__(
@@ -51,6 +54,14 @@ class HotKeyDetectorStack(Stack):
                 if name in ("KEY_DISPLAY", "KEY_HASH_SALT")
             },
         )
+        # Its failed invocations are alarmed and shown like the detector's other queues.
+        detector.monitoring.watch_queue(
+            UNDELIVERED_EXPLANATIONS,
+            self.throttle_explainer.undelivered,
+            self.throttle_explainer.undelivered_description,
+        )
+        # DynamoDB's throttle metrics on the same dashboard, one graph per table and GSI, as alarmed.
+        detector.monitoring.dashboard.add_widgets(*self.throttle_alarms.widgets())
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
         CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)

@@ -109,25 +109,7 @@ class ThrottleAlarms(Construct):
             f"DynamoDB throttled {target.operation.lower()}s on {where} of {target.watched} "
             f"({target.metric_name}): {cause.meaning}. Fix: {cause.fix}."
         )
-        metric: cloudwatch.IMetric
-        if target.index == ANY_INDEX:
-            metric = cloudwatch.MathExpression(
-                expression=insights_query(target.metric_name, target.table_name),
-                using_metrics={},
-                period=PERIOD,
-                label=f"{target.metric_name} (every GSI)",
-            )
-        else:
-            dimensions = {TABLE_DIMENSION: target.table_name}
-            if target.index is not None:
-                dimensions[INDEX_DIMENSION] = target.index
-            metric = cloudwatch.Metric(
-                namespace=NAMESPACE,
-                metric_name=target.metric_name,
-                dimensions_map=dimensions,
-                statistic="Sum",
-                period=PERIOD,
-            )
+        metric = self._metric(target)
         suffix = "AnyIndex" if target.index == ANY_INDEX else ("" if target.index is None else f"Index{target.index}")
         return metric.create_alarm(
             self,
@@ -138,3 +120,60 @@ class ThrottleAlarms(Construct):
             alarm_description=description[:1024],
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
+
+    @staticmethod
+    def _metric(target: ThrottleAlarmTarget) -> cloudwatch.Metric | cloudwatch.MathExpression:
+        """What the target's alarm evaluates: the table's or one GSI's metric, or the sum over every GSI."""
+        if target.index == ANY_INDEX:
+            return cloudwatch.MathExpression(
+                expression=insights_query(target.metric_name, target.table_name),
+                using_metrics={},
+                period=PERIOD,
+                label=f"{target.metric_name} (every GSI)",
+            )
+        dimensions = {TABLE_DIMENSION: target.table_name}
+        if target.index is not None:
+            dimensions[INDEX_DIMENSION] = target.index
+        return cloudwatch.Metric(
+            namespace=NAMESPACE,
+            metric_name=target.metric_name,
+            dimensions_map=dimensions,
+            statistic="Sum",
+            period=PERIOD,
+        )
+
+    def widgets(self) -> list[cloudwatch.IWidget]:
+        """The dashboard's throttle graphs: one per watched table and one per GSI, each with a line per
+        operation and cause, as its alarms evaluate them. For a table whose GSIs the stack does not know
+        (``ANY_INDEX``), one graph of a search expression: a line per GSI and metric, so the graph names the
+        index the aggregate alarm cannot (a GSI added later appears without a redeploy)."""
+        scopes: dict[tuple[str, str | None], list[ThrottleAlarmTarget]] = {}
+        for target in self.targets.values():
+            scopes.setdefault((target.watched, target.index), []).append(target)
+        widgets: list[cloudwatch.IWidget] = []
+        for (watched, index), targets in scopes.items():
+            where = {None: "table", ANY_INDEX: "every GSI"}.get(index, f"GSI {index}")
+            title = f"DynamoDB throttle events: {watched} {where} (alarm at {THRESHOLD_EVENTS} a minute)"
+            lines: list[cloudwatch.IMetric]
+            if index == ANY_INDEX:
+                lines = [
+                    cloudwatch.MathExpression(
+                        expression=search_expression([t.metric_name for t in targets], targets[0].table_name),
+                        using_metrics={},
+                        label="",
+                        period=PERIOD,
+                    )
+                ]
+            else:
+                lines = [self._metric(target).with_(label=target.metric_name) for target in targets]
+            widgets.append(cloudwatch.GraphWidget(title=title, width=12, left=lines))
+        return widgets
+
+
+def search_expression(metric_names: Sequence[str], table_name: str) -> str:
+    """A dashboard search: each of ``metric_names`` for every GSI of ``table_name`` (exact matches, in
+    double quotes: CloudWatch user guide, "CloudWatch search expression syntax")."""
+    names = " OR ".join(f'MetricName="{name}"' for name in metric_names)
+    schema = f"{{{NAMESPACE},{INDEX_DIMENSION},{TABLE_DIMENSION}}}"
+    terms = f'{TABLE_DIMENSION}="{table_name}" ({names})'
+    return f"SEARCH('{schema} {terms}', 'Sum', {int(PERIOD.to_seconds())})"

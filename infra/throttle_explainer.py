@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
@@ -133,22 +133,12 @@ class ThrottleExplainer(Construct):
         ]
         for arn, reason in wildcards:
             acknowledge(role, f"AwsSolutions::AwsSolutions-IAM5[Resource::{finding_text(role, arn)}]", reason)
-        # An explanation that could not be delivered waits in its queue: alarmed like the detector's own.
-        self.undelivered_alarm = cloudwatch.Alarm(
-            self,
-            "UndeliveredAlarm",
-            metric=self.undelivered.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
-            threshold=1,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-            alarm_description="Throttle alarm explanations failed after their retries: the invocations wait in "
-            + self.undelivered.node.path,
+        # An explanation that failed after its retries waits in its queue; the stack alarms on it with the
+        # detector's own queues (``Monitoring.watch_queue``), on the alert topic and the dashboard.
+        self.undelivered_description = (
+            "Throttle alarm explanations failed after their retries: the invocations wait in "
+            + self.undelivered.node.path
         )
-        self.undelivered_alarm.add_alarm_action(actions.SnsAction(topic))
-        self.undelivered_alarm.add_ok_action(actions.SnsAction(topic))
         # One function behind several alarms: each alarm's permission needs its own id.
         action = actions.LambdaAction(self.explainer.function, use_unique_permission_id=True)
         for alarm in alarms.values():

@@ -57,10 +57,26 @@ class Synthesized:
         assert len(found) == 1, f"expected one {kind}, found {len(found)}"
         return found[0]["Properties"]
 
+    def dashboard_widgets(self) -> list[dict[str, Any]]:
+        """The one dashboard's widgets, its body's references written ``${Id}`` (Ref) and ``${Id.Attribute}``
+        (Fn::GetAtt), as the deployed body would hold their values."""
+        body = self.only("AWS::CloudWatch::Dashboard")["DashboardBody"]
+        parts = body["Fn::Join"][1] if isinstance(body, dict) else [body]
+        text = "".join(part if isinstance(part, str) else _reference(part) for part in parts)
+        widgets: list[dict[str, Any]] = json.loads(text)["widgets"]
+        return widgets
+
     def logical_id(self, kind: str, contains: str = "") -> str:
         ids = [k for k in self.resources(kind) if contains in k]
         assert len(ids) == 1, (kind, contains, ids)
         return ids[0]
+
+
+def _reference(token: dict[str, Any]) -> str:
+    if "Ref" in token:
+        return f"${{{token['Ref']}}}"
+    logical_id, attribute = token["Fn::GetAtt"]
+    return f"${{{logical_id}.{attribute}}}"
 
 
 @pytest.fixture(scope="session")

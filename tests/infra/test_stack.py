@@ -267,6 +267,7 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         "RecordsWithoutImages",
         "ArchiveObjectsSpooled",
         "RecordsOutOfOrder",
+        "StatesDiscarded",
     }
     assert alarms["RecordsWithoutImages"]["Threshold"] == 1
     assert alarms["ArchiveObjectsSpooled"]["Threshold"] == alarms["RecordsOutOfOrder"]["Threshold"] == 1
@@ -282,6 +283,133 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         assert metric in dashboard
     # and every counted index's write units, found by name as the function emits them
     assert "SEARCH('{HotKeyDetector,service} IndexWriteUnits', 'Sum', 60)" in dashboard.replace("\\", "")
+
+
+def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesized) -> None:
+    """Each alarm on the function's own metrics (StatesDiscarded among them) names the namespace and the
+    dimension set of the EMF line the handler writes, and the deployed function is configured with them."""
+    from hotkeys.detector.app import _record_metrics
+    from hotkeys.detector.observability import metrics
+    from hotkeys.detector.pipeline import BatchOutcome
+
+    # Given the line an invocation writes when each rare event happened once
+    _record_metrics(BatchOutcome(states_discarded=1, out_of_order=1, spooled=1, without_images=1))
+    line = metrics.serialize_metric_set()
+    metrics.clear_metrics()
+    (directive,) = line["_aws"]["CloudWatchMetrics"]
+    (dimension_set,) = directive["Dimensions"]
+    emitted = {metric["Name"] for metric in directive["Metrics"]}
+    dimensions = [{"Name": name, "Value": line[name]} for name in dimension_set]
+    # Then every alarm on the detector's namespace watches a metric of that line, with its dimensions
+    ours = [
+        alarm["Properties"]
+        for alarm in demo.resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"].get("Namespace") not in ("AWS/DynamoDB", "AWS/Lambda", "AWS/SQS")
+    ]
+    assert {alarm["MetricName"] for alarm in ours} == {
+        "RecordsWithoutImages",
+        "ArchiveObjectsSpooled",
+        "RecordsOutOfOrder",
+        "StatesDiscarded",
+    }
+    for alarm in ours:
+        assert alarm["Namespace"] == directive["Namespace"] and alarm["MetricName"] in emitted, alarm
+        assert alarm["Dimensions"] == dimensions, alarm
+        assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+    # and the consumer runs with that namespace and service (Powertools reads them from its environment)
+    consumer = next(
+        f["Properties"]
+        for f in demo.resources("AWS::Lambda::Function").values()
+        if f["Properties"].get("Handler") == "hotkeys.detector.app.handler"
+    )
+    variables = consumer["Environment"]["Variables"]
+    assert variables["POWERTOOLS_METRICS_NAMESPACE"] == directive["Namespace"]
+    assert [{"Name": "service", "Value": variables["POWERTOOLS_SERVICE_NAME"]}] == dimensions
+    # The discarded-state alarm says what was lost and what to do
+    (discarded,) = [alarm for alarm in ours if alarm["MetricName"] == "StatesDiscarded"]
+    assert "figures it had counted in that window are lost" in discarded["AlarmDescription"]
+    assert "nothing to do" in discarded["AlarmDescription"] and "warnings" in discarded["AlarmDescription"]
+
+
+def _alarms_shown(widget: dict[str, Any]) -> list[str]:
+    """The alarms an alarm widget shows (CloudWatch dashboard body: ``properties.annotations.alarms``)."""
+    alarms: list[str] = widget["properties"].get("annotations", {}).get("alarms", [])
+    return alarms
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_the_throttle_explainers_failed_invocations_are_alarmed_like_the_detectors_queues(
+    synthesized: dict, mode: str
+) -> None:
+    synth = synthesized[mode]
+    topic = {"Ref": synth.logical_id("AWS::SNS::Topic")}
+    # Given the explainer's on-failure destination (its asynchronous invocations that failed every retry)
+    (explainer,) = [
+        logical_id
+        for logical_id, function in synth.resources("AWS::Lambda::Function").items()
+        if function["Properties"].get("Handler") == "hotkeys.detector.throttle_app.handler"
+    ]
+    (invoke_config,) = [
+        config
+        for config in synth.resources("AWS::Lambda::EventInvokeConfig").values()
+        if config["Properties"]["FunctionName"] == {"Ref": explainer}
+    ]
+    queue = invoke_config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
+    # Then one alarm watches that queue, says what a user has always read, and notifies the topic
+    watching = {
+        logical_id: alarm["Properties"]
+        for logical_id, alarm in synth.resources("AWS::CloudWatch::Alarm").items()
+        if alarm["Properties"].get("Dimensions")
+        == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}]
+    }
+    assert len(watching) == 1, watching
+    ((logical_id, alarm),) = watching.items()
+    assert alarm["AlarmDescription"] == (
+        "Throttle alarm explanations failed after their retries: the invocations wait in "
+        "HotKeyDetector/ThrottleExplainer/Undelivered/Queue"
+    )
+    assert (alarm["MetricName"], alarm["Statistic"], alarm["Period"]) == (
+        "ApproximateNumberOfMessagesVisible",
+        "Maximum",
+        60,
+    )
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+    assert alarm["AlarmActions"] == alarm["OKActions"] == [topic]
+    # and it is on the dashboard beside the detector's alarms
+    shown = [w for w in synth.dashboard_widgets() if _alarms_shown(w) == [f"${{{logical_id}.Arn}}"]]
+    assert [w["properties"]["title"] for w in shown] == ["UndeliveredThrottleExplanations"]
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_every_health_alarm_is_on_the_dashboard_once_and_no_widget_overlaps_another(
+    synthesized: dict, mode: str
+) -> None:
+    synth = synthesized[mode]
+    widgets = synth.dashboard_widgets()
+    # Every alarm but DynamoDB's throttle alarms (graphed per table and GSI: tests/infra/test_throttling.py)
+    health = {
+        logical_id
+        for logical_id, alarm in synth.resources("AWS::CloudWatch::Alarm").items()
+        if "AWS/DynamoDB" not in json.dumps(alarm["Properties"])
+    }
+    shown = [arn for widget in widgets for arn in _alarms_shown(widget)]
+    assert sorted(shown) == sorted(f"${{{logical_id}.Arn}}" for logical_id in health)
+    # The alarm widgets come first, four to a line, left to right (those added after the detector's own
+    # included), and the grid (24 units wide) holds every widget without overlap
+    kinds = ["alarm" if _alarms_shown(widget) else "graph" for widget in widgets]
+    assert kinds == sorted(kinds)
+    places = [(w["x"], w["y"], w["width"]) for w in widgets if _alarms_shown(w)]
+    assert places == [(6 * (k % 4), 6 * (k // 4), 6) for k in range(len(places))]
+    taken: set[tuple[int, int]] = set()
+    for widget in widgets:
+        assert widget["x"] + widget["width"] <= 24, widget
+        cells = {
+            (x, y)
+            for x in range(widget["x"], widget["x"] + widget["width"])
+            for y in range(widget["y"], widget["y"] + widget["height"])
+        }
+        assert not cells & taken, widget["properties"].get("title")
+        taken |= cells
 
 
 def test_topic_and_queues_are_encrypted_and_tls_only(demo: Synthesized) -> None:

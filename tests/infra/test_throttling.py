@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -197,3 +198,93 @@ def test_the_opt_out_of_the_demo_table_sets_no_insights() -> None:
     DemoTable(stack, "DemoTable", throttled_key_insights=False)
     (table,) = Template.from_stack(stack).find_resources("AWS::DynamoDB::GlobalTable").values()
     assert "ContributorInsights" not in json.dumps(table)
+
+
+def _graphed(widgets: list[dict[str, Any]]) -> list[tuple[str, list[Any]]]:
+    """(title, metric line) for every line of every graph on a dashboard."""
+    return [
+        (w["properties"]["title"], line)
+        for w in widgets
+        if w["type"] == "metric"
+        for line in w["properties"].get("metrics", [])
+    ]
+
+
+def _written(value: Any) -> Any:
+    """An alarm's dimension value as a dashboard body holds it (``Synthesized.dashboard_widgets``)."""
+    return f"${{{value['Ref']}}}" if isinstance(value, dict) else value
+
+
+def _assert_each_throttle_alarm_is_graphed(alarms: list[dict[str, Any]], widgets: list[dict[str, Any]]) -> None:
+    """Each alarm's metric is a line of a graph named for its table (or GSI), as the alarm evaluates it; an
+    alarm over every GSI of a table (a Metrics Insights sum) is a search for its metric on each of them."""
+    lines = _graphed(widgets)
+    for alarm in alarms:
+        if "MetricName" in alarm:
+            dimensions = [item for d in alarm["Dimensions"] for item in (d["Name"], _written(d["Value"]))]
+            expected = ["AWS/DynamoDB", alarm["MetricName"], *dimensions]
+            found = [(title, line) for title, line in lines if line[:-1] == expected]
+            assert len(found) == 1, (expected, lines)
+            ((title, line),) = found
+            assert line[-1] == {"label": alarm["MetricName"], "period": alarm["Period"], "stat": alarm["Statistic"]}
+            index = dict(zip(dimensions[::2], dimensions[1::2], strict=True)).get("GlobalSecondaryIndexName")
+            assert title.endswith(f"{'table' if index is None else f'GSI {index}'} (alarm at 1 a minute)"), title
+        else:
+            ((query,),) = [alarm["Metrics"]]
+            table = query["Expression"].split("WHERE TableName = ")[1].strip("'")
+            metric = query["Expression"].split("SUM(")[1].split(")")[0]
+            searches = [
+                line[0]["expression"]
+                for title, line in lines
+                if isinstance(line[0], dict) and f'TableName="{table}"' in line[0].get("expression", "")
+            ]
+            assert len(searches) == 1, (table, lines)
+            (search,) = searches
+            assert search.startswith("SEARCH('{AWS/DynamoDB,GlobalSecondaryIndexName,TableName} ")
+            assert search.endswith("', 'Sum', 60)") and f'MetricName="{metric}"' in search
+
+
+@pytest.mark.parametrize("mode", ["demo", *EXISTING_MODES])
+def test_the_dashboard_graphs_each_throttle_alarm_per_table_and_gsi(synthesized: dict, mode: str) -> None:
+    synth = synthesized[mode]
+    alarms = _throttle_alarms(synth)
+    widgets = synth.dashboard_widgets()
+    _assert_each_throttle_alarm_is_graphed(alarms, widgets)
+    # one graph per table, and one per table over its GSIs where the stack does not know them
+    throttle_graphs = [w for w in widgets if w["properties"].get("title", "").startswith("DynamoDB throttle events")]
+    tables = len(MODES[mode].get("tableNames", MODES[mode].get("tableName", "demo")).split(","))
+    assert len(throttle_graphs) == tables * (1 if mode == "demo" else 2)
+
+
+def test_a_created_tables_gsi_has_its_own_throttle_graph() -> None:
+    # Given a table whose GSI the stack declares (as a created table's WatchedTable.indexes)
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_cloudwatch as cloudwatch
+    from aws_cdk import aws_dynamodb as dynamodb
+    from aws_cdk import aws_sns as sns
+    from aws_cdk.assertions import Template
+
+    from infra.detector import WatchedTable
+    from infra.throttle_alarms import ThrottleAlarms
+    from tests.infra.conftest import EXISTING_STREAM
+
+    stack = Stack(App(), "Throttles")
+    table = dynamodb.Table.from_table_attributes(stack, "Orders", table_name="orders", table_stream_arn=EXISTING_STREAM)
+    alarms = ThrottleAlarms(
+        stack,
+        "ThrottleAlarms",
+        tables=[WatchedTable(name="orders", table=table, indexes=("by-status",))],
+        topic=sns.Topic(stack, "Alerts"),
+    )
+    cloudwatch.Dashboard(stack, "Dashboard").add_widgets(*alarms.widgets())
+    template = Template.from_stack(stack).to_json()
+    synth = Synthesized(template=template, report={}, template_path=Path("."))
+    # Then the table and the GSI each have their graph, a line per alarmed metric
+    throttle_alarms = _throttle_alarms(synth)
+    assert len(throttle_alarms) == 2 * len(DOCUMENTED_METRICS)
+    widgets = synth.dashboard_widgets()
+    _assert_each_throttle_alarm_is_graphed(throttle_alarms, widgets)
+    assert [w["properties"]["title"] for w in widgets] == [
+        "DynamoDB throttle events: orders table (alarm at 1 a minute)",
+        "DynamoDB throttle events: orders GSI by-status (alarm at 1 a minute)",
+    ]

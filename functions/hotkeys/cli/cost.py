@@ -86,12 +86,12 @@ PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECOR
 # The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
 CUSTOM_METRICS = 13
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
-# without images, spooled archive objects, records out of order; the throttle explainer's undelivered
-# invocations, infra/throttle_explainer.py; one more per alert subscriber with its own
-# undelivered-message queue, not counted here) and its one dashboard; the infra tests check
-# both against the synthesized template. List prices, before the free tier (10 alarms and 3
+# without images, spooled archive objects, records out of order, carried states discarded; and the
+# throttle explainer's failed invocations, which infra/stack.py has it watch; one more per alert
+# subscriber with its own undelivered-message queue, not counted here) and its one dashboard; the infra
+# tests check both against the synthesized template. List prices, before the free tier (10 alarms and 3
 # dashboards per account).
-ALARMS = 8
+ALARMS = 9
 DASHBOARDS = 1
 # infra/throttle_alarms.py: one alarm per DynamoDB throttle metric (read and write, by cause: key range,
 # on-demand maximum, provisioned, account limit) on each table, and as many again for its GSIs: per GSI
