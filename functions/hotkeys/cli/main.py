@@ -267,7 +267,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import top_view
     from hotkeys.cli.throttle_view import live_picture
-    from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
+    from hotkeys.cli.top import ALL_INDEXES, family_rows, readable_figures, top_rows, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     # top resolves no alert, so the hysteresis plays no part: 0, lest its default refuse a threshold
@@ -285,15 +285,19 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         table=args.table,
     )
     index = ALL_INDEXES if args.index == "all" else args.index
-    figures = window_figures(store, windows, index)
+    read = readable_figures(store, windows, index)
+    figures = read.figures
     rows = top_rows(figures, args.limit)
+    skipped = top_view.retired_line(read.retired)
     if args.json:
         print(top_view.json_text(rows))
+        if skipped:
+            print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
-    top_view.render(console, rows, families, throttles, settings, args.index)
+    top_view.render(console, rows, families, throttles, settings, args.index, skipped)
     return 0
 
 
@@ -493,9 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     except EncodingRetired:
         # Stored figures outlive a deploy by up to their 14-day expiry; an earlier layout is refused (§55).
+        # The readers of stored windows (top, redrive) skip such windows and say so: this is a backstop.
         return _fail(
-            "the stats table holds figures written by an earlier version of the detector (they expire "
-            "14 days after they were written): read windows written since the upgrade (--since)"
+            "the stats table holds figures written by an earlier version of the detector, in a layout this "
+            "version does not read (they expire 14 days after they were written)"
         )
     except (NoCredentialsError, NoRegionError) as error:
         return _fail(f"AWS is not configured ({error}); set credentials and --region")
