@@ -140,6 +140,20 @@ def test_top_json_lists_the_readable_rows_and_says_what_it_skipped_on_stderr(
     assert err == f"hotkeys: {EXPECTED_LINE}\n"
 
 
+def test_top_whose_only_window_is_skipped_says_there_is_nothing_to_show_and_why(
+    upgraded_stats: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    # When top reads the latest window only, the one written across the upgrade
+    assert main(["top", "--stats-table", upgraded_stats, "--last", "1"]) == 0
+    # Then it has no row to show, and says why
+    assert capsys.readouterr().out.splitlines() == [
+        "No figures yet for that selection.",
+        "1 window stored before the upgrade to this version of the detector was skipped (a layout it no longer "
+        f"reads); it expires by {iso_utc(SECOND + WINDOW_SECONDS + LONGER)}.",
+    ]
+
+
 def test_top_on_a_table_with_nothing_retired_says_nothing_of_it(
     stats_table_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
