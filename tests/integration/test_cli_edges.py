@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,24 +232,3 @@ def test_the_help_examples_name_files_that_exist() -> None:
         Path(name).name for line in replay_lines for token in line.split() for name in glob.glob(str(ROOT / token))
     }
     assert matched == samples
-
-
-def test_top_on_figures_of_an_earlier_version_says_so_in_one_line(
-    stats_table_name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
-) -> None:
-    # Given a stats table whose stored figures include a summary in a retired layout (written before an
-    # upgrade, kept until its 14-day expiry)
-    from hotkeys.cli import top
-    from hotkeys.detector import summary
-
-    def retired(*_: Any, **__: Any) -> list[Any]:
-        return [summary.decode_entries(zlib.compress(b"[2,3,40,100]\nab"))]
-
-    monkeypatch.setattr(top, "window_figures", retired)
-    capsys.readouterr()
-    # When top reads them
-    code = main(["top", "--stats-table", stats_table_name, "--last", "3"])
-    # Then it stops with one line that says why and what to do, not a traceback
-    assert code == 2
-    err = _one_line_error(capsys)
-    assert "earlier version of the detector" in err and "--since" in err

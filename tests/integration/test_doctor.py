@@ -296,11 +296,11 @@ def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.Ca
     # When the doctor reports, then exactly that fails, the fix is the redrive command, and the exit status is 1
     from rich.console import Console
 
-    from hotkeys.cli.main import render_doctor
+    from hotkeys.cli.doctor_view import render
 
     checks = diagnose(clients, STACK, now=NOW)
     assert [c.name for c in checks if c.verdict == FAIL] == ["stream DLQ"]
-    assert render_doctor(Console(width=300), checks) == 1
+    assert render(Console(width=300), checks) == 1
     out = capsys.readouterr().out
     assert f"fix: hotkeys redrive --stack {STACK} (within the stream's 24 h)" in out
     assert out.rstrip().endswith("1 problem(s) found.")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 import time
@@ -19,7 +18,6 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
-from rich.table import Table
 
 from hotkeys.cli.common import (
     OneLineParser,
@@ -30,8 +28,6 @@ from hotkeys.cli.common import (
     aws_clients,
     iso_time,
     number,
-    render_families,
-    render_top,
     settings_from_args,
 )
 from hotkeys.detector.config import OPTIONS
@@ -269,7 +265,9 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.top import ALL_INDEXES, family_rows, show_throttles, top_rows, window_figures, windows_in_range
+    from hotkeys.cli import top_view
+    from hotkeys.cli.throttle_view import live_picture
+    from hotkeys.cli.top import ALL_INDEXES, family_rows, readable_figures, top_rows, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     # top resolves no alert, so the hysteresis plays no part: 0, lest its default refuse a threshold
@@ -287,18 +285,19 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         table=args.table,
     )
     index = ALL_INDEXES if args.index == "all" else args.index
-    figures = window_figures(store, windows, index)
+    read = readable_figures(store, windows, index)
+    figures = read.figures
     rows = top_rows(figures, args.limit)
+    skipped = top_view.retired_line(read.retired)
     if args.json:
-        print(json.dumps([row.to_json() for row in rows], indent=2))
+        print(top_view.json_text(rows))
+        if skipped:
+            print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
-    if not rows:
-        more = f" (index {args.index!r} is not counted in these windows)" if args.index and args.index != "all" else ""
-        console.print(f"No figures yet for that selection{more}.")
-        return 0
-    render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
-    render_families(console, family_rows(figures, settings.partition_wcu_limit))
-    show_throttles(console, aws, figures)
+    # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
+    families = family_rows(figures, settings.partition_wcu_limit) if rows else []
+    throttles = live_picture(aws, figures) if rows else None
+    top_view.render(console, rows, families, throttles, settings, args.index, skipped)
     return 0
 
 
@@ -339,6 +338,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli import generate_view
     from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload
 
     try:
@@ -366,12 +366,11 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
         # Each file is written under a temporary name and renamed when complete (``EventWriter``).
         _fail(f"interrupted: nothing was written to {', '.join(paths)} (the partial files were removed)")
         return 130
-    written = [{"path": path, "records": count} for path, count in zip(paths, counts, strict=True)]
+    written = [generate_view.Written(path, count) for path, count in zip(paths, counts, strict=True)]
     if args.json:
-        print(json.dumps(written))
+        print(generate_view.json_text(written))
     else:
-        for item in written:
-            console.print(f"wrote {item['records']} records to {item['path']}")
+        generate_view.render(console, written)
     return 0
 
 
@@ -419,80 +418,44 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_cost(args: argparse.Namespace, console: Console) -> int:
+    from hotkeys.cli import cost_view
     from hotkeys.cli.cost import CostInputs, estimate
 
+    inputs = CostInputs(
+        writes_per_second=args.writes_per_second,
+        avg_item_kb=args.avg_item_kb,
+        tables=args.tables,
+        reads_per_second=args.reads_per_second,
+        ttl_deletes_per_second=args.ttl_deletes_per_second,
+        memory_mb=args.memory_mb,
+        gsis=args.gsis,
+        sort_keys=args.sort_keys,
+        throttled_per_second=args.throttled_per_second,
+        throttled_key_insights=not args.no_throttled_key_insights,
+    )
     try:
-        result = estimate(
-            CostInputs(
-                writes_per_second=args.writes_per_second,
-                avg_item_kb=args.avg_item_kb,
-                tables=args.tables,
-                reads_per_second=args.reads_per_second,
-                ttl_deletes_per_second=args.ttl_deletes_per_second,
-                memory_mb=args.memory_mb,
-                gsis=args.gsis,
-                sort_keys=args.sort_keys,
-                throttled_per_second=args.throttled_per_second,
-                throttled_key_insights=not args.no_throttled_key_insights,
-            )
-        )
+        result = estimate(inputs)
     except ValueError as error:
         raise UserError(str(error)) from None
     if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
-    grid = Table(
-        title=f"Monthly cost, {args.writes_per_second:,.0f} writes/s of {args.avg_item_kb:g} KB items "
-        f"({result['shards']} stream shards)"
-    )
-    grid.add_column("item")
-    grid.add_column("USD / month", justify="right")
-    for name, value in result["detector"].items():
-        grid.add_row(f"detector: {name.replace('_', ' ')}", f"{value:,.2f}")
-    grid.add_row("[bold]detector total[/]", f"[bold]{result['detector_total']:,.2f}[/]")
-    for name, value in result["contributor_insights"].items():
-        grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
-    grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
-    for name, value in result["contributor_insights_throttled_keys"].items():
-        grid.add_row(f"Contributor Insights, throttled keys mode: {name}", f"{value:,.2f}")
-    grid.add_row(
-        "[bold]Contributor Insights, throttled keys mode total[/]",
-        f"[bold]{result['contributor_insights_throttled_keys_total']:,.2f}[/]",
-    )
-    console.print(grid)
-    console.print(
-        f"One shard's function keeps up with ~{result['sustained_records_per_second_per_shard']:,} records/s "
-        f"of such items at {args.memory_mb} MB (a saturated shard writes ~1,000 WCU/s).",
-        highlight=False,
-    )
-    console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")
+        print(cost_view.json_text(result))
+    else:
+        cost_view.render(console, inputs, result)
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli.doctor import StackNotFound, clients_from, diagnose, failed, to_json
+    from hotkeys.cli import doctor_view
+    from hotkeys.cli.doctor import StackNotFound, clients_from, diagnose
 
     try:
         checks = diagnose(clients_from(aws_clients(args).client), args.stack)
     except StackNotFound as error:
         raise UserError(str(error)) from None
     if args.json:
-        print(json.dumps(to_json(checks), indent=2))
-        return 1 if failed(checks) else 0
-    return render_doctor(console, checks)
-
-
-def render_doctor(console: Console, checks: list[Any]) -> int:
-    from hotkeys.cli.doctor import FAIL, OK
-
-    marks = {OK: "[green]ok  [/]", FAIL: "[red]FAIL[/]"}
-    for check in checks:
-        console.print(f"{marks.get(check.verdict, '[yellow]warn[/]')} {check.name}: {check.detail}", highlight=False)
-        if check.fix and check.verdict != OK:
-            console.print(f"       fix: {check.fix}", markup=False, highlight=False)
-    problems = sum(1 for check in checks if check.verdict == FAIL)
-    console.print(f"{problems} problem(s) found." if problems else "The detector is watching.")
-    return 1 if problems else 0
+        print(doctor_view.json_text(checks))
+        return doctor_view.exit_status(checks)
+    return doctor_view.render(console, checks)
 
 
 COMMANDS = {
@@ -534,9 +497,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     except EncodingRetired:
         # Stored figures outlive a deploy by up to their 14-day expiry; an earlier layout is refused (§55).
+        # The readers of stored windows (top, redrive) skip such windows and say so: this is a backstop.
         return _fail(
-            "the stats table holds figures written by an earlier version of the detector (they expire "
-            "14 days after they were written): read windows written since the upgrade (--since)"
+            "the stats table holds figures written by an earlier version of the detector, in a layout this "
+            "version does not read (they expire 14 days after they were written)"
         )
     except (NoCredentialsError, NoRegionError) as error:
         return _fail(f"AWS is not configured ({error}); set credentials and --region")

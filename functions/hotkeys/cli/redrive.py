@@ -40,7 +40,7 @@ from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME,
 from hotkeys.detector.pipeline import BatchError, Ports, StreamBatch, process_batch
 from hotkeys.detector.ports import Archiver
 from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, table_from_arn
-from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
 from hotkeys.detector.windows import iso_utc, window_start
 
 UNREADABLE_CODES = (
@@ -194,6 +194,17 @@ def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> 
     return None if claimed else False
 
 
+def retired_refusal(window: RetiredWindow) -> str:
+    """Why a range with records in a window stored (in part) in a retired layout is left in the DLQ: its
+    snapshots' ranges cannot be read, so which records were counted cannot be told; counted anyway, they
+    could count twice."""
+    return (
+        f"{window.table} at {iso_utc(window.window_start)} was stored before the upgrade to this version of "
+        "the detector (a layout it no longer reads): which of these records it counted cannot be told; the "
+        f"entry stays in the DLQ (the stored window expires by {iso_utc(window.expires_at)})"
+    )
+
+
 def clashing_window(reader: Any, table: str, start: int, seconds: int) -> tuple[int, int] | None:
     """A stored window of ``table`` (start, length) that overlaps [start, start + seconds) but is not that
     window: its records were counted in windows of another length, where redrive would not find them."""
@@ -290,7 +301,11 @@ def redrive_records(
                     f"records twice; redrive this range with --no-stack --window-seconds {clash[1]}"
                 )
                 return result
-            snapshots[window] = reader.window_segments(table, window)
+            try:
+                snapshots[window] = reader.window_segments(table, window)
+            except WindowRetired as error:  # the figures of before an upgrade, kept until they expire
+                result.refused = retired_refusal(error.window)
+                return result
         covered = _covered(snapshots[window], shard_id, sequence)
         if covered is None:
             result.refused = (

@@ -10,7 +10,14 @@ from hotkeys.detector.alerts.rules import active_rate
 from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.items import verdict
 from hotkeys.detector.ports import StatsReader
-from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures, index_names, merge_window
+from hotkeys.detector.snapshots import (
+    RetiredWindow,
+    SegmentSnapshot,
+    WindowFigures,
+    WindowRetired,
+    index_names,
+    merge_window,
+)
 from hotkeys.detector.summary import KeyFigure
 from hotkeys.detector.windows import iso_utc
 
@@ -92,13 +99,41 @@ def window_figures(
     every counted index's (``ALL_INDEXES``)."""
     figures = []
     for start, table, _seconds in windows:
-        snapshots = reader.window_segments(table, start)
-        if not snapshots:
+        figures.extend(_merged(reader.window_segments(table, start), index))
+    return figures
+
+
+@dataclass(frozen=True)
+class ReadFigures:
+    """The figures of the windows that could be read, and the windows left out because some of their
+    snapshots are in a retired layout (``snapshots.RetiredWindow``)."""
+
+    figures: list[WindowFigures]
+    retired: list[RetiredWindow]
+
+
+def readable_figures(reader: StatsReader, windows: list[tuple[int, str, int]], index: str | None = None) -> ReadFigures:
+    """As ``window_figures``, except that a window stored (in part) in a retired layout is left out whole
+    and listed, and the others are still read: figures written before an upgrade stay in the stats
+    table until they expire, and a window missing some of its shards' snapshots would understate its keys."""
+    figures: list[WindowFigures] = []
+    retired: list[RetiredWindow] = []
+    for start, table, _seconds in windows:
+        try:
+            snapshots = reader.window_segments(table, start)
+        except WindowRetired as error:
+            retired.append(error.window)
             continue
-        if index is None or index == ALL_INDEXES:
-            figures.append(merge_window(snapshots))
-        names = index_names(snapshots) if index == ALL_INDEXES else [index] if index is not None else []
-        figures.extend(merge_window(snapshots, name) for name in names if _counted(snapshots, name))
+        figures.extend(_merged(snapshots, index))
+    return ReadFigures(figures, retired)
+
+
+def _merged(snapshots: list[SegmentSnapshot], index: str | None) -> list[WindowFigures]:
+    if not snapshots:
+        return []
+    figures = [merge_window(snapshots)] if index is None or index == ALL_INDEXES else []
+    names = index_names(snapshots) if index == ALL_INDEXES else [index] if index is not None else []
+    figures.extend(merge_window(snapshots, name) for name in names if _counted(snapshots, name))
     return figures
 
 

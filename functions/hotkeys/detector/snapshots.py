@@ -97,6 +97,26 @@ class SegmentSnapshot:
         return ranges_cover(self.ranges, sequence)
 
 
+@dataclass(frozen=True)
+class RetiredWindow:
+    """A stored window of a table holding snapshots in a layout this version does not read
+    (``summary.EncodingRetired``: written before an upgrade, kept until they expire). Its figures
+    cannot be merged without them, so readers leave the window out whole."""
+
+    table: str
+    window_start: int
+    # The latest expiry (the items' ``expires_at``, epoch seconds) of its unreadable snapshots.
+    expires_at: int
+
+
+class WindowRetired(summary.EncodingRetired):
+    """Reading a window found snapshots in a retired layout (``RetiredWindow``)."""
+
+    def __init__(self, window: RetiredWindow) -> None:
+        super().__init__(f"{window.table} at {window.window_start}: stored by an earlier version of the detector")
+        self.window = window
+
+
 class IdentityTaken(RuntimeError):
     """A segment's name is held by the final snapshot of an earlier instance of its Lambda window: the
     segment must take the next generation."""

@@ -11,7 +11,9 @@ from hotkeys.detector.snapshots import (
     CATALOG_PK,
     STATS_BUCKETS,
     IdentityTaken,
+    RetiredWindow,
     SegmentSnapshot,
+    WindowRetired,
     bucket_of,
     catalog_sk,
     from_head_item,
@@ -22,6 +24,7 @@ from hotkeys.detector.snapshots import (
     to_item,
 )
 from hotkeys.detector.state import ranges_overlap
+from hotkeys.detector.summary import EncodingRetired
 
 
 class DynamoStatsStore:
@@ -68,13 +71,21 @@ class DynamoStatsStore:
 
     # -- reads ----------------------------------------------------------------------------
     def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]:
+        """Every segment snapshot of a window. ``WindowRetired`` if any is in a retired layout (the rest
+        are read first, so it names the latest expiry of those)."""
         snapshots: list[SegmentSnapshot] = []
+        retired: list[int] = []
         for bucket in range(STATS_BUCKETS):
             for item in self._query(
                 KeyConditionExpression="pk = :pk",
                 ExpressionAttributeValues={":pk": segment_pk(table, start, bucket)},
             ):
-                snapshots.append(from_item(item))
+                try:
+                    snapshots.append(from_item(item))
+                except EncodingRetired:
+                    retired.append(int(item["expires_at"]))
+        if retired:
+            raise WindowRetired(RetiredWindow(table, start, max(retired)))
         return snapshots
 
     def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:

@@ -1,0 +1,44 @@
+"""Shows ``hotkeys cost``'s estimate (``cost.estimate``): a table of monthly figures, or its JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from hotkeys.cli.cost import CostInputs
+
+
+def json_text(result: dict[str, Any]) -> str:
+    return json.dumps(result, indent=2)
+
+
+def render(console: Console, inputs: CostInputs, result: dict[str, Any]) -> None:
+    """The estimate's lines, each total in bold, then the throughput and prices it assumes."""
+    grid = Table(
+        title=f"Monthly cost, {inputs.writes_per_second:,.0f} writes/s of {inputs.avg_item_kb:g} KB items "
+        f"({result['shards']} stream shards)"
+    )
+    grid.add_column("item")
+    grid.add_column("USD / month", justify="right")
+    for name, value in result["detector"].items():
+        grid.add_row(f"detector: {name.replace('_', ' ')}", f"{value:,.2f}")
+    grid.add_row("[bold]detector total[/]", f"[bold]{result['detector_total']:,.2f}[/]")
+    for name, value in result["contributor_insights"].items():
+        grid.add_row(f"Contributor Insights: {name}", f"{value:,.2f}")
+    grid.add_row("[bold]Contributor Insights total[/]", f"[bold]{result['contributor_insights_total']:,.2f}[/]")
+    for name, value in result["contributor_insights_throttled_keys"].items():
+        grid.add_row(f"Contributor Insights, throttled keys mode: {name}", f"{value:,.2f}")
+    grid.add_row(
+        "[bold]Contributor Insights, throttled keys mode total[/]",
+        f"[bold]{result['contributor_insights_throttled_keys_total']:,.2f}[/]",
+    )
+    console.print(grid)
+    console.print(
+        f"One shard's function keeps up with ~{result['sustained_records_per_second_per_shard']:,} records/s "
+        f"of such items at {inputs.memory_mb} MB (a saturated shard writes ~1,000 WCU/s).",
+        highlight=False,
+    )
+    console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")

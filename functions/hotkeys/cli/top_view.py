@@ -1,0 +1,56 @@
+"""Shows ``hotkeys top``'s rows (``top.top_rows``): the top-keys table, the write-sharded families and
+the throttled keys beside them, or the rows' JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rich.console import Console
+
+from hotkeys.cli import throttle_view
+from hotkeys.cli.common import render_families, render_top
+from hotkeys.cli.top import TopRow
+from hotkeys.detector.config import Settings
+from hotkeys.detector.snapshots import RetiredWindow
+from hotkeys.detector.windows import iso_utc
+
+
+def json_text(rows: list[TopRow]) -> str:
+    return json.dumps([row.to_json() for row in rows], indent=2)
+
+
+def render(
+    console: Console,
+    rows: list[TopRow],
+    families: list[dict[str, Any]],
+    throttles: Mapping[str, Any] | None,
+    settings: Settings,
+    index: str | None,
+    skipped: str | None = None,
+) -> None:
+    """The rows under ``settings``' threshold and limit, or one line saying there are none (``index``:
+    the ``--index`` asked for, named when it was not counted); last, ``skipped`` (``retired_line``)."""
+    if not rows:
+        more = f" (index {index!r} is not counted in these windows)" if index and index != "all" else ""
+        console.print(f"No figures yet for that selection{more}.")
+    else:
+        render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
+        render_families(console, families)
+        throttle_view.render(console, throttles)
+    if skipped:
+        console.print(skipped, markup=False, highlight=False, soft_wrap=True)
+
+
+def retired_line(retired: list[RetiredWindow]) -> str | None:
+    """One line for the windows left out because they were stored in a retired layout, or None."""
+    if not retired:
+        return None
+    count = len(retired)
+    windows = "1 window" if count == 1 else f"{count} windows"
+    expiry = iso_utc(max(window.expires_at for window in retired))
+    return (
+        f"{windows} stored before the upgrade to this version of the detector {'was' if count == 1 else 'were'} "
+        f"skipped (a layout it no longer reads); {'it expires' if count == 1 else 'they expire'} by {expiry}."
+    )
