@@ -237,3 +237,18 @@ def test_redrive_leaves_a_range_of_a_retired_window_in_the_dlq_and_redrives_the_
     assert [json.loads(m["Body"])["DDBStreamBatchInfo"]["shardId"] for m in left.get("Messages", [])] == [
         orders["shard"]
     ]
+
+
+def test_the_lambdas_reads_leave_a_retired_snapshot_out_instead_of_failing_the_invocation(upgraded_stats: str) -> None:
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+
+    store = DynamoStatsStore(boto3.resource("dynamodb").Table(upgraded_stats))
+    # Given window SECOND, which one shard stored in the retired layout and the replay's shard in the current one
+    current = [snapshot.shard_id for snapshot in store.window_heads("tickets", SECOND)]
+    assert current and "shardId-00001-older" not in current
+    # When the pipeline reads the older shard's snapshots of it (a record redelivered below the high-water
+    # mark), it gets none (a failed invocation would be retried until its records were dead-lettered)
+    assert store.shard_segments("tickets", SECOND, "shardId-00001-older") == []
+    # while the current shard's are read as before
+    (replayed,) = {snapshot.shard_id for snapshot in store.window_heads("tickets", SECOND)}
+    assert [snapshot.shard_id for snapshot in store.shard_segments("tickets", SECOND, replayed)] == [replayed]
