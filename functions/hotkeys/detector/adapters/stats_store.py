@@ -9,15 +9,15 @@ from botocore.exceptions import ClientError
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_check_failure, query_all
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
-    STATS_BUCKETS,
+    STATS_PARTITIONS,
     IdentityTaken,
     SegmentSnapshot,
-    bucket_of,
     catalog_sk,
     from_head_item,
     from_item,
     heads_sk,
     segment_pk,
+    stats_partition_of,
     stored_ranges,
     to_item,
 )
@@ -69,10 +69,10 @@ class DynamoStatsStore:
     # -- reads ----------------------------------------------------------------------------
     def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]:
         snapshots: list[SegmentSnapshot] = []
-        for bucket in range(STATS_BUCKETS):
+        for stats_partition in range(STATS_PARTITIONS):
             for item in self._query(
                 KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": segment_pk(table, start, bucket)},
+                ExpressionAttributeValues={":pk": segment_pk(table, start, stats_partition)},
             ):
                 snapshots.append(from_item(item))
         return snapshots
@@ -99,13 +99,13 @@ class DynamoStatsStore:
         ]
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
-        """The snapshots one shard stored for a window: one Query (a shard's snapshots share its bucket)."""
+        """The snapshots one shard stored for a window: one Query (a shard's snapshots share its stats partition)."""
         return [
             from_item(item)
             for item in self._query(
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :shard)",
                 ExpressionAttributeValues={
-                    ":pk": segment_pk(table, start, bucket_of(shard_id)),
+                    ":pk": segment_pk(table, start, stats_partition_of(shard_id)),
                     ":shard": f"{shard_id}#",
                 },
                 ConsistentRead=True,
