@@ -12,14 +12,14 @@ import time
 
 from bench.shapes import records
 from hotkeys.detector.archive import archive_line
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 
 LEVELS = (1, 3, 6, 9)
 RECORDS = 3000
 
 
 def measure(shape: str) -> list[str]:
-    change = Change("orders", "key", 1_796_083_200, 1, 0, Kind.TTL_DELETE)
+    change = Change("orders", "key", 1_796_083_200, 1, 0, ChangeKind.TTL_DELETE)
     text = ("\n".join(archive_line(change, r, "expireAt") for r in records(shape, "ttl-only", RECORDS)) + "\n").encode()
     rows = []
     for level in LEVELS:

@@ -126,12 +126,12 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
         exact: Counter[str] = Counter()
         for key, seconds in truth.items():
             exact[key] = sum(v for s, v in seconds.items() if window.window_start <= s < window.window_start + 60)
-        for figure in window.keys:
-            error = abs(exact[figure.key] - figure.wcu)
-            assert figure.wcu <= exact[figure.key] <= figure.wcu + figure.error_bound
+        for key, entry in window.ranked():
+            error = abs(exact[key] - entry.wcu)
+            assert entry.wcu <= exact[key] <= entry.wcu + window.error_bound
             worst_share = max(worst_share, error / window.wcu)
-            if exact[figure.key] >= 0.01 * window.wcu:
-                worst_heavy = max(worst_heavy, error / exact[figure.key])
+            if exact[key] >= 0.01 * window.wcu:
+                worst_heavy = max(worst_heavy, error / exact[key])
     return {
         "zipf": zipf,
         "keys": keys,

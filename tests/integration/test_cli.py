@@ -512,15 +512,14 @@ WINDOW_START = 1_796_083_200
 def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
     from hotkeys.cli.top import key_row
     from hotkeys.detector.snapshots import WindowFigures
-    from hotkeys.detector.summary import KeyFigure
+    from hotkeys.detector.summary import Entry, Summary
 
     def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
         # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket
-        key = KeyFigure("k", 100, 1000, error_bound, WINDOW_START + 5, peak_wcu=500)
-        window = WindowFigures(
-            "t", WINDOW_START, 60, 100, 1000, 0, error_bound, [key], last_event, alert_min_span_seconds=10
-        )
-        found = key_row(window, key)
+        entry = Entry(100, 1000, WINDOW_START + 5, 500, [WINDOW_START, WINDOW_START + 10], [500, 500])
+        merged = Summary({"k": entry}, pruned=error_bound, writes=100, wcu=1000)
+        window = WindowFigures("t", WINDOW_START, 60, merged, last_event=last_event, alert_min_span_seconds=10)
+        found = key_row(window, "k", entry)
         return found.alert_wcu_per_second, found.peak_wcu_per_second, found.avg_wcu_per_second
 
     # Then the peak is the heaviest bucket, the average the window's, and the alert rate the upper

@@ -25,7 +25,7 @@ from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import Kind, parse_change
+from hotkeys.detector.records import ChangeKind, parse_change
 from hotkeys.detector.snapshots import WindowFigures
 from hotkeys.detector.wiring import build_ports
 from tests import reference_sizing
@@ -79,7 +79,7 @@ def test_a_ttl_deletion_read_with_get_records_is_a_ttl_deletion() -> None:
     # When shaped for the detector, it is exactly the record Lambda delivers, and parses as a TTL deletion
     shaped = shape_stream_record(raw, lambda_record["eventSourceARN"])
     assert shaped == lambda_record
-    assert parse_change(shaped, PartitionKeyResolver(None, no_describe_table)).kind is Kind.TTL_DELETE
+    assert parse_change(shaped, PartitionKeyResolver(None, no_describe_table)).kind is ChangeKind.TTL_DELETE
 
 
 attribute_values = st.recursive(
@@ -193,7 +193,7 @@ def test_redrive_archives_a_dead_lettered_ttl_deletion_and_counts_it_as_no_write
     assert (status, result["malformed"]) == (0, [])
     (window,) = stored(Settings(stats_table_name=stats_table_name))
     assert (window.writes, window.ttl_deletes) == (1, 1)
-    assert [key.key for key in window.keys] == ["order#1"]
+    assert [key for key, _entry in window.ranked()] == ["order#1"]
     assert archived_event_ids("archive") == [records[1]["eventID"]]
     assert left_in(dlq) == 0
 
@@ -218,7 +218,7 @@ def test_redrive_counts_binary_attributes_read_from_moto_with_their_write_units(
     # Then none is malformed, and each is counted with its write units (2: 1,600 raw bytes of blob)
     assert status == 0 and result["malformed"] == [] and result["counted"] == 3
     (window,) = stored(Settings(stats_table_name=stats_table_name))
-    assert {key.key: key.wcu for key in window.keys} == {
+    assert {key: entry.wcu for key, entry in window.entries.items()} == {
         f"order#{i}": insert_units(item) for i, item in enumerate(items)
     }
     assert {insert_units(item) for item in items} == {2}

@@ -90,7 +90,7 @@ class View:
     origin: str = "0"
     pruned: int = 0
     has_sort_key: bool = False
-    pinned: bool = False
+    has_local_indexes: bool = False
     items: dict[str, Any] = field(default_factory=dict)
 
 

@@ -425,3 +425,23 @@ def test_the_report_names_its_rate_columns_as_the_terminal_table_does() -> None:
         return [name for name in names if "WCU/s" in name or "%" in name]
 
     assert rates(heads) == rates(terminal) == ["avg WCU/s", "peak WCU/s", "alert rate WCU/s", "% of limit"]
+
+
+def test_the_heat_maps_columns_are_the_burst_buckets_the_stored_figures_were_counted_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a replay whose burst buckets are 20 seconds long (the default is 10)
+    path = tmp_path / "report.html"
+    sample = str(EVENTS / "hot-key-burst.json.gz")
+    assert main(["replay", sample, "--alert-min-span-seconds", "20", "--report", str(path), "--json"]) == 0
+    stored = json.loads(capsys.readouterr().out)
+    # Then the heat map's columns are 20 seconds, and the page says so
+    (panel,) = parsed(path).panels
+    assert panel["bucket_seconds"] == 20
+    assert all(b - a == 20 for a, b in itertools.pairwise(panel["buckets"]))
+    assert "second in 20-second buckets" in path.read_text(encoding="utf-8")
+    # and the burst key's heaviest column is the peak its stored figures give it (their heaviest burst
+    # bucket over their stored burst length): one bucket, read in both places
+    heat = parsed(path).rows("tickets")["event#42"]
+    peaks = [row["peak_wcu_per_second"] for row in stored["top"] if row["key"] == "event#42"]
+    assert max(heat) == 13_500 and max(peaks) == round(max(heat) / 20, 1) == 675.0

@@ -19,7 +19,7 @@ from rich.console import Console
 from hotkeys.cli.main import main
 from hotkeys.cli.top import show_throttles
 from hotkeys.detector.snapshots import WindowFigures
-from hotkeys.detector.summary import KeyFigure
+from hotkeys.detector.summary import Entry, Summary
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 RULE = "DynamoDBContributorInsights-PKT-tenant-events-1796000000000"
@@ -134,8 +134,9 @@ class StubbedAws:
 
 
 def _window(index: str | None, keys: dict[str, int]) -> WindowFigures:
-    figures = [KeyFigure(key, 1, wcu, 0, T0) for key, wcu in keys.items()]
-    return WindowFigures("payments", T0, 60, len(keys), sum(keys.values()), 0, 0, figures, index=index)
+    entries = {key: Entry(1, wcu, T0, wcu, [T0], [wcu]) for key, wcu in keys.items()}
+    merged = Summary(entries, pruned=0, writes=len(keys), wcu=sum(keys.values()))
+    return WindowFigures("payments", T0, 60, merged, index=index)
 
 
 def test_top_reads_the_table_and_every_index_of_it(capsys: pytest.CaptureFixture[str]) -> None:

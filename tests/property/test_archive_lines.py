@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.detector.archive import _exact_line, archive_line
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.sizing import SizingError, image_sizes
 
 number_texts = st.one_of(
@@ -68,7 +68,7 @@ def _numbers(value: Any) -> list[str]:
 )
 def test_the_fast_line_is_the_exact_line(image: dict[str, Any], key: dict[str, str]) -> None:
     record = {"eventID": "e1", "dynamodb": {"Keys": {"pk": key}, "OldImage": {"pk": key, **image}}}
-    change = Change("t", "k", 1_796_083_200, 1, 0, Kind.TTL_DELETE)
+    change = Change("t", "k", 1_796_083_200, 1, 0, ChangeKind.TTL_DELETE)
     for ttl in (None, next(iter(image), None)):
         try:
             expected = _exact_line(change, record, ttl)
@@ -127,7 +127,7 @@ def test_the_archive_refuses_every_image_the_size_rules_refuse(old: Any, new: An
     if new is not None:
         stream["NewImage"] = new
     record = {"eventID": "e1", "dynamodb": stream}
-    change = Change("t", "k", 1_796_083_200, 1, 0, Kind.TTL_DELETE)
+    change = Change("t", "k", 1_796_083_200, 1, 0, ChangeKind.TTL_DELETE)
     try:
         image_sizes(old, new)
     except SizingError:

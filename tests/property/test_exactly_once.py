@@ -331,7 +331,7 @@ def exact_counts(shards: list[list[dict[str, Any]]], specs: list[list[tuple[int,
 
 def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
     for window in result["figures"]:
-        counted = {k.key: k.wcu for k in window.keys}
+        counted = {key: entry.wcu for key, entry in window.entries.items()}
         assert counted == dict(exact["wcu"][(window.index, window.window_start)]), window.index
         assert window.ttl_deletes == (exact["ttl"][window.window_start] if window.index is None else 0)
         assert window.error_bound == 0 and not window.partial

@@ -145,5 +145,5 @@ def test_a_collection_pinned_by_local_secondary_indexes_cannot_be_split_for_heat
     stats = segment.items["hot"]
     # Then without LSIs split-for-heat may help; with them it cannot
     assert verdict(stats, True)[0] == SPREAD  # type: ignore[index]
-    kind, advice = verdict(stats, True, pinned=True)  # type: ignore[misc]
+    kind, advice = verdict(stats, True, has_local_indexes=True)  # type: ignore[misc]
     assert kind == PINNED and "split-for-heat cannot help" in advice

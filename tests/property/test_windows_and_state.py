@@ -7,7 +7,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.state import ShardState
 from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import iso_utc, parse_iso_utc, window_start
@@ -48,7 +48,9 @@ def test_state_carried_through_json_at_any_cut_points_equals_one_pass(stream: li
     records, now = [], 1_796_083_200
     for sequence, (key, wcu, gap, ttl) in enumerate(stream):
         now += gap
-        records.append(Change("t", f"k{key}", now, sequence, 0 if ttl else wcu, Kind.TTL_DELETE if ttl else Kind.WRITE))
+        records.append(
+            Change("t", f"k{key}", now, sequence, 0 if ttl else wcu, ChangeKind.TTL_DELETE if ttl else ChangeKind.WRITE)
+        )
     whole = ShardState()
     for change in records:
         whole.apply(change, 60, Counting(capacity, alert_min_span_seconds=10))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from hotkeys.detector.archive import DRAIN_INTERVAL_SECONDS, RETRY_DRAIN_SECONDS, TtlArchiver
 from hotkeys.detector.ports import ObjectStore
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 
 
 class Spool:
@@ -57,7 +57,7 @@ def test_objects_known_to_wait_are_looked_at_again_sooner() -> None:
     archiver.drain()  # the first look, at 0: nothing there
     # Given an object this container spooled at second 10 (S3 refused it)
     spool.now = 10.0
-    change = Change("tickets", "session#1", 1_796_083_200, 1, 1, Kind.TTL_DELETE)
+    change = Change("tickets", "session#1", 1_796_083_200, 1, 1, ChangeKind.TTL_DELETE)
     assert archiver.archive("shardId-1", [(change, "{}")]).spooled
     # and 30 more spooled elsewhere, more than one drain moves
     spool.left += 30

@@ -26,7 +26,7 @@ from hotkeys.detector.alerts.rules import (
     window_level,
 )
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.state import Segment, View
 from hotkeys.detector.summary import Counting, Summary
 
@@ -51,7 +51,7 @@ def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: i
     counting = Counting(capacity, SETTINGS.alert_min_span_seconds)
     ordered = sorted(changes, key=lambda change: change[2])
     for offset, (key, wcu, second) in enumerate(ordered):
-        change = Change(table, key, T0 + second, first + offset, wcu, Kind.WRITE)
+        change = Change(table, key, T0 + second, first + offset, wcu, ChangeKind.WRITE)
         segment.apply(change, counting)
     (own,) = segment.views()  # no index counted: the table's view only
     return own

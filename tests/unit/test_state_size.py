@@ -16,7 +16,7 @@ import pytest
 
 from hotkeys.detector import summary
 from hotkeys.detector.indexes import IndexSpec, index_key_text
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.state import (
     LAMBDA_STATE_LIMIT_BYTES,
     MAX_COUNTED_INDEXES,
@@ -76,12 +76,14 @@ def fill(
         index_key = key if index_keys is None else index_keys[index]
         # Two ASCII digits in place of the first two characters: a key of its own per index, of the same size
         index_writes = tuple((name, f"{number:02d}" + index_key[2:], weight) for number, name in enumerate(indexes))
-        change = Change("t" * 255, key, T0 + 1, sequence, weight, Kind.WRITE, index_writes=index_writes)
+        change = Change("t" * 255, key, T0 + 1, sequence, weight, ChangeKind.WRITE, index_writes=index_writes)
         state.apply(change, 60, COUNTING, indexes)
         for item in range(items):
             sequence += 1
             sort_key = ("S", f"{item:04d}" + key[:1020])
-            state.apply(Change("t" * 255, key, T0 + 1, sequence, 10**9, Kind.WRITE, sort_key=sort_key), 60, COUNTING)
+            state.apply(
+                Change("t" * 255, key, T0 + 1, sequence, 10**9, ChangeKind.WRITE, sort_key=sort_key), 60, COUNTING
+            )
         if len(state.notified) < MAX_MARKS:  # as the alert desk caps them
             state.notified[mark_of("t", f"partition_limit#{key}")] = T0
     state.sealed.clear()  # sealed segments are flushed before the state is returned

@@ -438,10 +438,3 @@ def test_the_estimate_covers_the_encoding_of_the_largest_numbers() -> None:
     entries, _ = fold([("é" * 3, big, 0), ("é" * 3, big, 3600), ("a", big, 1)])
     raw = zlib.decompress(summary.encode_entries(entries))
     assert len(raw) <= summary.encoded_bytes(entries)
-
-
-def test_a_keys_peak_is_not_part_of_its_exact_figures() -> None:
-    # Exactly-once figures compare without the peak (a series cut at its bound makes it a lower bound)
-    figure = summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0, peak_wcu=2)
-    assert figure == summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0, peak_wcu=1)
-    assert summary.KeyFigure(key="k", writes=1, wcu=2, error_bound=0, first_seen=T0).peak_wcu == 0

@@ -39,7 +39,7 @@ from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
 from hotkeys.detector.pipeline import BatchError, Ports, StreamBatch, process_batch
 from hotkeys.detector.ports import Archiver
-from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, table_from_arn
+from hotkeys.detector.records import Change, ChangeKind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
 from hotkeys.detector.windows import iso_utc, window_start
 
@@ -153,7 +153,7 @@ TtlJudge = Callable[[Change, dict[str, Any]], bool]
 
 
 def own_ttl_deletion(change: Change, record: dict[str, Any]) -> bool:
-    return change.kind is Kind.TTL_DELETE
+    return change.kind is ChangeKind.TTL_DELETE
 
 
 @dataclass

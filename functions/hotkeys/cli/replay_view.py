@@ -167,8 +167,8 @@ def alerted_figures(alerts: list[dict[str, Any]], figures: list[WindowFigures]) 
     rows = [
         row.to_json()
         for window in figures
-        if any((window.table, window.index, key.key) in named for key in window.keys)
-        for row in top_rows([window], len(window.keys))
+        if any((window.table, window.index, key) in named for key in window.entries)
+        for row in top_rows([window], len(window.entries))
         if (row.table, row.index, row.key) in named
     ]
     rows.sort(key=lambda row: (row["table"], row["index"] or "", row["key"], row["window_start"]))

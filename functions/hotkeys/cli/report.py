@@ -42,12 +42,13 @@ PLOT_MARGIN = {"l": 220, "r": 40, "t": 60, "b": 70}
 class HeatMap:
     """Exact write units per (table, index, key) and bucket, fed one record at a time.
 
-    Index partitions (``indexes``) are rows of their own, in their table's panel. ``bucket_seconds`` is
-    the replay's ``alert_min_span_seconds``: a cell is one of the burst buckets the alert rule reads.
+    Index partitions (``indexes``) are rows of their own, in their table's panel. A column is one burst
+    bucket, ``alert_min_span_seconds`` long: the replay's setting, which the figures it stores carry too
+    (``SegmentSnapshot.alert_min_span_seconds``), so a cell is one of the buckets a key's peak is read from.
     """
 
-    def __init__(self, resolve_key: ResolveKey, bucket_seconds: int, indexes: IndexesOf | None = None) -> None:
-        self.bucket_seconds = bucket_seconds
+    def __init__(self, resolve_key: ResolveKey, alert_min_span_seconds: int, indexes: IndexesOf | None = None) -> None:
+        self.alert_min_span_seconds = alert_min_span_seconds
         self._resolve_key = resolve_key
         self._indexes = indexes
         self._cells: dict[tuple[str, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
@@ -61,7 +62,7 @@ class HeatMap:
             return
         if change.wcu == 0 and not change.index_writes:
             return
-        bucket = window_start(change.event_time, self.bucket_seconds)
+        bucket = window_start(change.event_time, self.alert_min_span_seconds)
         if change.wcu:
             self._cells[(change.table, "", change.key)][bucket] += change.wcu
         for index, key, wcu in change.index_writes:
@@ -77,7 +78,8 @@ class HeatMap:
         written = {bucket for cells in self._cells.values() for bucket in cells}
         if not written:
             return []
-        buckets = list(range(min(written), max(written) + self.bucket_seconds, self.bucket_seconds))
+        span = self.alert_min_span_seconds
+        buckets = list(range(min(written), max(written) + span, span))
         keep = set(always)
         by_table: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         for cell in self._cells:
@@ -92,7 +94,7 @@ class HeatMap:
                 Row(index or None, key, [self._cells[(table, index, key)].get(b, 0) for b in buckets])
                 for _table, index, key in shown
             ]
-            panels.append(Panel(table, self.bucket_seconds, buckets, rows, len(ranked)))
+            panels.append(Panel(table, span, buckets, rows, len(ranked)))
         return panels
 
 
@@ -114,7 +116,7 @@ class Row:
 @dataclass(frozen=True)
 class Panel:
     table: str
-    bucket_seconds: int
+    alert_min_span_seconds: int  # a column's length (``HeatMap``)
     buckets: list[int]
     rows: list[Row]
     total_keys: int  # distinct keys (and index keys) that wrote in the replay
@@ -122,12 +124,12 @@ class Panel:
     def peak_share(self, partition_limit: float) -> float:
         """The hottest key's peak (its heaviest bucket, in WCU/s) as a share of the partition limit."""
         peak = max((row.peak for row in self.rows), default=0)
-        return peak / self.bucket_seconds / partition_limit
+        return peak / self.alert_min_span_seconds / partition_limit
 
     def to_json(self) -> dict[str, Any]:
         return {
             "table": self.table,
-            "bucket_seconds": self.bucket_seconds,
+            "bucket_seconds": self.alert_min_span_seconds,  # the heat-data JSON's name, kept for its readers
             "buckets": self.buckets,
             "total_keys": self.total_keys,
             "rows": [{"index": r.index, "key": r.key, "wcu": r.wcu} for r in self.rows],
@@ -219,7 +221,7 @@ def render(result: dict[str, Any], panels: list[Panel], settings: Settings, *, v
     import plotly.graph_objects as go
 
     partition_limit, threshold = settings.partition_wcu_limit, settings.alert_threshold
-    seconds = panels[0].bucket_seconds if panels else settings.alert_min_span_seconds
+    seconds = settings.alert_min_span_seconds  # the replay's: its heat map's columns (``HeatMap``)
 
     alerts = [a for a in result.get("alerts", []) if a.get("status") != "resolved"]
     panels = hottest_first(panels, partition_limit)
@@ -264,7 +266,7 @@ double-click to reset, hover for figures.</p>
 
 
 def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
-    seconds = panel.bucket_seconds
+    seconds = panel.alert_min_span_seconds
     times = [datetime.fromtimestamp(b, tz=UTC).strftime("%Y-%m-%d %H:%M:%S") for b in panel.buckets]
     labels = [row.label for row in panel.rows]
     rates = [[wcu / seconds for wcu in row.wcu] for row in panel.rows]

@@ -18,7 +18,7 @@ from hotkeys.detector.snapshots import (
     index_names,
     merge_window,
 )
-from hotkeys.detector.summary import KeyFigure
+from hotkeys.detector.summary import Entry
 from hotkeys.detector.windows import iso_utc
 
 TABLE_LOOKBACK_SECONDS = 86_400
@@ -141,25 +141,26 @@ def _counted(snapshots: list[SegmentSnapshot], index: str) -> bool:
     return any(index in snapshot.indexes for snapshot in snapshots)
 
 
-def key_row(window: WindowFigures, key: KeyFigure) -> TopRow:
-    """The key's row in the window's merged figures (an open window's rates run to its latest record)."""
+def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
+    """The row of ``key`` (its merged ``entry`` in the window's summary; an open window's rates run to
+    its latest record)."""
     span = window.alert_min_span_seconds
-    peak = key.peak_wcu / span if span else None
+    peak = entry.peak / span if span else None
     # As the alert rule reads a key (rules.rate_of): the upper bound over its active span, or its peak.
-    upper = key.wcu + key.error_bound
-    alert = max(active_rate(upper, key.first_seen, window.last_event, span), peak or 0.0) if span else None
+    upper = entry.wcu + window.error_bound
+    alert = max(active_rate(upper, entry.first_seen, window.last_event, span), peak or 0.0) if span else None
     return TopRow(
         table=window.table,
         index=window.index,
-        key=key.key,
+        key=key,
         window_start=iso_utc(window.window_start),
         window_seconds=window.window_seconds,
-        writes=key.writes,
-        wcu=key.wcu,
-        avg_wcu_per_second=round(key.wcu / window.window_seconds, 3),
-        share=round(key.wcu / window.wcu, 6) if window.wcu else 0.0,
-        error_bound=key.error_bound,
-        items=_items_of(window, key.key),
+        writes=entry.writes,
+        wcu=entry.wcu,
+        avg_wcu_per_second=round(entry.wcu / window.window_seconds, 3),
+        share=round(entry.wcu / window.wcu, 6) if window.wcu else 0.0,
+        error_bound=window.error_bound,
+        items=_items_of(window, key),
         peak_wcu_per_second=None if peak is None else round(peak, 1),
         alert_wcu_per_second=None if alert is None else round(alert, 1),
     )
@@ -167,7 +168,7 @@ def key_row(window: WindowFigures, key: KeyFigure) -> TopRow:
 
 def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
     """The hottest rows by window average (ties: heavier, earlier, then by name)."""
-    rows = [key_row(window, key) for window in figures for key in window.keys]
+    rows = [key_row(window, key, entry) for window in figures for key, entry in window.ranked()]
     rows.sort(
         key=lambda row: (-row.avg_wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key)
     )
@@ -177,7 +178,7 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
 def _items_of(window: WindowFigures, key: str) -> str | None:
     if window.index is not None or not window.has_sort_key:
         return None
-    found = verdict(window.items.get(key), True, window.pinned)
+    found = verdict(window.items.get(key), True, window.has_local_indexes)
     return found[0] if found else None
 
 
@@ -185,7 +186,7 @@ def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict
     """The write-sharded key families of each window (diagnosis.shard_families), rolled up."""
     rows = []
     for window in figures:
-        for family in shard_families((key.key, key.wcu) for key in window.keys):
+        for family in shard_families((key, entry.wcu) for key, entry in window.ranked()):
             rows.append(
                 {
                     "table": window.table,

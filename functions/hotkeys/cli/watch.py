@@ -111,7 +111,7 @@ class StreamWatcher:
         latest = sorted(by_window)[-windows:]
         figures = [merge_window(by_window[pair], index) for pair in latest for index in _views(by_window[pair])]
         # The windows are still open: rates run to the latest record read, not the window's end.
-        rows = [key_row(window, key) for window in figures for key in window.keys]
+        rows = [key_row(window, key, entry) for window in figures for key, entry in window.ranked()]
         rows.sort(key=lambda row: (-(row.alert_wcu_per_second or 0.0), row.key))  # hottest by the rule's rate
         return rows[:limit]
 

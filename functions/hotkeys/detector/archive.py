@@ -20,7 +20,7 @@ from typing import Any
 
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import Archived, ObjectStore, Spool
-from hotkeys.detector.records import Change, Kind, MalformedRecord, is_ttl_delete
+from hotkeys.detector.records import Change, ChangeKind, MalformedRecord, is_ttl_delete
 from hotkeys.detector.sizing import SizingError, binary_size, image_size, number_size, value_size
 from hotkeys.detector.windows import iso_utc
 
@@ -222,7 +222,7 @@ class TtlArchiver:
         self._next_drain = clock()
 
     def wanted(self, change: Change, record: dict[str, Any]) -> bool:
-        if change.kind is Kind.TTL_DELETE:
+        if change.kind is ChangeKind.TTL_DELETE:
             return True
         if not self._replicated_ttl or record.get("eventName") != "REMOVE" or is_ttl_delete(record):
             return False

@@ -185,8 +185,8 @@ def merged(parts: list[ItemStats]) -> ItemStats:
     )
 
 
-def verdict(stats: ItemStats | None, has_sort_key: bool, pinned: bool = False) -> tuple[str, str] | None:
-    """(kind, advice) for a hot key; None when its items were not followed. ``pinned``: the table has
+def verdict(stats: ItemStats | None, has_sort_key: bool, has_local_indexes: bool = False) -> tuple[str, str] | None:
+    """(kind, advice) for a hot key; None when its items were not followed. ``has_local_indexes``: the table has
     local secondary indexes, and "each item collection is stored in one partition" (developer guide,
     "Item collections in Local Secondary Indexes"), so split-for-heat cannot spread it either."""
     if not has_sort_key:
@@ -202,7 +202,7 @@ def verdict(stats: ItemStats | None, has_sort_key: bool, pinned: bool = False) -
     if stats.monotonic:
         return MONOTONIC, "writes land on the newest sort key: split-for-heat cannot help; shard the partition key"
     many = f"more than {SATURATED}" if stats.distinct >= SATURATED else f"~{stats.distinct}"
-    if pinned:
+    if has_local_indexes:
         return (
             PINNED,
             f"spread over {many} items, but the table has local secondary indexes, so the item collection "

@@ -13,7 +13,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, ResolveKey, StatsStore
-from hotkeys.detector.records import Change, Kind, MalformedRecord, parse_change, sequence_of
+from hotkeys.detector.records import Change, ChangeKind, MalformedRecord, parse_change, sequence_of
 from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, head_marks, snapshot_of
 from hotkeys.detector.state import Segment, ShardState, StateError
 from hotkeys.detector.summary import Counting
@@ -237,7 +237,7 @@ def _fold(
         segment = state.apply(change, window_seconds, counting, names)
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
-        if change.kind is Kind.TTL_DELETE:
+        if change.kind is ChangeKind.TTL_DELETE:
             outcome.ttl_deletes += 1
         else:
             outcome.counted += 1

@@ -20,7 +20,10 @@ class MalformedRecord(ValueError):
     until it is alone) or is a batch item failure (without), and finally a DLQ entry."""
 
 
-class Kind(Enum):
+class ChangeKind(Enum):
+    """What a stream record did: a write (INSERT, MODIFY, or a REMOVE by a caller) or a TTL deletion (a
+    REMOVE by the DynamoDB service, which consumes no write capacity)."""
+
     WRITE = "write"
     TTL_DELETE = "ttl_delete"
 
@@ -32,7 +35,7 @@ class Change:
     event_time: int
     sequence: int
     wcu: int
-    kind: Kind
+    kind: ChangeKind
     # The record lacks the images a NEW_AND_OLD_IMAGES stream carries: its size (and archive) is partial.
     partial: bool = False
     # (index name, index partition key, write units) of each GSI write the record caused.
@@ -40,7 +43,7 @@ class Change:
     # The item's sort key as (type, value text), in a table that has one.
     sort_key: tuple[str, str] | None = None
     # The table has local secondary indexes: each item collection stays in one partition.
-    pinned: bool = False
+    has_local_indexes: bool = False
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -149,8 +152,8 @@ def parse_change(
         raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
     if sequence is None:
         sequence = sequence_of(record)
-    kind = Kind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else Kind.WRITE
-    writing = kind is Kind.WRITE
+    kind = ChangeKind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else ChangeKind.WRITE
+    writing = kind is ChangeKind.WRITE
     old_size, new_size = _image_sizes(stream, keys) if writing or size_ttl_images else (0, 0)
     change = Change(
         table,
@@ -187,7 +190,7 @@ def _add_index_writes(
     writes = _index_writes(specs, stream, old_size, new_size)
     change.wcu += sum(wcu for local, _, _, wcu in writes if local)
     change.index_writes = tuple((name, key, wcu) for local, name, key, wcu in writes if not local)
-    change.pinned = any(spec.local for spec in specs)
+    change.has_local_indexes = any(spec.local for spec in specs)
 
 
 def _sort_key(keys: dict[str, Any], partition_attribute: str) -> tuple[str, str] | None:

@@ -2,10 +2,11 @@
 
 Key design (see docs/decisions.md §6):
 
-* segment snapshot  PK ``SEG#<table>#<window_start>#<bucket>``  SK ``<shard>#<origin>``
-  A whole-segment snapshot, overwritten in place (idempotent). ``bucket`` spreads
-  the shards of one window over ``STATS_BUCKETS`` partition keys, so the detector's
-  own writes never concentrate on one partition; a window is read with that many Queries.
+* segment snapshot  PK ``SEG#<table>#<window_start>#<stats_partition>``  SK ``<shard>#<origin>``
+  A whole-segment snapshot, overwritten in place (idempotent). ``stats_partition`` (``stats_partition_of``
+  its shard) spreads the shards of one window over ``STATS_PARTITIONS`` partition keys, so the detector's
+  own writes never concentrate on one partition; a window is read with that many Queries. (Not a
+  burst bucket: those are ``alert_min_span_seconds`` of event time, ``summary.Entry.bump``.)
 * catalog           PK ``CATALOG``  SK ``<window_start:012d>#<table>``
   Written once per segment, so readers find the windows of a time range in one Query.
 * segment head      (in the snapshot item) ``head``; ``heads_pk`` ``<table>``,
@@ -31,9 +32,9 @@ from typing import Any
 from hotkeys.detector import summary
 from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
 from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
-from hotkeys.detector.summary import Counting, Summary
+from hotkeys.detector.summary import Counting, Entry, Summary
 
-STATS_BUCKETS = 8
+STATS_PARTITIONS = 8
 CATALOG_PK = "CATALOG"
 # Keys per summary in a segment's head: what the alert desk merges across a window's segments. A key
 # left out of a head weighs at most that head's ``pruned`` there (the cut is added to it).
@@ -45,12 +46,13 @@ HEAD_MARKS = 64
 MARK_CHARS = 16
 
 
-def bucket_of(shard_id: str) -> int:
-    return zlib.crc32(shard_id.encode("utf-8")) % STATS_BUCKETS
+def stats_partition_of(shard_id: str) -> int:
+    """Which of the ``STATS_PARTITIONS`` partition keys of a window a shard's snapshots are stored under."""
+    return zlib.crc32(shard_id.encode("utf-8")) % STATS_PARTITIONS
 
 
-def segment_pk(table: str, start: int, bucket: int) -> str:
-    return f"SEG#{table}#{start}#{bucket}"
+def segment_pk(table: str, start: int, stats_partition: int) -> str:
+    return f"SEG#{table}#{start}#{stats_partition}"
 
 
 def catalog_sk(start: int, table: str) -> str:
@@ -78,7 +80,7 @@ class SegmentSnapshot:
     ranges: list[list[int]] = field(default_factory=list)
     indexes: dict[str, Summary] = field(default_factory=dict)
     has_sort_key: bool = False
-    pinned: bool = False  # the table has local secondary indexes (items.verdict)
+    has_local_indexes: bool = False  # the table has local secondary indexes (items.verdict)
     # Item figures of the heaviest keys (at most items.SNAPSHOT_ITEM_KEYS).
     items: dict[str, ItemStats] = field(default_factory=dict)
     # Written when its segment was done (sealed, completed, or at its Lambda window's end): another
@@ -89,8 +91,9 @@ class SegmentSnapshot:
     marks: tuple[str, ...] = ()
 
     @property
-    def bucket(self) -> int:
-        return bucket_of(self.shard_id)
+    def stats_partition(self) -> int:
+        """The stats-table partition this snapshot is stored under (``stats_partition_of`` its shard)."""
+        return stats_partition_of(self.shard_id)
 
     def covers(self, sequence: int) -> bool:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
@@ -149,7 +152,7 @@ def snapshot_of(
         ranges=[list(pair) for pair in segment.ranges],
         indexes={name: index.compact(counting.capacity) for name, index in segment.indexes.items()},
         has_sort_key=segment.has_sort_key,
-        pinned=segment.pinned,
+        has_local_indexes=segment.has_local_indexes,
         items=_heaviest_items(own.entries, segment.items),
         final=final,
         marks=marks,
@@ -240,9 +243,16 @@ def _binary(value: Any) -> bytes:
 
 
 def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
-    """The snapshot as a boto3 resource-style item (plain Python values)."""
+    """The snapshot as a boto3 resource-style item (plain Python values); ``from_item`` reads it back.
+
+    Stored names that are not the field's (the stored ones stay, so stored snapshots read as they are):
+    ``pk``'s last part is ``stats_partition``; ``hwm`` is ``last_sequence`` (zero-padded); ``sk`` is
+    ``<shard_id>#<origin>``; ``bucket_seconds`` (here and in ``head``) is ``alert_min_span_seconds``;
+    ``pinned`` is ``has_local_indexes``; ``instance_closed`` is ``final``; ``ranges_z`` and ``items_z``
+    are ``ranges`` and ``items``, compressed; the table's summary is ``summary.pack``'s attributes at the
+    item's top level."""
     item = {
-        "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.bucket),
+        "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.stats_partition),
         "sk": f"{snapshot.shard_id}#{snapshot.origin}",
         "table_name": snapshot.table,
         "window_start": snapshot.window_start,
@@ -267,7 +277,7 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         item["indexes"] = {name: summary.pack(index) for name, index in snapshot.indexes.items()}
     if snapshot.has_sort_key:
         item["has_sort_key"] = True
-    if snapshot.pinned:
+    if snapshot.has_local_indexes:
         item["pinned"] = True
     if snapshot.items:
         item["items_z"] = encode_aligned(snapshot.summary.entries, snapshot.items)
@@ -298,7 +308,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         ranges=stored_ranges(item),
         indexes={str(name): summary.unpack(index) for name, index in (item.get("indexes") or {}).items()},
         has_sort_key=bool(item.get("has_sort_key", False)),
-        pinned=bool(item.get("pinned", False)),
+        has_local_indexes=bool(item.get("pinned", False)),
         items=decode_aligned(table.entries, _binary(items)) if items is not None else {},
         final=bool(item["instance_closed"]),
     )
@@ -306,25 +316,47 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
 
 @dataclass(frozen=True)
 class WindowFigures:
-    """A table's merged figures for one window, over all its shards' segments."""
+    """A table's (or one index's) figures in one window, merged over all its shards' segments: a view over
+    the merged ``summary.Summary`` (its entries, ``pruned``, writes and write units) with the window's
+    identity and the few facts that are the window's, not the summary's. Per-key figures are the
+    summary's entries (``ranked``), never a second copy."""
 
     table: str
     window_start: int
     window_seconds: int
-    writes: int
-    wcu: int
-    ttl_deletes: int
-    error_bound: int
-    keys: list[summary.KeyFigure]
+    summary: Summary  # merged over the window's segments (``summary.merged``)
+    ttl_deletes: int = 0
     last_event: int = 0  # the latest event time any of its segments has seen
     index: str | None = None  # a global secondary index's figures (None: the table's own)
     has_sort_key: bool = False
-    pinned: bool = False  # the table has local secondary indexes
+    has_local_indexes: bool = False  # the table has local secondary indexes (``items.verdict``)
     items: dict[str, ItemStats] = field(default_factory=dict)  # merged item figures of the heaviest keys
     alert_min_span_seconds: int = 0  # the length of the keys' burst buckets (their peak is per bucket)
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
+
+    @property
+    def entries(self) -> dict[str, Entry]:
+        return self.summary.entries
+
+    @property
+    def writes(self) -> int:
+        return self.summary.writes
+
+    @property
+    def wcu(self) -> int:
+        return self.summary.wcu
+
+    @property
+    def error_bound(self) -> int:
+        """The summary's ``pruned``: how far below its true write units a listed key's count may be, and
+        the most an unlisted key can have written in the window."""
+        return self.summary.pruned
+
+    def ranked(self) -> list[tuple[str, Entry]]:
+        """The merged entries as (key, entry), heaviest first (write units, then key)."""
+        return sorted(self.summary.entries.items(), key=lambda pair: (-pair[1].wcu, pair[0]))
 
 
 def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> WindowFigures:
@@ -337,33 +369,17 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         if index is None
         else [snap.indexes[index] for snap in snapshots if index in snap.indexes]
     )
-    window = summary.merged(parts)
-    keys = [
-        summary.KeyFigure(
-            key=key,
-            writes=entry.writes,
-            wcu=entry.wcu,
-            error_bound=window.pruned,
-            first_seen=entry.first_seen,
-            peak_wcu=entry.peak,
-        )
-        for key, entry in window.entries.items()
-    ]
-    keys.sort(key=lambda figure: (-figure.wcu, figure.key))
     return WindowFigures(
         table=first.table,
         window_start=first.window_start,
         window_seconds=first.window_seconds,
-        writes=window.writes,
-        wcu=window.wcu,
+        summary=summary.merged(parts),
         ttl_deletes=sum(snap.ttl_deletes for snap in snapshots) if index is None else 0,
-        error_bound=window.pruned,
-        keys=keys,
         last_event=max(snap.last_event for snap in snapshots),
         index=index,
         partial=index is not None and len(parts) < len(snapshots),
         has_sort_key=index is None and any(snap.has_sort_key for snap in snapshots),
-        pinned=index is None and any(snap.pinned for snap in snapshots),
+        has_local_indexes=index is None and any(snap.has_local_indexes for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
         alert_min_span_seconds=max(snap.alert_min_span_seconds for snap in snapshots),
     )

@@ -52,7 +52,7 @@ from hotkeys.detector.items import (
     item_digest,
     sort_key_ordinal,
 )
-from hotkeys.detector.records import Change, Kind
+from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.summary import Counting, Entry, Summary
 from hotkeys.detector.windows import window_start
 
@@ -108,7 +108,7 @@ class Segment:
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
     # The table has local secondary indexes (an item collection cannot be split for heat).
-    pinned: bool = False
+    has_local_indexes: bool = False
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
@@ -140,7 +140,7 @@ class Segment:
         self.last_event = max(self.last_event, event_time)
         self.last_sequence = max(self.last_sequence, sequence)
         self.dirty = True
-        if change.kind is Kind.TTL_DELETE:
+        if change.kind is ChangeKind.TTL_DELETE:
             self.ttl_deletes += 1
             return
         if change.index_writes:
@@ -154,7 +154,7 @@ class Segment:
     def _count_item(self, change: Change) -> None:
         assert change.sort_key is not None
         self.has_sort_key = True
-        self.pinned = self.pinned or change.pinned
+        self.has_local_indexes = self.has_local_indexes or change.has_local_indexes
         stats = self.items.get(change.key)
         if stats is None:
             if len(self.items) >= MAX_ITEM_KEYS:
@@ -180,7 +180,7 @@ class Segment:
             self.summary,
             self.has_sort_key,
             self.items,
-            self.pinned,
+            self.has_local_indexes,
         )
         indexes = (
             View(self.table, name, self.window_start, self.last_event, self.origin, index)
@@ -201,6 +201,12 @@ class Segment:
         return ranges_cover(self.ranges, sequence)
 
     def to_json(self) -> dict[str, Any]:
+        """The segment as carried in the state (``from_json`` reads it back). Stored name → field:
+        ``t`` table, ``w`` window_start, ``s`` first_sequence, ``o`` origin, ``g`` generation, ``sum``
+        summary (``summary.pack``), ``x`` ttl_deletes, ``e0`` first_event, ``e1`` last_event, ``q``
+        last_sequence, ``f`` flushed_at_event, ``c`` catalogued, ``d`` dirty, ``r`` ranges, ``ix`` indexes
+        (each ``summary.pack``), ``sk`` has_sort_key, ``pc`` has_local_indexes (named ``pinned`` before:
+        the stored name stays), ``it`` items."""
         return {
             "t": self.table,
             "w": self.window_start,
@@ -218,7 +224,7 @@ class Segment:
             "r": encode_ranges(self.ranges),
             "ix": {name: summary.pack(index, STATE_ZLIB_LEVEL, text=True) for name, index in self.indexes.items()},
             "sk": self.has_sort_key,
-            "pc": self.pinned,
+            "pc": self.has_local_indexes,
             "it": encode_items(self.summary.entries, self.items),
         }
 
@@ -242,7 +248,7 @@ class Segment:
             ranges=decode_ranges(data["r"]),
             indexes={name: summary.unpack(index) for name, index in data["ix"].items()},
             has_sort_key=bool(data["sk"]),
-            pinned=bool(data["pc"]),
+            has_local_indexes=bool(data["pc"]),
             items=decode_items(table.entries, data["it"]),
         )
 
@@ -262,7 +268,7 @@ class View:
     # Items are followed for the table's keys only.
     has_sort_key: bool = False
     items: dict[str, ItemStats] = field(default_factory=dict)
-    pinned: bool = False
+    has_local_indexes: bool = False
 
     @property
     def entries(self) -> dict[str, Entry]:

@@ -101,21 +101,6 @@ class EncodingRetired(ValueError):
     """An encoded summary in a layout this version does not read (written by an earlier one)."""
 
 
-@dataclass(frozen=True)
-class KeyFigure:
-    """One key's merged figures in one window of one table."""
-
-    key: str
-    writes: int
-    wcu: int
-    error_bound: int
-    first_seen: int
-    # The most write units in one burst bucket (``Entry.bump``) of the sum of the key's segments (their
-    # series add up bucket by bucket). Not part of the exactly-once figures (a series cut at
-    # ``MAX_SERIES_PAIRS`` makes it a lower bound).
-    peak_wcu: int = field(default=0, compare=False)
-
-
 @dataclass(frozen=True, slots=True)
 class Counting:
     """How a summary counts, from the function's settings: the keys it keeps before pruning

@@ -78,8 +78,9 @@ WHAT_TO_DO = {
 
 
 @dataclass(frozen=True)
-class ThrottleMetric:
-    """One DynamoDB throttle metric an alarm watches."""
+class AlarmedMetric:
+    """One DynamoDB throttle metric an alarm watches, with its dimensions and period (not
+    ``throttling.ThrottleMetric``, the catalogue of metric names the stack can alarm on)."""
 
     name: str
     table: str
@@ -108,7 +109,7 @@ class AlarmChange:
 
     name: str
     state: str
-    metrics: list[ThrottleMetric]
+    metrics: list[AlarmedMetric]
     start: int  # the first minute the alarm judged (epoch seconds)
     end: int  # the state change (epoch seconds)
     arn: str | None = None
@@ -160,7 +161,7 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _metric(entry: Any) -> ThrottleMetric | None:
+def _metric(entry: Any) -> AlarmedMetric | None:
     stat = _mapping(_mapping(entry).get("metricStat"))
     metric = _mapping(stat.get("metric"))
     if metric.get("namespace") != NAMESPACE:
@@ -171,7 +172,7 @@ def _metric(entry: Any) -> ThrottleMetric | None:
         return None
     index = dimensions.get(INDEX_DIMENSION)
     period = stat.get("period")
-    return ThrottleMetric(name, table, index if isinstance(index, str) else None, int(period) if period else 60)
+    return AlarmedMetric(name, table, index if isinstance(index, str) else None, int(period) if period else 60)
 
 
 def _time_of(value: Any) -> int | None:
@@ -228,7 +229,7 @@ class Explanation:
 
 def explain(change: AlarmChange, insights: InsightsPort, incidents: IncidentReader) -> list[Explanation]:
     """One explanation per table or index the alarm watches (usually one)."""
-    by_source: dict[Source, list[ThrottleMetric]] = {}
+    by_source: dict[Source, list[AlarmedMetric]] = {}
     for metric in change.metrics:
         by_source.setdefault(metric.source, []).append(metric)
     explanations = []

@@ -219,7 +219,7 @@ def landed_from_figures(figures: Iterable[Any]) -> list[Landed]:
             w.index,
             w.window_start,
             w.window_seconds,
-            {k.key: k.wcu for k in w.keys},
+            {key: entry.wcu for key, entry in w.entries.items()},
             w.error_bound,
         )
         for w in figures

@@ -11,17 +11,17 @@ from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_c
 from hotkeys.detector.observability import logger
 from hotkeys.detector.snapshots import (
     CATALOG_PK,
-    STATS_BUCKETS,
+    STATS_PARTITIONS,
     IdentityTaken,
     RetiredWindow,
     SegmentSnapshot,
     WindowRetired,
-    bucket_of,
     catalog_sk,
     from_head_item,
     from_item,
     heads_sk,
     segment_pk,
+    stats_partition_of,
     stored_ranges,
     to_item,
 )
@@ -77,10 +77,10 @@ class DynamoStatsStore:
         are read first, so it names the latest expiry of those)."""
         snapshots: list[SegmentSnapshot] = []
         retired: list[int] = []
-        for bucket in range(STATS_BUCKETS):
+        for stats_partition in range(STATS_PARTITIONS):
             for item in self._query(
                 KeyConditionExpression="pk = :pk",
-                ExpressionAttributeValues={":pk": segment_pk(table, start, bucket)},
+                ExpressionAttributeValues={":pk": segment_pk(table, start, stats_partition)},
             ):
                 try:
                     snapshots.append(from_item(item))
@@ -108,11 +108,11 @@ class DynamoStatsStore:
         return _readable(items, from_head_item)
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
-        """The snapshots one shard stored for a window: one Query (a shard's snapshots share its bucket)."""
+        """The snapshots one shard stored for a window: one Query (a shard's snapshots share its stats partition)."""
         items = self._query(
             KeyConditionExpression="pk = :pk AND begins_with(sk, :shard)",
             ExpressionAttributeValues={
-                ":pk": segment_pk(table, start, bucket_of(shard_id)),
+                ":pk": segment_pk(table, start, stats_partition_of(shard_id)),
                 ":shard": f"{shard_id}#",
             },
             ConsistentRead=True,

@@ -533,7 +533,7 @@ def _diagnosed(hot: rules.HotKey, segment: rules.Tallied, others: rules.Elsewher
         hot.key, hot.wcu / total if total else 0.0, distinct, hot.index
     )
     stats = segment.items.get(hot.key)
-    spread = items.verdict(stats, segment.has_sort_key, segment.pinned) if hot.index is None else None
+    spread = items.verdict(stats, segment.has_sort_key, segment.has_local_indexes) if hot.index is None else None
     return dataclasses.replace(
         hot,
         pattern=found.pattern if found else None,
