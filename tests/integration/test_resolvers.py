@@ -16,13 +16,19 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.alerts.desk import RESOLVERS, ROTA_WINDOWS, AlertDesk, resolves
+from hotkeys.detector.alerts.messages import PublishRefused
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
 from hotkeys.detector.config import Settings
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import Segment, ShardState
 
 W = 60
-SHARDS = ("shardId-00001", "shardId-00002", "shardId-00003")
+# DescribeStream's shape: a child's id carries a later creation time than its parent's, so it sorts after it.
+SHARDS = (
+    "shardId-00000001414562045508-2bac9cd2",
+    "shardId-00000001414576573621-f55eea83",
+    "shardId-00000001414590102367-3c71b25e",
+)
 
 
 def off_turn(shard: str) -> int:
@@ -131,3 +137,66 @@ def test_only_the_resolvers_look_and_the_incident_resolves_once(
     assert published == ([0, 1, 0] if incident_open else [0, 0, 0])
     statuses = [item["status"] for item in table.scan()["Items"] if "reason" in item]
     assert statuses == (["resolved"] if incident_open else [])
+
+
+class Refusing(SnsPublisher):
+    """SNS answers with an error while ``refusing`` is set: nothing is sent."""
+
+    refusing = True
+
+    def publish(self, alert: Any) -> str:
+        if self.refusing:
+            raise PublishRefused("SNS refused")
+        return super().publish(alert)
+
+
+def cooled_incident(stats_table_name: str, topic: dict, publisher: type[SnsPublisher] = SnsPublisher) -> Any:
+    table = boto3.resource("dynamodb").Table(stats_table_name)
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
+    incidents = Counted(table)
+    stats = CountedHeads(table)
+    desk = AlertDesk(settings, incidents, publisher(boto3.client("sns"), topic["arn"]), stats)
+    # Hot two windows before T0: a sibling still in T0 holds T0 back (``judged_window``), not the window before
+    hot = HotKey("tickets", "event#7", PARTITION_LIMIT, T0 - 2 * W, W, 10, 54_000, 900.0, 0.0, T0 - 90)
+    assert incidents.claim_firing(hot, SHARDS[0])[0]
+    return table, stats, desk
+
+
+def incident(table: Any) -> tuple[str, Any]:
+    (item,) = [item for item in table.scan()["Items"] if "reason" in item]
+    return str(item["status"]), item.get("resolve_published")
+
+
+def test_a_parent_that_ended_in_the_window_leaves_its_resolution_to_the_second_lowest(
+    stats_table_name: str, topic: dict
+) -> None:
+    # Given a parent (the lowest id) that wrote a head of window T0 and ended in it (no final invocation),
+    # and its two children, which finish T0
+    table, stats, desk = cooled_incident(stats_table_name, topic)
+    stats.save_segment(head(SHARDS[0], final=False), expires_at=T0 + 86_400)
+    for child in SHARDS[1:]:
+        stats.save_segment(head(child), expires_at=T0 + 86_400)
+    # When the children run their final invocations of T0
+    published = [final_review(desk, child) for child in SHARDS[1:]]
+    # Then the first child (the second lowest id of the window) resolved the incident, once
+    assert published == [1, 0] and incident(table) == ("resolved", True)
+
+
+def test_a_resolution_sns_refused_goes_back_to_firing_for_the_next_resolver(stats_table_name: str, topic: dict) -> None:
+    table, stats, desk = cooled_incident(stats_table_name, topic, Refusing)
+    first, lagging, second = SHARDS[0], SHARDS[1], SHARDS[2]
+    for shard in (first, second):
+        stats.save_segment(head(shard), expires_at=T0 + 86_400)
+    # Given the second lowest shard of T0 resolving the incident while SNS refuses: its invocation fails
+    with pytest.raises(PublishRefused):
+        final_review(desk, second)
+    # Then nothing went out and the incident is firing again
+    assert incident(table) == ("firing", None)
+    # When SNS is back and a lagging shard (an id between the two) writes its first head of T0 before the
+    # retry: the retry is no longer a resolving shard, and publishes nothing
+    Refusing.refusing = False
+    stats.save_segment(head(lagging, final=False), expires_at=T0 + 86_400)
+    assert final_review(desk, second) == 0
+    # Then the lowest shard's final invocation resolves it, and the one resolved message goes out
+    assert final_review(desk, first) == 1
+    assert incident(table) == ("resolved", True)

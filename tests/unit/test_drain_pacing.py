@@ -4,6 +4,7 @@ an object itself or a drain left objects behind."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from hotkeys.detector.archive import DRAIN_INTERVAL_SECONDS, RETRY_DRAIN_SECONDS, TtlArchiver
@@ -64,3 +65,36 @@ def test_objects_known_to_wait_are_looked_at_again_sooner() -> None:
     # Then it looks at 70 (its own object), again a retry later (the drain left some), then per interval
     looks = looks_over(archiver, spool, 70 + int(RETRY_DRAIN_SECONDS) + int(DRAIN_INTERVAL_SECONDS) + 1)
     assert looks == [0.0, 70.0, 70.0 + RETRY_DRAIN_SECONDS, 70.0 + RETRY_DRAIN_SECONDS + DRAIN_INTERVAL_SECONDS]
+
+
+class Failing(Spool):
+    """The marker read fails (throttled, or DynamoDB unreachable) while ``failing`` is set."""
+
+    failing = True
+
+    def drain(
+        self, store: ObjectStore, limit: int, on_error: Callable[[str, Exception], None], force: bool = False
+    ) -> tuple[int, bool]:
+        if self.failing:
+            self.looks.append(self.now)
+            raise OSError("the marker read failed")
+        return super().drain(store, limit, on_error, force)
+
+
+def test_a_failed_look_at_objects_known_to_wait_is_retried_as_soon_as_a_successful_one() -> None:
+    spool = Failing()
+    archiver = TtlArchiver(Refusing(), "ttl/", lambda _t: None, spool=spool, clock=lambda: spool.now)
+    spool.failing = False
+    archiver.drain()  # the first look, at 0: nothing there
+    spool.failing = True
+    spool.now = 10.0
+    change = Change("tickets", "session#1", 1_796_083_200, 1, 1, ChangeKind.TTL_DELETE)
+    assert archiver.archive("shardId-1", [(change, "{}")]).spooled
+    # When the look at 70 fails
+    spool.now = 70.0
+    with contextlib.suppress(OSError):
+        archiver.drain()
+    spool.failing = False
+    # Then the next comes a retry later, not an interval later: the object is still known to wait
+    looks = looks_over(archiver, spool, 70 + 2 * int(RETRY_DRAIN_SECONDS))
+    assert looks == [0.0, 70.0, 70.0 + RETRY_DRAIN_SECONDS]

@@ -220,6 +220,8 @@ class TtlArchiver:
         self._spool = spool
         self._clock = clock
         self._next_drain = clock()
+        # Objects are known to wait: this container spooled one, or its last drain left some behind.
+        self._owed = False
 
     def wanted(self, change: Change, record: dict[str, Any]) -> bool:
         if change.kind is ChangeKind.TTL_DELETE:
@@ -258,6 +260,7 @@ class TtlArchiver:
                 self._spool.put(shard_id, key, body)
                 spooled.append(key)
                 self._next_drain = min(self._next_drain, self._clock() + RETRY_DRAIN_SECONDS)
+                self._owed = True
                 continue
             stored.append(key)
         return Archived(tuple(stored), tuple(spooled))
@@ -268,12 +271,13 @@ class TtlArchiver:
         objects stay spooled). Returns (objects moved, spool empty)."""
         if self._spool is None or (not force and self._clock() < self._next_drain):
             return 0, True
-        self._next_drain = self._clock() + DRAIN_INTERVAL_SECONDS  # also when the look itself fails
+        # Set before the look, so that a look that fails waits its turn too.
+        self._next_drain = self._clock() + (RETRY_DRAIN_SECONDS if self._owed else DRAIN_INTERVAL_SECONDS)
 
         def refused(key: str, error: Exception) -> None:
             logger.warning("S3 still refuses a spooled archive object", extra={"object_key": key, "error": str(error)})
 
         moved, empty = self._spool.drain(self._store, limit, refused, force)
-        if not empty:
-            self._next_drain = self._clock() + RETRY_DRAIN_SECONDS
+        self._owed = not empty
+        self._next_drain = self._clock() + (RETRY_DRAIN_SECONDS if self._owed else DRAIN_INTERVAL_SECONDS)
         return moved, empty

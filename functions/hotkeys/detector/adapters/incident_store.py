@@ -186,6 +186,28 @@ class DynamoIncidentStore:
             raise
         return True
 
+    def reopen(self, table: str, incident_key: str, window_start: int, shard_id: str) -> None:
+        """Undo this shard's resolution of ``window_start`` whose message SNS refused (nothing went out):
+        the incident is firing again, for whichever shard resolves next. No-op if anything changed since."""
+        try:
+            self._table.update_item(
+                Key=self._key(table, incident_key),
+                UpdateExpression="SET #s = :firing REMOVE resolved_window, resolve_published",
+                ConditionExpression="#s = :resolved AND resolved_window = :w AND shard_id = :shard "
+                "AND resolve_published = :no",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":resolved": RESOLVED,
+                    ":firing": FIRING,
+                    ":w": window_start,
+                    ":no": False,
+                    ":shard": shard_id,
+                },
+            )
+        except ClientError as error:
+            if not is_conditional_check_failure(error):
+                raise
+
     def get(self, table: str, incident_key: str) -> dict[str, Any] | None:
         item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")
         return dict(item) if item else None

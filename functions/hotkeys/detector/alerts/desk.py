@@ -490,7 +490,7 @@ class AlertDesk:
                     resolved = int(incident.get("resolved_window", judged))
                     cooled = self._cooled(table, index, key, reason, resolved, window)
                     peak = float(incident.get("peak", 0))
-                    published += self._deliver(cooled, RESOLVED, window.wcu, peak, "resolve_published", incident_key)
+                    published += self._announce(cooled, window.wcu, peak, incident_key, shard_id)
                 continue
             if int(incident["last_hot_window"]) >= judged:
                 continue
@@ -500,8 +500,19 @@ class AlertDesk:
                 continue
             cooled = self._cooled(table, index, key, reason, judged, window)
             peak = float(incident.get("peak", 0))
-            published += self._deliver(cooled, RESOLVED, window.wcu, peak, "resolve_published", incident_key)
+            published += self._announce(cooled, window.wcu, peak, incident_key, shard_id)
         return published
+
+    def _announce(self, cooled: rules.HotKey, table_wcu: int, peak: float, incident_key: str, shard_id: str) -> int:
+        """Publish a resolution this shard wrote. If SNS refuses it (nothing went out), the resolution is
+        undone before the batch fails: only the resolving shard may re-send its message, and its retry
+        may not be a resolving shard any more (``resolves``), so the incident goes back to firing for
+        whichever shard resolves next. An unknown outcome is taken as sent (``_deliver``)."""
+        try:
+            return self._deliver(cooled, RESOLVED, table_wcu, peak, "resolve_published", incident_key)
+        except PublishRefused:
+            self._incidents.reopen(cooled.table, incident_key, cooled.window_start, shard_id)
+            raise
 
     def _cooled(
         self, table: str, index: str | None, key: str, reason: str, judged: int, window: rules.Elsewhere
