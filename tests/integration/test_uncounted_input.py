@@ -129,3 +129,54 @@ def test_records_without_images_are_warned_about_in_watch(endpoint: str, capsys:
     assert main([*flags, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) and "6 of the 6 records read carry no item images" in captured.err
+
+
+def _poisoned(tmp_path: Path, change: Any) -> Path:
+    """The poison sample's first good record, then a copy of it that ``change`` spoils."""
+    good = json.loads(Path("events/poison-record.json").read_text())["Records"][0]
+    bad = json.loads(json.dumps(good))
+    bad["eventID"] = "spoiled"
+    bad["dynamodb"]["SequenceNumber"] = str(int(good["dynamodb"]["SequenceNumber"]) + 1)
+    change(bad)
+    path = tmp_path / "spoiled.json"
+    path.write_text(json.dumps({"Records": [good, bad]}))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda r: r.__setitem__("dynamodb", "text"), "record has no numeric dynamodb.SequenceNumber"),
+        (lambda r: r.__setitem__("dynamodb", None), "record has no numeric dynamodb.SequenceNumber"),
+        (
+            lambda r: r["dynamodb"].__setitem__("ApproximateCreationDateTime", 1e300),
+            "dynamodb.ApproximateCreationDateTime is not a time a stream can carry",
+        ),
+        (
+            lambda r: r["dynamodb"].__setitem__("ApproximateCreationDateTime", -5),
+            "dynamodb.ApproximateCreationDateTime is not a time a stream can carry",
+        ),
+    ],
+    ids=["dynamodb a string", "dynamodb null", "time past year 9999", "time before 1970"],
+)
+def test_a_spoiled_record_is_dead_lettered_with_its_reason_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture, change: Any, reason: str
+) -> None:
+    status = main(["replay", str(_poisoned(tmp_path, change))])
+    lines = capsys.readouterr().out.splitlines()
+    assert status == 0
+    assert lines[0].startswith("1 of the 2 records could not be counted")
+    assert lines[1].strip() == f"1: {reason}"
+
+
+def test_a_batch_the_function_fails_on_names_what_it_raised(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Given a record that is no stream record at all (the function refuses the whole event, as Lambda would)
+    path = tmp_path / "not-a-record.json"
+    path.write_text(json.dumps({"Records": [{"foo": 1}]}))
+    status = main(["replay", str(path)])
+    lines = capsys.readouterr().out.splitlines()
+    # Then the reason names what the function raised, not only where to look
+    assert status == 1
+    assert (
+        lines[1].strip().startswith("1: the function failed on the batch (NotAStreamEvent: not a DynamoDB stream event")
+    )

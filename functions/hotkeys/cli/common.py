@@ -57,6 +57,19 @@ def at_least(low: int) -> Callable[[str], int]:
     return parse
 
 
+def between(low: int, high: int) -> Callable[[str], int]:
+    """A whole number from ``low`` to ``high`` (Lambda's memory: 128 to 10,240 MB)."""
+    at_least_low = at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least_low(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+
+    return parse
+
+
 def number(low: float, high: float | None = None, *, above: bool = False) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:

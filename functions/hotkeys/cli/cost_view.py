@@ -19,7 +19,7 @@ def render(console: Console, inputs: CostInputs, result: dict[str, Any]) -> None
     """The estimate's lines, each total in bold, then the throughput and prices it assumes."""
     grid = Table(
         title=f"Monthly cost, {inputs.writes_per_second:,.0f} writes/s of {inputs.avg_item_kb:g} KB items "
-        f"({result['shards']} stream shards)"
+        f"({result['shards']} stream shard{'' if result['shards'] == 1 else 's'})"
     )
     grid.add_column("item")
     grid.add_column("USD / month", justify="right")

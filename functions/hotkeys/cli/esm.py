@@ -67,6 +67,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
+from hotkeys.detector.records import LATEST_EPOCH
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]
@@ -157,6 +158,8 @@ class ShardRun:
     partial_failures: int = 0
     final_failures: int = 0
     dead_letters: list[DeadLetter] = field(default_factory=list)
+    # What the function raised, as the Lambda runtime would log it ("<type>: <message>"), and how often.
+    errors: dict[str, int] = field(default_factory=dict)
 
 
 def _iso(epoch: int) -> str:
@@ -178,8 +181,11 @@ def _window_groups(
 
     def start_of(record: dict[str, Any]) -> int:
         nonlocal current
-        created = record.get("dynamodb", {}).get("ApproximateCreationDateTime") if isinstance(record, dict) else None
-        if isinstance(created, int | float):
+        body = record.get("dynamodb") if isinstance(record, dict) else None
+        created = body.get("ApproximateCreationDateTime") if isinstance(body, dict) else None
+        # A time no window can hold (not a number, or outside what a date can say) is the record's own
+        # problem: the function dead-letters it; here it stays in the window before it.
+        if isinstance(created, int | float) and not isinstance(created, bool) and 0 <= created < LATEST_EPOCH:
             start = int(created) - (int(created) - offset) % seconds
             current = start if clock == "record" else max(current, start)
         return current
@@ -325,7 +331,9 @@ class ShardConsumer:
         self.run.invocations += 1
         try:
             response = self._invoke(event)
-        except Exception:
+        except Exception as error:
+            text = f"{type(error).__name__}: {error}"
+            self.run.errors[text] = self.run.errors.get(text, 0) + 1
             return None
         if self._chaos.lose_response():
             return None

@@ -26,6 +26,7 @@ from hotkeys.cli.common import (
     add_setting_flags,
     at_least,
     aws_clients,
+    between,
     iso_time,
     number,
     settings_from_args,
@@ -127,7 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
-    when.add_argument("--last", type=at_least(1), help="the last N windows (default 1)")
+    when.add_argument(
+        "--last",
+        type=at_least(1),
+        help="the last N windows (default: those of the 15 minutes up to the latest one; of the day with --table)",
+    )
     top.add_argument("--limit", type=at_least(1), default=10, help="at most K rows (default 10)")
     add_setting_flags(top, TOP_SETTINGS)
     _add_common(top)
@@ -210,7 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="deployed with -c throttledKeyInsights=false (the stack leaves Contributor Insights off)",
     )
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
-    cost.add_argument("--memory-mb", type=at_least(128), default=512, help="function memory (default 512)")
+    cost.add_argument(
+        "--memory-mb", type=between(128, 10_240), default=512, help="function memory, 128 to 10240 (default 512)"
+    )
     cost.add_argument("--json", action="store_true", help="machine-readable output")
 
     doctor = _command(
@@ -226,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
     gen.add_argument("--table", default="orders", help="source table name (default orders)")
     gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
-    gen.add_argument("--zipf", type=float, default=1.1, help="Zipf exponent of key popularity (default 1.1)")
+    gen.add_argument(
+        "--zipf", type=number(0, above=True), default=1.1, help="Zipf exponent of key popularity, above 0 (default 1.1)"
+    )
     gen.add_argument("--rate", type=number(0), default=100, help="background records per second (default 100)")
     gen.add_argument("--duration", type=at_least(1), default=120, help="seconds of traffic (default 120)")
     gen.add_argument("--item-bytes", type=at_least(1), default=1000, help="median item size in bytes (default 1000)")
@@ -383,8 +392,10 @@ def _write_shards(workload: Any, paths: list[str]) -> list[int]:
     with contextlib.ExitStack() as files:
         writers = []
         for index, path in enumerate(paths):
+            folder = Path(path).parent
+            if not folder.is_dir():  # a typo in the path is not a folder to make: say so
+                raise UserError(f"--out: {str(folder)!r} is not a folder (create it first)")
             try:
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
                 writers.append(files.enter_context(EventWriter(path, shard_id(index))))
             except OSError as error:
                 raise UserError(f"--out: cannot write {path!r}: {error.strerror}") from None

@@ -48,7 +48,16 @@ class FakeLambdaContext:
 
 
 # Why an invocation failed without a record to blame (no record-level reason was logged for it).
-FUNCTION_FAILED = "the function failed on the batch (HOTKEYS_LOG_LEVEL=DEBUG shows its logs)"
+DEBUG_HINT = "HOTKEYS_LOG_LEVEL=DEBUG shows its logs"
+FUNCTION_FAILED = f"the function failed on the batch ({DEBUG_HINT})"
+
+
+def _shortened(text: str, limit: int = 160) -> str:
+    """An exception's one-line text, cut to fit a reason line."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 # The detector's own log message for a record it cannot count (``pipeline._log_malformed``).
 _MALFORMED_MESSAGE = "malformed stream record"
 
@@ -108,7 +117,9 @@ class _MalformedReasons(logging.Handler):
         else:
             self.without_sequence.append(reason)
 
-    def explain(self, letters: list[DeadLetter]) -> Uncounted:
+    def explain(self, letters: list[DeadLetter], errors: dict[str, int] | None = None) -> Uncounted:
+        """Why the dead-lettered records were not counted; ``errors``: what the function raised (the
+        most frequent is named where the function failed on the batch instead of dead-lettering a record)."""
         uncounted = Uncounted(records=sum(letter.batch_size for letter in letters), dlq_entries=len(letters))
         reasons: dict[str, int] = {}
         unexplained = list(self.without_sequence)
@@ -123,7 +134,11 @@ class _MalformedReasons(logging.Handler):
                 reasons[reason] = reasons.get(reason, 0) + 1
                 rest -= 1
             if rest:
-                reasons[FUNCTION_FAILED] = reasons.get(FUNCTION_FAILED, 0) + rest
+                failed = FUNCTION_FAILED
+                if errors:
+                    raised = max(errors, key=lambda text: errors[text])
+                    failed = f"the function failed on the batch ({_shortened(raised)}; {DEBUG_HINT})"
+                reasons[failed] = reasons.get(failed, 0) + rest
         uncounted.reasons = dict(sorted(reasons.items(), key=lambda item: -item[1]))
         return uncounted
 
@@ -207,6 +222,8 @@ def plan_replay(paths: list[str]) -> ReplayPlan:
     given: dict[Path, int] = {}
     for position, path in enumerate(paths):
         file = Path(path)
+        if file.is_dir():
+            raise ReplayError(f"{path} is a folder: name the event files in it (e.g. {Path(path) / '*.json'})")
         if not file.is_file():
             raise ReplayError(f"event file not found: {path}")
         # The same file twice would be replayed twice: its records counted double, every rate doubled.
@@ -381,6 +398,7 @@ def run_replay(
     wanted = logging.getLevelName(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL").upper())
     wanted = wanted if isinstance(wanted, int) else logging.CRITICAL
     reasons = _MalformedReasons()
+    errors: dict[str, int] = {}
     logger.setLevel(min(wanted, logging.ERROR))
     logger.registered_handler.setLevel(wanted)
     function_log = logging.getLogger(logger.name)
@@ -393,12 +411,14 @@ def run_replay(
             report.records += source.records
             report.invocations += run.invocations
             report.dead_letters.extend(run.dead_letters)
+            for text, times in run.errors.items():
+                errors[text] = errors.get(text, 0) + times
         _send_dead_letters(resources, report.dead_letters, aws)
     finally:
         function_log.removeHandler(reasons)
         logger.registered_handler.setLevel(shown)
         logger.setLevel(level)
-    report.uncounted = reasons.explain(report.dead_letters)
+    report.uncounted = reasons.explain(report.dead_letters, errors)
     return report
 
 

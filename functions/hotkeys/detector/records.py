@@ -28,6 +28,11 @@ class ChangeKind(Enum):
     TTL_DELETE = "ttl_delete"
 
 
+# 10000-01-01T00:00:00Z: the first second a date cannot say (and whose epoch seconds, 12 digits, still
+# fit the stats table's zero-padded window keys).
+LATEST_EPOCH = 253_402_300_800
+
+
 @dataclass(slots=True)
 class Change:
     table: str
@@ -150,6 +155,8 @@ def parse_change(
     created_type = type(created)
     if created_type is not int and created_type is not float:  # exact types: a bool is not a time
         raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
+    if not 0 <= created < LATEST_EPOCH:  # a window there could not be stored (or named as a date)
+        raise MalformedRecord("dynamodb.ApproximateCreationDateTime is not a time a stream can carry")
     if sequence is None:
         sequence = sequence_of(record)
     kind = ChangeKind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else ChangeKind.WRITE
