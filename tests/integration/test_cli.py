@@ -102,6 +102,12 @@ def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.Capt
         (["replay", "events"], "events is a folder: name the event files in it"),
         (["cost", "--writes-per-second", "0"], "argument --writes-per-second: must be above 0"),
         (["cost"], "the following arguments are required: --writes-per-second"),
+        # a misspelt flag is named before the required one it left missing
+        (
+            ["cost", "--write-per-second", "10"],
+            "unrecognized argument --write-per-second (did you mean --writes-per-second?)",
+        ),
+        (["--bogus"], "unrecognized argument --bogus"),
     ],
 )
 def test_user_mistakes_get_one_line(aws: None, capsys: pytest.CaptureFixture, argv: list, message: str) -> None:

@@ -8,11 +8,12 @@ messages as the deployed function.
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 from rich.console import Console
@@ -37,9 +38,32 @@ class UserError(Exception):
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (naming the flag) and exit status 2."""
 
+    _argv: Sequence[str] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
+        # argparse names a missing required flag before a misspelt one: the misspelling is the mistake.
+        if message.startswith("the following arguments are required"):
+            message = self._unknown_option() or message
         print(f"hotkeys: {message} (see: {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
+
+    def _unknown_option(self) -> str | None:
+        known = self._option_string_actions
+        for text in self._argv:
+            if text == "--":
+                break
+            name = text.split("=", 1)[0]
+            if name.startswith("-") and name not in known and not _NEGATIVE_NUMBER.match(name):
+                close = difflib.get_close_matches(name, [option for option in known if option.startswith("--")], 1)
+                return f"unrecognized argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
+        return None
+
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 # One validation path: every command's flags of the same kind use the same type, so the same
