@@ -466,7 +466,9 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     else:
         console.print("No TTL deletions were archived.")
     if result["dead_letters"]:
-        console.print("[bold red]Sent to the DLQ[/] (batch coordinates; `hotkeys redrive` re-reads them):")
+        console.print(
+            "[bold red]Sent to the DLQ[/] (batch coordinates in the event files: fix those records and replay them):"
+        )
         for letter in result["dead_letters"][:DEAD_LETTERS_SHOWN]:
             console.print(
                 f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
