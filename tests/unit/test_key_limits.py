@@ -195,3 +195,32 @@ def test_index_metric_names_fit_cloudwatch_and_stay_apart() -> None:
     assert all(len(name) == MAX_METRIC_NAME and name.startswith("IndexWriteUnits/") for name in names)
     # and the same pair always gets the same name
     assert index_metric_name(LONGEST_NAME, LONGEST_NAME) == index_metric_name(LONGEST_NAME, LONGEST_NAME)
+
+
+@pytest.mark.parametrize(
+    ("reason", "status", "tag"),
+    [
+        (PARTITION_LIMIT, FIRING, "[hot key] "),
+        (PARTITION_LIMIT, REMINDER, "[hot key, still] "),
+        (SHARE, FIRING, "[heavy share] "),
+        (SHARE, REMINDER, "[heavy share, still] "),
+        (SHARE, RESOLVED, "[resolved] "),
+    ],
+)
+def test_a_subject_calls_a_share_of_table_alert_a_heavy_share_not_a_hot_key(reason: str, status: str, tag: str) -> None:
+    # A share-of-table key is under its partition's limit: the verdict and top say "not hot"; so does the subject
+    alert = Alert(
+        table="profiles",
+        key="celebrity#1",
+        window_start=1_796_083_200,
+        window_seconds=60,
+        wcu=960,
+        wcu_per_second=16.0,
+        partition_limit_wcu=1000,
+        alert_threshold=0.8,
+        share=0.14,
+        reason=reason,
+        status=status,
+        peak_wcu_per_second=16.0,
+    )
+    assert subject(alert).startswith(tag)

@@ -84,7 +84,7 @@ PLATFORM_RECORDS = (
 )
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
 # The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
-CUSTOM_METRICS = 13
+CUSTOM_METRICS = 14
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
 # without images, spooled archive objects, records out of order, carried states discarded; and the
 # throttle explainer's failed invocations, which infra/stack.py has it watch; one more per alert

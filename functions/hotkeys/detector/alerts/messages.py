@@ -114,7 +114,10 @@ def display_key(key: str, mode: str, salt: str) -> str:
 
 
 def subject(alert: Alert) -> str:
-    tag = {FIRING: "[hot key]", REMINDER: "[hot key, still]", RESOLVED: "[resolved]"}[alert.status]
+    # A share-of-table alert is about a key far under its partition's limit: the verdict, top and the
+    # report call it "not hot", and so does its subject.
+    noun = "hot key" if alert.reason == PARTITION_LIMIT else "heavy share"
+    tag = {FIRING: f"[{noun}]", REMINDER: f"[{noun}, still]", RESOLVED: "[resolved]"}[alert.status]
     if alert.reason == PARTITION_LIMIT:
         detail = f"at {alert.wcu_per_second:,.0f} WCU/s ({alert.percent_of_limit:.0f}% of partition limit)"
     else:
