@@ -72,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/measurements.md alone")
     args = parser.parse_args(argv)
     plain, hooked = _client(), _client()
     register(hooked, partition_keys={"orders": "pk"}, emit=lambda line: None)
@@ -83,16 +84,20 @@ def main(argv: list[str] | None = None) -> int:
     throttle = min(_per_throttle(args.calls) for _ in range(args.repeats))
     handlers = min(_per_success(args.calls) for _ in range(args.repeats))
     base, hooked_best = min(without), min(with_hook)
-    print(f"GetItem on a stubbed client, {args.calls:,} calls, best of {args.repeats}:")
-    print(f"  without the hook   {1e6 * base:8.2f} µs per call")
-    print(f"  with the hook      {1e6 * hooked_best:8.2f} µs per call")
-    print(
-        f"  hook, not throttled {1e6 * (hooked_best - base):7.2f} µs per call ({100 * (hooked_best / base - 1):.1f}%)"
-    )
-    print(
-        f"  hook's handlers alone, not throttled {1e6 * handlers:.2f} µs per call (the end-to-end difference varies more than this run to run)"
-    )
-    print(f"  hook, throttled    {1e6 * throttle:8.2f} µs per throttled request (EMF line built, written to a no-op)")
+    lines = [
+        f"GetItem on a stubbed client, {args.calls:,} calls, best of {args.repeats}:",
+        f"  without the hook   {1e6 * base:8.2f} µs per call",
+        f"  with the hook      {1e6 * hooked_best:8.2f} µs per call",
+        f"  hook, not throttled {1e6 * (hooked_best - base):7.2f} µs per call ({100 * (hooked_best / base - 1):.1f}%)",
+        f"  hook's handlers alone, not throttled {1e6 * handlers:.2f} µs per call"
+        " (the end-to-end difference varies more than this run to run)",
+        f"  hook, throttled    {1e6 * throttle:8.2f} µs per throttled request (EMF line built, written to a no-op)",
+    ]
+    print("\n".join(lines))
+    if not args.no_write:
+        from bench.measurements import append, command_line
+
+        append(command_line("bench.throttle_hook", argv), lines=[f"- {line.strip()}" for line in lines])
     return 0
 
 

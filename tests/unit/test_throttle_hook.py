@@ -5,6 +5,7 @@ fields (``ThrottlingReasons``) against the DynamoDB service model."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -109,8 +110,14 @@ def test_without_a_partition_key_mapping_every_key_attribute_is_named() -> None:
     assert json.loads(lines[0])["PartitionKey"] == {"pk": "a", "sk": "7"}
 
 
-def test_the_overhead_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_overhead_benchmark_runs_and_logs_its_figures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from bench.throttle_hook import main
 
+    log = tmp_path / "measurements.md"
+    monkeypatch.setenv("HOTKEYS_MEASUREMENTS_LOG", str(log))
     assert main(["--calls", "50", "--repeats", "1"]) == 0
     assert "per throttled request" in capsys.readouterr().out
+    entry = log.read_text()
+    assert "`python -m bench.throttle_hook --calls 50 --repeats 1`" in entry and "per throttled request" in entry
