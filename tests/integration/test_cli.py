@@ -71,6 +71,11 @@ def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.Capt
     assert main(["top", "--stats-table", stats_table_name, "--table", "sessions", "--last", "1"]) == 0
     out = capsys.readouterr().out
     assert "Hottest partition keys" in out and "sessions" in out and "orders" not in out
+    # A table with no figures (a misspelt name) is answered with the tables that have some
+    assert main(["top", "--stats-table", stats_table_name, "--table", "session"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "No figures yet for that selection (no window of table 'session'; tables with figures: orders, sessions)."
+    )
 
 
 @pytest.mark.parametrize(

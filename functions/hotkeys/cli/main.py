@@ -306,7 +306,20 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
-    top_view.render(console, rows, families, throttles, settings, args.index, skipped)
+    # No rows for a named table: the tables that have figures in the same range (a misspelt name).
+    others = (
+        sorted(
+            {
+                t
+                for _s, t, _w in windows_in_range(
+                    store, since=since, last=None, until=int(time.time()) + 86_400, table=None
+                )
+            }
+        )
+        if not rows and args.table is not None and not windows
+        else []
+    )
+    top_view.render(console, rows, families, throttles, settings, args.index, skipped, args.table, others)
     return 0
 
 

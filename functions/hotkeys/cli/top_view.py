@@ -29,12 +29,17 @@ def render(
     settings: Settings,
     index: str | None,
     skipped: str | None = None,
+    table: str | None = None,
+    other_tables: list[str] | None = None,
 ) -> None:
     """The rows under ``settings``' threshold and limit, or one line saying there are none (``index``:
-    the ``--index`` asked for, named when it was not counted); last, ``skipped`` (``retired_line``)."""
+    the ``--index`` asked for, named when it was not counted; ``other_tables``: the tables with figures
+    when the ``--table`` asked for has none); last, ``skipped`` (``retired_line``)."""
     if not rows:
         more = f" (index {index!r} is not counted in these windows)" if index and index != "all" else ""
-        console.print(f"No figures yet for that selection{more}.")
+        if table is not None and other_tables:
+            more = f" (no window of table {table!r}; tables with figures: {', '.join(other_tables)})"
+        console.print(f"No figures yet for that selection{more}.", markup=False, highlight=False, soft_wrap=True)
     else:
         render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
         render_families(console, families)
