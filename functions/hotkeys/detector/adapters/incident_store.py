@@ -32,6 +32,17 @@ class DynamoIncidentStore:
         """A table's incidents share one partition key (its index keys' among them: one Query reads all)."""
         return {"pk": f"INC#{table}", "sk": incident_key}
 
+    def _update_if(self, table: str, incident_key: str, **update: Any) -> bool:
+        """One conditional UpdateItem of an incident: False if its condition failed (another write
+        got there first, or there is nothing to do); any other error raises."""
+        try:
+            self._table.update_item(Key=self._key(table, incident_key), **update)
+        except ClientError as error:
+            if is_conditional_check_failure(error):
+                return False
+            raise
+        return True
+
     def claim_firing(self, hot: HotKey, shard_id: str) -> tuple[bool, dict[str, Any]]:
         """Start an incident unless one is already firing, or one was resolved on this window or a later
         one (a shard behind its siblings sees a window its incident was already judged on). Returns
@@ -96,16 +107,13 @@ class DynamoIncidentStore:
         return dict(response.get("Attributes", {}))
 
     def release_reminder(self, hot: HotKey, previous_notified_at: int) -> None:
-        try:
-            self._table.update_item(
-                Key=self._key(hot.table, hot.incident_key),
-                UpdateExpression="SET notified_at = :old",
-                ConditionExpression="notified_at = :now",
-                ExpressionAttributeValues={":old": previous_notified_at, ":now": hot.event_time},
-            )
-        except ClientError as error:
-            if not is_conditional_check_failure(error):
-                raise
+        self._update_if(
+            hot.table,
+            hot.incident_key,
+            UpdateExpression="SET notified_at = :old",
+            ConditionExpression="notified_at = :now",
+            ExpressionAttributeValues={":old": previous_notified_at, ":now": hot.event_time},
+        )
 
     def mark_hot(self, hot: HotKey, shard_id: str, peak: float) -> None:
         """The key is still hot in this window: it must not resolve at the window's end. Raises the peak
@@ -141,16 +149,13 @@ class DynamoIncidentStore:
 
     def raise_peak(self, hot: HotKey) -> None:
         """Keep the incident's peak rate (it sizes the sharding advice in later messages)."""
-        try:
-            self._table.update_item(
-                Key=self._key(hot.table, hot.incident_key),
-                UpdateExpression="SET peak = :rate",
-                ConditionExpression="attribute_exists(pk) AND peak < :rate",
-                ExpressionAttributeValues={":rate": Decimal(str(hot.wcu_per_second))},
-            )
-        except ClientError as error:
-            if not is_conditional_check_failure(error):
-                raise
+        self._update_if(
+            hot.table,
+            hot.incident_key,
+            UpdateExpression="SET peak = :rate",
+            ConditionExpression="attribute_exists(pk) AND peak < :rate",
+            ExpressionAttributeValues={":rate": Decimal(str(hot.wcu_per_second))},
+        )
 
     def open_incidents(self, table: str) -> list[dict[str, Any]]:
         """The table's firing incidents and the resolved ones whose message may not have gone out,
@@ -166,47 +171,27 @@ class DynamoIncidentStore:
     def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool:
         """Close the incident unless it was hot in this window. True if this call closed it; the
         closing shard becomes the owner (only it re-sends an unconfirmed resolved message)."""
-        try:
-            self._table.update_item(
-                Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no, shard_id = :shard",
-                ConditionExpression="#s = :firing AND last_hot_window < :w",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={
-                    ":resolved": RESOLVED,
-                    ":firing": FIRING,
-                    ":w": window_start,
-                    ":no": False,
-                    ":shard": shard_id,
-                },
-            )
-        except ClientError as error:
-            if is_conditional_check_failure(error):
-                return False
-            raise
-        return True
+        return self._update_if(
+            table,
+            incident_key,
+            UpdateExpression="SET #s = :resolved, resolved_window = :w, resolve_published = :no, shard_id = :shard",
+            ConditionExpression="#s = :firing AND last_hot_window < :w",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues=_resolution_values(window_start, shard_id),
+        )
 
     def reopen(self, table: str, incident_key: str, window_start: int, shard_id: str) -> None:
         """Undo this shard's resolution of ``window_start`` whose message SNS refused (nothing went out):
         the incident is firing again, for whichever shard resolves next. No-op if anything changed since."""
-        try:
-            self._table.update_item(
-                Key=self._key(table, incident_key),
-                UpdateExpression="SET #s = :firing REMOVE resolved_window, resolve_published",
-                ConditionExpression="#s = :resolved AND resolved_window = :w AND shard_id = :shard "
-                "AND resolve_published = :no",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={
-                    ":resolved": RESOLVED,
-                    ":firing": FIRING,
-                    ":w": window_start,
-                    ":no": False,
-                    ":shard": shard_id,
-                },
-            )
-        except ClientError as error:
-            if not is_conditional_check_failure(error):
-                raise
+        self._update_if(
+            table,
+            incident_key,
+            UpdateExpression="SET #s = :firing REMOVE resolved_window, resolve_published",
+            ConditionExpression="#s = :resolved AND resolved_window = :w AND shard_id = :shard "
+            "AND resolve_published = :no",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues=_resolution_values(window_start, shard_id),
+        )
 
     def get(self, table: str, incident_key: str) -> dict[str, Any] | None:
         item = self._table.get_item(Key=self._key(table, incident_key), ConsistentRead=True).get("Item")
@@ -227,3 +212,8 @@ class DynamoIncidentStore:
         except (ClientError, BotoCoreError):
             return False
         return True
+
+
+def _resolution_values(window_start: int, shard_id: str) -> dict[str, Any]:
+    """The values a resolution and its undoing both name: the window it judged, and its shard."""
+    return {":resolved": RESOLVED, ":firing": FIRING, ":w": window_start, ":no": False, ":shard": shard_id}
