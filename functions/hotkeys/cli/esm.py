@@ -67,7 +67,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
-from hotkeys.detector.records import LATEST_EPOCH
+from hotkeys.detector.records import stream_time
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]
@@ -185,7 +185,7 @@ def _window_groups(
         created = body.get("ApproximateCreationDateTime") if isinstance(body, dict) else None
         # A time no window can hold (not a number, or outside what a date can say) is the record's own
         # problem: the function dead-letters it; here it stays in the window before it.
-        if isinstance(created, int | float) and not isinstance(created, bool) and 0 <= created < LATEST_EPOCH:
+        if stream_time(created):
             start = int(created) - (int(created) - offset) % seconds
             current = start if clock == "record" else max(current, start)
         return current

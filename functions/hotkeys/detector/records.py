@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from hotkeys.detector.indexes import IndexImageError, IndexSpec, index_writes
 from hotkeys.detector.sizing import SizingError, image_size, image_sizes, write_units
@@ -31,6 +31,16 @@ class ChangeKind(Enum):
 # 10000-01-01T00:00:00Z: the first second a date cannot say (and whose epoch seconds, 12 digits, still
 # fit the stats table's zero-padded window keys).
 LATEST_EPOCH = 253_402_300_800
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float  # exact types: a bool is not a time
+
+
+def stream_time(value: Any) -> TypeGuard[int | float]:
+    """Whether ``value`` is epoch seconds a stream record can carry: a number (not a bool) from 1970 to
+    before year 10000 (a window there could not be stored, or named as a date)."""
+    return _is_number(value) and 0 <= value < LATEST_EPOCH
 
 
 @dataclass(slots=True)
@@ -152,11 +162,12 @@ def parse_change(
     if key_value is None:
         raise MalformedRecord(f"partition key attribute {key_attribute!r} is not in the record's Keys")
     created: Any = stream.get("ApproximateCreationDateTime")
-    created_type = type(created)
-    if created_type is not int and created_type is not float:  # exact types: a bool is not a time
-        raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be epoch seconds")
-    if not 0 <= created < LATEST_EPOCH:  # a window there could not be stored (or named as a date)
-        raise MalformedRecord("dynamodb.ApproximateCreationDateTime is not a time a stream can carry")
+    if not stream_time(created):
+        raise MalformedRecord(
+            "dynamodb.ApproximateCreationDateTime is not a time a stream can carry"
+            if _is_number(created)
+            else "dynamodb.ApproximateCreationDateTime must be epoch seconds"
+        )
     if sequence is None:
         sequence = sequence_of(record)
     kind = ChangeKind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else ChangeKind.WRITE
