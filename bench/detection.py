@@ -3,7 +3,8 @@
 Background traffic follows Zipf(s) over K keys; three keys are injected mid-window at 50%, 80%
 and 120% of the partition limit for 30 s. Ground truth comes from the generated events: a key
 *should* alert if its write units over some 10 s span reach 80% of the limit, *must not* if they
-never exceed 50%. Alerts are captured from the real desk (moto stats and incident tables).
+never exceed 50%. Alerts are captured as the deployment publishes them (``hotkeys.cli.emulation``: the
+shard's consumer and the judge on in-process moto), with the emulated time of each publish.
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ HOT = {"hot#50": 0.5, "hot#80": 0.8, "hot#120": 1.2}
 
 
 class CapturingPublisher:
-    def __init__(self) -> None:
+    def __init__(self, clock: Any) -> None:
         self.alerts: list[Any] = []
+        self.times: list[float] = []
+        self._clock = clock
 
     def publish(self, alert: Any) -> str:
         self.alerts.append(alert)
+        self.times.append(self._clock())
         return str(len(self.alerts))
 
 
@@ -82,34 +86,28 @@ def peak_rate(seconds: Counter[int], span: int = 10) -> float:
 def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     import boto3
 
-    from hotkeys.cli.esm import ShardConsumer
+    from hotkeys.cli.emulation import emulate
+    from hotkeys.cli.lanes import Turns
     from hotkeys.cli.local import create_stats_table
     from hotkeys.cli.top import window_figures, windows_in_range
-    from hotkeys.deployment import EventSourceSettings
-    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
-    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.alerts.desk import AlertDesk
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 
     records, truth = workload(zipf, keys, seed)
     name = f"quality-{zipf}-{keys}"
     create_stats_table(boto3.client("dynamodb"), name)
     table = boto3.resource("dynamodb").Table(name)
-    settings = Settings(stats_table_name=name, alert_topic_arn="arn:aws:sns:us-east-1:1:x", share_min_wcu=10**12)
-    publisher = CapturingPublisher()
-    stats = DynamoStatsStore(table)
-    ports = Ports(
-        stats=stats,
-        resolve_key=PartitionKeyResolver(None, lambda t: {}),
-        alerts=AlertDesk(settings, DynamoIncidentStore(table), publisher, stats),
+    settings = Settings(
+        stats_table_name=name,
+        alert_topic_arn="arn:aws:sns:us-east-1:1:x",
+        share_min_wcu=10**12,
+        partition_key_attribute="pk",
     )
-    ShardConsumer(
-        lambda e: process_batch(parse_event(e), settings, ports).response(),
-        "shardId-1",
-        EventSourceSettings(),
-    ).consume(records)
+    turns = Turns()
+    publisher = CapturingPublisher(lambda: turns.now)
+    stats = DynamoStatsStore(table)
+    emulate(settings, AwsClients(), [[("shardId-1", records)]], turns=turns, publisher=publisher, tables=("quality",))
     firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
     should = {k for k, s in truth.items() if first_crossing(s) is not None}
     must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}
@@ -117,8 +115,8 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     delays = []
     for key in detected:
         crossing = first_crossing(truth[key])
-        fired = next(a for a in publisher.alerts if a.key == key and a.status == "firing")
-        delays.append(_alert_time(fired, records, key) - crossing if crossing is not None else 0)
+        fired = next(at for at, a in zip(publisher.times, publisher.alerts, strict=True) if a.key == key)
+        delays.append(round(fired - crossing) if crossing is not None else 0)
     figures = window_figures(stats, windows_in_range(stats, since=0, last=None, until=2**40, table=None))
     worst_share = 0.0  # |estimate - exact| / window total, over every reported key
     worst_heavy = 0.0  # relative error of keys holding at least 1% of their window
@@ -145,17 +143,3 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
         "max_error_of_window_total": round(worst_share, 5),
         "max_relative_error_keys_over_1pct": round(worst_heavy, 4),
     }
-
-
-def _alert_time(alert: Any, records: list[dict[str, Any]], key: str) -> int:
-    """Event time at which the alert fired: the key's first write in the window plus the span it measured."""
-    span = round(alert.wcu / alert.wcu_per_second) if alert.wcu_per_second else 0
-    return _first_seen(records, key, alert.window_start) + span - 1
-
-
-def _first_seen(records: list[dict[str, Any]], key: str, window_start: int) -> int:
-    for record in records:
-        when = record["dynamodb"]["ApproximateCreationDateTime"]
-        if record["dynamodb"]["Keys"]["pk"]["S"] == key and when >= window_start:
-            return int(when)
-    return window_start

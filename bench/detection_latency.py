@@ -76,6 +76,9 @@ class Schedule:
     lineages: list[list[tuple[str, list[dict[str, Any]]]]]
     partitions: dict[tuple[str | None, str], Partition]
     bursts: list[dict[str, Any]]
+    # The table stops writing when its last burst ends (no background after it): the last flush comes
+    # from the windows' final invocations, and the resolutions from the judge's clock alone.
+    stops: bool = False
 
 
 def _size(item: dict[str, str]) -> int:
@@ -87,14 +90,19 @@ def _units(item: dict[str, str]) -> int:
     return -(-_size(item) // 1024)
 
 
+# Every this many schedules, one is a table that stops writing when its last burst ends.
+STOPS_EVERY = 4
+
+
 def generate(seed: int, shards: int | None = None) -> Schedule:
     rng = random.Random(seed)
     shards = shards or rng.randint(1, 8)
     per_shard: list[list[tuple[float, str, dict[str, str] | None, dict[str, str]]]] = [[] for _ in range(shards)]
     partitions: dict[tuple[str | None, str], Partition] = {}
+    counted: list[tuple[float, str | None, str, int]] = []
 
     def count(index: str | None, key: str, second: int, units: int) -> None:
-        partitions.setdefault((index, key), Partition(index, key)).seconds[second] += units
+        counted.append((second, index, key, units))
 
     # Background: every shard, its own 50 keys, 8 statuses (an ALL projection: each update writes the
     # index entry of its unchanged status once).
@@ -138,8 +146,16 @@ def generate(seed: int, shards: int | None = None) -> Schedule:
                 "level": round(level, 2),
                 "seconds": length,
                 "start": start - T0,
+                **({} if on_index else {"shard": owner}),
             }
         )
+    stops = seed % STOPS_EVERY == STOPS_EVERY - 1
+    if stops:
+        last = max(T0 + burst["start"] + burst["seconds"] for burst in bursts)
+        per_shard = [[write for write in writes if write[0] < last] for writes in per_shard]
+        counted = [entry for entry in counted if entry[0] < last]
+    for second, index, key, units in counted:
+        partitions.setdefault((index, key), Partition(index, key)).seconds[int(second)] += units
     lineages = []
     for shard_number, writes in enumerate(per_shard):
         writes.sort(key=lambda write: write[0])
@@ -156,15 +172,21 @@ def generate(seed: int, shards: int | None = None) -> Schedule:
             for position, (when, key, old, new) in enumerate(writes)
         ]
         parent = f"shardId-{shard_number:04d}-parent"
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and records:
             burst = rng.choice(bursts)
             cut = T0 + burst["start"] + rng.randint(0, burst["seconds"])
             split = next((i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= cut), 0)
             if 0 < split < len(records):
                 lineages.append([(parent, records[:split]), (f"shardId-{shard_number:04d}-child", records[split:])])
+                for cut_burst in bursts:  # a table key's burst its shard's rollover divides: a merged partition
+                    if (
+                        cut_burst.get("shard") == shard_number
+                        and cut_burst["start"] < cut - T0 < cut_burst["start"] + cut_burst["seconds"]
+                    ):
+                        cut_burst["split_at"] = cut - T0
                 continue
         lineages.append([(parent, records)])
-    return Schedule(seed, shards, lineages, partitions, bursts)
+    return Schedule(seed, shards, lineages, partitions, bursts, stops)
 
 
 def crossing(partition: Partition, rate: float, span: int, window_seconds: int) -> int | None:
@@ -205,7 +227,7 @@ class DeliveryFaults:
 
 
 class TimedPublisher:
-    """Keeps each alert with the emulated time of the invocation that published it."""
+    """Keeps each alert with the emulated time of the invocation (or the judge's look) that published it."""
 
     def __init__(self, turns: Any) -> None:
         self._turns = turns
@@ -216,21 +238,29 @@ class TimedPublisher:
         return str(len(self.alerts))
 
 
+def peak_of(partition: Partition, span: int) -> tuple[float, int] | None:
+    """(the partition's heaviest aligned ``span`` bucket as a rate, the second that bucket ends), summed
+    over every shard: the truth an incident's messages must reach."""
+    buckets: dict[int, int] = defaultdict(int)
+    for second, units in partition.seconds.items():
+        buckets[second - second % span] += units
+    if not buckets:
+        return None
+    start, units = max(buckets.items(), key=lambda item: (item[1], -item[0]))
+    return units / span, start + span
+
+
 def run_schedule(schedule: Schedule) -> dict[str, Any]:
     import boto3
     from moto import mock_aws
 
-    from bench.lanes import Turns, consume_side_by_side
+    from hotkeys.cli.emulation import emulate
+    from hotkeys.cli.lanes import Turns
     from hotkeys.cli.local import create_stats_table
-    from hotkeys.deployment import EVENT_SOURCE
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
-    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
-    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.alerts.desk import AlertDesk
-    from hotkeys.detector.alerts.rules import PARTITION_LIMIT
+    from hotkeys.detector.alerts.incidents import ESCALATION
+    from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 
     settings = Settings(
         stats_table_name=f"stats-{uuid.uuid4().hex[:8]}",
@@ -243,35 +273,29 @@ def run_schedule(schedule: Schedule) -> dict[str, Any]:
         client = boto3.client("dynamodb")
         create_stats_table(client, settings.stats_table_name)
         _create_source_table(client)
-
-        def container() -> Any:
-            aws = AwsClients()
-            table = aws.resource("dynamodb").Table(settings.stats_table_name)
-            stats = DynamoStatsStore(table)
-            describe = describe_table_with(aws.client("dynamodb"))
-            ports = Ports(
-                stats=stats,
-                resolve_key=PartitionKeyResolver(None, describe),
-                alerts=AlertDesk(settings, DynamoIncidentStore(table), publisher, stats),
-                indexes=TableIndexes(describe),
-            )
-            return lambda event: process_batch(parse_event(event), settings, ports).response()
-
         rngs = [random.Random(schedule.seed * 1000 + lane) for lane in range(len(schedule.lineages))]
-        consume_side_by_side(
+        emulate(
+            settings,
+            AwsClients(),
             schedule.lineages,
-            [container() for _ in schedule.lineages],
-            [DeliveryFaults.of(rng) for rng in rngs],
-            EVENT_SOURCE,
+            chaos=[DeliveryFaults.of(rng) for rng in rngs],
             turns=turns,
+            publisher=publisher,
+            tables=(TABLE,),
         )
     fired: dict[tuple[str | None, str], float] = {}
+    messages: dict[tuple[str | None, str], list[tuple[float, Any]]] = defaultdict(list)
     for at, alert in publisher.alerts:
-        if alert.status == "firing" and alert.reason == PARTITION_LIMIT:
-            fired.setdefault((alert.index, alert.key), at)
+        if alert.reason == PARTITION_LIMIT:
+            messages[(alert.index, alert.key)].append((at, alert))
+            if alert.status == "firing":
+                fired.setdefault((alert.index, alert.key), at)
     rate, span = settings.alert_wcu_per_second, settings.alert_min_span_seconds
     rows: list[dict[str, Any]] = []
+    truths: list[dict[str, Any]] = []
     missed: list[str] = []
+    last_write = max(second for partition in schedule.partitions.values() for second in partition.seconds)
+    resolutions: list[dict[str, Any]] = []
     for name, partition in schedule.partitions.items():
         crossed = crossing(partition, rate, span, settings.window_seconds)
         if crossed is None:
@@ -280,7 +304,37 @@ def run_schedule(schedule: Schedule) -> dict[str, Any]:
         if name not in fired:
             missed.append(label)
             continue
-        rows.append({"partition": label, "crossed": crossed - T0, "published": fired[name] - T0})
+        split = any(burst["partition"] == label and "split_at" in burst for burst in schedule.bursts)
+        kind = "index partition" if partition.index else "split table key" if split else "table key"
+        rows.append({"partition": label, "kind": kind, "crossed": crossed - T0, "published": fired[name] - T0})
+        peak = peak_of(partition, span)
+        if peak is not None:
+            value, reached = peak
+            # The first message that tells the truth as the incident's rules keep it: a rate (its own, or
+            # the incident's peak) an update would not follow (within ESCALATION of the true peak) and the
+            # shard count the true peak calls for
+            quoted = next(
+                (
+                    at
+                    for at, alert in messages[name]
+                    if (told := max(alert.wcu_per_second, alert.peak_wcu_per_second)) * ESCALATION >= value
+                    and suggested_shards(told, rate) >= suggested_shards(value, rate)
+                ),
+                None,
+            )
+            truths.append(
+                {
+                    "partition": label,
+                    "peak": value,
+                    "peak_reached": reached - T0,
+                    "quoted": None if quoted is None else quoted - T0,
+                    "seconds": None if quoted is None else max(0.0, quoted - reached),
+                }
+            )
+        resolved = next((at for at, alert in messages[name] if alert.status == "resolved"), None)
+        resolutions.append(
+            {"partition": label, "resolved": None if resolved is None else resolved - T0, "last_write": last_write - T0}
+        )
     should = {
         name
         for name, partition in schedule.partitions.items()
@@ -290,10 +344,13 @@ def run_schedule(schedule: Schedule) -> dict[str, Any]:
     return {
         "seed": schedule.seed,
         "shards": schedule.shards,
+        "stops": schedule.stops,
         "rollovers": sum(1 for lineage in schedule.lineages if len(lineage) > 1),
         "records": sum(len(records) for lineage in schedule.lineages for _s, records in lineage),
         "bursts": schedule.bursts,
         "latencies": [{**row, "seconds": row["published"] - row["crossed"]} for row in rows],
+        "truth": truths,
+        "resolutions": resolutions,
         "missed": missed,
         "fired_without_crossing": unexpected,
     }
@@ -327,16 +384,38 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(rank, len(ordered)) - 1]
 
 
+# The targets (issue #34): a table key's first alarm on its own shard, a partition merged across shards
+# (an index's, or a key a rollover divides) by the judge, the truth (a message quoting the incident's peak)
+# after the peak, and a table that stops writing resolved.
+TABLE_KEY_TARGET = 6
+MERGED_TARGET = 20
+TRUTH_TARGET = 20
+QUIET_RESOLUTION_TARGET = 300
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     from hotkeys.deployment import EVENT_SOURCE
     from hotkeys.detector.config import default_of
 
     latencies = [entry["seconds"] for row in rows for entry in row["latencies"]]
-    target = EVENT_SOURCE.max_batching_window_seconds + default_of("flush_seconds") + 5
     by_kind: dict[str, list[float]] = defaultdict(list)
     for row in rows:
         for entry in row["latencies"]:
-            by_kind["index partition" if entry["partition"].startswith(INDEX) else "table key"].append(entry["seconds"])
+            by_kind[entry["kind"]].append(entry["seconds"])
+    table_keys = by_kind.get("table key", [])
+    merged = by_kind.get("index partition", []) + by_kind.get("split table key", [])
+    truths = [entry["seconds"] for row in rows for entry in row["truth"] if entry["seconds"] is not None]
+    untold = [(row["seed"], entry["partition"]) for row in rows for entry in row["truth"] if entry["seconds"] is None]
+    quiet = [
+        entry["resolved"] - entry["last_write"] if entry["resolved"] is not None else None
+        for row in rows
+        if row["stops"]
+        for entry in row["resolutions"]
+    ]
+
+    def p99(values: list[float]) -> float | None:
+        return percentile(values, 0.99) if values else None
+
     return {
         "schedules": len(rows),
         "crossings": len(latencies) + sum(len(row["missed"]) for row in rows),
@@ -344,15 +423,33 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "missed": [(row["seed"], name) for row in rows for name in row["missed"]],
         "fired_without_crossing": [(row["seed"], name) for row in rows for name in row["fired_without_crossing"]],
         "p50_seconds": statistics.median(latencies) if latencies else None,
-        "p99_seconds": percentile(latencies, 0.99) if latencies else None,
+        "p99_seconds": p99(latencies),
         "max_seconds": max(latencies) if latencies else None,
         "min_seconds": min(latencies) if latencies else None,
         "by_kind": {
-            kind: {"count": len(values), "p50": statistics.median(values), "max": max(values)}
+            kind: {"count": len(values), "p50": statistics.median(values), "p99": p99(values), "max": max(values)}
             for kind, values in sorted(by_kind.items())
         },
-        "target_seconds": target,
-        "target_met": bool(latencies) and percentile(latencies, 0.99) <= target,
+        "table_key_p99_seconds": p99(table_keys),
+        "merged_p99_seconds": p99(merged),
+        "truth_p99_seconds": p99(truths),
+        "truth_max_seconds": max(truths) if truths else None,
+        "truth_untold": untold,
+        "stopping_tables": sum(1 for row in rows if row["stops"]),
+        "quiet_resolution_max_seconds": max((value for value in quiet if value is not None), default=None),
+        "quiet_unresolved": sum(1 for value in quiet if value is None),
+        "targets": {
+            "table_key_p99_seconds": TABLE_KEY_TARGET,
+            "merged_p99_seconds": MERGED_TARGET,
+            "truth_p99_seconds": TRUTH_TARGET,
+            "quiet_resolution_seconds": QUIET_RESOLUTION_TARGET,
+        },
+        "target_met": bool(latencies)
+        and (p99(table_keys) or 0) <= TABLE_KEY_TARGET
+        and (p99(merged) or 0) <= MERGED_TARGET
+        and (p99(truths) or 0) <= TRUTH_TARGET
+        and not untold
+        and all(value is not None and value <= QUIET_RESOLUTION_TARGET for value in quiet),
         "batching_window_seconds": EVENT_SOURCE.max_batching_window_seconds,
         "flush_seconds": default_of("flush_seconds"),
     }

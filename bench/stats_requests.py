@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import logging
 import os
@@ -59,7 +60,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from bench.lanes import Lane, Turns, epoch, moto_environment
+from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
 
@@ -253,41 +254,23 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
     return settings, mapping
 
 
-def _container(settings: Any, session: Any, counting: Counting) -> Any:
-    """A Lambda container's handler: its own clients (counted) and ports."""
+def _clients(session: Any, counting: Counting) -> Any:
+    """A container's AWS clients (its own, on the shared session), counted."""
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.pipeline import parse_event, process_batch
-    from hotkeys.detector.wiring import build_ports
 
     aws = AwsClients(session=session)
     counting.attach(aws)
-    # The ports' periodic looks (the archive spool's marker read) pace themselves by emulated time: the
-    # latest event time this container has been handed, as a real container's clock would read it.
-    now = [0.0]
-    ports = build_ports(settings, aws, clock=lambda: now[0])
-
-    def handle(event: dict[str, Any]) -> dict[str, Any]:
-        now[0] = max(now[0], emulated_now(event))
-        return process_batch(parse_event(event), settings, ports).response()
-
-    return handle
-
-
-def emulated_now(event: dict[str, Any]) -> float:
-    """An invocation's emulated time, from its own event: its latest record's, or its window's end."""
-    records = event["Records"]
-    if records:
-        return float(max(record["dynamodb"]["ApproximateCreationDateTime"] for record in records))
-    return float(epoch(event["window"]["end"]))
+    return aws
 
 
 def measure(run: Run) -> dict[str, Any]:
-    """Every shard in one process, on in-process moto (the 1-shard runs and the smoke run)."""
+    """Every shard in one process, on in-process moto (the 1-shard runs and the smoke run): the deployment
+    emulated (``hotkeys.cli.emulation``), every container's and the judge's requests counted. The judge
+    looks while the shards run and stops with them (the steady state: no quiet tail)."""
     import boto3
     from moto import mock_aws
 
-    from bench.lanes import consume_side_by_side
-    from hotkeys.cli.esm import Chaos
+    from hotkeys.cli.emulation import emulate
 
     started = time.process_time()
     suffix = uuid.uuid4().hex[:8]
@@ -298,11 +281,18 @@ def measure(run: Run) -> dict[str, Any]:
         # One boto3 session for every container: each still has its own clients (and event hooks), but
         # the service models and endpoint data are parsed once, not once per container (tens of MB each).
         session = boto3.session.Session()
-        handlers = [_container(settings, session, counting) for _ in lineages]
-        _runs, lanes = consume_side_by_side(lineages, handlers, [Chaos() for _ in lineages], mapping)
+        emulated = emulate(
+            settings,
+            _clients(session, counting),
+            lineages,
+            mapping=mapping,
+            aws_for=lambda _number: _clients(session, counting),
+            tables=(TABLE,),
+            tail_seconds=0,
+        )
         incidents = _stored_incidents(settings.stats_table_name)
     records = sum(len(records) for lineage in lineages for _s, records in lineage)
-    invocations = sum(len(lane.invocations) for lane in lanes)
+    invocations = sum(len(lane.invocations) for lane in emulated.lanes)
     return _report(run, settings, mapping, counting, incidents, records, invocations, started)
 
 
@@ -386,13 +376,18 @@ class RemoteTurns(Turns):
 
 def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: Any, queue: Any, pipes: Any) -> None:
     """One process: its lanes (shards) in threads, each with its own container, taking turns with every
-    other process's lanes; sends its counts back on ``queue``."""
+    other process's lanes, and, in the process holding lane ``run.shards``, the judge looking on its
+    schedule while the shards run (their lag taken as none: they run in step); sends its counts back on
+    ``queue``."""
     import threading
 
     import boto3
 
+    from hotkeys.cli.emulation import judge_times
     from hotkeys.cli.esm import Chaos, consume_lineage
+    from hotkeys.cli.lanes import Ticker
     from hotkeys.detector.observability import logger
+    from hotkeys.detector.wiring import build_judge
 
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -405,9 +400,20 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
 
     def consume(number: int) -> None:
         try:
+            if number == run.shards:  # the judge's lane
+                judge = build_judge(
+                    settings, _clients(session, counting), clock=lambda: turns.now, lag=lambda: 0.0, tables=(TABLE,)
+                )
+                end = T0 + run.windows * WINDOW + mapping.max_batching_window_seconds + 1
+                times = [
+                    at for at in itertools.takewhile(lambda at: at <= end, judge_times(T0, settings.flush_seconds))
+                ]
+                Ticker(number, turns, times, lambda _at: judge.look()).run()
+                return
             lineage = [(f"shardId-{number:05d}", shard_records(run, number))]
             lane = Lane(number, turns, lineage, Chaos(), mapping)
-            consume_lineage(lane.wrap(_container(settings, session, counting)), lineage, mapping, lane)
+            handler = _handler(settings, _clients(session, counting), turns)
+            consume_lineage(lane.wrap(handler), lane.feeds(), mapping, lane)
             invocations.append(len(lane.invocations))
             nonlocal records
             records += sum(len(part) for _s, part in lineage)
@@ -431,6 +437,16 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
     queue.put(("result", -1, result))
+
+
+def _handler(settings: Any, aws: Any, turns: Any) -> Any:
+    """A container of the consumer on emulated time (``RemoteTurns.now``)."""
+    from hotkeys.detector.pipeline import parse_event, process_batch
+    from hotkeys.detector.wiring import build_ports
+
+    clock = lambda: turns.now  # noqa: E731
+    ports = build_ports(settings, aws, clock=clock, wall_clock=clock)
+    return lambda event: process_batch(parse_event(event), settings, ports).response()
 
 
 def measure_processes(run: Run, processes: int) -> dict[str, Any]:
@@ -457,8 +473,10 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
         settings, mapping = _resources(run, uuid.uuid4().hex[:8])
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
+        # Lane run.shards is the judge's (in the first process).
         groups = [list(range(run.shards))[number::processes] for number in range(min(processes, run.shards))]
-        pipes = {lane: context.Pipe(duplex=False) for lane in range(run.shards)}
+        groups[0].append(run.shards)
+        pipes = {lane: context.Pipe(duplex=False) for lane in range(run.shards + 1)}
         workers = [
             context.Process(
                 target=_worker,

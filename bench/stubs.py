@@ -19,10 +19,7 @@ class NullStats:
     def __init__(self) -> None:
         self.calls = 0
 
-    def save_segment(self, snapshot: Any, expires_at: int) -> None:
-        self.calls += 1
-
-    def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
+    def save_segment(self, snapshot: Any, expires_at: int, bucket: int = 0) -> None:
         self.calls += 1
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:

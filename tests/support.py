@@ -105,6 +105,8 @@ ORDERS_ALERT = Alert(
     status="firing",
     peak_wcu_per_second=930.0,
     alert_threshold=0.8,
+    suggested_shards=2,
+    sized_wcu_per_second=930.0,
 )
 
 
@@ -117,3 +119,11 @@ class Routed:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._insights if "contributor_insights" in name else self._rest, name)
+
+
+def layouts_of(stats: Any, window_seconds: int = 60) -> Any:
+    """A consumer container's layouts (``layout.LayoutCache``) over a ``DynamoStatsStore``: what
+    ``wiring.build_ports`` gives the pipeline, so the tables it counts are registered for ``top``."""
+    from hotkeys.detector.layout import LayoutCache
+
+    return LayoutCache(stats.layout, lambda: 0.0, window_seconds, lambda fresh: stats.save_layout(None, fresh))

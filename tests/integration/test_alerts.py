@@ -1,7 +1,10 @@
-"""Alerts through SNS as subscribers receive them: one firing per incident, spaced reminders, one resolved."""
+"""Alerts through SNS as subscribers receive them: one firing per incident, an update when it gets worse,
+spaced reminders, one resolved. The deployment is emulated whole (``hotkeys.cli.emulation``): every shard's
+consumer and the judge on its schedule, side by side in emulated time."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from collections import Counter
@@ -10,10 +13,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.esm import Chaos, RandomChaos, ShardConsumer, consume_lineage
+from hotkeys.cli.emulation import Emulated, emulate
+from hotkeys.cli.esm import Chaos, RandomChaos
 from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.lanes import Turns
+from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
-from hotkeys.deployment import EventSourceSettings
+from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
@@ -39,6 +45,10 @@ DOCUMENT_FIELDS = {
     "reason",
     "status",
     "suggested_shards",
+    "peak_wcu_per_second",
+    "peak_share",
+    "started",
+    "lasted_seconds",
 }
 
 
@@ -67,17 +77,29 @@ def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str 
 
 
 def consume(
-    settings: Settings, shards: list[list[dict[str, Any]]], chaos: Chaos | None = None, batch_size: int = 500
-) -> None:
-    ports = build_ports(settings, AwsClients())
-    esm = EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
-    for index, records in enumerate(shards):
-        ShardConsumer(
-            lambda e: process_batch(parse_event(e), settings, ports).response(),
-            f"shardId-{index}",
-            esm,
-            chaos,
-        ).consume(records)
+    settings: Settings,
+    shards: list[list[dict[str, Any]]] | list[list[tuple[str, list[dict[str, Any]]]]],
+    chaos: Chaos | None = None,
+    batch_size: int = 500,
+    turns: Turns | None = None,
+) -> Emulated:
+    """The deployment over these shards (each a list of records, or a lineage of (shard, records)): each
+    shard's consumer in its own container, side by side, and the judge on its schedule."""
+    mapping = dataclasses.replace(
+        EVENT_SOURCE, batch_size=batch_size, tumbling_window_seconds=settings.window_seconds, retry_attempts=20
+    )
+    lineages = [
+        shard if shard and isinstance(shard[0], tuple) else [(f"shardId-{index}", shard)]
+        for index, shard in enumerate(shards)
+    ]
+    return emulate(
+        settings,
+        AwsClients(),
+        lineages,  # type: ignore[arg-type]
+        chaos=[chaos or Chaos() for _ in lineages],
+        mapping=mapping,
+        turns=turns,
+    )
 
 
 def delivered(queue_url: str) -> list[dict[str, Any]]:
@@ -168,13 +190,14 @@ def test_share_alerts_need_a_busy_enough_table(stats_table_name: str, topic: dic
     # When the table's window total (420 WCU) is under SHARE_MIN_WCU (default 6000): nothing
     consume(quiet, [records])
     assert delivered(topic["queue"]) == []
-    # And with SHARE_MIN_WCU lowered to 100: a share alert names the key
-    busy = Settings(stats_table_name=stats_table_name + "", alert_topic_arn=topic["arn"], share_min_wcu=100)
-    later = [(key, rate, start + 120, duration) for key, rate, start, duration in [("popular", 2, 0, 60), *others]]
-    consume(busy, [traffic(later, table="profiles")])
+    # And with SHARE_MIN_WCU lowered to 100 (another deployment, with its own stats table): a share alert
+    # names the key
+    create_stats_table(boto3.client("dynamodb"), f"{stats_table_name}-busy")
+    busy = Settings(stats_table_name=f"{stats_table_name}-busy", alert_topic_arn=topic["arn"], share_min_wcu=100)
+    consume(busy, [records])
     alerts = delivered(topic["queue"])
-    assert statuses(alerts) == Counter({("popular", "share", "firing"): 1})
-    assert alerts[0]["share"] >= 0.1
+    assert statuses(alerts) == Counter({("popular", "share", "firing"): 1, ("popular", "share", "resolved"): 1})
+    assert next(a for a in alerts if a["status"] == "firing")["share"] >= 0.1
 
 
 def test_shares_are_computed_across_shards(stats_table_name: str, topic: dict) -> None:
@@ -187,7 +210,7 @@ def test_shares_are_computed_across_shards(stats_table_name: str, topic: dict) -
     )
     shard0 = traffic([("k", 3, 0, 60), ("x", 2, 0, 60)], shard=0, table="t")
     shard1 = traffic([("y", 20, 0, 60)], shard=1, table="t")
-    # When shard 1 is consumed first, then shard 0
+    # When both are consumed, side by side
     consume(settings, [shard1, shard0])
     # Then "k" raises nothing (12% < 20% of the table), while "y" (80% of the table) does
     assert {a["key"] for a in delivered(topic["queue"])} == {"y"}
@@ -202,25 +225,17 @@ def cut(records: list[dict[str, Any]], at_second: int) -> list[tuple[str, list[d
     return [("shardId-parent", records[:split]), ("shardId-child", records[split:])]
 
 
-def consume_shards(settings: Settings, lineage: list[tuple[str, list[dict[str, Any]]]], chaos: Chaos | None) -> None:
-    ports = build_ports(settings, AwsClients())
-    esm = EventSourceSettings(batch_size=500, tumbling_window_seconds=settings.window_seconds, retry_attempts=20)
-    consume_lineage(lambda e: process_batch(parse_event(e), settings, ports).response(), lineage, esm, chaos)
-
-
 @pytest.mark.parametrize("seed", [None, 3])
 @pytest.mark.parametrize(
-    ("rollover_at", "key_returns", "resolved_in"),
+    ("rollover_at", "key_returns"),
     [
-        # The parent, seen in window 00:00, wrote no later window: it may be a sibling up to SIBLING_WINDOWS
-        # (3) windows behind, so the first window judged finished is 00:04 (docs/decisions.md §50).
-        (35, False, "00:04:00"),  # mid-burst: the child sees the key hot on the merged figures
-        (46, True, "00:04:00"),  # after the burst; the key writes (quietly) to the child
-        (46, False, "00:04:00"),  # after the burst, and the key never writes again
+        (35, False),  # mid-burst: the merged figures see the key hot over parent and child
+        (46, True),  # after the burst; the key writes (quietly) to the child
+        (46, False),  # after the burst, and the key never writes again
     ],
 )
 def test_an_incident_survives_a_shard_rollover(
-    stats_table_name: str, topic: dict, rollover_at: int, key_returns: bool, resolved_in: str, seed: int | None
+    stats_table_name: str, topic: dict, rollover_at: int, key_returns: bool, seed: int | None
 ) -> None:
     # Given a burst of event#42 from 25 s to 45 s and background traffic for six windows; the stream
     # shard ends at `rollover_at` and a child shard carries on
@@ -228,15 +243,15 @@ def test_an_incident_survives_a_shard_rollover(
     later = [("event#42", 1, 70, 1)] if key_returns else []
     records = traffic([("event#42", 900, 25, 20), ("quiet", 2, 0, 400), *later])
     # When the parent and then the child shard are consumed (cleanly, or with faults of delivery)
-    consume_shards(settings, cut(records, rollover_at), RandomChaos(random.Random(seed)) if seed else None)
+    consume(settings, [cut(records, rollover_at)], RandomChaos(random.Random(seed)) if seed else None)
     # Then one firing and one resolved message arrive for the incident, whichever shard carried it,
-    # resolved on the first window every shard seen near it has finished
+    # resolved on the first window after the burst's: the parent's early final head says its shard ended
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter(
         {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
     )
     resolved = next(a for a in alerts if a["status"] == "resolved")
-    assert resolved["window_start"] == f"2026-12-01T{resolved_in}Z"
+    assert resolved["window_start"] == "2026-12-01T00:01:00Z"
 
 
 def test_a_share_counts_the_keys_writes_before_a_rollover(stats_table_name: str, topic: dict) -> None:
@@ -248,7 +263,7 @@ def test_a_share_counts_the_keys_writes_before_a_rollover(stats_table_name: str,
     parent = traffic([("k", 30, 0, 30), ("x", 70, 0, 30)], table="t")
     child = traffic([("k", 500 / 30, 30, 30), ("y", 100 / 30, 30, 30)], shard=1, table="t")
     # When the parent, then the child are consumed
-    consume_shards(settings, [("shardId-parent", parent), ("shardId-child", child)], None)
+    consume(settings, [[("shardId-parent", parent), ("shardId-child", child)]])
     # Then "k" is alerted with its whole window share (the child's part alone is 14% of the table)
     alerts = [a for a in delivered(topic["queue"]) if a["key"] == "k"]
     assert [a["status"] for a in alerts][:1] == ["firing"]
@@ -331,6 +346,41 @@ def test_a_failed_publish_fails_the_batch_and_the_retry_publishes_once(
     assert rows["event#42"] == 900 * 15
 
 
+def test_a_confirmation_the_store_refuses_is_written_again_before_another_container_could_resend(
+    stats_table_name: str, topic: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the stats table errs on the first two writes of the firing's confirmation, and every failed
+    # invocation is retried in a fresh container (which does not remember what it published)
+    from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
+
+    real_update = DynamoIncidentStore.update
+    failures = {"left": 2}
+
+    def flaky(self: DynamoIncidentStore, incident: Any, version: int, now: float) -> Any:
+        if incident.pending is None and failures["left"]:
+            failures["left"] -= 1
+            raise RuntimeError("DynamoDB is unavailable")
+        return real_update(self, incident, version, now)
+
+    monkeypatch.setattr(DynamoIncidentStore, "update", flaky)
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
+    turns = Turns()
+
+    def fresh_container(_ports: Any) -> Any:
+        def invoke(event: dict[str, Any]) -> Any:
+            ports = build_ports(settings, AwsClients(), clock=lambda: turns.now, wall_clock=lambda: turns.now)
+            return process_batch(parse_event(event), settings, ports).response()
+
+        return invoke
+
+    # When a key fires
+    records = traffic([("event#42", 900, 0, 15), ("quiet", 1, 0, 70)])
+    emulate(settings, AwsClients(), [[("shardId-0", records)]], handler=fresh_container, turns=turns)
+    # Then the confirmation was written on its third try, and one firing arrived
+    assert failures["left"] == 0
+    assert statuses(delivered(topic["queue"]))[("event#42", "partition_limit", "firing")] == 1
+
+
 def test_a_burst_of_a_key_that_wrote_steadily_before_it_fires(stats_table_name: str, topic: dict) -> None:
     # Given a key writing 50 WCU/s from the window's start, then 1,500 WCU/s for 25 s from second 30
     # (over its active span it averages 660 WCU/s: below the 800 WCU/s alert rate)
@@ -339,12 +389,19 @@ def test_a_burst_of_a_key_that_wrote_steadily_before_it_fires(stats_table_name: 
     # When it is consumed
     consume(settings, [records])
     alerts = delivered(topic["queue"])
-    # Then the burst fires (its 10-second buckets reach the alert rate) and later resolves
+    # Then the burst fires (its 10-second buckets reach the alert rate), is updated once its peak (1,500
+    # WCU/s) outgrows what the firing quoted, and later resolves
     assert statuses(alerts) == Counter(
-        {("event#42", "partition_limit", "firing"): 1, ("event#42", "partition_limit", "resolved"): 1}
+        {
+            ("event#42", "partition_limit", "firing"): 1,
+            ("event#42", "partition_limit", "escalated"): 1,
+            ("event#42", "partition_limit", "resolved"): 1,
+        }
     )
     firing = next(a for a in alerts if a["status"] == "firing")
-    assert firing["wcu_per_second"] >= 800
+    escalated = next(a for a in alerts if a["status"] == "escalated")
+    assert 800 <= firing["wcu_per_second"] < 1200
+    assert escalated["peak_wcu_per_second"] == 1500.0 and escalated["suggested_shards"] == 2
 
 
 def test_an_incident_open_across_the_deploy_that_renamed_incidents_closes_under_its_own_name(
@@ -381,38 +438,49 @@ def test_an_incident_open_across_the_deploy_that_renamed_incidents_closes_under_
     )
     for name in (old_name, incident_key("partition_limit", "event#42")):
         item = table.get_item(Key={"pk": "INC#tickets", "sk": name})["Item"]
-        assert (item["status"], item["resolve_published"]) == ("resolved", True), name
+        assert (item["status"], "pending" in item) == ("resolved", False), name
 
 
-def test_shards_that_find_an_incident_already_marked_this_window_pay_one_request(
+def test_shards_that_find_a_partition_hot_pay_one_request_per_incident_not_per_window(
     stats_table_name: str, topic: dict
 ) -> None:
-    """An index partition spread over every shard is found hot by each of them: after the first, each pays
-    the failed claim only (DynamoDB returns the incident with the failed condition), not a read and
-    three updates: at 100 shards this is what keeps incident requests within the budget."""
-    import dataclasses
-
+    """An index partition spread over every shard is found hot by each shard's first alarm: each pays one
+    conditional write (DynamoDB returns the incident with the failed condition) the first time, and none
+    in the windows after while it stays hot (its container remembers it firing): at 100 shards this is
+    what keeps incident requests within the budget."""
     from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
     from hotkeys.detector.adapters.publisher import SnsPublisher
-    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.alerts.desk import AlertDesk
-    from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
+    from hotkeys.detector.alerts.first_alarm import FirstAlarm
+    from hotkeys.detector.alerts.notifier import Notifier
+    from hotkeys.detector.records import Change, ChangeKind
+    from hotkeys.detector.state import ShardState
+    from hotkeys.detector.summary import Counting
 
     table = boto3.resource("dynamodb").Table(stats_table_name)
-    store = DynamoIncidentStore(table)
     calls: Counter[str] = Counter()
     table.meta.client.meta.events.register("before-call.dynamodb.*", lambda model, **_: calls.update([model.name]))
     settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
-    desk = AlertDesk(settings, store, SnsPublisher(boto3.client("sns"), topic["arn"]), DynamoStatsStore(table))
-    hot = HotKey("tickets", "PENDING", PARTITION_LIMIT, T0, 60, 10, 54_000, 900.0, 0.0, T0 + 30, index="by-status")
-    # Given the first shard that finds the partition hot: it claims the incident and publishes
-    assert desk._on_hot(hot, "shardId-1", 100_000) == 1
-    # When seven more shards find it hot in the same window, at lower rates
-    for number in range(2, 9):
-        assert desk._on_hot(dataclasses.replace(hot, wcu_per_second=850.0), f"shardId-{number}", 100_000) == 0
-    # Then each of them made one request (the claim, answered with the incident), and one firing went out
-    assert calls == Counter({"PutItem": 8, "UpdateItem": 1})  # the claims, and the first's published mark
+    notifier = Notifier(
+        settings, DynamoIncidentStore(table), SnsPublisher(boto3.client("sns"), topic["arn"]), "consumer"
+    )
+    alarms = [FirstAlarm(settings, notifier, lambda: float(T0)) for _ in range(8)]  # a container per shard
+
+    def window(start: int, shard: int) -> int:
+        state = ShardState()
+        for second in range(10):  # 900 WCU/s of index writes on this shard, in 10 one-second writes
+            change = Change("tickets", f"o{shard}-{second}", start + second, 1 + second, 1, ChangeKind.WRITE)
+            change.index_writes = (("by-status", "PENDING", 900),)
+            state.apply(change, 60, Counting.of(settings), ("by-status",))
+        return alarms[shard].review(f"shardId-{shard}", state, list(state.segments.values()))
+
+    # Given eight shards that each find the partition hot in the first window
+    assert sum(window(T0, shard) for shard in range(8)) == 1
+    first = dict(calls)
+    # When they find it hot in the next two windows
+    for start in (T0 + 60, T0 + 120):
+        for shard in range(8):
+            assert window(start, shard) == 0
+    # Then the first window cost one claim per shard (and the firing's confirmation), the next ones nothing
+    assert first == {"PutItem": 9}  # 8 claims, and the first one's confirmation (a version-checked put)
+    assert dict(calls) == first
     assert statuses(delivered(topic["queue"])) == Counter({("PENDING", "partition_limit", "firing"): 1})
-    # and a shard that finds it hotter than its recorded peak still raises the peak
-    desk._on_hot(dataclasses.replace(hot, wcu_per_second=990.0), "shardId-9", 100_000)
-    assert float(store.get("tickets", hot.incident_key)["peak"]) == 990.0  # type: ignore[index]

@@ -17,6 +17,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
+from tests.support import layouts_of
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z
 BIG = "12345678901234567890123456789012345678"  # 38 significant digits
@@ -158,7 +159,9 @@ def test_an_archive_that_neither_s3_nor_the_spool_takes_fails_the_invocation_and
     }
     with pytest.raises(BatchError, match="spool is down too"):
         process_batch(parse_event(event), settings, build_ports(settings, AwsClients()))
-    assert build_ports(settings, AwsClients()).stats.catalog(0, 2**40) == []
+    stored = build_ports(settings, AwsClients()).stats
+    tables = {record["eventSourceARN"].split("/")[1] for record in records}
+    assert tables and all(stored.windows(table, 0, 2**40) == [] for table in tables)
     # And through the mapping's retries every TTL item ends up archived, the counts applied once
     failures["left"] = 2
     run(settings, records)
@@ -243,8 +246,12 @@ def test_expired_items_survive_an_s3_outage_of_seven_days(stats_table_name: str,
     archiver = TtlArchiver(
         outage, "ttl/", lambda _table: "expireAt", spool=DynamoArchiveSpool(table), clock=lambda: next(ticks)
     )
+    stats = DynamoStatsStore(table)
     ports = Ports(
-        stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, lambda name: {}), archiver=archiver
+        stats=stats,
+        resolve_key=PartitionKeyResolver(None, lambda name: {}),
+        archiver=archiver,
+        layouts=layouts_of(stats),
     )
     esm = EventSourceSettings(batch_size=10, tumbling_window_seconds=60, retry_attempts=2)
     consumer = ShardConsumer(lambda e: process_batch(parse_event(e), settings, ports).response(), "shardId-7", esm)

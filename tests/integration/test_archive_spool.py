@@ -7,9 +7,8 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool, spool_pk
+from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool, spool_partition_of, spool_pk
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
-from hotkeys.detector.snapshots import stats_partition_of
 
 
 @pytest.fixture
@@ -84,7 +83,7 @@ def test_a_forced_drain_looks_without_a_marker_and_parts_cut_short_do_not_hold_t
     # Given an object whose write was cut short after its first of two parts (its batch was retried under
     # other object keys), and a complete object whose marker was lost
     table: Any = spool._table
-    pk = spool_pk(stats_partition_of("shardId-a"))
+    pk = spool_pk(spool_partition_of("shardId-a"))
     table.put_item(
         Item={"pk": pk, "sk": "abc#0000", "object_key": "ttl/cut.json.gz", "part": 0, "parts": 2, "body": b"x"}
     )

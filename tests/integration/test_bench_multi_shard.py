@@ -70,7 +70,16 @@ def test_the_detection_latency_benchmark_reports_its_figures(tmp_path: Path) -> 
     summary = result["summary"]
     # Then its bursts crossed the alert rate and each crossing is published or reported missed
     assert summary["crossings"] >= 2 and summary["crossings"] == summary["published"] + len(summary["missed"])
-    assert {"p50_seconds", "p99_seconds", "max_seconds", "target_seconds", "target_met", "by_kind"} <= set(summary)
+    assert {"p50_seconds", "p99_seconds", "max_seconds", "targets", "target_met", "by_kind"} <= set(summary)
+    assert {"table_key_p99_seconds", "merged_p99_seconds", "truth_p99_seconds", "quiet_resolution_max_seconds"} <= set(
+        summary
+    )
+    assert set(summary["targets"]) == {
+        "table_key_p99_seconds",
+        "merged_p99_seconds",
+        "truth_p99_seconds",
+        "quiet_resolution_seconds",
+    }
     (schedule,) = result["schedules"]
     assert schedule["shards"] == 2 and all(entry["published"] >= 0 for entry in schedule["latencies"])
 

@@ -53,6 +53,9 @@ def resource_of(service: str, operation: str, params: dict[str, Any]) -> str:
     if service == "dynamodb" and "TableName" in params:
         table = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{params['TableName']}"
         return f"{table}/index/{params['IndexName']}" if params.get("IndexName") else table
+    if service == "dynamodb" and operation == "BatchGetItem":
+        (name,) = params["RequestItems"]  # the CLI reads one table per request
+        return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
     if service == "cloudwatch" and operation == "GetInsightRuleReport":
         return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:insight-rule/{params['RuleName']}"
     raise AssertionError(f"{service} {operation}: no resource known for this call; teach resource_of and README")

@@ -25,7 +25,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
-from tests.support import Routed, create_source_table, write_record
+from tests.support import Routed, create_source_table, layouts_of, write_record
 
 STACK = "HotKeyDetector"
 LAYER = "arn:aws:lambda:us-east-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:20"
@@ -83,10 +83,8 @@ def count_a_window(deployment: Deployment, at: int) -> None:
     """The consumer has run: one window of figures in the stats table."""
     settings = Settings(stats_table_name=deployment.stats_table)
     records = [write_record("k", i, at, table="orders") for i in range(3)]
-    ports = Ports(
-        stats=DynamoStatsStore(boto3.resource("dynamodb").Table(deployment.stats_table)),
-        resolve_key=PartitionKeyResolver(None, lambda name: {}),
-    )
+    stats = DynamoStatsStore(boto3.resource("dynamodb").Table(deployment.stats_table))
+    ports = Ports(stats=stats, resolve_key=PartitionKeyResolver(None, lambda name: {}), layouts=layouts_of(stats))
     start = at - at % 60
     process_batch(StreamBatch(records, "shardId-1", (start, start + 60), {}, True), settings, ports)
 

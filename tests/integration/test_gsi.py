@@ -54,11 +54,14 @@ def test_a_hot_index_key_fires_a_back_pressure_alert_naming_the_index(
     # When the function consumes them with its real wiring (the index read from DescribeTable)
     consume(settings, [records])
     alerts = delivered(topic["queue"])
-    # Then the index key fires once and resolves once; no table key was hot
-    assert sorted((a["index"], a["key"], a["status"]) for a in alerts) == [
+    # Then the index key fires once (at the crossing: 800 WCU/s, one partition would still do), is updated
+    # once its peak (900 WCU/s) calls for 2 suffixes, and resolves once; no table key was hot
+    assert [(a["index"], a["key"], a["status"]) for a in alerts] == [
         ("by-status", "PENDING", "firing"),
+        ("by-status", "PENDING", "escalated"),
         ("by-status", "PENDING", "resolved"),
     ]
+    assert [(a["peak_wcu_per_second"], a["suggested_shards"]) for a in alerts] == [(800.0, 1), (900.0, 2), (900.0, 2)]
     firing = next(a for a in alerts if a["status"] == "firing")
     assert firing["table"] == "orders" and firing["wcu_per_second"] >= 800
     assert firing["attributes"]["index"]["Value"] == "by-status"

@@ -18,14 +18,15 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
 from hotkeys.detector.state import STATE_VERSION
 from hotkeys.detector.windows import iso_utc as iso
-from tests.support import ttl_record, wcu_of, write_record
+from tests.support import layouts_of, ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows
 
 
 def ports_for(settings: Settings) -> Ports:
     table = boto3.resource("dynamodb").Table(settings.stats_table_name)
-    return Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, lambda name: {}))
+    stats = DynamoStatsStore(table)
+    return Ports(stats=stats, resolve_key=PartitionKeyResolver(None, lambda name: {}), layouts=layouts_of(stats))
 
 
 def tumbling(records: list, state: dict | None = None, final: bool = False, shard: str = "shardId-1") -> StreamBatch:
@@ -182,7 +183,8 @@ def test_composite_key_uses_describe_table_hash_key(settings: Settings) -> None:
         }
 
     table = boto3.resource("dynamodb").Table(settings.stats_table_name)
-    ports = Ports(stats=DynamoStatsStore(table), resolve_key=PartitionKeyResolver(None, describe))
+    stats = DynamoStatsStore(table)
+    ports = Ports(stats=stats, resolve_key=PartitionKeyResolver(None, describe), layouts=layouts_of(stats))
     process_batch(
         tumbling([record, {**record, "dynamodb": {**record["dynamodb"], "SequenceNumber": "9" * 21}}], final=True),
         settings,
@@ -201,14 +203,11 @@ def test_a_final_invocation_that_keeps_failing_stores_the_window_once_it_succeed
     outage = {"left": 6}
 
     class Unavailable:
-        def save_segment(self, snapshot: Any, expires_at: int) -> None:
+        def save_segment(self, snapshot: Any, expires_at: int, bucket: int = 0) -> None:
             if outage["left"]:
                 outage["left"] -= 1
                 raise ClientError({"Error": {"Code": "InternalServerError", "Message": "down"}}, "PutItem")
-            real.save_segment(snapshot, expires_at)
-
-        def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
-            real.save_catalog(table, start, window_seconds, expires_at)
+            real.save_segment(snapshot, expires_at, bucket)
 
         def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
             return real.shard_segments(table, start, shard_id)

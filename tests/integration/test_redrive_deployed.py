@@ -31,7 +31,7 @@ from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings, load_settings
 from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
 from hotkeys.detector.wiring import build_ports
-from tests.support import create_source_table, ttl_record, write_record
+from tests.support import create_source_table, layouts_of, ttl_record, write_record
 
 STACK = "HotKeyDetector"
 BUCKET = "hotkeys-archive"
@@ -162,7 +162,7 @@ def stored(stats_table: str) -> tuple[int, set[int]]:
     store = DynamoStatsStore(boto3.resource("dynamodb").Table(stats_table))
     windows = windows_in_range(store, since=0, last=None, until=2**40, table="orders")  # type: ignore[arg-type]
     figures = window_figures(store, windows)  # type: ignore[arg-type]
-    return sum(w.writes for w in figures), {seconds for _, _, seconds in store.catalog(0, 2**40)}
+    return sum(w.writes for w in figures), {seconds for _, seconds in store.windows("orders", 0, 2**40)}
 
 
 def archived(prefix: str = "") -> dict[str, list[str]]:
@@ -356,7 +356,7 @@ def test_own_region_ttl_deletions_are_never_counted_unarchived_unless_no_archive
     records = [write_record("k", 1, at), ttl_record("a", 2, at), write_record("k", 3, at), ttl_record("b", 4, at)]
     settings = Settings(stats_table_name=stats_table_name)
     store = DynamoStatsStore(boto3.resource("dynamodb").Table(stats_table_name))
-    ports = Ports(stats=store, resolve_key=PartitionKeyResolver(None, lambda name: {}))
+    ports = Ports(stats=store, resolve_key=PartitionKeyResolver(None, lambda name: {}), layouts=layouts_of(store))
 
     def redrive(archiving: Archiving | None) -> RedriveResult:
         result = RedriveResult("shardId-1", "1", "4", read=len(records))
@@ -365,7 +365,7 @@ def test_own_region_ttl_deletions_are_never_counted_unarchived_unless_no_archive
     # Without an archiver and without knowing the deployment archives nothing: refused, nothing stored
     unknown = redrive(None)
     assert unknown.refused is not None and "2 TTL deletion(s)" in unknown.refused and unknown.counted == 0
-    assert store.catalog(0, 2**40) == []
+    assert store.windows("orders", 0, 2**40) == []
     # Known to archive nothing (as the function then does): counted
     absent = redrive(Archiving.ABSENT)
     assert (absent.refused, absent.counted) == (None, 4)

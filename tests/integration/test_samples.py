@@ -42,7 +42,10 @@ def test_the_samples_show_what_events_readme_promises(aws: None) -> None:
     assert any(a["status"] == "resolved" for a in burst["alerts"])
     assert expected["mixed-traffic.json"]["alerts"] == []
     share = expected["share-small-table.json"]["alerts"]
-    assert [(a["key"], a["reason"]) for a in share] == [("celebrity#1", "share")]
+    assert [(a["key"], a["reason"], a["status"]) for a in share] == [
+        ("celebrity#1", "share", "firing"),
+        ("celebrity#1", "share", "resolved"),
+    ]
     ttl = expected["ttl-expirations.json"]
     assert sum(item["items"] for item in ttl["archived"]) == 35 == sum(w["ttl_deletes"] for w in ttl["windows"])
     poison = expected["poison-record.json"]

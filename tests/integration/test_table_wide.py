@@ -6,9 +6,9 @@ from the detector's code. A partition "must fire" when its heaviest epoch-aligne
 sum (or, where said, its own active span) is at least 10% over the alert rate, "must not fire" when
 no stretch of 10 s or more reaches half of the partition limit.
 
-The shards are consumed as the event source mapping would (``hotkeys.cli.esm``), one window at a
-time per shard, interleaved so that shards are out of step (up to the documented 3 windows), with a
-container (ports, caches) per shard.
+The deployment is emulated whole (``hotkeys.cli.emulation``): each shard through the event source
+mapping (``hotkeys.cli.esm``) into a container of its own, side by side in emulated time, some of them
+running behind the others (out of step by up to 3 windows), and the judge on its schedule.
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.esm import Chaos, Delivery, RandomChaos, ShardConsumer, ShardRun
+from hotkeys.cli.emulation import emulate
+from hotkeys.cli.esm import Chaos, Delivery, RandomChaos, ShardRun
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.main import main
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import parse_event, process_batch
-from hotkeys.detector.wiring import Ports, build_ports
 from tests import reference_partitions as oracle
 from tests.integration.test_alerts import T0, delivered, statuses
 from tests.support import create_source_table
@@ -122,33 +121,15 @@ def by_window(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [windows[start] for start in sorted(windows)]
 
 
-def interleaving(shards: Shards, rng: random.Random, lead: int = 2, parents: dict[str, str] | None = None) -> list[str]:
-    """A random order of the shards' windows, each shard's in its own order, no shard more than
-    ``lead`` windows ahead of another unfinished one (a shard ahead by ``lead`` + 1 whole windows
-    finishes a window while the other is still in the window 3 before: the documented limit).
-    ``parents`` (child → parent, each starting in its parent's last window): a child starts once
-    its parent is done ("Lambda processes the parent shard before the child shards")."""
-    counts = {shard: len(by_window(records)) for shard, records in shards.items()}
-    done = dict.fromkeys(counts, 0)
-    parent_of = parents or {}
-    order = []
-    while any(done[s] < counts[s] for s in counts):
-        behind = min(done[s] for s in counts if done[s] < counts[s])
-        ready = [
-            s
-            for s in counts
-            if done[s] < counts[s]
-            and done[s] <= behind + lead
-            and (s not in parent_of or done[parent_of[s]] == counts[parent_of[s]])
-        ]
-        shard = rng.choice(ready)
-        order.append(shard)
-        done[shard] += 1
-    return order
+def out_of_step(shards: Shards, rng: random.Random, lead: int = 2) -> dict[str, float]:
+    """How far behind its records each shard runs: 0 to ``lead`` windows and some seconds (the documented
+    limit is siblings up to 3 windows apart)."""
+    return {shard: rng.randint(0, lead) * WINDOW + rng.uniform(0, WINDOW / 2) for shard in shards}
 
 
 class Lambda:
-    """One event source mapping per shard, a container (ports and caches) per shard."""
+    """The deployment over the shards: one event source mapping per shard, a container (ports and caches)
+    per shard, the judge on its schedule."""
 
     def __init__(
         self,
@@ -168,29 +149,31 @@ class Lambda:
         self.delivery = delivery
         self.stream_arn = stream_arn
         self.clients = clients  # a container's AWS clients (the fault suite injects faults into them)
-        self.runs: list[ShardRun] = []  # every window's run (dead letters included)
-        self._containers: dict[str, Ports] = {}
+        self.runs: list[ShardRun] = []  # every lineage's runs (dead letters included)
 
-    def consume(self, shard: str, records: list[dict[str, Any]]) -> None:
-        if shard not in self._containers:
-            self._containers[shard] = build_ports(self.settings, self.clients())
-        ports = self._containers[shard]
-        consumer = ShardConsumer(
-            lambda event: process_batch(parse_event(event), self.settings, ports).response(),
-            shard,
-            self.esm,
-            (self.chaos or {}).get(shard, self.chaos_everywhere),
-            self.stream_arn,
-            self.delivery,
+    def run(
+        self,
+        shards: Shards,
+        delays: dict[str, float] | None = None,
+        lineages: list[list[str]] | None = None,
+        judge_clients: AwsClients | None = None,
+    ) -> None:
+        """Every shard (or each lineage: a parent, then its children, in order) side by side, each running
+        ``delays[shard]`` behind its records."""
+        groups = lineages or [[shard] for shard in shards]
+        chaos = [(self.chaos or {}).get(group[-1], self.chaos_everywhere) or Chaos() for group in groups]
+        emulated = emulate(
+            self.settings,
+            judge_clients or AwsClients(),
+            [[(shard, shards[shard]) for shard in group] for group in groups],
+            chaos=chaos,
+            mapping=self.esm,
+            delivery=self.delivery,
+            stream_arns=[self.stream_arn] * len(groups),
+            aws_for=lambda _number: self.clients(),
+            delays=[max((delays or {}).get(shard, 0.0) for shard in group) for group in groups],
         )
-        self.runs.append(consumer.consume(records))
-
-    def run(self, shards: Shards, order: list[str]) -> None:
-        """Each entry of ``order`` consumes that shard's next window (a fresh state, as Lambda gives)."""
-        pending = {shard: by_window(records) for shard, records in shards.items()}
-        for shard in order:
-            self.consume(shard, pending[shard].pop(0))
-        assert not any(pending.values()), "the order left windows unconsumed"
+        self.runs = [run for runs in emulated.runs for run in runs]
 
 
 def settings_for(stats_table_name: str, topic: dict[str, str], **overrides: Any) -> Settings:
@@ -232,9 +215,13 @@ def assert_one_incident(
     table: str,
     index: str | None,
 ) -> None:
-    """Exactly one firing and one resolved for the partition, nothing else; the firing in a window the
-    oracle says must fire, the resolution in a window after the last it says is hot, and clearly cool."""
-    assert statuses(alerts) == Counter({(key, reason, "firing"): 1, (key, reason, "resolved"): 1}), [
+    """Exactly one firing and one resolved for the partition, and updates only as its peak grew, nothing
+    else; the firing in a window the oracle says must fire, each update quoting a peak its writes reached
+    (the oracle's heaviest aligned bucket, summed over every shard), the resolution in a window after the
+    last it says is hot, and clearly cool, quoting the incident's peak."""
+    kinds = statuses(alerts)
+    escalations = kinds.pop((key, reason, "escalated"), 0)
+    assert kinds == Counter({(key, reason, "firing"): 1, (key, reason, "resolved"): 1}), [
         (a["key"], a["status"], a["window_start"]) for a in alerts
     ]
     assert all(a["index"] == index and a["table"] == table for a in alerts)
@@ -243,6 +230,13 @@ def assert_one_incident(
     resolved = next(a for a in alerts if a["status"] == "resolved")
     assert firing["window_start"] in {iso(w) for w in hot}
     assert resolved["window_start"] > iso(max(hot)) and resolved["window_start"] in {iso(w) for w in quiet}
+    span = limits.alert_min_span_seconds
+    peaks = [p.heaviest_bucket(span) / span for name, p in found.items() if name[:3] == (table, index, key)]
+    quoted = [a["peak_wcu_per_second"] for a in alerts if a["status"] == "escalated"]
+    assert len(quoted) == escalations and quoted == sorted(quoted)
+    if reason == "partition_limit":
+        assert all(peak <= max(peaks) + 0.05 for peak in quoted), (quoted, max(peaks))
+        assert resolved["peak_wcu_per_second"] == pytest.approx(max(peaks), abs=0.05)
 
 
 # -- 1 and 2: an index partition spread over every shard ---------------------------------------------
@@ -281,7 +275,7 @@ def test_an_index_partition_spread_over_every_shard_fires_once_and_resolves_once
         assert part.heaviest_bucket(10) < limits.alert_rate * 10
     # When the shards are consumed out of step, with lost responses, redeliveries and odd batch sizes
     rng = random.Random(count)
-    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
     # Then one firing names the index partition, and one resolved follows once it cooled
     alerts = delivered(topic["queue"])
     assert_one_incident(alerts, "PENDING", "partition_limit", found, limits, "tickets", "by-status")
@@ -295,7 +289,7 @@ def test_top_shows_the_index_partitions_true_peak(stats_table_name: str, tickets
     settings = Settings(stats_table_name=stats_table_name, partition_wcu_limit=20)
     shards = index_partition_shards(count)
     rng = random.Random(count)
-    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
     # When `top` shows the index's partitions of the first window
     rows = top_json(stats_table_name, "--index", "by-status")
     (row,) = [r for r in rows if r["key"] == "PENDING" and r["window_start"] == iso(T0)]
@@ -376,8 +370,9 @@ def test_a_burst_cut_by_a_rollover_fires_once_and_resolves_once(
         assert max(seen) >= 1.03 * limits.alert_rate
     else:
         chaos = RandomChaos(random.Random(seed))
-    order = [shard for shard, shard_records in shards.items() for _window in by_window(shard_records)]
-    Lambda(settings, {"shardId-child": chaos}, batch_size=100).run(shards, order)
+    Lambda(settings, {"shardId-child": chaos}, batch_size=100).run(
+        shards, lineages=[["shardId-parent", "shardId-child"]]
+    )
     # Then one firing and one resolved
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter(
@@ -412,11 +407,8 @@ def test_a_key_hot_on_two_siblings_out_of_step_is_one_incident(
     hot, _maybe, quiet_windows = oracle.incident_windows(found, "events", None, "event#42", limits)
     assert hot == [T0, T0 + WINDOW] and quiet_windows == [T0 + w * WINDOW for w in range(2, 7)]
     only_this_partition_may_fire(found, limits, (None, "event#42"))
-    # When the parent is consumed, then B through window 2 (finishing window 1 before A starts), then
-    # A and B in turn, B 3 windows ahead
-    order = ["shardId-parent", *["shardId-b"] * 3]
-    order += ["shardId-a", "shardId-b"] * 4 + ["shardId-a"] * 3
-    Lambda(settings).run(shards, order)
+    # When the parent is consumed, then B, and A 3 windows behind B
+    Lambda(settings).run(shards, {"shardId-a": 3 * WINDOW}, lineages=[["shardId-parent", "shardId-b"], ["shardId-a"]])
     # Then the continuous incident fires once and resolves once, after window 1
     alerts = delivered(topic["queue"])
     assert_one_incident(alerts, "event#42", "partition_limit", found, limits, "events", None)
@@ -453,7 +445,7 @@ def test_a_share_incident_resolves_when_its_table_goes_quiet(stats_table_name: s
         assert table_total(found, "profiles", T0 + window * WINDOW) < 0.75 * settings.share_min_wcu
     # When both shards are consumed, out of step
     rng = random.Random(5)
-    Lambda(settings, RandomChaos(rng)).run(shards, interleaving(shards, rng))
+    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
     # Then the share incident fires once and resolves once
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter({("popular", "share", "firing"): 1, ("popular", "share", "resolved"): 1}), [
@@ -481,14 +473,14 @@ def test_a_share_seen_only_across_parent_and_child_fires(stats_table_name: str, 
     assert sum(p.units for n, p in oracle.partitions([ahead, parent]).items()) < settings.share_min_wcu
     child_found = oracle.partitions([child])
     assert all(share_of(child_found, "profiles", name[2], T0) < settings.share_threshold for name in child_found)
-    # When the other shard, then the parent, then the child are consumed
-    Lambda(settings).run(shards, ["shardId-other", "shardId-parent", "shardId-child"])
-    # Then "k" fires, once
+    # When the other shard, and the parent then its child, are consumed
+    Lambda(settings).run(shards, lineages=[["shardId-other"], ["shardId-parent", "shardId-child"]])
+    # Then "k" fires, once (and resolves once the table stopped writing)
     alerts = delivered(topic["queue"])
-    assert statuses(alerts) == Counter({("k", "share", "firing"): 1}), [
+    assert statuses(alerts) == Counter({("k", "share", "firing"): 1, ("k", "share", "resolved"): 1}), [
         (a["key"], a["reason"], a["status"], a["share"]) for a in alerts
     ]
-    assert alerts[0]["share"] >= settings.share_threshold
+    assert next(a for a in alerts if a["status"] == "firing")["share"] >= settings.share_threshold
 
 
 # -- 3 (again): the fault suite's own workload, delivered cleanly -----------------------------------
@@ -537,17 +529,14 @@ class IncidentRequests:
 
 
 @pytest.mark.parametrize("count", [6])
-def test_an_index_partition_hot_on_every_shard_costs_one_shards_incident_writes_per_window(
+def test_an_index_partition_hot_on_every_shard_costs_the_judges_writes_only(
     stats_table_name: str, topic: dict[str, str], tickets: dict[str, Any], count: int
 ) -> None:
-    """Every shard carrying a part of a hot index partition finds it hot on the merged figures; the
-    first one in a window does the incident writes and its next head says so (``head_marks``): the
-    others, reading that head, skip them (at 100 shards, one request each per partition and window
-    was over the request budget)."""
-    from bench.lanes import consume_side_by_side
-
+    """Every shard carries a part of a hot index partition, none of them a hot part: the consumers make
+    no incident request at all; the judge, on the merged figures, writes the incident once per change of
+    its life (and not once per look or per shard)."""
     # Given PENDING at twice the alert rate for two whole windows, spread evenly over the shards (each
-    # part under the alert rate), then quiet for four, every shard invoked side by side in event time
+    # part under the alert rate), then quiet for four
     settings = settings_for(stats_table_name, topic)
     limits = limits_of(settings)
     dealt = pending_orders([(2 * limits.alert_rate, 0, 2 * WINDOW)], count)
@@ -557,16 +546,13 @@ def test_an_index_partition_hot_on_every_shard_costs_one_shards_incident_writes_
     assert hot == [T0, T0 + WINDOW] and quiet == [T0 + w * WINDOW for w in range(2, 6)]
     only_this_partition_may_fire(found, limits, ("by-status", "PENDING"))
     requests = IncidentRequests(stats_table_name)
-    handlers = []
-    for shard in shards:
-        ports = build_ports(settings, requests.clients(shard))
-        handlers.append(lambda event, ports=ports: process_batch(parse_event(event), settings, ports).response())
-    esm = EventSourceSettings(batch_size=100, tumbling_window_seconds=WINDOW, retry_attempts=20)
+    consumers = iter(shards)
     # When the shards are consumed side by side
-    consume_side_by_side([[(shard, records)] for shard, records in shards.items()], handlers, [Chaos()] * count, esm)
+    Lambda(settings, clients=lambda: requests.clients(next(consumers))).run(
+        shards, judge_clients=requests.clients("judge")
+    )
     # Then one firing and one resolved went out
     assert_one_incident(delivered(topic["queue"]), "PENDING", "partition_limit", found, limits, "tickets", "by-status")
-    # and the incident took one shard's writes per window: window 0 the claim and its published mark,
-    # window 1 a claim (answered with the incident) and the mark hot (the peak raised in the same write,
-    # no reminder asked for: the incident shows it is not due), then the resolution and its published mark
-    assert requests.per_operation() == Counter({"PutItem": 2, "UpdateItem": 4}), requests.found
+    # and only the judge wrote the incident: its start and the firing's confirmation, the mark hot in
+    # window 1 (the peak raised in the same write), the resolution and its confirmation
+    assert requests.found == Counter({("PutItem", "judge"): 5}), requests.found

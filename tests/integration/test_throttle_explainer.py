@@ -21,6 +21,7 @@ from botocore.stub import Stubber
 
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
+from hotkeys.detector.alerts.incidents import started
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
 from hotkeys.detector.throttle_explainer import (
     ACCOUNT,
@@ -101,8 +102,10 @@ def stubbed_insights(contributors: list[tuple[str, list[tuple[int, float]]]], in
 
 
 def fire(store: DynamoIncidentStore, key: str, window_start: int, index: str | None = None) -> None:
-    hot = HotKey("tickets", key, PARTITION_LIMIT, window_start, 60, 900, 900, 900.0, 0.9, window_start + 30, index)
-    assert store.claim_firing(hot, "shard-1")[0]
+    hot = HotKey(
+        "tickets", key, PARTITION_LIMIT, window_start, 60, 900, 900, 900.0, 0.9, window_start + 30, index=index
+    )
+    assert store.start(started(hot, "shard-1", window_start + 30), window_start + 30)[0]
 
 
 def test_the_documented_event_gives_the_alarm_minutes_and_metric() -> None:

@@ -31,6 +31,7 @@ from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from tests import reference_sizing
+from tests.support import layouts_of
 
 T0 = 1_796_083_200
 
@@ -141,10 +142,12 @@ def test_good_records_count_and_bad_ones_fail_alone(
     if archive:
         boto3.client("s3").create_bucket(Bucket=name)
         archiver = TtlArchiver(S3ObjectStore(boto3.client("s3"), name), "ttl/", lambda table: "expireAt")
+    stats = DynamoStatsStore(boto3.resource("dynamodb").Table(name))
     ports = Ports(
-        stats=DynamoStatsStore(boto3.resource("dynamodb").Table(name)),
+        stats=stats,
         resolve_key=PartitionKeyResolver(None, lambda table: {}),
         archiver=archiver,
+        layouts=layouts_of(stats),
     )
     records = [record for record, _ in batch]
     for record in records:  # in stream order, creation times never go back: keep this batch in one window

@@ -52,7 +52,7 @@ from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
 from tests import reference_gsi, reference_sizing
 from tests.stream_wire import WireStream
-from tests.support import TABLE, ttl_record, write_record
+from tests.support import TABLE, layouts_of, ttl_record, write_record
 
 T0 = 1_764_460_800
 WINDOW = 60
@@ -102,14 +102,10 @@ class FaultyStats:
         self._inner = inner
         self._faults = faults
 
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int, bucket: int = 0) -> None:
         self._faults.maybe_fail("PutItem")
-        self._inner.save_segment(snapshot, expires_at)
+        self._inner.save_segment(snapshot, expires_at, bucket)
         self._faults.maybe_fail("PutItem")  # written, then the container dies before answering
-
-    def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None:
-        self._faults.maybe_fail("PutItem")
-        self._inner.save_catalog(table, start, window_seconds, expires_at)
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
         self._faults.maybe_fail("Query")
@@ -242,6 +238,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
             spool=FaultySpool(DynamoArchiveSpool(boto3.resource("dynamodb").Table(table_name)), faults),
         ),
         indexes=lambda table: index_specs,
+        layouts=layouts_of(store),
     )
     esm = EventSourceSettings(batch_size=25, tumbling_window_seconds=WINDOW, retry_attempts=schedule.retry_attempts)
 

@@ -8,7 +8,8 @@ the retry quota (so some batches exhaust it and go to the DLQ, then `hotkeys red
 runs), the undocumented partial-failure state reading, 1 to 8 stream shards (each table key on
 one, the burst's index partitions spread over all), and per shard a rollover or a split into two
 siblings (none, mid-burst, or right after the burst so the incident's key never writes again);
-the shards' windows are consumed out of step (``tests.integration.test_table_wide.Lambda``).
+the shards run out of step (``tests.integration.test_table_wide.Lambda``), and the judge looks on its
+schedule with faults of its own (throttled, its writes timing out after they took effect).
 After every schedule the invariants are checked against a clean run and against exact
 figures the test computes itself.
 
@@ -45,7 +46,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.wiring import build_ports
 from tests import reference_partitions as oracle
 from tests import support
-from tests.integration.test_table_wide import Lambda, describe, interleaving
+from tests.integration.test_table_wide import Lambda, describe, out_of_step
 from tests.stream_wire import WireStream
 
 T0 = 1_796_083_200
@@ -296,8 +297,19 @@ def run(
         stream_arn=STREAM_ARN,
         clients=container,
     )
-    # the shards' windows out of step (up to the documented limit), each child after its parent
-    function.run(shards, interleaving(shards, order or random.Random(0), parents=parents))
+    # the shards out of step (up to the documented limit), each child after its parent (a split's second
+    # sibling in a lane of its own, starting where the parent ended), the judge with faults of its own
+    groups: list[list[str]] = []
+    for shard in shards:
+        parent = parents.get(shard)
+        lineage = next((group for group in groups if parent is not None and group[-1] == parent), None)
+        if lineage is not None:
+            lineage.append(shard)
+        elif parent is None or not any(parent in group for group in groups):
+            groups.append([shard])
+        else:
+            groups.append([shard])
+    function.run(shards, out_of_step(shards, order or random.Random(0)), lineages=groups, judge_clients=container())
     letters = [letter for shard_run in function.runs for letter in shard_run.dead_letters]
     # The operator redrives the DLQ once AWS is healthy again (a fresh container); it first moves the
     # archive objects spooled while S3 refused them into S3 (as `hotkeys redrive` does).

@@ -119,16 +119,16 @@ def test_the_default_options_give_the_function_valid_settings() -> None:
     assert (settings.window_seconds, settings.alert_threshold, settings.share_min_wcu) == (60, 0.8, 6000)
 
 
-@pytest.mark.parametrize(("window", "follows"), [(5, 5), (10, 10), (60, 10)])
+@pytest.mark.parametrize(("window", "span", "flush"), [(5, 5, 5), (10, 10, 10), (11, 10, 11), (60, 10, 12)])
 def test_the_span_and_flush_defaults_follow_a_short_window_wherever_settings_are_built(
-    window: int, follows: int
+    window: int, span: int, flush: int
 ) -> None:
     from hotkeys.detector.config import Settings
 
     # One default per setting: the function's environment and a Settings built in code agree
     built = Settings(stats_table_name="s", window_seconds=window)
     loaded = load_settings({"STATS_TABLE_NAME": "s", "WINDOW_SECONDS": str(window)})
-    assert (built.alert_min_span_seconds, built.flush_seconds) == (follows, follows)
+    assert (built.alert_min_span_seconds, built.flush_seconds) == (span, flush)
     assert built == loaded
     # and a value given is kept, or refused when longer than the window
     assert Settings(stats_table_name="s", window_seconds=60, alert_min_span_seconds=20).alert_min_span_seconds == 20

@@ -1,12 +1,13 @@
 """The largest segment head the code can store, measured, against the bound ``hotkeys cost`` states.
 
 A head (``snapshots.head_of``) holds each summary's heaviest ``HEAD_KEYS`` keys within an equal share
-of ``HEAD_BYTES`` (before compression), the names of up to ``MAX_COUNTED_INDEXES`` indexes, the
-segment's totals and up to ``HEAD_MARKS`` incident marks (docs/decisions.md §58). The largest one is
-built here through ``snapshots`` with every part at its limit: the longest table, index and shard
-names DynamoDB accepts (botocore's service model), keys that zlib cannot shrink, 64 marks, and large
-counters. Its size is the window-heads index entry the stats table stores (the projection the stack
-creates, read back from moto's DescribeTable), sized by the detector's own DynamoDB size rules.
+of ``HEAD_BYTES`` (before compression), the names of up to ``MAX_COUNTED_INDEXES`` indexes, the item
+figures of its ``HEAD_ITEM_KEYS`` heaviest table keys, the segment's totals and when it was written
+(docs/decisions.md §64). The largest one is built here through ``snapshots`` with every part at its
+limit: the longest table, index and shard names DynamoDB accepts (botocore's service model), keys that
+zlib cannot shrink, item figures of full slots, bitmaps and order prefixes, and large counters. Its
+size is the window-heads index entry the stats table stores (the projection the stack creates, read
+back from moto's DescribeTable), sized by the detector's own DynamoDB size rules.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from hotkeys.cli.local import create_stats_table
 from hotkeys.detector import snapshots
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.indexes import entry_size, specs_from_description
+from hotkeys.detector.items import ITEM_SLOTS, ItemStats
 from hotkeys.detector.sizing import write_units
-from hotkeys.detector.state import MAX_COUNTED_INDEXES, mark_of
+from hotkeys.detector.state import MAX_COUNTED_INDEXES
 from hotkeys.detector.summary import ENTRY_OVERHEAD, MAX_KEY_TEXT_BYTES, SERIES_PAIR_BYTES, Entry, Summary
 
 WINDOW = 1_796_083_200
@@ -87,8 +89,21 @@ def largest_head(indexes: int) -> dict[str, Any]:
     rng = random.Random(f"largest head {indexes}")
     table = name(rng, longest("dynamodb", "TableName"))
     budget = snapshots.HEAD_BYTES // (1 + indexes)
-    # More incidents handled than a head carries: ``head_marks`` keeps HEAD_MARKS of them.
-    notified = {mark_of(table, f"key-{number}"): WINDOW for number in range(2 * snapshots.HEAD_MARKS)}
+    own = full_summary(rng, budget)
+    # Item figures at their largest for more keys than a head carries: full slots, bitmaps, counters
+    # and a 48-hex-digit order prefix each
+    items = {
+        key: ItemStats(
+            {2**32 - slot: 10**12 for slot in range(1, ITEM_SLOTS + 1)},
+            10**12,
+            10**13,
+            2**128 - 1,
+            "f" * 48,
+            10**12,
+            10**12,
+        )
+        for key in list(own.entries)[: 2 * snapshots.HEAD_ITEM_KEYS]
+    }
     snapshot = snapshots.SegmentSnapshot(
         table=table,
         window_start=WINDOW,
@@ -97,15 +112,19 @@ def largest_head(indexes: int) -> dict[str, Any]:
         origin=f"{WINDOW:012d}.999",
         first_sequence="9" * 40,
         last_sequence="9" * 40,
-        summary=full_summary(rng, budget),
+        summary=own,
         ttl_deletes=10**12,
         first_event=WINDOW,
         last_event=WINDOW + 899,
         alert_min_span_seconds=10,
         ranges=[[10**39, 10**40 - 1]],
         indexes={name(rng, longest("dynamodb", "IndexName")): full_summary(rng, budget) for _ in range(indexes)},
+        items=items,
+        has_sort_key=True,
+        has_local_indexes=True,
         final=True,
-        marks=snapshots.head_marks(notified, WINDOW),
+        written_at=2**40 + 0.125,
+        closed_early=True,
     )
     return snapshots.to_item(snapshot, expires_at=WINDOW + 14 * 86_400)
 
@@ -126,12 +145,13 @@ def test_the_largest_head_is_the_bound_cost_states(heads_entry_bytes: Callable[[
     largest = max(sizes.values())
     # Then its index write costs the write units `hotkeys cost` states for the largest head
     assert write_units(largest) == cost.HEAD_MAX_KB, sizes
-    # and it is larger than HEAD_BYTES: names, counters and marks come on top of the summaries
+    # and it is larger than HEAD_BYTES: names, counters and item figures come on top of the summaries
     assert largest > snapshots.HEAD_BYTES
-    # and it carries HEAD_MARKS marks and every counted index's summary
+    # and it carries every counted index's summary and HEAD_ITEM_KEYS keys' item figures
     head = largest_head(MAX_COUNTED_INDEXES)["head"]
-    assert len(head["marks"]) == snapshots.HEAD_MARKS
     assert len(head["indexes"]) == MAX_COUNTED_INDEXES
+    decoded = snapshots.from_head_item(largest_head(MAX_COUNTED_INDEXES))
+    assert len(decoded.items) == snapshots.HEAD_ITEM_KEYS
 
 
 def test_cost_states_the_heads_cost_at_the_largest_head() -> None:

@@ -22,6 +22,7 @@ HANDLER_LAYER = {
     "hotkeys.detector.insights_enabler_app",
     "hotkeys.detector.webhook_app",
     "hotkeys.detector.throttle_app",
+    "hotkeys.detector.judge_app",
 }
 
 

@@ -23,13 +23,22 @@ from hypothesis import strategies as st
 
 from hotkeys.cli.events import to_dynamodb_json
 from hotkeys.detector import summary
-from hotkeys.detector.alerts.messages import FIRING, REMINDER, RESOLVED, Alert, sns_publish_arguments, subject
+from hotkeys.detector.alerts.messages import (
+    ESCALATED,
+    FIRING,
+    REMINDER,
+    RESOLVED,
+    Alert,
+    sns_publish_arguments,
+    subject,
+)
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, incident_key
 from hotkeys.detector.app import MAX_METRIC_NAME, index_metric_name
 from hotkeys.detector.diagnosis import Family, classify
 from hotkeys.detector.items import SPREAD, verdict
+from hotkeys.detector.layout import MAX_BUCKETS
 from hotkeys.detector.sizing import image_size, utf8_len
-from hotkeys.detector.snapshots import HEAD_MARKS, snapshot_of, to_item
+from hotkeys.detector.snapshots import snapshot_of, to_item
 from hotkeys.detector.state import MAX_INDEX_NAME, MAX_RANGES
 from tests.unit.test_state_size import INDEX_NAMES, fill
 from tests.unit.test_summary import worst_case_keys
@@ -100,6 +109,10 @@ def worst_alert(kind: str, status: str, index: str | None) -> Alert:
         reason=PARTITION_LIMIT,
         status=status,
         peak_wcu_per_second=10**12,
+        suggested_shards=10**9,
+        sized_wcu_per_second=10**12,
+        started=1_796_083_200,
+        lasted_seconds=10**6,
         index=index,
         pattern="write-sharded family",
         remedy=family,
@@ -120,7 +133,7 @@ def publish_bytes(arguments: dict[str, object]) -> int:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("index", [None, LONGEST_NAME])
-@pytest.mark.parametrize("status", [FIRING, REMINDER, RESOLVED])
+@pytest.mark.parametrize("status", [FIRING, ESCALATED, REMINDER, RESOLVED])
 def test_the_longest_alert_fits_one_sns_message(kind: str, index: str | None, status: str) -> None:
     alert = worst_alert(kind, status, index)
     arguments = sns_publish_arguments("arn:aws:sns:us-east-1:123456789012:hot-keys", alert)
@@ -149,7 +162,7 @@ def test_the_remedies_quote_a_long_key_by_its_start(kind: str) -> None:
 @pytest.mark.parametrize("text", ["line\nbreak", "bell\x07", "caf\u00e9", "\U0001f525 fire", "x" * 300, ""])
 def test_a_subject_is_printable_ascii_under_100_characters(text: str) -> None:
     for index in (None, LONGEST_NAME):
-        for status in (FIRING, RESOLVED):
+        for status in (FIRING, ESCALATED, REMINDER, RESOLVED):
             alert = worst_alert("binary", status, index)
             title = subject(Alert(**{**alert.__dict__, "key": text or "k", "table": "orders"}))
             assert len(title) < 100 and all(" " <= c <= "~" for c in title), title
@@ -178,9 +191,9 @@ def test_a_snapshot_of_the_fullest_segment_fits_one_item(kind: str, count: int, 
     used = segment.summary.used_bytes + sum(index.used_bytes for index in segment.indexes.values())
     assert used > 0.9 * summary.MAX_SUMMARY_BYTES  # not vacuous: the summaries are near their budget
     shard = "shardId-" + "0" * 57  # the longest ShardId (65 characters)
-    # When it is stored as one item
-    marks = tuple(f"{n:016x}" for n in range(HEAD_MARKS))  # the most incident marks a head carries
-    item = to_item(snapshot_of(segment, shard, 900, summary.Counting(2000, 10), marks=marks), expires_at=2**40)
+    # When it is stored as one item (its head in the last of the most buckets a layout has)
+    snapshot = snapshot_of(segment, shard, 900, summary.Counting(2000, 10), written_at=2**40 + 0.5)
+    item = to_item(snapshot, expires_at=2**40, bucket=MAX_BUCKETS - 1)
     # Then its keys and its size are within DynamoDB's limits (400 KB read as 400,000 bytes, the stricter)
     assert utf8_len(item["pk"]) <= PARTITION_KEY_LIMIT and utf8_len(item["sk"]) <= SORT_KEY_LIMIT
     assert item_size(item) <= ITEM_LIMIT
@@ -202,8 +215,11 @@ def test_index_metric_names_fit_cloudwatch_and_stay_apart() -> None:
     [
         (PARTITION_LIMIT, FIRING, "[hot key] "),
         (PARTITION_LIMIT, REMINDER, "[hot key, still] "),
+        (PARTITION_LIMIT, ESCALATED, "[escalated] "),
+        (PARTITION_LIMIT, RESOLVED, "[resolved] "),
         (SHARE, FIRING, "[heavy share] "),
         (SHARE, REMINDER, "[heavy share, still] "),
+        (SHARE, ESCALATED, "[escalated] "),
         (SHARE, RESOLVED, "[resolved] "),
     ],
 )

@@ -13,7 +13,7 @@ SOURCES = Path(__file__).resolve().parents[2] / "functions" / "hotkeys"
 ELSEWHERE = {
     ("detector/records.py", "ResolveKey"),
     ("detector/records.py", "IndexesOf"),
-    ("detector/alerts/rules.py", "Tallied"),
+    ("detector/alerts/rules.py", "Figures"),
 }
 
 

@@ -1,34 +1,39 @@
-"""The alert rules on a shard's tallied figures: when a partition is hot, when it has cooled down.
+"""The alert rules on a window's figures: when a partition is hot, when it has cooled down.
 
 Each test folds stream changes into a segment as the pipeline does (``Segment.apply``) and asks the
-rules about its table's view (``Segment.views``), at the edge of each rule: a rate or share exactly at
-the threshold fires, one write unit less does not. The defaults: 1,000 WCU/s per partition, alert at
-0.8 (800 WCU/s), hysteresis 0.2 (a firing key resolves below 600 WCU/s), a 10 s minimum span, a 60 s
-window, share 0.1 of a table's window once the table wrote 6,000 units.
+rules about its table's view (``Segment.views``): a shard's own figures, as its first alarm reads them;
+or about several shards' segments merged as the judge merges their heads (``verdicts.merge``). Each
+case sits at the edge of its rule: a rate or share exactly at the threshold fires, one write unit less
+does not. The defaults: 1,000 WCU/s per partition, alert at 0.8 (800 WCU/s), hysteresis 0.2 (a firing
+key resolves below 600 WCU/s), a 10 s minimum span, a 60 s window, share 0.1 of a table's window once
+the table wrote 6,000 units.
 """
 
 from __future__ import annotations
 
 import math
 
-from hotkeys.detector.alerts.desk import with_live
 from hotkeys.detector.alerts.rules import (
-    NOWHERE,
     PARTITION_LIMIT,
     SHARE,
+    Figures,
     HotKey,
+    alert_rate,
+    cooled,
     incident_key,
-    near,
+    level,
     partition_limit_hot,
+    peak_rate,
     resolve_level,
     share_hot,
     suggested_shards,
-    window_level,
 )
+from hotkeys.detector.alerts.verdicts import Merged, merge
 from hotkeys.detector.config import Settings
 from hotkeys.detector.records import Change, ChangeKind
+from hotkeys.detector.snapshots import head_of, snapshot_of
 from hotkeys.detector.state import Segment, View
-from hotkeys.detector.summary import Counting, Summary
+from hotkeys.detector.summary import Counting, Entry, Summary
 
 T0 = 1_796_083_200  # a window start (aligned to 60 s)
 SETTINGS = Settings(stats_table_name="stats")
@@ -44,28 +49,40 @@ def writes(key: str, wcu_per_second: int, start: int, seconds: int) -> list[tupl
     return out
 
 
-def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200) -> View:
-    """A shard's segment of the window at T0 after folding ``changes`` in time order, as the rules read
-    it: the table's view."""
+def segment_of(
+    changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200
+) -> Segment:
+    """A shard's segment of the window at T0 after folding ``changes`` in time order."""
     segment = Segment(table, T0, str(first))
     counting = Counting(capacity, SETTINGS.alert_min_span_seconds)
     ordered = sorted(changes, key=lambda change: change[2])
     for offset, (key, wcu, second) in enumerate(ordered):
         change = Change(table, key, T0 + second, first + offset, wcu, ChangeKind.WRITE)
         segment.apply(change, counting)
-    (own,) = segment.views()  # no index counted: the table's view only
+    return segment
+
+
+def tallied(changes: list[tuple[str, int, int]], table: str = "orders", first: int = 1, capacity: int = 200) -> View:
+    """The segment's table view, as the shard's first alarm reads it."""
+    (own,) = segment_of(changes, table, first, capacity).views()  # no index counted: the table's view only
     return own
 
 
-def index_view(table: View, index: str) -> View:
-    """An index's view with the table view's figures (no bound of its own)."""
-    figures = Summary(table.entries, 0, table.summary.writes, table.wcu)
-    return View(table.table, index, table.window_start, table.last_event, table.origin, figures)
+def merged(*parts: list[tuple[str, int, int]] | tuple[list[tuple[str, int, int]], int]) -> Merged:
+    """Several shards' segments of one window (each its changes, or its changes and a summary capacity),
+    merged as the judge merges their heads."""
+    heads = []
+    for number, part in enumerate(parts):
+        changes, capacity = part if isinstance(part, tuple) else (part, 200)
+        segment = segment_of(changes, first=1 + 10_000 * number, capacity=capacity)
+        # Stored as a shard stores it (the default capacity: a summary of capacity 1 keeps its two keys)
+        snapshot = snapshot_of(segment, f"shardId-{number}", 60, Counting(200, 10))
+        heads.append(head_of(snapshot))
+    return merge("orders", T0, heads, None)
 
 
-def hot_keys(segment: View, settings: Settings = SETTINGS, others: View | None = None) -> dict[str, HotKey]:
-    elsewhere = NOWHERE if others is None else with_live(NOWHERE, others)
-    return {hot.key: hot for hot in partition_limit_hot(segment, settings, elsewhere)}
+def hot_keys(figures: Figures, settings: Settings = SETTINGS) -> dict[str, HotKey]:
+    return {hot.key: hot for hot in partition_limit_hot(figures, settings)}
 
 
 # Partition limit
@@ -85,8 +102,9 @@ def test_a_key_at_the_alert_rate_over_the_minimum_span_fires_with_its_figures() 
         writes=80,
         wcu=8000,
         wcu_per_second=800.0,
-        share=0.0,
+        share=1.0,
         event_time=T0 + 9,
+        peak_wcu_per_second=800.0,
         index=None,
     )
 
@@ -145,33 +163,29 @@ def test_the_minimum_span_is_the_chosen_one() -> None:
 
 def test_a_partitions_writes_on_two_shards_add_up() -> None:
     # 500 WCU/s on each of two shards (an index partition, or a key across a rollover): 1,000 together
-    here = tallied(writes("shared", 500, 0, 10), first=1)
-    there = tallied([*writes("shared", 500, 0, 10), ("elsewhere-only", 5, 3)], first=10_000)
-    assert hot_keys(here) == {} and hot_keys(there) == {}
-    hot = hot_keys(here, others=there)["shared"]
-    assert (hot.wcu, hot.writes, hot.wcu_per_second) == (10_000, 100, 1000.0)
-    # Only the keys this segment holds are judged here
-    assert set(hot_keys(here, others=there)) == {"shared"}
+    here = writes("shared", 500, 0, 10)
+    there = [*writes("shared", 500, 0, 10), ("elsewhere-only", 5, 3)]
+    assert hot_keys(tallied(here)) == {} and hot_keys(tallied(there)) == {}
+    hot = hot_keys(merged(here, there))["shared"]
+    assert (hot.wcu, hot.writes, hot.wcu_per_second, hot.peak_wcu_per_second) == (10_000, 100, 1000.0, 1000.0)
+    assert set(hot_keys(merged(here, there))) == {"shared"}
 
 
 def test_two_shards_bursts_in_the_same_bucket_add_up() -> None:
     # Each shard: 1 WCU/s for 50 s, then 400 WCU/s in the last bucket. Over the window neither, nor both
     # together (8,100 / 60 s), reach the alert rate; the shared bucket holds 8,000 units
     part = [("burst", 1, second) for second in range(50)] + writes("burst", 400, 50, 10)
-    here, there = tallied(part, first=1), tallied(part, first=10_000)
-    hot = hot_keys(here, others=there)["burst"]
+    hot = hot_keys(merged(part, part))["burst"]
     assert (hot.wcu, hot.wcu_per_second) == (8100, 800.0)
     # Bursts in different buckets do not add: 400 WCU/s at most
     early = [("burst", 1, second) for second in range(10, 60)] + writes("burst", 400, 0, 10)
-    assert hot_keys(here, others=tallied(early, first=10_000)) == {}
+    assert hot_keys(merged(part, early)) == {}
 
 
 def test_a_key_elsewhere_that_started_earlier_is_measured_from_its_first_write() -> None:
-    # Here 800 WCU/s in seconds 50-54; on the other shard the key wrote 1 unit at second 0 and the
+    # Here 800 WCU/s in seconds 50-59; on the other shard the key wrote 1 unit at second 0 and the
     # other shard's latest record is at second 30
-    here = tallied(writes("k", 800, 50, 5) + writes("k", 800, 55, 5))
-    there = tallied([("k", 1, 0), ("x", 1, 30)], first=10_000)
-    hot = hot_keys(here, others=there)["k"]
+    hot = hot_keys(merged(writes("k", 800, 50, 10), [("k", 1, 0), ("x", 1, 30)]))["k"]
     # 8,001 units from second 0 to 59: 133 WCU/s; the burst bucket [50, 60) has 8,000: 800 WCU/s
     assert (hot.wcu, hot.wcu_per_second, hot.event_time) == (8001, 800.0, T0 + 59)
 
@@ -210,34 +224,48 @@ def test_the_active_span_counts_its_first_and_last_second() -> None:
 def test_a_later_record_elsewhere_stretches_the_keys_span() -> None:
     # Here 800 WCU/s in seconds 5-14 (its latest record); the other shard wrote the key at second 5 and
     # read a record at second 59: the key's span is 55 s over the whole window
-    here = tallied(writes("k", 800, 5, 10))
-    there = tallied([("k", 1, 5), ("x", 1, 59)], first=10_000)
-    assert hot_keys(here, others=there) == {}
+    assert hot_keys(merged(writes("k", 800, 5, 10), [("k", 1, 5), ("x", 1, 59)])) == {}
 
 
 def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
     # 800 WCU/s over seconds 5-14, half on each shard; the other shard's summary then cut the key by
     # 100. No bucket holds half the alert rate: the key is hot over its span only with that bound
-    here = tallied(writes("k", 400, 5, 10))
-    there = tallied([*writes("k", 400, 5, 10), ("x", 100, 14), ("y", 100, 14)], first=10_000, capacity=1)
-    assert there.pruned == 100
-    hot = hot_keys(here, others=there)["k"]
+    there = [*writes("k", 400, 5, 10), ("x", 100, 14), ("y", 100, 14)]
+    figures = merged(writes("k", 400, 5, 10), (there, 1))
+    assert figures.bound("k") == 100
+    hot = hot_keys(figures)["k"]
     assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+
+
+def test_a_bound_is_added_only_for_the_shards_that_list_the_key() -> None:
+    # A shard whose head leaves a key out holds at most its own bound of it, which is not added: at
+    # hundreds of shards the bounds would make every key hot (docs/decisions.md §49)
+    pruned = [("x", 300, 0), ("y", 200, 1), ("z", 200, 2)]
+    figures = merged(writes("k", 400, 5, 10), (pruned, 1))
+    assert figures.bound("k") == 0 and figures.bound("x") == 200
+    assert hot_keys(figures) == {}
 
 
 def test_two_shards_steady_halves_add_up() -> None:
     # 400 WCU/s on each shard over seconds 5-14: no bucket of either reaches half the alert rate
-    here = tallied(writes("k", 400, 5, 10))
-    there = tallied(writes("k", 400, 5, 10), first=10_000)
-    assert hot_keys(here, others=there)["k"].wcu_per_second == 800.0
+    assert hot_keys(merged(writes("k", 400, 5, 10), writes("k", 400, 5, 10)))["k"].wcu_per_second == 800.0
 
 
 def test_a_pruned_keys_burst_bucket_is_judged_with_its_parts_elsewhere() -> None:
     # Here 7,920 units in one bucket, the counter then cut by 100; elsewhere 50 units in a later bucket.
     # Its window (7,970 with the bound) is under the alert rate's 8,000; its bucket (8,020) is not
-    here = tallied([*writes("k", 792, 0, 10), ("x", 100, 9), ("y", 100, 9)], capacity=1)
-    there = tallied([("k", 50, 30)], first=10_000)
-    assert hot_keys(here, others=there)["k"].wcu_per_second == 802.0
+    here = [*writes("k", 792, 0, 10), ("x", 100, 9), ("y", 100, 9)]
+    assert hot_keys(merged((here, 1), [("k", 50, 30)]))["k"].wcu_per_second == 802.0
+
+
+def test_the_alert_rate_and_the_peak_are_computed_in_one_place() -> None:
+    # The rule's rate is rules.alert_rate: the upper bound over the active span or the bucket; the peak
+    # (top's "peak WCU/s") is the heaviest bucket alone, without the bound
+    entry = Entry(writes=3, wcu=900, first_seen=T0, peak=600, buckets=[T0, T0 + 10], units=[600, 300])
+    assert alert_rate(entry, 0, T0 + 14, 10) == 900 / 15
+    assert alert_rate(entry, 0, T0 + 5, 10) == 90.0
+    assert alert_rate(entry, 100, T0 + 59, 10) == 70.0  # (600 + 100) / 10 beats 1,000 / 60
+    assert peak_rate(entry, 10) == 60.0
 
 
 # Share of the table
@@ -272,24 +300,29 @@ def test_a_table_below_the_share_minimum_has_no_share_to_speak_of() -> None:
 
 
 def test_the_share_counts_the_tables_writes_on_other_shards() -> None:
-    # Here the key is all of 600 units; with 600 more elsewhere (none of them its own) it is half
-    here = tallied([("k", 600, 0)])
-    there = tallied([("other", 600, 0)], first=10_000)
-    (hot,) = share_hot(here, share_settings(share_threshold=0.5), with_live(NOWHERE, there))
+    # The key is all of 600 units here; with 600 more elsewhere (none of them its own) it is half
+    figures = merged([("k", 600, 0)], [("other", 600, 0)])
+    (hot,) = [hot for hot in share_hot(figures, share_settings(share_threshold=0.5)) if hot.key == "k"]
     assert (hot.share, hot.wcu) == (0.5, 600)
-    assert share_hot(here, share_settings(share_threshold=0.51), with_live(NOWHERE, there)) == []
+    assert share_hot(figures, share_settings(share_threshold=0.51)) == []
     # Its own writes elsewhere add to its part: 600 + 300 of 1,200
-    mine = tallied([("k", 300, 0), ("other", 300, 0)], first=10_000)
-    (hot,) = share_hot(here, share_settings(share_threshold=0.75), with_live(NOWHERE, mine))
+    mine = merged([("k", 600, 0)], [("k", 300, 0), ("other", 300, 0)])
+    (hot,) = share_hot(mine, share_settings(share_threshold=0.75))
     assert (hot.share, hot.wcu, hot.writes) == (0.75, 900, 2)
 
 
 def test_a_bound_elsewhere_counts_in_the_keys_share() -> None:
     # Elsewhere the key's counter was cut by 100 (300 -> 200): 150 here + 200 + 100 of 1,000 is 0.45
-    here = tallied([("k", 150, 0), ("z", 350, 1)])
-    there = tallied([("k", 300, 0), ("x", 100, 1), ("y", 100, 2)], first=10_000, capacity=1)
-    (hot,) = share_hot(here, share_settings(share_threshold=0.45), with_live(NOWHERE, there))
+    figures = merged([("k", 150, 0), ("z", 350, 1)], ([("k", 300, 0), ("x", 100, 1), ("y", 100, 2)], 1))
+    hot = {hot.key: hot for hot in share_hot(figures, share_settings(share_threshold=0.45))}["k"]
     assert (hot.key, hot.share, hot.wcu) == ("k", 0.45, 450)
+
+
+def test_an_index_has_no_share_of_the_table() -> None:
+    table = tallied([("k", 1000, 0)])
+    index = View(table.table, "by-status", T0, table.last_event, table.origin, Summary(table.entries, 0, 1, 1000))
+    assert share_hot(table, share_settings())
+    assert share_hot(index, share_settings()) == []
 
 
 def test_a_share_is_rounded_to_four_places() -> None:
@@ -301,76 +334,6 @@ def test_without_a_share_minimum_any_table_that_wrote_has_shares() -> None:
     # One unit is a table's whole window
     (hot,) = share_hot(tallied([("k", 1, 0)]), share_settings(share_min_wcu=0, share_threshold=1.0))
     assert (hot.key, hot.share) == ("k", 1.0)
-
-
-# Near the threshold (who is read again with the window's other segments)
-
-
-def test_a_table_key_only_on_this_shard_is_judged_on_its_own_figures() -> None:
-    segment = tallied(writes("k", 800, 0, 10))
-    assert near(segment, SETTINGS, NOWHERE, {}, 0.5) == []
-
-
-def test_a_key_with_parts_elsewhere_is_near_when_the_parts_reach_the_fraction() -> None:
-    # Here 200 WCU/s over 10 s; elsewhere 2,000 more since second 0: (2,000 + 2,000) / 10 s = 400 WCU/s,
-    # half the alert rate
-    here = tallied(writes("k", 200, 0, 10))
-    there = with_live(NOWHERE, tallied([("k", 2000, 0)], first=10_000))
-    assert ("k", PARTITION_LIMIT) in near(here, SETTINGS, there, {}, 0.5)
-    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.51)
-
-
-def test_growth_scales_a_keys_rate_here() -> None:
-    # 200 WCU/s here, a key whose window was 3x its part here when read: 600 WCU/s, 0.75 of the alert rate
-    here = tallied(writes("k", 200, 0, 10))
-    there = with_live(NOWHERE, tallied([("k", 1, 0)], first=10_000))
-    assert near(here, SETTINGS, there, {"k": 3.0}, 0.75) == [("k", PARTITION_LIMIT)]
-    assert near(here, SETTINGS, there, {"k": 3.0}, 0.76) == []
-
-
-def test_an_index_key_is_spread_over_the_shards() -> None:
-    # An index view with 100 WCU/s here and 4 shards in the window: 400 WCU/s, half the alert rate
-    table = tallied([("item", 100, s) for s in range(10)])
-    view = index_view(table, "by-status")
-    assert near(view, SETTINGS, NOWHERE, {}, 0.5, shards=4) == [("item", PARTITION_LIMIT)]
-    assert near(view, SETTINGS, NOWHERE, {}, 0.51, shards=4) == []
-    assert near(view, SETTINGS, NOWHERE, {}, 0.1, shards=1) == []
-    assert near(view, SETTINGS, NOWHERE, {}, 0.1) == []  # one shard unless told
-    # Two shards: 200 WCU/s, a quarter
-    assert near(view, SETTINGS, NOWHERE, {}, 0.25, shards=2) == [("item", PARTITION_LIMIT)]
-    assert near(view, SETTINGS, NOWHERE, {}, 0.26, shards=2) == []
-
-
-def test_a_key_without_growth_is_not_scaled() -> None:
-    # 380 WCU/s here and a unit elsewhere: under half the alert rate
-    here = tallied(writes("k", 380, 0, 10))
-    there = with_live(NOWHERE, tallied([("k", 1, 0)], first=10_000))
-    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.5)
-
-
-def test_a_keys_parts_elsewhere_are_spread_over_its_span_to_this_segments_latest_record() -> None:
-    # Here 100 WCU/s over 20 s; elsewhere 6,000 units since second 0: 100 + 6,000 / 20 s = 400 WCU/s
-    here = tallied(writes("k", 100, 0, 20))
-    there = with_live(NOWHERE, tallied([("k", 6000, 0)], first=10_000))
-    assert ("k", PARTITION_LIMIT) in near(here, SETTINGS, there, {}, 0.5)
-    assert ("k", PARTITION_LIMIT) not in near(here, SETTINGS, there, {}, 0.51)
-
-
-def test_a_key_near_the_share_threshold_of_the_table() -> None:
-    # Here 300 of the table's 600 units; elsewhere 100 of its own and 900 others': 400 of 1,600
-    here = tallied([("k", 300, 0), ("z", 300, 0)])
-    there = with_live(NOWHERE, tallied([("k", 100, 0), ("o", 900, 0)], first=10_000))
-    # Within half of a share of 0.5 (400 >= 0.5 x 0.5 x 1,600), the table at half its minimum of 3,200
-    assert near(here, share_settings(share_threshold=0.5, share_min_wcu=3200), there, {}, 0.5) == [("k", SHARE)]
-    assert near(here, share_settings(share_threshold=0.51, share_min_wcu=3200), there, {}, 0.5) == []
-    assert near(here, share_settings(share_threshold=0.5, share_min_wcu=3201), there, {}, 0.5) == []
-    # Without a share minimum, a one-unit table has shares
-    one = tallied([("k", 1, 0)])
-    elsewhere_one = with_live(NOWHERE, tallied([("k", 0, 0)], first=10_000))
-    assert ("k", SHARE) in near(one, share_settings(share_min_wcu=0, share_threshold=1.0), elsewhere_one, {}, 1.0)
-    # An index view has no share of the table
-    view = index_view(here, "by-status")
-    assert near(view, share_settings(share_threshold=0.5, share_min_wcu=3200), there, {}, 0.5) == []
 
 
 # Resolution
@@ -385,28 +348,33 @@ def test_a_firing_key_resolves_below_the_threshold_minus_the_hysteresis() -> Non
     assert math.isclose(resolve_level(narrow, SHARE), 0.16)
 
 
-def test_a_keys_window_level_is_its_rate_over_the_whole_window() -> None:
-    window = with_live(NOWHERE, tallied([*writes("k", 600, 0, 10), ("o", 100, 59)]))
-    # 6,000 units over the 60 s window: 100 WCU/s, whatever its span
-    assert window_level(window, SETTINGS, "k", PARTITION_LIMIT) == 100.0
-    assert window_level(window, SETTINGS, "absent", PARTITION_LIMIT) == 0.0
+def test_a_keys_level_is_its_alert_rate_or_its_share_over_the_windows_figures() -> None:
+    figures = merged([*writes("k", 600, 0, 10), ("o", 100, 59)])
+    # 6,000 units: its heaviest bucket holds all of them, 600 WCU/s
+    assert level(figures, SETTINGS, "k", PARTITION_LIMIT) == 600.0
+    assert level(figures, SETTINGS, "absent", PARTITION_LIMIT) == 0.0
+    assert cooled(figures, SETTINGS, "absent", PARTITION_LIMIT)
+    # Cooled under the resolve level (600 WCU/s): at 599.9, not at 600.1
+    assert cooled(
+        merged([*writes("k", 600, 0, 9), ("k", 5999 - 5400, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT
+    )
+    assert not cooled(merged([*writes("k", 600, 0, 10), ("k", 1, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
     # Its share of the table's 6,100 units (the default minimum is 6,000)
-    assert math.isclose(window_level(window, SETTINGS, "k", SHARE), 6000 / 6100)
-    small = with_live(NOWHERE, tallied([("k", 5999, 0)]))
-    assert window_level(small, SETTINGS, "k", SHARE) == 0.0
-    exact = with_live(NOWHERE, tallied([("k", 3000, 0), ("o", 3000, 1)]))
-    assert window_level(exact, SETTINGS, "k", SHARE) == 0.5
+    assert math.isclose(level(figures, SETTINGS, "k", SHARE), 6000 / 6100)
+    assert level(merged([("k", 5999, 0)]), SETTINGS, "k", SHARE) == 0.0
+    assert level(merged([("k", 3000, 0), ("o", 3000, 1)]), SETTINGS, "k", SHARE) == 0.5
     # Without a share minimum: a one-unit window is all its key's; an empty one has no share
     anything = Settings(stats_table_name="s", share_min_wcu=0)
-    assert window_level(with_live(NOWHERE, tallied([("k", 1, 0)])), anything, "k", SHARE) == 1.0
-    assert window_level(NOWHERE, anything, "k", SHARE) == 0.0
+    assert level(merged([("k", 1, 0)]), anything, "k", SHARE) == 1.0
+    assert level(merge("orders", T0, [], None), anything, "k", SHARE) == 0.0
 
 
-def test_a_window_level_counts_the_bound_of_the_segments_that_list_the_key() -> None:
-    pruned = tallied([("a", 600, 0), ("b", 500, 1), ("c", 500, 2)], capacity=1)
-    window = with_live(NOWHERE, pruned)
-    # a's counter lost 500 to the prune; its bound gives them back: 600 units over 60 s
-    assert window_level(window, SETTINGS, "a", PARTITION_LIMIT) == 10.0
+def test_a_level_counts_the_bound_of_the_heads_that_list_the_key() -> None:
+    figures = merged(([("a", 600, 0), ("b", 500, 1), ("c", 500, 2)], 1))
+    # a's counter lost 500 to the prune; its bound gives them back: 600 units. Its bucket (600, which a
+    # prune does not cut) plus the bound: 110 WCU/s, the rule's upper bound (never below the truth)
+    assert figures.entries["a"].wcu + figures.bound("a") == 600
+    assert level(figures, SETTINGS, "a", PARTITION_LIMIT) == 110.0
 
 
 # Names and advice

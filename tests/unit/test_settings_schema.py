@@ -28,6 +28,8 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "share_threshold": ("0.25", 0.25),
     "share_min_wcu": ("100", 100),
     "alert_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:t", "arn:aws:sns:eu-west-1:111122223333:t"),
+    "watched_tables": ("orders, users", "orders, users"),
+    "consumer_function_name": ("HotKeyDetector-Consumer", "HotKeyDetector-Consumer"),
     "partition_key_attribute": ("tenant", "tenant"),
     "count_indexes": ("false", False),
     "summary_capacity": ("50", 50),
@@ -109,6 +111,8 @@ def test_only_what_the_stack_sets_itself_has_no_context_option() -> None:
         "STATS_TABLE_NAME",
         "ALERT_TOPIC_ARN",
         "ARCHIVE_BUCKET_NAME",
+        "WATCHED_TABLES",
+        "CONSUMER_FUNCTION_NAME",
     }
 
 

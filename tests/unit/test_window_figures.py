@@ -10,7 +10,6 @@ from hotkeys.detector.snapshots import (
     from_item,
     merge_window,
     snapshot_of,
-    stats_partition_of,
     to_item,
 )
 from hotkeys.detector.state import Segment
@@ -99,9 +98,9 @@ def test_renamed_fields_keep_their_stored_names() -> None:
     carried = segment.to_json()
     stored = to_item(snapshot_of(segment, "shardId-00000001", 60, summary.Counting(3, 20)), expires_at=T0)
     # Then the stored names are the ones stored before the renames (no stored format changed):
-    # the state's "pc", the item's "pinned", "bucket_seconds" and its stats partition in the key
+    # the state's "pc", the item's "pinned" and "bucket_seconds"; the key names the shard
     assert carried["pc"] is True and Segment.from_json(carried).has_local_indexes
     assert (stored["pinned"], stored["bucket_seconds"], stored["head"]["bucket_seconds"]) == (True, 20, 20)
-    assert stored["pk"] == f"SEG#tickets#{T0}#5" and stats_partition_of("shardId-00000001") == 5
+    assert stored["pk"] == f"SEG#tickets#{T0}#shardId-00000001" and stored["sk"] == "0"
     read = from_item(stored)
-    assert (read.has_local_indexes, read.alert_min_span_seconds, read.stats_partition) == (True, 20, 5)
+    assert (read.has_local_indexes, read.alert_min_span_seconds, read.shard_id) == (True, 20, "shardId-00000001")

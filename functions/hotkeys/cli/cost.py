@@ -108,7 +108,7 @@ HEAD_KB = 3
 # summary's share of HEAD_BYTES filled with keys zlib cannot shrink, MAX_COUNTED_INDEXES index names of
 # 255 characters, HEAD_MARKS incident marks (docs/decisions.md §58), the longest table and shard names.
 # tests/unit/test_head_bound.py builds that head through snapshots and checks this figure against it.
-HEAD_MAX_KB = 24
+HEAD_MAX_KB = 23
 # Reads of a window's heads per shard and window: its first look, and again after a flush half a window
 # later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §49).
 HEADS_READS_PER_SHARD_WINDOW = 3

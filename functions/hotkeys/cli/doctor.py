@@ -30,7 +30,9 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
-from hotkeys.detector.snapshots import CATALOG_PK, catalog_sk
+from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
+from hotkeys.detector.layout import heads_pk
+from hotkeys.detector.snapshots import LAYOUT_PK
 from hotkeys.throttling import (
     INDEX_DIMENSION,
     NAMESPACE,
@@ -729,14 +731,11 @@ def _check_recent_windows(
     if not stats:
         return [Check("stats table", FAIL, "the stack has no StatsTableName output", "redeploy")]
     since = int(now) - 86_400
-    items = _catalog(clients, stats, since)
-    latest: dict[str, int] = {}
-    for item in items:
-        table = str(item["table_name"]["S"])
-        latest[table] = max(latest.get(table, 0), int(item["window_start"]["N"]))
     checks = []
     for table in sorted({_table_of(str(m.get("EventSourceArn", ""))) for m in mappings}):
         name = f"recent figures for {table}"
+        found = _latest_window(clients, stats, table)
+        latest = {table: found} if found is not None and found >= since else {}
         if table not in latest:
             checks.append(
                 Check(
@@ -760,13 +759,24 @@ def _check_recent_windows(
     return checks
 
 
-def _catalog(clients: Clients, stats: str, since: int) -> list[dict[str, Any]]:
-    pages = clients.dynamodb.get_paginator("query").paginate(
-        TableName=stats,
-        KeyConditionExpression="pk = :pk AND sk >= :low",
-        ExpressionAttributeValues={":pk": {"S": CATALOG_PK}, ":low": {"S": catalog_sk(since, "")}},
-    )
-    return [item for page in pages for item in page.get("Items", [])]
+def _latest_window(clients: Clients, stats: str, table: str) -> int | None:
+    """The latest window with a head of ``table``: the window-heads index, newest first, in each of the
+    table's head buckets (its layout item; one bucket without one)."""
+    layout = clients.dynamodb.get_item(TableName=stats, Key={"pk": {"S": LAYOUT_PK}, "sk": {"S": table}}).get("Item")
+    counts = [int(pair["L"][1]["N"]) for pair in layout["counts"]["L"]] if layout and "counts" in layout else [1]
+    latest: int | None = None
+    for bucket in range(max(counts)):
+        page = clients.dynamodb.query(
+            TableName=stats,
+            IndexName=HEADS_INDEX,
+            KeyConditionExpression="heads_pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": heads_pk(table, bucket)}},
+            ScanIndexForward=False,
+            Limit=1,
+        )
+        for item in page.get("Items", []):
+            latest = max(latest or 0, int(item["window_start"]["N"]))
+    return latest
 
 
 def failed(checks: Iterable[Check]) -> bool:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -344,7 +344,7 @@ class ShardConsumer:
 
 def consume_lineage(
     invoke: Invoke,
-    shards: list[tuple[str, list[dict[str, Any]]]],
+    shards: Sequence[tuple[str, Iterable[dict[str, Any]]]],
     settings: EventSourceSettings = EVENT_SOURCE,
     chaos: Chaos | None = None,
     stream_arn: str | None = None,

@@ -209,16 +209,16 @@ def clashing_window(reader: Any, table: str, start: int, seconds: int) -> tuple[
     """A stored window of ``table`` (start, length) that overlaps [start, start + seconds) but is not that
     window: its records were counted in windows of another length, where redrive would not find them."""
     since = start - MAX_TUMBLING_WINDOW_SECONDS + 1
-    for stored_start, stored_table, stored_seconds in reader.catalog(since, start + seconds - 1):
+    for stored_start, stored_seconds in reader.windows(table, since, start + seconds - 1):
         overlaps = stored_start < start + seconds and stored_start + stored_seconds > start
-        if stored_table == table and overlaps and (stored_start, stored_seconds) != (start, seconds):
+        if overlaps and (stored_start, stored_seconds) != (start, seconds):
             return stored_start, stored_seconds
     return None
 
 
 def stored_window_lengths(reader: Any, since: int, until: int) -> set[int]:
-    """The lengths of the windows stored for windows starting in [since, until]."""
-    return {seconds for _, _, seconds in reader.catalog(since, until)}
+    """The lengths of the windows of any watched table stored for windows starting in [since, until]."""
+    return {seconds for table in reader.tables() for _, seconds in reader.windows(table, since, until)}
 
 
 def redrive_entry(

@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hotkeys.cli.esm import DeadLetter, ShardConsumer
+from hotkeys.cli.emulation import emulate
+from hotkeys.cli.esm import DeadLetter
 from hotkeys.cli.io import BadEventFile, EventReader, NotAnEvent
+from hotkeys.cli.lanes import Invoke, event_second
 from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
@@ -188,6 +190,9 @@ class ShardSource:
     stream_arn: str | None = None
     first_sequence: int | None = None
     last_sequence: int = -1
+    # The event seconds its records span (the judge looks from the first to a while after the last).
+    first_event: int | None = None
+    last_event: int | None = None
 
     def read(self) -> Iterator[Any]:
         """The records in sequence order, streamed when the input has them in order (as a stream and
@@ -212,6 +217,12 @@ class ReplayPlan:
     @property
     def records(self) -> int:
         return sum(source.records for source in self.shards)
+
+    def span(self) -> tuple[int, int] | None:
+        """The first and last event second of the input (None: no record has one)."""
+        firsts = [source.first_event for source in self.shards if source.first_event is not None]
+        lasts = [source.last_event for source in self.shards if source.last_event is not None]
+        return (min(firsts), max(lasts)) if firsts and lasts else None
 
 
 def plan_replay(paths: list[str]) -> ReplayPlan:
@@ -274,6 +285,10 @@ def _shard_of(record: Any, default_shard: str | None) -> tuple[str, Any]:
 
 def _note(group: ShardSource, record: Any) -> None:
     group.records += 1
+    second = event_second(record)
+    if second is not None:
+        group.first_event = second if group.first_event is None else min(group.first_event, second)
+        group.last_event = second if group.last_event is None else max(group.last_event, second)
     if group.stream_arn is None and isinstance(record, dict) and isinstance(record.get("eventSourceARN"), str):
         group.stream_arn = record["eventSourceARN"]
     sequence = _sequence_number(record)
@@ -291,6 +306,9 @@ def _merge(source: ShardSource, group: ShardSource, file: Path, default_shard: s
     source.files.append((file, default_shard))
     source.records += group.records
     source.last_sequence = max(source.last_sequence, group.last_sequence)
+    for name, pick in (("first_event", min), ("last_event", max)):
+        found = [value for value in (getattr(source, name), getattr(group, name)) if value is not None]
+        setattr(source, name, pick(found) if found else None)
     source.stream_arn = source.stream_arn or group.stream_arn
 
 
@@ -355,13 +373,14 @@ def run_replay(
     """Replays the events through the real handler, with ``settings``, on ``aws`` (the caller's backend;
     boto3's default session if None). Settings default to ``replay_settings(resources)``.
 
-    The event source mapping is emulated as deployed (``hotkeys.deployment.EVENT_SOURCE``) with the
-    settings' window as its tumbling window, as the stack configures it. Records are streamed shard
-    by shard; ``observe`` sees each one once, as it is read (the report's heat map, the progress bar).
+    The deployment is emulated (``emulation.emulate``): the event source mapping as deployed
+    (``hotkeys.deployment.EVENT_SOURCE``) with the settings' window as its tumbling window, every shard
+    side by side in emulated time, and the judge on its schedule. Records stream; ``observe`` sees each
+    one once, as it is read (the report's heat map, the progress bar).
     """
     from hotkeys.detector.app import Container, build_handler
     from hotkeys.detector.observability import logger, metrics
-    from hotkeys.detector.wiring import build_ports
+    from hotkeys.detector.pipeline import Ports
 
     aws = aws or AwsClients()
     settings = settings or replay_settings(resources)
@@ -370,21 +389,25 @@ def run_replay(
     report = ReplayReport(
         resources=resources, settings=settings, shards=len(plan.shards), table_folders=plan.table_folders
     )
-    container = Container(settings, build_ports(settings, aws))
-    handler = build_handler(lambda: container)
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
 
-    def invoke(event: dict[str, Any]) -> dict[str, Any]:
-        try:
-            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                # An invocation that fails before counting has no metrics; Powertools warns about that on
-                # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
-                # The metrics it does publish are EMF lines on stdout (CloudWatch reads them in Lambda):
-                # kept out of the replay's own output.
-                warnings.filterwarnings("ignore", message="No application metrics to publish")
-                return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
-        finally:
-            metrics.clear_metrics()
+    def lambda_handler(ports: Ports) -> Invoke:
+        """A container running the deployed Lambda handler (its Powertools decorators included)."""
+        handler = build_handler(lambda: Container(settings, ports))
+
+        def invoke(event: dict[str, Any]) -> dict[str, Any]:
+            try:
+                with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                    # An invocation that fails before counting has no metrics; Powertools warns about that on
+                    # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
+                    # The metrics it does publish are EMF lines on stdout (CloudWatch reads them in Lambda):
+                    # kept out of the replay's own output.
+                    warnings.filterwarnings("ignore", message="No application metrics to publish")
+                    return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
+            finally:
+                metrics.clear_metrics()
+
+        return invoke
 
     def seen(record: Any) -> None:
         if lacks_images(record):
@@ -403,11 +426,21 @@ def run_replay(
     logger.registered_handler.setLevel(wanted)
     function_log = logging.getLogger(logger.name)
     function_log.addHandler(reasons)
+    span = plan.span()
     try:
-        for source in plan.shards:
-            run = ShardConsumer(invoke, source.shard_id, mapping, stream_arn=source.stream_arn).consume(
-                _observed(source.read(), seen)
-            )
+        # Every shard side by side in emulated time, each in a container of its own, and the judge on
+        # its schedule (the records' own time: a replay of an old capture alerts as it would have live).
+        emulated = emulate(
+            settings,
+            aws,
+            [[(source.shard_id, _observed(source.read(), seen))] for source in plan.shards],
+            start=span[0] if span else None,
+            mapping=mapping,
+            handler=lambda_handler,
+            stream_arns=[source.stream_arn for source in plan.shards],
+            tables=tuple(plan.table_folders),
+        )
+        for source, (run,) in zip(plan.shards, emulated.runs, strict=True):
             report.records += source.records
             report.invocations += run.invocations
             report.dead_letters.extend(run.dead_letters)

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
-from hotkeys.detector.alerts.rules import active_rate
+from hotkeys.detector.alerts.rules import alert_rate, peak_rate
 from hotkeys.detector.diagnosis import shard_families
 from hotkeys.detector.items import verdict
 from hotkeys.detector.ports import StatsReader
@@ -21,7 +21,8 @@ from hotkeys.detector.snapshots import (
 from hotkeys.detector.summary import Entry
 from hotkeys.detector.windows import iso_utc
 
-TABLE_LOOKBACK_SECONDS = 86_400
+# How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).
+LOOKBACK_SECONDS_PER_WINDOW = 900
 _STATS_KEY = ((PARTITION_KEY, "HASH"), (SORT_KEY, "RANGE"))
 
 
@@ -72,17 +73,17 @@ class TopRow:
 def windows_in_range(
     reader: StatsReader, *, since: int | None, last: int | None, until: int, table: str | None
 ) -> list[tuple[int, str, int]]:
-    """The (window_start, table, window_seconds) to show: from ``since``, or the ``last`` N windows."""
+    """The (window_start, table, window_seconds) to show: from ``since``, or the ``last`` N windows (of
+    any watched table, or of ``table``)."""
+    tables = reader.tables()
+    names = [table] if table is not None else sorted(tables)
     if since is None:
-        latest = reader.latest_window()
+        latest = max((found for name in names if (found := reader.latest_window(name)) is not None), default=None)
         if latest is None:
             return []
-        # The catalog is ordered by window start; fetch generously, then keep the last N distinct starts.
-        # The latest window is the latest of any table: for one table, look back a day for its own.
-        since = latest - (TABLE_LOOKBACK_SECONDS if table is not None else 900 * max(last or 1, 1))
-    windows = sorted(set(reader.catalog(since, until)))
-    if table is not None:
-        windows = [w for w in windows if w[1] == table]
+        # Windows with figures are found through their heads; fetch generously, then keep the last N starts.
+        since = latest - LOOKBACK_SECONDS_PER_WINDOW * max(last or 1, 1)
+    windows = sorted((start, name, seconds) for name in names for start, seconds in reader.windows(name, since, until))
     if last is not None:
         starts = sorted({w[0] for w in windows})[-last:]
         windows = [w for w in windows if w[0] in starts]
@@ -145,10 +146,8 @@ def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
     """The row of ``key`` (its merged ``entry`` in the window's summary; an open window's rates run to
     its latest record)."""
     span = window.alert_min_span_seconds
-    peak = entry.peak / span if span else None
-    # As the alert rule reads a key (rules.rate_of): the upper bound over its active span, or its peak.
-    upper = entry.wcu + window.error_bound
-    alert = max(active_rate(upper, entry.first_seen, window.last_event, span), peak or 0.0) if span else None
+    peak = peak_rate(entry, span) if span else None
+    alert = alert_rate(entry, window.bound(key), window.last_event, span) if span else None
     return TopRow(
         table=window.table,
         index=window.index,

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 MAX_TUMBLING_WINDOW_SECONDS = 900  # Lambda's limit for a stream mapping's tumbling window
-DEFAULT_SPAN_SECONDS = 10  # alert span and flush interval, unless the window is shorter
-# The settings whose default follows the window: DEFAULT_SPAN_SECONDS, or the window if it is shorter.
-FOLLOW_THE_WINDOW = ("alert_min_span_seconds", "flush_seconds")
+DEFAULT_SPAN_SECONDS = 10  # the alert span, unless the window is shorter
+DEFAULT_FLUSH_SECONDS = 12  # the flush interval (and the judge's look interval), unless the window is shorter
+# The settings whose default follows the window: their default, or the window if it is shorter.
+FOLLOW_THE_WINDOW = {"alert_min_span_seconds": DEFAULT_SPAN_SECONDS, "flush_seconds": DEFAULT_FLUSH_SECONDS}
 # What those fields hold until ``Settings.__post_init__`` resolves them (never a valid value: their low is 1).
 WINDOW_DEFAULT = 0
 
@@ -202,6 +203,20 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("alert_topic_arn", "ALERT_TOPIC_ARN", "text", None, "the alert topic (set by the stack)"),
     Option(
+        "watched_tables",
+        "WATCHED_TABLES",
+        "text",
+        None,
+        "the tables the judge looks at, comma-separated (set by the stack; the layout registry adds the rest)",
+    ),
+    Option(
+        "consumer_function_name",
+        "CONSUMER_FUNCTION_NAME",
+        "text",
+        None,
+        "the stream consumer whose IteratorAge tells the judge how far behind the streams are (set by the stack)",
+    ),
+    Option(
         "partition_key_attribute",
         "PARTITION_KEY_ATTRIBUTE",
         "text",
@@ -234,13 +249,14 @@ OPTIONS: tuple[Option, ...] = (
         "flush_seconds",
         "FLUSH_SECONDS",
         "int",
-        DEFAULT_SPAN_SECONDS,
-        "an open window's figures are written at most this often (at most the window)",
+        DEFAULT_FLUSH_SECONDS,
+        "an open window's figures are written every this many seconds of event time, aligned to the epoch, "
+        "and the judge looks as often (at most the window)",
         low=1,
         high=MAX_TUMBLING_WINDOW_SECONDS,
         context_key="flushSeconds",
         cli_flag="--flush-seconds",
-        default_text=f"{DEFAULT_SPAN_SECONDS} (the window, if shorter)",
+        default_text=f"{DEFAULT_FLUSH_SECONDS} (the window, if shorter)",
     ),
     Option(
         "stats_retention_days",
@@ -322,6 +338,8 @@ class Settings:
     share_threshold: float = field(default=default_of("share_threshold"))
     share_min_wcu: int = field(default=default_of("share_min_wcu"))
     alert_topic_arn: str | None = None
+    watched_tables: str | None = None
+    consumer_function_name: str | None = None
     partition_key_attribute: str | None = None
     count_indexes: bool = field(default=default_of("count_indexes"))
     summary_capacity: int = field(default=default_of("summary_capacity"))
@@ -337,9 +355,9 @@ class Settings:
     def __post_init__(self) -> None:
         if not self.stats_table_name:
             raise ConfigError("STATS_TABLE_NAME", "is required: the name of the detector's stats table")
-        for name in FOLLOW_THE_WINDOW:  # the one place these defaults are filled in (window checked first below)
+        for name, default in FOLLOW_THE_WINDOW.items():  # the one place these defaults are filled in
             if getattr(self, name) == WINDOW_DEFAULT:
-                object.__setattr__(self, name, min(DEFAULT_SPAN_SECONDS, self.window_seconds))
+                object.__setattr__(self, name, min(default, self.window_seconds))
         for option in OPTIONS:
             value = getattr(self, option.name)
             if option.kind in ("int", "number") and value is not None:
@@ -353,6 +371,11 @@ class Settings:
     @property
     def alert_wcu_per_second(self) -> float:
         return self.alert_threshold * self.partition_wcu_limit
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """``watched_tables`` as names."""
+        return tuple(name.strip() for name in (self.watched_tables or "").split(",") if name.strip())
 
 
 def _check_together(settings: Settings) -> None:

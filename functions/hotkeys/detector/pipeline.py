@@ -6,15 +6,17 @@ the local replay and the benchmark run exactly the same code.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, ResolveKey, StatsStore
+from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
 from hotkeys.detector.records import Change, ChangeKind, MalformedRecord, parse_change, sequence_of
-from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, head_marks, snapshot_of
+from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.state import Segment, ShardState, StateError
 from hotkeys.detector.summary import Counting
 from hotkeys.detector.windows import parse_iso_utc, window_start
@@ -51,6 +53,11 @@ class Ports:
     alerts: Alerting | None = None
     # The tables' global secondary indexes to count (None: the table's own partitions only).
     indexes: IndexesOf | None = None
+    # Where each table's heads go in the window-heads index (None: one bucket per table).
+    layouts: Layouts | None = None
+    # The container's clock: when a head was written (the judge tells quiet shards by it), and when an
+    # alert was claimed.
+    clock: Callable[[], float] = time.time
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,8 @@ class StreamBatch:
     window: tuple[int, int] | None = None
     state: Any = None
     is_final: bool = False
+    # Lambda ended the window early because the state grew past 1 MB (the shard carries on).
+    terminated_early: bool = False
 
     @property
     def tumbling(self) -> bool:
@@ -117,6 +126,7 @@ def parse_event(event: Any) -> StreamBatch:
         window=bounds,
         state=event.get("state"),
         is_final=bool(event.get("isFinalInvokeForWindow")) or bool(event.get("isWindowTerminatedEarly")),
+        terminated_early=bool(event.get("isWindowTerminatedEarly")),
     )
 
 
@@ -138,19 +148,13 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         )
     if to_archive and ports.archiver is not None:
         _archive(shard_id, to_archive, ports.archiver, outcome)
-    # Alerts before the flush, so the heads it writes carry the incidents this review handled (other
-    # shards reading them then skip those incidents' writes: docs/decisions.md, one shard per partition
-    # and window); the flush happens whatever the review raised: an alerting outage (SNS) must not keep
-    # the figures from the stats table.
+    # The flush happens whatever the first alarm raised: an alerting outage (SNS) must not keep the
+    # figures from the stats table (the batch still fails, and its retry announces what it claimed).
     try:
         if ports.alerts is not None:
-            # Resolution needs whole windows: only a tumbling window's final invocation has one.
-            window_complete = batch.is_final and batch.tumbling
-            outcome.alerts_published = ports.alerts.review(
-                shard_id, state, list(touched.values()), window_complete, _flushing(state, settings, final)
-            )
+            outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()))
     finally:
-        completed = _flush(shard_id, state, settings, ports.stats, outcome, final)
+        completed = _flush(shard_id, state, settings, ports, outcome, final, _closed_early(batch, ports))
     for key in completed:
         state.complete(key)
     if ports.archiver is not None:
@@ -362,13 +366,23 @@ def _drain(archiver: Archiver) -> int:
     return moved
 
 
+def _closed_early(batch: StreamBatch, ports: Ports) -> bool:
+    """A final invocation before its window's end, not for the state's size: the shard ended ("When the
+    shard ends, Lambda considers the window closed", Lambda developer guide, tumbling windows). Its heads
+    say so: the judge then knows it has nothing more for later windows (docs/decisions.md §64)."""
+    if not batch.is_final or batch.terminated_early or batch.window is None:
+        return False
+    return ports.clock() < batch.window[1]
+
+
 def _flush(
     shard_id: str,
     state: ShardState,
     settings: Settings,
-    stats: StatsStore,
+    ports: Ports,
     outcome: BatchOutcome,
     final: bool,
+    closed_early: bool = False,
 ) -> list[tuple[str, int]]:
     """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
 
@@ -378,12 +392,12 @@ def _flush(
     (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
     must not write over it (snapshots.IdentityTaken)."""
     for segment in state.sealed:
-        _save(shard_id, segment, settings, stats, outcome, head_marks(state.notified, segment.window_start), True)
+        _save(shard_id, segment, settings, ports, outcome, True)
     state.sealed.clear()
     completed = []
     for key, segment, done, writes in _plan(state, settings, final):
         if writes:
-            _save(shard_id, segment, settings, stats, outcome, head_marks(state.notified, segment.window_start), done)
+            _save(shard_id, segment, settings, ports, outcome, done, closed_early and final)
         if done:
             completed.append(key)
         keys = segment.summary
@@ -406,35 +420,38 @@ def _plan(state: ShardState, settings: Settings, final: bool) -> list[tuple[tupl
     return plan
 
 
-def _flushing(state: ShardState, settings: Settings, final: bool) -> list[Segment]:
-    """The segments ``_flush`` writes in this invocation."""
-    return list(state.sealed) + [segment for _key, segment, _done, writes in _plan(state, settings, final) if writes]
-
-
 def _flush_due(segment: Segment, flush_seconds: int) -> bool:
+    """A flush boundary (every ``flush_seconds`` of event time, aligned to the epoch) was crossed since the
+    segment was last written (or began): every shard writes its head at the same boundaries, so the
+    judge, looking just after them, sees every shard's figures of the same moment (docs/decisions.md §64)."""
     since = segment.flushed_at_event if segment.flushed_at_event >= 0 else segment.first_event
-    return segment.dirty and segment.last_event - since >= flush_seconds
+    return segment.dirty and segment.last_event // flush_seconds > since // flush_seconds
 
 
 def _save(
     shard_id: str,
     segment: Segment,
     settings: Settings,
-    stats: StatsStore,
+    ports: Ports,
     outcome: BatchOutcome,
-    marks: tuple[str, ...] = (),
     done: bool = False,
+    closed_early: bool = False,
 ) -> None:
     expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
-    if not segment.catalogued:
-        # Catalog first: a snapshot that readers cannot find would still count as coverage for redrive.
-        stats.save_catalog(segment.table, segment.window_start, settings.window_seconds, expires_at)
-        outcome.stats_writes += 1
-        segment.catalogued = True
+    layouts = ports.layouts
+    bucket = layouts.bucket_of(segment.table, shard_id, segment.window_start) if layouts is not None else 0
     while True:
-        snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings), done, marks)
+        snapshot = snapshot_of(
+            segment,
+            shard_id,
+            settings.window_seconds,
+            Counting.of(settings),
+            done,
+            written_at=ports.clock(),
+            closed_early=closed_early,
+        )
         try:
-            stats.save_segment(snapshot, expires_at)
+            ports.stats.save_segment(snapshot, expires_at, bucket)
             break
         except IdentityTaken:
             # An earlier instance of this Lambda window finished a segment under this name: take the next

@@ -16,8 +16,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hotkeys.detector.alerts.incidents import Incident
 from hotkeys.detector.alerts.messages import Alert
-from hotkeys.detector.alerts.rules import HotKey
+from hotkeys.detector.layout import Layout
 from hotkeys.detector.records import Change, IndexesOf, ResolveKey
 from hotkeys.detector.snapshots import SegmentSnapshot
 from hotkeys.detector.state import Segment, ShardState
@@ -27,10 +28,13 @@ __all__ = [
     "Alerting",
     "Archived",
     "Archiver",
+    "HeadsReader",
     "IncidentReader",
     "IncidentStore",
     "IndexesOf",
     "InsightsPort",
+    "LayoutStore",
+    "Layouts",
     "ObjectStore",
     "Publish",
     "Publisher",
@@ -38,17 +42,15 @@ __all__ = [
     "Spool",
     "StatsReader",
     "StatsStore",
-    "WindowReader",
 ]
 
 
 # -- the stream pipeline's (pipeline.Ports) -------------------------------------------------------
 class StatsStore(Protocol):
-    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int) -> None:
-        """Writes the snapshot; raises snapshots.IdentityTaken if its name belongs to another instance."""
+    def save_segment(self, snapshot: SegmentSnapshot, expires_at: int, bucket: int = 0) -> None:
+        """Writes the snapshot (its head in ``bucket`` of the window-heads index); raises
+        snapshots.IdentityTaken if its name belongs to another instance."""
         ...
-
-    def save_catalog(self, table: str, start: int, window_seconds: int, expires_at: int) -> None: ...
 
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[SegmentSnapshot]:
         """The stored snapshots one shard wrote for one (table, window)."""
@@ -74,14 +76,15 @@ class Archiver(Protocol):
 
 
 class Alerting(Protocol):
-    """Evaluates alert rules on the shard's figures; raises if an alert could not be published."""
+    """The stream consumer's first alarm (``alerts.first_alarm``); raises if an alert could not be published."""
 
-    def review(
-        self, shard_id: str, state: ShardState, segments: list[Segment], final: bool, flushing: list[Segment]
-    ) -> int:
-        """``flushing``: the segments this invocation's flush writes, after the review (their heads then
-        carry the incidents it handled)."""
-        ...
+    def review(self, shard_id: str, state: ShardState, segments: list[Segment]) -> int: ...
+
+
+class Layouts(Protocol):
+    """Where a shard's heads go in the window-heads index (``layout``), as its container last read it."""
+
+    def bucket_of(self, table: str, shard_id: str, window_start: int) -> int: ...
 
 
 # -- the TTL archive's (archive.TtlArchiver) --------------------------------------------------------
@@ -109,56 +112,62 @@ class Archived:
     spooled: tuple[str, ...] = ()
 
 
-# -- the alert desk's (alerts.desk.AlertDesk) ------------------------------------------------------
+# -- the judge's (alerts.judge.Judge) and the first alarm's ---------------------------------------
 class Publisher(Protocol):
     def publish(self, alert: Alert) -> str: ...
 
 
-class WindowReader(Protocol):
-    def window_heads(self, table: str, start: int) -> list[SegmentSnapshot]:
-        """The heads of every stored segment of a (table, window) (``snapshots.head_of``)."""
+class HeadsReader(Protocol):
+    def heads_since(self, table: str, first_window: int, buckets: int) -> list[SegmentSnapshot]:
+        """The heads (``snapshots.head_of``) of every stored segment of the table's windows from
+        ``first_window`` on, from the window-heads index's first ``buckets`` buckets."""
         ...
 
-    def heads_between(self, table: str, first: int, last: int) -> list[SegmentSnapshot]:
-        """The heads of every stored segment of the table's windows starting in [first, last]."""
+    def latest_window(self, table: str, buckets: int) -> int | None:
+        """The latest window any head of the table was stored for."""
+        ...
+
+
+class LayoutStore(Protocol):
+    def layouts(self) -> list[Layout]:
+        """Every watched table's layout (the registry)."""
+        ...
+
+    def layout(self, table: str) -> Layout | None: ...
+
+    def save_layout(self, before: Layout | None, after: Layout) -> bool:
+        """Write ``after`` if the stored layout is still ``before`` (None: none stored); whether it did."""
         ...
 
 
 class IncidentStore(Protocol):
-    """Incidents with conditional transitions (see adapters/incident_store.py for the rules)."""
+    """Incidents with conditional transitions (see adapters/incident_store.py for the rules). ``Stored``
+    results are (incident, version)."""
 
-    def claim_firing(self, hot: HotKey, shard_id: str) -> tuple[bool, dict[str, Any]]:
-        """(whether this call started the incident, else the incident as it stands)."""
-        ...
+    def start(self, incident: Incident, now: float) -> tuple[bool, tuple[Incident, int] | None]: ...
 
-    def claim_reminder(self, hot: HotKey, shard_id: str, reminder_seconds: int) -> dict[str, Any] | None: ...
+    def update(self, incident: Incident, version: int, now: float) -> tuple[bool, tuple[Incident, int] | None]: ...
 
-    def release_reminder(self, hot: HotKey, previous_notified_at: int) -> None: ...
+    def open_incidents(self, table: str) -> list[tuple[Incident, int]]: ...
 
-    def mark_hot(self, hot: HotKey, shard_id: str, peak: float) -> None:
-        """Mark the firing incident hot in ``hot``'s window, its peak raised to ``peak`` (never lowered)."""
-        ...
-
-    def raise_peak(self, hot: HotKey) -> None: ...
-
-    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
-
-    def resolve(self, table: str, incident_key: str, window_start: int, shard_id: str) -> bool: ...
-
-    def reopen(self, table: str, incident_key: str, window_start: int, shard_id: str) -> None: ...
-
-    def mark_published(self, table: str, incident_key: str, flag: str) -> bool: ...
+    def get(self, table: str, name: str) -> tuple[Incident, int] | None: ...
 
 
 # -- the CLI's reader of stored windows (cli.top) -----------------------------------------------------
 class StatsReader(Protocol):
-    def catalog(self, since: int, until: int) -> list[tuple[int, str, int]]: ...
+    def tables(self) -> dict[str, int]:
+        """The watched tables (the layout registry) and their window lengths."""
+        ...
+
+    def windows(self, table: str, since: int, until: int) -> list[tuple[int, int]]:
+        """(start, length) of the table's stored windows starting in [since, until]."""
+        ...
 
     def window_segments(self, table: str, start: int) -> list[SegmentSnapshot]:
         """A window's snapshots; ``snapshots.WindowRetired`` when some are in a retired layout."""
         ...
 
-    def latest_window(self) -> int | None: ...
+    def latest_window(self, table: str | None = None) -> int | None: ...
 
 
 # -- the throttle picture's and the throttle explainer's (throttles, throttle_explainer) ------------
@@ -173,7 +182,7 @@ class InsightsPort(Protocol):
 class IncidentReader(Protocol):
     """The stream's open incidents of a table (the explainer's "confirmed: throttling")."""
 
-    def open_incidents(self, table: str) -> list[dict[str, Any]]: ...
+    def open_incidents(self, table: str) -> list[tuple[Incident, int]]: ...
 
 
 class Publish(Protocol):

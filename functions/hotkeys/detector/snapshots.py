@@ -1,20 +1,20 @@
 """The stats table's items: what a shard persists per window, and how readers merge it.
 
-Key design (see docs/decisions.md §6):
+Key design (see docs/decisions.md §6, §64):
 
-* segment snapshot  PK ``SEG#<table>#<window_start>#<stats_partition>``  SK ``<shard>#<origin>``
-  A whole-segment snapshot, overwritten in place (idempotent). ``stats_partition`` (``stats_partition_of``
-  its shard) spreads the shards of one window over ``STATS_PARTITIONS`` partition keys, so the detector's
-  own writes never concentrate on one partition; a window is read with that many Queries. (Not a
-  burst bucket: those are ``alert_min_span_seconds`` of event time, ``summary.Entry.bump``.)
-* catalog           PK ``CATALOG``  SK ``<window_start:012d>#<table>``
-  Written once per segment, so readers find the windows of a time range in one Query.
-* segment head      (in the snapshot item) ``head``; ``heads_pk`` ``<table>``,
+* segment snapshot  PK ``SEG#<table>#<window_start>#<shard>``  SK ``<origin>``
+  A whole-segment snapshot, overwritten in place (idempotent). Each shard's snapshots of a window
+  have a partition key of their own, so however many shards flush at the same moment (they flush at
+  the same epoch-aligned boundaries), no partition key takes more than one shard's writes.
+* segment head      (in the snapshot item) ``head``; ``heads_pk`` ``<table>#<bucket>`` (``layout``),
                     ``heads_sk`` ``<window_start:012d>#<shard>#<origin>``
-  The snapshot's heaviest ``HEAD_KEYS`` keys of the table and of each index, with their series,
-  and its totals: copied by the ``window-heads`` index, so the alert desk reads a window (or a
-  few consecutive ones), however many shards wrote it, with one Query (``head_of``,
-  docs/decisions.md §49).
+  The snapshot's heaviest ``HEAD_KEYS`` keys of the table and of each index, with their series and
+  the item figures of its table keys, its totals, and when it was written: copied by the
+  ``window-heads`` index, so the judge reads a table's recent windows, however many shards wrote
+  them, with one Query per bucket (``head_of``, docs/decisions.md §49, §64). Readers find a window's
+  shards there too (``hotkeys top``).
+* layout            PK ``LAYOUT``  SK ``<table>``: the table's head buckets over time (``layout.Layout``),
+  and the registry of watched tables.
 
 A snapshot also carries the sequence ranges its segment counted (``ranges_z``): the
 fact ``hotkeys redrive`` uses to tell counted records from dead-lettered ones.
@@ -27,36 +27,28 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from hotkeys.detector import summary
 from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
+from hotkeys.detector.layout import heads_pk
 from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 from hotkeys.detector.summary import Counting, Entry, Summary
 
-STATS_PARTITIONS = 8
-CATALOG_PK = "CATALOG"
+LAYOUT_PK = "LAYOUT"
 # Keys per summary in a segment's head: what the alert desk merges across a window's segments. A key
 # left out of a head weighs at most that head's ``pruned`` there (the cut is added to it).
 HEAD_KEYS = 32
 # Encoded bytes of all of a head's summaries together (what the window-heads index copies per write).
 HEAD_BYTES = 16_000
-# Incident marks per head (16 hex characters each, ``state.mark_of``).
-HEAD_MARKS = 64
-MARK_CHARS = 16
+# Table keys whose item figures a head carries (hot item or hot collection, in the judge's alerts).
+HEAD_ITEM_KEYS = 8
 
 
-def stats_partition_of(shard_id: str) -> int:
-    """Which of the ``STATS_PARTITIONS`` partition keys of a window a shard's snapshots are stored under."""
-    return zlib.crc32(shard_id.encode("utf-8")) % STATS_PARTITIONS
-
-
-def segment_pk(table: str, start: int, stats_partition: int) -> str:
-    return f"SEG#{table}#{start}#{stats_partition}"
-
-
-def catalog_sk(start: int, table: str) -> str:
-    return f"{start:012d}#{table}"
+def segment_pk(table: str, start: int, shard_id: str) -> str:
+    """The partition key of one shard's snapshots of one window."""
+    return f"SEG#{table}#{start}#{shard_id}"
 
 
 @dataclass(frozen=True)
@@ -86,14 +78,12 @@ class SegmentSnapshot:
     # Written when its segment was done (sealed, completed, or at its Lambda window's end): another
     # instance of that Lambda window never writes over it unless they share records (IdentityTaken).
     final: bool = False
-    # Head only: the incidents this segment's shard had handled in the window when it wrote the head
-    # (``head_marks``): another shard that finds one of them hot skips its incident writes.
-    marks: tuple[str, ...] = ()
-
-    @property
-    def stats_partition(self) -> int:
-        """The stats-table partition this snapshot is stored under (``stats_partition_of`` its shard)."""
-        return stats_partition_of(self.shard_id)
+    # When it was written (the consumer's clock): how the judge tells a shard that went quiet.
+    written_at: float = 0.0
+    # Head only: the bytes of its summaries as stored (what its window-heads index entry weighs).
+    head_bytes: int = 0
+    # Final, and written before its window's end: its shard ended (nothing more will come from it).
+    closed_early: bool = False
 
     def covers(self, sequence: int) -> bool:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
@@ -131,10 +121,10 @@ def snapshot_of(
     window_seconds: int,
     counting: Counting,
     final: bool = False,
-    marks: tuple[str, ...] = (),
+    written_at: float = 0.0,
+    closed_early: bool = False,
 ) -> SegmentSnapshot:
-    """The segment as stored: each summary's ``counting.capacity`` heaviest keys; ``marks``: what its
-    head carries of the shard's handled incidents (``head_marks``)."""
+    """The segment as stored: each summary's ``counting.capacity`` heaviest keys."""
     own = segment.summary.compact(counting.capacity)
     return SegmentSnapshot(
         table=segment.table,
@@ -155,29 +145,18 @@ def snapshot_of(
         has_local_indexes=segment.has_local_indexes,
         items=_heaviest_items(own.entries, segment.items),
         final=final,
-        marks=marks,
+        written_at=written_at,
+        closed_early=closed_early,
     )
 
 
-def head_marks(notified: dict[str, int], window_start: int) -> tuple[str, ...]:
-    """The incidents a head of ``window_start`` carries: the shard's marks (``state.mark_of``: handled
-    in that window, ``ShardState.notified``) of that window only, at most ``HEAD_MARKS``. A mark of
-    another window would tell readers an incident was marked hot in this one when it was not; a mark
-    left out costs a reader one request. Entries that are not plain marks (a name with a suffix, such
-    as the desk's "claimed by another shard, not yet published") are never carried."""
-    found = sorted(mark for mark, window in notified.items() if window == window_start and _plain(mark))
-    return tuple(found[:HEAD_MARKS])
-
-
-def _plain(mark: str) -> bool:
-    return len(mark) == MARK_CHARS and all(char in "0123456789abcdef" for char in mark)
-
-
-def _heaviest_items(entries: dict[str, summary.Entry], items: dict[str, ItemStats]) -> dict[str, ItemStats]:
+def _heaviest_items(
+    entries: dict[str, summary.Entry], items: dict[str, ItemStats], limit: int = SNAPSHOT_ITEM_KEYS
+) -> dict[str, ItemStats]:
     if not items:
         return {}
     ranked = sorted((key for key in entries if key in items), key=lambda key: (-entries[key].wcu, key))
-    return {key: items[key] for key in ranked[:SNAPSHOT_ITEM_KEYS]}
+    return {key: items[key] for key in ranked[:limit]}
 
 
 def heads_sk(start: int, shard_id: str = "", origin: str = "") -> str:
@@ -186,39 +165,53 @@ def heads_sk(start: int, shard_id: str = "", origin: str = "") -> str:
 
 
 def head_of(snapshot: SegmentSnapshot) -> SegmentSnapshot:
-    """The snapshot as the alert desk reads it across a window: its totals, and each summary's heaviest
+    """The snapshot as the judge reads it across a window: its totals, each summary's heaviest
     ``HEAD_KEYS`` keys within an equal share of ``HEAD_BYTES`` (the bound on the rest added to its
-    ``pruned``); no ranges, no item figures."""
+    ``pruned``), and the item figures of its ``HEAD_ITEM_KEYS`` heaviest table keys; no ranges."""
     allotment = HEAD_BYTES // (1 + len(snapshot.indexes))
+    own = snapshot.summary.compact(HEAD_KEYS, allotment)
     return replace(
         snapshot,
-        summary=snapshot.summary.compact(HEAD_KEYS, allotment),
+        summary=own,
         indexes={name: index.compact(HEAD_KEYS, allotment) for name, index in snapshot.indexes.items()},
         ranges=[],
-        items={},
+        items=_heaviest_items(own.entries, snapshot.items, HEAD_ITEM_KEYS),
     )
 
 
 def _head_item(snapshot: SegmentSnapshot) -> dict[str, Any]:
     head = head_of(snapshot)
+    packed = summary.pack(head.summary)
+    indexes = {name: summary.pack(index) for name, index in head.indexes.items()}
+    items = encode_aligned(head.summary.entries, head.items) if head.items else None
+    weight = sum(len(part["entries_z"]) + len(name) + 64 for name, part in (("", packed), *indexes.items()))
     item: dict[str, Any] = {
         "origin": head.origin,
         "ttl_deletes": head.ttl_deletes,
         "first_event": head.first_event,
         "last_event": head.last_event,
         "bucket_seconds": head.alert_min_span_seconds,
-        **summary.pack(head.summary),
+        "written_at": Decimal(str(round(head.written_at, 3))),
+        "bytes": weight + (len(items) if items else 0),
+        "closed_early": head.closed_early,
+        **packed,
     }
-    if head.indexes:
-        item["indexes"] = {name: summary.pack(index) for name, index in head.indexes.items()}
-    if head.marks:
-        item["marks"] = list(head.marks)
+    if indexes:
+        item["indexes"] = indexes
+    if items:
+        item["items_z"] = items
+    if head.has_sort_key:
+        item["has_sort_key"] = True
+    if head.has_local_indexes:
+        item["pinned"] = True
     return item
 
 
 def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
     """A segment's head as the window-heads index returns it (``head_of``'s figures)."""
     head = item["head"]
+    table = summary.unpack(head)
+    items = head.get("items_z")
     return SegmentSnapshot(
         table=str(item["table_name"]),
         window_start=int(item["window_start"]),
@@ -227,14 +220,19 @@ def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
         origin=str(head["origin"]),
         first_sequence="",
         last_sequence="",
-        summary=summary.unpack(head),
+        summary=table,
         ttl_deletes=int(head["ttl_deletes"]),
         first_event=int(head["first_event"]),
         last_event=int(head["last_event"]),
         alert_min_span_seconds=int(head["bucket_seconds"]),
         indexes={str(name): summary.unpack(index) for name, index in (head.get("indexes") or {}).items()},
+        has_sort_key=bool(head.get("has_sort_key", False)),
+        has_local_indexes=bool(head.get("pinned", False)),
+        items=decode_aligned(table.entries, _binary(items)) if items is not None else {},
         final=bool(item["instance_closed"]),
-        marks=tuple(str(mark) for mark in head.get("marks") or ()),
+        written_at=float(head.get("written_at", 0)),
+        head_bytes=int(head.get("bytes", 0)),
+        closed_early=bool(head.get("closed_early", False)),
     )
 
 
@@ -242,18 +240,19 @@ def _binary(value: Any) -> bytes:
     return bytes(value.value) if hasattr(value, "value") else bytes(value)
 
 
-def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
+def to_item(snapshot: SegmentSnapshot, expires_at: int, bucket: int = 0) -> dict[str, Any]:
     """The snapshot as a boto3 resource-style item (plain Python values); ``from_item`` reads it back.
+    ``bucket``: its head's bucket of the window-heads index (``layout.Layout.bucket_of``).
 
     Stored names that are not the field's (the stored ones stay, so stored snapshots read as they are):
-    ``pk``'s last part is ``stats_partition``; ``hwm`` is ``last_sequence`` (zero-padded); ``sk`` is
-    ``<shard_id>#<origin>``; ``bucket_seconds`` (here and in ``head``) is ``alert_min_span_seconds``;
+    ``hwm`` is ``last_sequence`` (zero-padded); ``sk`` is ``origin``;
+    ``bucket_seconds`` (here and in ``head``) is ``alert_min_span_seconds``;
     ``pinned`` is ``has_local_indexes``; ``instance_closed`` is ``final``; ``ranges_z`` and ``items_z``
     are ``ranges`` and ``items``, compressed; the table's summary is ``summary.pack``'s attributes at the
     item's top level."""
     item = {
-        "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.stats_partition),
-        "sk": f"{snapshot.shard_id}#{snapshot.origin}",
+        "pk": segment_pk(snapshot.table, snapshot.window_start, snapshot.shard_id),
+        "sk": snapshot.origin,
         "table_name": snapshot.table,
         "window_start": snapshot.window_start,
         "window_seconds": snapshot.window_seconds,
@@ -266,7 +265,7 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int) -> dict[str, Any]:
         **summary.pack(snapshot.summary),
         "ranges_z": zlib.compress(encode_ranges(snapshot.ranges).encode("ascii")),
         "expires_at": expires_at,
-        "heads_pk": snapshot.table,
+        "heads_pk": heads_pk(snapshot.table, bucket),
         "heads_sk": heads_sk(snapshot.window_start, snapshot.shard_id, snapshot.origin),
         "head": _head_item(snapshot),
         "bucket_seconds": snapshot.alert_min_span_seconds,
@@ -297,7 +296,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         window_start=int(item["window_start"]),
         window_seconds=int(item["window_seconds"]),
         shard_id=str(item["shard_id"]),
-        origin=str(item["sk"])[len(str(item["shard_id"])) + 1 :],  # the sort key is "<shard>#<origin>"
+        origin=str(item["sk"]),
         first_sequence=str(item["first_sequence"]),
         last_sequence=str(item["hwm"]).lstrip("0") or "0",
         summary=table,
@@ -352,6 +351,10 @@ class WindowFigures:
     def error_bound(self) -> int:
         """The summary's ``pruned``: how far below its true write units a listed key's count may be, and
         the most an unlisted key can have written in the window."""
+        return self.summary.pruned
+
+    def bound(self, key: str) -> int:
+        """``rules.Figures``: every key's bound is the window's ``error_bound`` (full snapshots, not heads)."""
         return self.summary.pruned
 
     def ranked(self) -> list[tuple[str, Entry]]:

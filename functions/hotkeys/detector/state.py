@@ -56,7 +56,7 @@ from hotkeys.detector.records import Change, ChangeKind
 from hotkeys.detector.summary import Counting, Entry, Summary
 from hotkeys.detector.windows import window_start
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 # Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
 MAX_RANGES = 256
 # The longest sequence number DynamoDB Streams issues (21 to 40 digits).
@@ -97,7 +97,6 @@ class Segment:
     last_event: int = 0
     last_sequence: int = -1
     flushed_at_event: int = -1
-    catalogued: bool = False
     dirty: bool = True
     # [first, last] sequence numbers folded by each successful invocation, in order.
     ranges: list[list[int]] = field(default_factory=list)
@@ -204,7 +203,7 @@ class Segment:
         """The segment as carried in the state (``from_json`` reads it back). Stored name → field:
         ``t`` table, ``w`` window_start, ``s`` first_sequence, ``o`` origin, ``g`` generation, ``sum``
         summary (``summary.pack``), ``x`` ttl_deletes, ``e0`` first_event, ``e1`` last_event, ``q``
-        last_sequence, ``f`` flushed_at_event, ``c`` catalogued, ``d`` dirty, ``r`` ranges, ``ix`` indexes
+        last_sequence, ``f`` flushed_at_event, ``d`` dirty, ``r`` ranges, ``ix`` indexes
         (each ``summary.pack``), ``sk`` has_sort_key, ``pc`` has_local_indexes (named ``pinned`` before:
         the stored name stays), ``it`` items."""
         return {
@@ -219,7 +218,6 @@ class Segment:
             "e1": self.last_event,
             "q": str(self.last_sequence),
             "f": self.flushed_at_event,
-            "c": self.catalogued,
             "d": self.dirty,
             "r": encode_ranges(self.ranges),
             "ix": {name: summary.pack(index, STATE_ZLIB_LEVEL, text=True) for name, index in self.indexes.items()},
@@ -243,7 +241,6 @@ class Segment:
             last_event=int(data["e1"]),
             last_sequence=int(data["q"]),
             flushed_at_event=int(data["f"]),
-            catalogued=bool(data["c"]),
             dirty=bool(data["d"]),
             ranges=decode_ranges(data["r"]),
             indexes={name: summary.unpack(index) for name, index in data["ix"].items()},
@@ -255,9 +252,9 @@ class Segment:
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """A segment's figures as the alert rules read them: the table's (``index`` None) or one counted
-    index's summary, with the segment's window and event times, so an index partition is judged by the
-    same rules. A view over the live summary (taken after the batch is folded)."""
+    """A segment's figures as the alert rules read them (``rules.Figures``): the table's (``index`` None)
+    or one counted index's summary, with the segment's window and event times, so an index partition is
+    judged by the same rules. A view over the live summary (taken after the batch is folded)."""
 
     table: str
     index: str | None
@@ -281,6 +278,10 @@ class View:
     @property
     def wcu(self) -> int:
         return self.summary.wcu
+
+    def bound(self, key: str) -> int:
+        """A shard's own summary: every key's count is within ``pruned`` of the truth (``rules.Figures``)."""
+        return self.summary.pruned
 
 
 SEQUENCE_WIDTH = 48
@@ -395,10 +396,8 @@ class ShardState:
         start = window_start(event_time, window_seconds)
         segment = self.segments.get((change.table, start))
         generation = self.reopened.get((change.table, start), 0)
-        sealed = False
         if segment is not None and not segment.range_open and segment.ranges_full:
             self.sealed.append(segment)
-            sealed = True
             generation = segment.generation + 1
             segment = None
         if segment is None:
@@ -414,8 +413,6 @@ class ShardState:
                 generation=generation,
                 first_event=change.event_time,
                 last_event=change.event_time,
-                # The sealed predecessor is saved (catalog first) before this one, in this invocation.
-                catalogued=sealed,
                 indexes={name: Summary() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
             self.segments[(change.table, start)] = segment

@@ -279,12 +279,9 @@ def _stream_incidents(incidents: IncidentReader, source: Source) -> dict[str, in
     except Exception as error:
         raise _IncidentsUnreadable(str(error).splitlines()[0][:160] if str(error) else type(error).__name__) from None
     return {
-        str(item["key"]): int(item.get("fired_window") or 0)
-        for item in found
-        if item.get("reason") == PARTITION_LIMIT
-        and item.get("status") == "firing"
-        and (item.get("index_name") or None) == source.index
-        and "key" in item
+        incident.key: incident.fired_window
+        for incident, _version in found
+        if incident.reason == PARTITION_LIMIT and incident.firing and incident.index == source.index
     }
 
 

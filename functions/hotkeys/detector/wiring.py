@@ -1,4 +1,4 @@
-"""Builds the pipeline's ports from settings and AWS clients: the one place that knows the concrete adapters."""
+"""Builds the functions' ports from settings and AWS clients: the one place that knows the concrete adapters."""
 
 from __future__ import annotations
 
@@ -12,21 +12,37 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-from hotkeys.detector.alerts.desk import AlertDesk
+from hotkeys.detector.adapters.stream_lag import IteratorAge
+from hotkeys.detector.alerts.first_alarm import FirstAlarm
+from hotkeys.detector.alerts.judge import Judge
+from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.archive import TtlArchiver
-from hotkeys.detector.config import Settings
+from hotkeys.detector.config import ConfigError, Settings
+from hotkeys.detector.layout import LayoutCache
 from hotkeys.detector.pipeline import Ports
+from hotkeys.detector.ports import Publisher
+
+# Who claims the consumers' messages (each claim names its shard: ``FirstAlarm``).
+CONSUMER = "consumer"
 
 
-def build_ports(settings: Settings, aws: AwsClients, clock: Callable[[], float] = time.monotonic) -> Ports:
-    """``clock``: what the ports' periodic looks (the archive spool's, the table description's) pace
-    themselves by; a benchmark that emulates time passes its own."""
+def build_ports(
+    settings: Settings,
+    aws: AwsClients,
+    clock: Callable[[], float] = time.monotonic,
+    wall_clock: Callable[[], float] = time.time,
+    publisher: Publisher | None = None,
+) -> Ports:
+    """``clock``: what the ports' periodic looks (the archive spool's, the table description's, the layout's)
+    pace themselves by; ``wall_clock``: when heads are written and alerts claimed. A benchmark or a
+    replay that emulates time passes its own for both (and may see what is published: ``publisher``)."""
     table = aws.resource("dynamodb").Table(settings.stats_table_name)
     stats = DynamoStatsStore(table)
     alerts = None
     if settings.alert_topic_arn:  # no topic, no alerting
-        publisher = SnsPublisher(aws.client("sns"), settings.alert_topic_arn)
-        alerts = AlertDesk(settings, DynamoIncidentStore(table), publisher, stats)
+        sns = publisher or SnsPublisher(aws.client("sns"), settings.alert_topic_arn)
+        notifier = Notifier(settings, DynamoIncidentStore(table), sns, CONSUMER)
+        alerts = FirstAlarm(settings, notifier, wall_clock)
     archiver = None
     if settings.archive_bucket_name:  # no bucket, no archive
         archiver = TtlArchiver(
@@ -44,4 +60,31 @@ def build_ports(settings: Settings, aws: AwsClients, clock: Callable[[], float] 
         archiver=archiver,
         alerts=alerts,
         indexes=TableIndexes(describe_table, clock=clock) if settings.count_indexes else None,
+        layouts=LayoutCache(stats.layout, clock, settings.window_seconds, lambda fresh: stats.save_layout(None, fresh)),
+        clock=wall_clock,
     )
+
+
+def build_judge(
+    settings: Settings,
+    aws: AwsClients,
+    clock: Callable[[], float] = time.time,
+    lag: Callable[[], float] | None = None,
+    tables: tuple[str, ...] = (),
+    publisher: Publisher | None = None,
+) -> Judge:
+    """The judge of a deployment (``judge_app``); ``lag``: the streams' lag (default: the consumer's
+    IteratorAge in CloudWatch); ``tables``: tables to watch besides ``WATCHED_TABLES`` and the registry."""
+    if not settings.alert_topic_arn:
+        raise ConfigError("ALERT_TOPIC_ARN", "is required: the judge publishes its alerts there (set by the stack)")
+    table = aws.resource("dynamodb").Table(settings.stats_table_name)
+    stats = DynamoStatsStore(table)
+    incidents = DynamoIncidentStore(table)
+    sns = publisher or SnsPublisher(aws.client("sns"), settings.alert_topic_arn)
+    notifier = Notifier(settings, incidents, sns, Judge.owner_name())
+    if lag is None:
+        if settings.consumer_function_name:
+            lag = IteratorAge(aws.client("cloudwatch"), settings.consumer_function_name, clock)
+        else:
+            lag = lambda: 0.0  # noqa: E731 (no consumer named: a replay, which passes its own)
+    return Judge(settings, stats, stats, incidents, notifier, lag, clock, (*settings.tables, *tables))

@@ -5,8 +5,8 @@ its archive object, the object is written here instead, and the invocation succe
 it the batch would be retried, dead-lettered after the retries, and lost once the stream's 24 h
 retention passed: an S3 outage of a day would lose expired items for good.
 
-Items: PK ``SPOOL#<stats_partition>`` (the writing shard's stats partition: an outage's spool writes spread
-over ``STATS_PARTITIONS`` partitions), SK ``<sha256 of the object key>#<part>``. The object's gzip
+Items: PK ``SPOOL#<partition>`` (``spool_partition_of`` the writing shard: an outage's spool writes spread
+over ``SPOOL_PARTITIONS`` partitions), SK ``<sha256 of the object key>#<part>``. The object's gzip
 bytes are cut into parts that fit DynamoDB's 400 KB item limit; ``parts`` says how many make it
 whole. Spooled items carry no ``expires_at``: they stay until drained. A marker item (PK
 ``SPOOL#MARK``) holds a token every spool write replaces, so that a container can learn that
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -27,15 +28,20 @@ from botocore.exceptions import ClientError
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.names import SPOOL_PREFIX
 from hotkeys.detector.ports import ObjectStore
-from hotkeys.detector.snapshots import STATS_PARTITIONS, stats_partition_of
 
+# Partition keys a spool's objects spread over (a shard's objects stay under one).
+SPOOL_PARTITIONS = 8
 MARKER_KEY = {"pk": f"{SPOOL_PREFIX}MARK", "sk": "-"}
 # Body bytes per item: DynamoDB's item limit is 400 KB including names and the other attributes.
 PART_BYTES = 350_000
 
 
-def spool_pk(stats_partition: int) -> str:
-    return f"{SPOOL_PREFIX}{stats_partition}"
+def spool_partition_of(shard_id: str) -> int:
+    return zlib.crc32(shard_id.encode("utf-8")) % SPOOL_PARTITIONS
+
+
+def spool_pk(partition: int) -> str:
+    return f"{SPOOL_PREFIX}{partition}"
 
 
 class DynamoArchiveSpool:
@@ -49,7 +55,7 @@ class DynamoArchiveSpool:
         for part, chunk in enumerate(chunks):
             self._table.put_item(
                 Item={
-                    "pk": spool_pk(stats_partition_of(shard_id)),
+                    "pk": spool_pk(spool_partition_of(shard_id)),
                     "sk": f"{digest}#{part:04d}",
                     "object_key": key,
                     "part": part,
@@ -82,8 +88,8 @@ class DynamoArchiveSpool:
         if token is None and not force:
             return 0, True
         put = 0
-        for stats_partition in range(STATS_PARTITIONS):
-            pk = spool_pk(stats_partition)
+        for partition in range(SPOOL_PARTITIONS):
+            pk = spool_pk(partition)
             for digest, key in self._complete_objects(pk):
                 if put >= limit:
                     return put, False

@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
+from hotkeys.detector.alerts.incidents import Message
+from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.diagnosis import key_in_text
 from hotkeys.detector.windows import iso_utc
 
@@ -16,7 +17,7 @@ from hotkeys.detector.windows import iso_utc
 # number, or punctuation mark"). A subject that breaks it is refused, and the batch would fail on
 # every retry: subjects are printable ASCII of at most 99 characters under either reading.
 SUBJECT_LIMIT = 99
-FIRING, REMINDER, RESOLVED = "firing", "reminder", "resolved"
+FIRING, ESCALATED, REMINDER, RESOLVED = (kind.value for kind in Message)
 # The fields of ``Alert.document()``: what a JSON subscriber (sqs, lambda, email-json) receives, and
 # how one tells an alert document from the topic's other messages (alerts/inbound.py).
 ALERT_FIELDS = (
@@ -33,6 +34,10 @@ ALERT_FIELDS = (
     "reason",
     "status",
     "suggested_shards",
+    "peak_wcu_per_second",
+    "peak_share",
+    "started",
+    "lasted_seconds",
     "pattern",
     "remedy",
     "items",
@@ -49,6 +54,13 @@ class PublishOutcomeUnknown(RuntimeError):
 
 @dataclass(frozen=True)
 class Alert:
+    """One message of an incident's life (``alerts.incidents``): what every subscriber form is made of.
+
+    ``wcu_per_second`` is the key's alert rate in ``window_start``'s figures when the message was sent
+    (the crossing's for a firing message); ``peak_wcu_per_second`` the incident's peak so far (its
+    heaviest burst bucket, the figure ``hotkeys top`` shows as "peak WCU/s"), ``peak_share`` a share
+    incident's largest share; ``suggested_shards`` the incident's advice (0 for a share incident)."""
+
     table: str
     key: str
     window_start: int
@@ -61,11 +73,18 @@ class Alert:
     status: str
     peak_wcu_per_second: float
     alert_threshold: float  # the deployment's ALERT_THRESHOLD (the sharding advice keeps each suffix under it)
+    suggested_shards: int = 1
+    # The rate the sharding advice divides by the alert rate: the crossing's alert rate or the peak,
+    # whichever is higher (``Incident.suggested_shards``).
+    sized_wcu_per_second: float = 0.0
     index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
     pattern: str | None = None  # the antipattern the key shows (diagnosis.classify), if any
     remedy: str | None = None
     items: str | None = None  # hot item or hot collection (items.verdict), if known
     items_advice: str | None = None
+    peak_share: float = 0.0
+    started: int | None = None  # the event second the incident crossed
+    lasted_seconds: int | None = None  # resolved: from the crossing to the end of its last hot window
 
     @property
     def where(self) -> str:
@@ -77,12 +96,12 @@ class Alert:
         return round(100 * self.wcu_per_second / self.partition_limit_wcu, 1)
 
     @property
-    def alert_wcu_per_second(self) -> float:
-        return self.alert_threshold * self.partition_limit_wcu
+    def peak_percent_of_limit(self) -> float:
+        return round(100 * self.peak_wcu_per_second / self.partition_limit_wcu, 1)
 
     @property
-    def suggested_shards(self) -> int:
-        return suggested_shards(self.peak_wcu_per_second, self.alert_wcu_per_second)
+    def alert_wcu_per_second(self) -> float:
+        return self.alert_threshold * self.partition_limit_wcu
 
     def document(self) -> dict[str, Any]:
         """The JSON form (default, sqs, lambda subscribers): exactly ``ALERT_FIELDS``."""
@@ -100,6 +119,10 @@ class Alert:
             "reason": self.reason,
             "status": self.status,
             "suggested_shards": self.suggested_shards,
+            "peak_wcu_per_second": self.peak_wcu_per_second,
+            "peak_share": self.peak_share,
+            "started": iso_utc(self.started) if self.started is not None else None,
+            "lasted_seconds": self.lasted_seconds,
             "pattern": self.pattern,
             "remedy": self.remedy,
             "items": self.items,
@@ -114,20 +137,33 @@ def display_key(key: str, mode: str, salt: str) -> str:
 
 
 def subject(alert: Alert) -> str:
+    """``[hot key]`` or ``[heavy share]`` (firing), ``[escalated]`` (an update: worse than the last
+    message said), ``[hot key, still]`` or ``[heavy share, still]`` (a reminder), ``[resolved]``: the tag a
+    subscriber filters on, then where, the key and the figure that message is about."""
     # A share-of-table alert is about a key far under its partition's limit: the verdict, top and the
     # report call it "not hot", and so does its subject.
-    noun = "hot key" if alert.reason == PARTITION_LIMIT else "heavy share"
-    tag = {FIRING: f"[{noun}]", REMINDER: f"[{noun}, still]", RESOLVED: "[resolved]"}[alert.status]
-    if alert.reason == PARTITION_LIMIT:
+    partition = alert.reason == PARTITION_LIMIT
+    noun = "hot key" if partition else "heavy share"
+    tag = {FIRING: f"[{noun}]", ESCALATED: "[escalated]", REMINDER: f"[{noun}, still]", RESOLVED: "[resolved]"}[
+        alert.status
+    ]
+    if alert.status == ESCALATED:
+        detail = (
+            f"peaks at {alert.peak_wcu_per_second:,.0f} WCU/s ({alert.peak_percent_of_limit:.0f}%), "
+            f"{alert.suggested_shards} suffixes"
+            if partition
+            else f"{100 * alert.peak_share:.0f}% of table writes"
+        )
+    elif alert.status == RESOLVED:
+        detail = (
+            f"cooled; peaked at {alert.peak_wcu_per_second:,.0f} WCU/s"
+            if partition
+            else f"cooled; took up to {100 * alert.peak_share:.0f}% of table writes"
+        )
+    elif partition:
         detail = f"at {alert.wcu_per_second:,.0f} WCU/s ({alert.percent_of_limit:.0f}% of partition limit)"
     else:
         detail = f"{100 * alert.share:.0f}% of table writes ({alert.wcu_per_second:,.0f} WCU/s)"
-    if alert.status == RESOLVED:
-        detail = (
-            "back under the partition-limit threshold"
-            if alert.reason == PARTITION_LIMIT
-            else ("back under the share-of-table threshold")
-        )
     head = f"{tag} {alert.where}: "
     room = SUBJECT_LIMIT - len(head) - len(detail) - 1
     key = printable_ascii(alert.key[: SUBJECT_LIMIT + 1])
@@ -173,7 +209,7 @@ def _sharding_advice(alert: Alert) -> str:
         spread = max(2, shards)
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
-            f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / "
+            f"(an estimate: ceil({alert.sized_wcu_per_second:,.0f} WCU/s / "
             f"{100 * alert.alert_threshold:.0f}% of "
             f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
             "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
@@ -185,15 +221,16 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil(alert rate {alert.peak_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
+        f"(an estimate: ceil({alert.sized_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
         f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
     )
 
 
-# What every WCU/s figure of an alert is (rules.rate_of, when the invocation that sent it ran): the
-# window's final peak, which `hotkeys top` and a replay's verdict show, may be higher.
+# What an alert's current WCU/s figure is (rules.alert_rate, when the message was sent); the incident's
+# peak (its heaviest burst bucket, `hotkeys top`'s "peak WCU/s") is quoted apart, and an escalation
+# follows it when it grows.
 _ALERT_RATE = "alert rate: its heaviest burst bucket so far, or its rate since its first write in the window if higher"
 
 
@@ -225,12 +262,46 @@ def _top_command(alert: Alert) -> str:
     return f"hotkeys top --stats-table <StatsTableName> --table {alert.table}{index}"
 
 
+def _incident_line(alert: Alert) -> str | None:
+    """Where the incident stands, for every message after the first: its peak, since when, its advice."""
+    since = f" since {iso_utc(alert.started)}" if alert.started is not None else ""
+    if alert.status == ESCALATED:
+        if alert.reason == PARTITION_LIMIT:
+            return (
+                f"Escalated: the incident{since} now peaks at {alert.peak_wcu_per_second:,.1f} WCU/s "
+                f"({alert.peak_percent_of_limit:.0f}% of the limit; its heaviest burst bucket, "
+                f"as `hotkeys top` shows it): the advice below is sized on that peak."
+            )
+        return f"Escalated: the incident{since} now takes up to {100 * alert.peak_share:.1f}% of the table's writes."
+    if alert.status == REMINDER:
+        if alert.reason == PARTITION_LIMIT:
+            return (
+                f"Still hot: now {alert.wcu_per_second:,.1f} WCU/s; the incident{since} has peaked at "
+                f"{alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of the limit)."
+            )
+        return (
+            f"Still heavy: now {100 * alert.share:.1f}% of the table's writes; the incident{since} has taken up to "
+            f"{100 * alert.peak_share:.1f}%."
+        )
+    return None
+
+
 def email_text(alert: Alert) -> str:
     if alert.status == RESOLVED:
+        lasted = f" It lasted about {alert.lasted_seconds:,} s" if alert.lasted_seconds is not None else ""
+        started = f" from {iso_utc(alert.started)}" if alert.started is not None else ""
+        if alert.reason == PARTITION_LIMIT:
+            figures = (
+                f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of "
+                f"the {alert.partition_limit_wcu} WCU/s limit; its heaviest burst bucket, as `hotkeys top` shows it).\n"
+                f"Suggested write sharding, sized on that peak: {alert.suggested_shards} "
+                f"suffix{'es' if alert.suggested_shards != 1 else ''}.\n"
+            )
+        else:
+            figures = f"Largest share while firing: {100 * alert.peak_share:.1f}% of the table's writes.\n"
         return (
-            f"Resolved: partition key '{key_in_text(alert.key)}' of {alert.where} stayed under the alert threshold "
-            f"for the whole window starting {iso_utc(alert.window_start)}.\n"
-            f"Highest alert rate while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({_ALERT_RATE}).\n"
+            f"Resolved: partition key '{key_in_text(alert.key)}' of {alert.where} stayed under the resolve level "
+            f"for the whole window starting {iso_utc(alert.window_start)}.{lasted}{started}.\n" + figures
         )
     lines = [
         _what(alert),
@@ -242,12 +313,20 @@ def email_text(alert: Alert) -> str:
         "transactional writes cost twice what is shown; throttled writes never reach the stream.",
         f"See it live: {_top_command(alert)}",
     ]
+    standing = _incident_line(alert)
+    if standing is not None:
+        lines[1:1] = ["", standing]
     return "\n".join(lines) + "\n"
 
 
 def chatbot_payload(alert: Alert) -> dict[str, Any]:
     """AWS Chatbot (Amazon Q Developer in chat applications) custom notification schema, v1.0."""
-    description = email_text(alert) if alert.status == RESOLVED else f"{_what(alert)}\n{_advice(alert)}"
+    standing = _incident_line(alert)
+    description = (
+        email_text(alert)
+        if alert.status == RESOLVED
+        else "\n".join(part for part in (standing, _what(alert), _advice(alert)) if part)
+    )
     return {
         "version": "1.0",
         "source": "custom",

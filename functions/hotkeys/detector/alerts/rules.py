@@ -1,46 +1,46 @@
-"""When a partition is hot, and when it has cooled down. Pure functions of the window's figures.
+"""When a partition is hot, and when it has cooled down. Pure functions of a window's figures.
 
-A partition is judged on all of the window's segments that carry its writes: the live segment of
-the shard that runs the rules, plus the others (``Elsewhere``: other shards' segments, a parent's
-or a sibling's after a rollover or a split, earlier generations). An index partition takes writes
-on every shard; a rollover divides a table key's window between parent and child.
+The one place the alert rate is defined (``alert_rate``): every consumer of a rate (the stream
+consumer's first alarm, the judge, ``hotkeys top``, ``watch``, the replay and its report) calls it.
 
-Partition limit: a key's write rate is its write units divided by the event time it
-has been active in the window (from its first write in the window to the latest record
-seen, at least ``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket
-(``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the epoch) of the sum of its
-segments if that is higher. A burst that starts mid-window is measured over its own
-duration, not diluted by the quiet part of the window; the minimum span keeps one large
-item from looking like a sustained rate. The estimate adds the bounds of the summaries
-that list the key (counter + pruned), so pruning never hides a hot key there.
+Figures (``Figures``) are one table's, or one index's, partitions in one window: a shard's live
+segment (the stream consumer judges its own writes as they arrive) or a window merged over every
+shard (the judge). Each listed key's write units are a lower estimate: the truth is at most
+``bound(key)`` more (pruned summaries; a shard whose head left the key out adds nothing).
 
-Share of table: a key's write units over the table's (all segments, this window so
-far), once the table's window total reaches ``SHARE_MIN_WCU``.
+Partition limit: a key's alert rate is its upper-bound write units divided by the event time it has
+been active in the window (from its first write in the window to the figures' latest record, at least
+``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` of event time,
+aligned to the epoch; bound included) if that is higher. A burst that starts mid-window is measured
+over its own duration, not diluted by the quiet part of the window; the minimum span keeps one
+large item from looking like a sustained rate.
 
-Resolution: a firing key resolves after a whole window in which it was never hot and
-its window rate (or share) stayed below the threshold minus the hysteresis, judged on all
-of that window's segments (``window_level``; the desk waits until they are written).
+Peak: a key's heaviest burst bucket as a rate (counted write units, no bound): the number ``top``'s
+"peak WCU/s" shows, and the figure an incident keeps and its messages quote.
+
+Share of table: a key's upper-bound write units over the table's whole window (every shard), once
+the table's window total reaches ``SHARE_MIN_WCU``.
+
+Resolution: a firing key resolves on a settled window whose figures keep its alert rate (or its share)
+under the threshold minus the hysteresis (``cooled``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from hotkeys.detector import summary
 from hotkeys.detector.config import Settings
-from hotkeys.detector.items import ItemStats
 from hotkeys.detector.summary import Entry
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"
 
 
-class Tallied(Protocol):
-    """What the rules read of a shard's figures in a window: a segment's own (the table's
-    partitions) or one of its indexes' (``state.View``)."""
+class Figures(Protocol):
+    """One table's (``index`` None) or one index's partitions in one window, as the rules read them."""
 
     @property
     def table(self) -> str: ...
@@ -51,33 +51,30 @@ class Tallied(Protocol):
     @property
     def last_event(self) -> int: ...
     @property
-    def origin(self) -> str: ...
-    @property
     def entries(self) -> dict[str, Entry]: ...
     @property
-    def pruned(self) -> int: ...
-    @property
     def wcu(self) -> int: ...
-    @property
-    def has_sort_key(self) -> bool: ...
-    @property
-    def has_local_indexes(self) -> bool: ...
-    @property
-    def items(self) -> dict[str, ItemStats]: ...
+
+    def bound(self, key: str) -> int:
+        """How far below its true write units ``key``'s count may be (and the most an unlisted key wrote)."""
+        ...
 
 
 @dataclass(frozen=True)
 class HotKey:
+    """A key found hot in one window's figures: its alert rate, peak and share there."""
+
     table: str
     key: str
     reason: str
     window_start: int
     window_seconds: int
     writes: int
-    wcu: int
-    wcu_per_second: float
-    share: float
-    event_time: int
+    wcu: int  # upper-bound write units in the window so far
+    wcu_per_second: float  # the alert rate (``alert_rate``)
+    share: float  # of the table's (or the index's) write units in the window so far
+    event_time: int  # the figures' latest event second
+    peak_wcu_per_second: float = 0.0  # the heaviest burst bucket as a rate (``peak_rate``)
     index: str | None = None  # a global secondary index's partition key (None: the table's)
     # The antipattern its name and window point to, and the remedy (diagnosis.classify), if any.
     pattern: str | None = None
@@ -90,6 +87,11 @@ class HotKey:
     def incident_key(self) -> str:
         """The incident's name within its table (its sort key): see ``incident_key``."""
         return incident_key(self.reason, self.key, self.index)
+
+    @property
+    def level(self) -> float:
+        """What the incident's peak follows: the peak rate (partition limit) or the share (share)."""
+        return self.peak_wcu_per_second if self.reason == PARTITION_LIMIT else self.share
 
 
 # Bytes of the key's digest in an incident's name: 128 bits, so two keys of one table and reason
@@ -112,32 +114,10 @@ def incident_key(reason: str, key: str, index: str | None = None) -> str:
     return own if index is None else f"index#{index}#{own}"
 
 
-def suggested_shards(peak_wcu_per_second: float, alert_wcu_per_second: float) -> int:
+def suggested_shards(rate: float, alert_wcu_per_second: float) -> int:
     """Write-sharding estimate: suffixes needed to keep each shard key under the alert rate
     (``Settings.alert_wcu_per_second``: the alert threshold's share of a partition's limit)."""
-    return max(1, math.ceil(peak_wcu_per_second / alert_wcu_per_second))
-
-
-@dataclass(frozen=True)
-class Elsewhere:
-    """A partition's figures on the window's other segments (other shards, a parent or sibling after a
-    rollover or split, earlier generations), merged (``summary.merge``): what the rules add to a live
-    segment's own. Built from the segments' heads (``snapshots.head_of``).
-
-    ``pruned`` is per key: the bounds of the segments that list the key. A segment whose head leaves a
-    key out holds at most its own bound of it; that part is not counted (docs/decisions.md §49)."""
-
-    wcu: int = 0
-    entries: dict[str, Entry] = field(default_factory=dict)
-    pruned: dict[str, int] = field(default_factory=dict)
-    last_event: int = 0
-
-    @property
-    def keys(self) -> dict[str, int]:
-        return {key: entry.wcu for key, entry in self.entries.items()}
-
-
-NOWHERE = Elsewhere()
+    return max(1, math.ceil(rate / alert_wcu_per_second))
 
 
 def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: int) -> float:
@@ -146,147 +126,96 @@ def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: in
     return wcu / max(min_span_seconds, last_event - first_seen + 1)
 
 
-def merged_key(segment: Tallied, key: str, entry: Entry, elsewhere: Elsewhere) -> tuple[Entry, int, int]:
-    """The key's entry over the whole window so far (this segment's and its parts elsewhere: series add
-    bucket by bucket), the bound to add to it, and the latest event second its figures reach."""
-    other = elsewhere.entries.get(key)
-    if other is None:
-        return entry, segment.pruned, segment.last_event
-    merged = summary.merge_entries((entry, other))
-    return merged, segment.pruned + elsewhere.pruned.get(key, 0), max(segment.last_event, elsewhere.last_event)
+def alert_rate(entry: Entry, bound: int, last_event: int, span: int) -> float:
+    """The alert rate of a key (module doc): its upper-bound write units (``entry.wcu + bound``) over
+    its active span up to ``last_event``, or its heaviest burst bucket plus the bound, whichever is higher."""
+    return max(active_rate(entry.wcu + bound, entry.first_seen, last_event, span), (entry.peak + bound) / span)
 
 
-def rate_of(entry: Entry, pruned: int, last_event: int, settings: Settings) -> tuple[int, float]:
-    """(upper-bound write units, the alert rate: write units per second over the key's active span, or
-    in its heaviest burst bucket of ``ALERT_MIN_SPAN_SECONDS`` if that is higher)."""
-    upper = entry.wcu + pruned
-    span = settings.alert_min_span_seconds
-    return upper, max(active_rate(upper, entry.first_seen, last_event, span), (entry.peak + pruned) / span)
+def peak_rate(entry: Entry, span: int) -> float:
+    """The key's heaviest burst bucket (``span`` seconds) as write units per second: ``top``'s peak."""
+    return entry.peak / span
 
 
-def partition_limit_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHERE) -> list[HotKey]:
-    """Keys whose partition's write rate, over all the window's segments (``elsewhere``: an index
-    partition takes writes on every shard; a rollover or split divides a key's window), reaches the
-    alert rate."""
+def partition_limit_hot(figures: Figures, settings: Settings) -> list[HotKey]:
+    """Keys whose alert rate reaches the alert rate of the partition limit."""
     limit_rate = settings.alert_wcu_per_second
-    floor = limit_rate * settings.alert_min_span_seconds  # below it neither rate can reach the alert rate
-    hot = []
-    for key, entry in segment.entries.items():
-        other = elsewhere.entries.get(key)
-        bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
-        weight, peak = (entry.wcu, entry.peak) if other is None else (entry.wcu + other.wcu, entry.peak + other.peak)
-        if weight + bound < floor and peak + bound < floor:  # the sum's peak is at most the parts' peaks
-            continue
-        merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
-        upper, rate = rate_of(merged, pruned, last_event, settings)
-        if rate >= limit_rate:
-            hot.append(_hot(segment, settings, key, merged, PARTITION_LIMIT, upper, rate, 0.0))
-    return hot
-
-
-def share_hot(segment: Tallied, settings: Settings, elsewhere: Elsewhere = NOWHERE) -> list[HotKey]:
-    """The keys at or above the share threshold of the table's window total (this segment's and the
-    window's other segments'), counting each key's parts elsewhere, once the total reaches
-    ``SHARE_MIN_WCU``."""
-    table_wcu = segment.wcu + elsewhere.wcu
-    if table_wcu < settings.share_min_wcu or table_wcu <= 0:
-        return []
-    needed = settings.share_threshold * table_wcu
-    hot = []
-    for key, entry in segment.entries.items():
-        other = elsewhere.entries.get(key)
-        bound = segment.pruned + (elsewhere.pruned.get(key, 0) if other is not None else 0)
-        if entry.wcu + (other.wcu if other is not None else 0) + bound < needed:
-            continue
-        merged, pruned, last_event = merged_key(segment, key, entry, elsewhere)
-        upper, rate = rate_of(merged, pruned, last_event, settings)
-        hot.append(_hot(segment, settings, key, merged, SHARE, upper, rate, min(1.0, upper / table_wcu)))
-    return hot
-
-
-def near(
-    segment: Tallied,
-    settings: Settings,
-    elsewhere: Elsewhere,
-    growth: dict[str, float],
-    fraction: float,
-    shards: int = 1,
-) -> list[tuple[str, str]]:
-    """(key, reason) of the keys that may be within ``fraction`` of the alert rate, or of the share
-    threshold (table views), on the window's merged figures, ``elsewhere`` being older than this
-    segment's own figures.
-
-    A key's rate here is scaled by ``growth`` (its whole window's write units over its part here, when
-    ``elsewhere`` was read), or its parts elsewhere are added as they were read, whichever is more. An
-    index partition takes writes on every shard alike, so an index key is also scaled by ``shards``
-    (the shards the window's heads came from): one that appears mid-window is spread before any head
-    lists it. A table key with no part elsewhere is judged exactly on this segment's figures; a part
-    that appears elsewhere later is found by the window's final look (a rollover's child finds its
-    parent's part at its own first look)."""
-    limit_rate = fraction * settings.alert_wcu_per_second
     span = settings.alert_min_span_seconds
-    table_wcu = segment.wcu + elsewhere.wcu
-    shares = segment.index is None and table_wcu >= fraction * settings.share_min_wcu and table_wcu > 0
-    needed = fraction * settings.share_threshold * table_wcu
-    spread = segment.index is not None and shards > 1
-    found = []
-    for key, entry in segment.entries.items():
-        other = elsewhere.entries.get(key)
-        if other is None and not spread:
+    floor = limit_rate * span  # below it neither rate can reach the alert rate
+    hot = []
+    for key, entry in figures.entries.items():
+        bound = figures.bound(key)
+        if entry.wcu + bound < floor and entry.peak + bound < floor:
             continue
-        upper, rate = rate_of(entry, segment.pruned, segment.last_event, settings)
-        scaled = rate * max(growth.get(key, 1.0), shards if spread else 1)
-        if other is not None:
-            scaled = max(scaled, rate + other.wcu / max(span, segment.last_event - other.first_seen + 1))
-            upper += other.wcu
-        if scaled >= limit_rate:
-            found.append((key, PARTITION_LIMIT))
-        if shares and upper >= needed:
-            found.append((key, SHARE))
-    return found
+        rate = alert_rate(entry, bound, figures.last_event, span)
+        if rate >= limit_rate:
+            hot.append(_hot(figures, settings, key, entry, PARTITION_LIMIT, rate))
+    return hot
+
+
+def share_hot(figures: Figures, settings: Settings) -> list[HotKey]:
+    """The keys at or above the share threshold of the table's window total, once that total reaches
+    ``SHARE_MIN_WCU``. A table rule: an index's few key values always split its writes in a few large
+    shares, and only their rate (back-pressure) can throttle the table."""
+    if figures.index is not None or not _busy(figures, settings):
+        return []
+    needed = settings.share_threshold * figures.wcu
+    hot = []
+    for key, entry in figures.entries.items():
+        if entry.wcu + figures.bound(key) >= needed:
+            rate = alert_rate(entry, figures.bound(key), figures.last_event, settings.alert_min_span_seconds)
+            hot.append(_hot(figures, settings, key, entry, SHARE, rate))
+    return hot
+
+
+def hot_keys(figures: Figures, settings: Settings) -> list[HotKey]:
+    """Every key the rules find hot in these figures: partition limit, and share of a table."""
+    return partition_limit_hot(figures, settings) + share_hot(figures, settings)
 
 
 def resolve_level(settings: Settings, reason: str) -> float:
-    """Below this (rate for partition_limit, share for share) for a whole window, a firing key resolves."""
+    """Below this (alert rate for partition_limit, share for share) over a settled window, a firing key resolves."""
     ratio = (settings.alert_threshold - settings.alert_hysteresis) / settings.alert_threshold
     if reason == PARTITION_LIMIT:
         return ratio * settings.alert_wcu_per_second
     return ratio * settings.share_threshold
 
 
-def window_level(window: Elsewhere, settings: Settings, key: str, reason: str) -> float:
-    """The key's rate over a whole completed window (partition_limit) or its share of the table's write
-    units (share), from all of the window's segments (``window``). A table under ``SHARE_MIN_WCU`` in
-    that window has no share to speak of: 0."""
-    entry = window.entries.get(key)
-    upper = (entry.wcu if entry else 0) + window.pruned.get(key, 0)
-    if reason == PARTITION_LIMIT:
-        return upper / settings.window_seconds
-    if window.wcu < settings.share_min_wcu or window.wcu <= 0:
+def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
+    """The key's alert rate (partition_limit) or its share of the table's write units (share) in these
+    figures; 0 for a key they do not list (merged figures add no bound for a key no shard's head lists:
+    docs/decisions.md §49). A table under ``SHARE_MIN_WCU`` has no share to speak of."""
+    entry = figures.entries.get(key)
+    if entry is None:
         return 0.0
-    return upper / window.wcu
+    bound = figures.bound(key)
+    if reason == PARTITION_LIMIT:
+        return alert_rate(entry, bound, figures.last_event, settings.alert_min_span_seconds)
+    return (entry.wcu + bound) / figures.wcu if _busy(figures, settings) else 0.0
 
 
-def _hot(
-    segment: Tallied,
-    settings: Settings,
-    key: str,
-    entry: Entry,
-    reason: str,
-    wcu: int,
-    rate: float,
-    share: float,
-) -> HotKey:
+def cooled(figures: Figures, settings: Settings, key: str, reason: str) -> bool:
+    """Whether a settled window's figures keep the key under the resolve level."""
+    return level(figures, settings, key, reason) < resolve_level(settings, reason)
+
+
+def _busy(figures: Figures, settings: Settings) -> bool:
+    return figures.wcu > 0 and figures.wcu >= settings.share_min_wcu
+
+
+def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: str, rate: float) -> HotKey:
+    upper = entry.wcu + figures.bound(key)
     return HotKey(
-        table=segment.table,
-        index=segment.index,
+        table=figures.table,
+        index=figures.index,
         key=key,
         reason=reason,
-        window_start=segment.window_start,
+        window_start=figures.window_start,
         window_seconds=settings.window_seconds,
         writes=entry.writes,
-        wcu=wcu,
+        wcu=upper,
         wcu_per_second=round(rate, 1),
-        share=round(share, 4),
-        event_time=segment.last_event,
+        share=round(min(1.0, upper / figures.wcu), 4) if figures.wcu else 0.0,
+        event_time=figures.last_event,
+        peak_wcu_per_second=round(peak_rate(entry, settings.alert_min_span_seconds), 1),
     )

@@ -1,0 +1,162 @@
+"""An incident's life: crossed, escalated, still hot, cooled. The typed record and its rules, no I/O.
+
+One incident per (table, index, key, reason) at a time. It starts when a key's alert rate (or share)
+first reaches the threshold (``FIRING``: quoted at the crossing, by whichever sees it first, the
+shard's consumer or the judge), sends an update when it gets worse (``ESCALATED``: its peak grew by
+``ESCALATION`` or the suggested shard count went up), reminds while it stays hot (``REMINDER``, every
+``ALERT_REMINDER_SECONDS`` of the judge's clock, quoting the current rate and the peak), and ends once
+(``RESOLVED``: a settled window keeps the key under the resolve level; the message carries the
+incident's peak, how long it lasted and the final suggested shard count).
+
+Delivery is claim, publish, confirm: a transition is written with the message it owes
+(``Pending``: the message, who claimed it, when), the message is published, then the pending mark
+is removed. Whoever claimed it re-sends an unconfirmed message on its retry; anyone else takes it
+over once the claim is ``TAKEOVER_SECONDS`` old (its claimant died, or its batch went to the DLQ).
+
+Peaks: a partition-limit incident's ``peak`` is the heaviest burst bucket its key reached, as a rate
+(``rules.peak_rate``: the "peak WCU/s" ``hotkeys top`` shows for that window); a share incident's
+is the largest share. ``sized_at`` is the rate the last message sized its advice on (the crossing's
+alert rate, then each escalation's peak): the suggested shard count is ``suggested_shards(sized_at)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from hotkeys.detector.alerts import rules
+
+# An update goes out when the incident's peak reaches this multiple of the one its last message sized.
+ESCALATION = 1.25
+# An unconfirmed message claimed this long ago (the claimant's clock) may be sent by anyone else.
+TAKEOVER_SECONDS = 120
+
+
+class Status(StrEnum):
+    FIRING = "firing"
+    RESOLVED = "resolved"
+
+
+class Message(StrEnum):
+    """What a subscriber receives over an incident's life (the alert document's ``status``)."""
+
+    FIRING = "firing"
+    ESCALATED = "escalated"
+    REMINDER = "reminder"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A message an incident owes: written with the transition, removed once it went out."""
+
+    message: Message
+    owner: str  # a shard id (the stream consumer's first alarm) or the judge's run
+    claimed_at: float  # the claimant's clock
+
+
+@dataclass(frozen=True)
+class Incident:
+    table: str
+    name: str  # its sort key (``rules.incident_key``)
+    key: str
+    reason: str
+    index: str | None
+    status: Status
+    fired_window: int
+    fired_at: int  # the event second of the crossing
+    fired_rate: float  # the alert rate at the crossing (what the firing message quoted)
+    last_hot_window: int
+    peak: float  # see the module doc
+    peak_window: int
+    sized_at: float  # the rate the last firing or escalation sized its advice on
+    notified_at: float  # the clock of the last message claimed (firing, escalation, reminder)
+    pending: Pending | None = None
+    resolved_window: int | None = None
+    # The level of the key in the window it resolved on (its alert rate, or its share).
+    resolved_level: float = 0.0
+
+    @property
+    def firing(self) -> bool:
+        return self.status is Status.FIRING
+
+    def suggested_shards(self, alert_wcu_per_second: float) -> int:
+        """The sharding advice of its messages (0 for a share incident: its advice is not a count)."""
+        if self.reason != rules.PARTITION_LIMIT:
+            return 0
+        return rules.suggested_shards(max(self.sized_at, self.peak), alert_wcu_per_second)
+
+    def lasted(self, window_seconds: int) -> int:
+        """Seconds from the crossing to the end of the last window in which it was hot."""
+        return max(0, self.last_hot_window + window_seconds - self.fired_at)
+
+    def escalated_by(self, peak: float, alert_wcu_per_second: float) -> bool:
+        """Whether ``peak`` is worse enough than what the last message sized its advice on to send an update."""
+        if peak >= ESCALATION * self.sized_at:
+            return True
+        if self.reason != rules.PARTITION_LIMIT:
+            return False
+        return rules.suggested_shards(peak, alert_wcu_per_second) > rules.suggested_shards(
+            self.sized_at, alert_wcu_per_second
+        )
+
+    def reminder_due(self, now: float, reminder_seconds: int) -> bool:
+        return now - self.notified_at >= reminder_seconds
+
+    def claimable_by(self, owner: str, now: float) -> bool:
+        """Whether ``owner`` may (re-)send the message this incident owes."""
+        if self.pending is None:
+            return False
+        return self.pending.owner == owner or now - self.pending.claimed_at >= TAKEOVER_SECONDS
+
+
+def started(hot: rules.HotKey, owner: str, now: float) -> Incident:
+    """The incident a crossing starts, owing its firing message."""
+    return Incident(
+        table=hot.table,
+        name=hot.incident_key,
+        key=hot.key,
+        reason=hot.reason,
+        index=hot.index,
+        status=Status.FIRING,
+        fired_window=hot.window_start,
+        fired_at=hot.event_time,
+        fired_rate=hot.wcu_per_second if hot.reason == rules.PARTITION_LIMIT else hot.share,
+        last_hot_window=hot.window_start,
+        peak=hot.level,
+        peak_window=hot.window_start,
+        sized_at=max(hot.wcu_per_second, hot.peak_wcu_per_second) if hot.reason == rules.PARTITION_LIMIT else hot.share,
+        notified_at=now,
+        pending=Pending(Message.FIRING, owner, now),
+    )
+
+
+def still_hot(incident: Incident, hot: rules.HotKey) -> Incident:
+    """The incident with ``hot``'s window marked hot and its peak raised (never lowered)."""
+    peak, window = (hot.level, hot.window_start) if hot.level > incident.peak else (incident.peak, incident.peak_window)
+    return replace(
+        incident, last_hot_window=max(incident.last_hot_window, hot.window_start), peak=peak, peak_window=window
+    )
+
+
+def escalated(incident: Incident, owner: str, now: float) -> Incident:
+    """Owing an update sized on its current peak."""
+    return replace(incident, sized_at=incident.peak, notified_at=now, pending=Pending(Message.ESCALATED, owner, now))
+
+
+def reminded(incident: Incident, owner: str, now: float) -> Incident:
+    return replace(incident, notified_at=now, pending=Pending(Message.REMINDER, owner, now))
+
+
+def resolved(incident: Incident, window: int, level: float, owner: str, now: float) -> Incident:
+    return replace(
+        incident,
+        status=Status.RESOLVED,
+        resolved_window=window,
+        resolved_level=level,
+        pending=Pending(Message.RESOLVED, owner, now),
+    )
+
+
+def confirmed(incident: Incident) -> Incident:
+    return replace(incident, pending=None)

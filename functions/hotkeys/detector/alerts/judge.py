@@ -1,0 +1,266 @@
+"""The judge: one per deployment, woken on a clock, it looks at each watched table as a whole.
+
+Every ``FLUSH_SECONDS`` (the consumers' flush boundaries, aligned to the epoch) plus
+``LOOK_DELAY_SECONDS`` (the mapping's batching window, so every shard on time has written its head of
+that boundary), the judge reads each table's recent heads (one Query per bucket of the table's layout)
+and decides (``alerts.verdicts``) what each incident's life calls for; then it writes and publishes
+that (``alerts.notifier``). What it reads is the same whatever the shard count, so a table costs a
+look's requests, not a request per shard.
+
+A judge container remembers per table (between looks, and between the runs of a warm container): the
+latest window it saw (where its next read starts), the incidents as it last wrote or read them (read
+again every ``INCIDENTS_READ_SECONDS``, and whenever a write finds one changed), and the layout (read
+again every ``LAYOUT_READ_SECONDS``). Two judges at once (a run that overran its minute) are safe:
+every write is conditional, and a message is claimed once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from hotkeys.deployment import EVENT_SOURCE
+from hotkeys.detector import layout as layouts
+from hotkeys.detector.alerts import verdicts
+from hotkeys.detector.alerts.incidents import Incident, Pending
+from hotkeys.detector.alerts.messages import PublishRefused
+from hotkeys.detector.alerts.notifier import Notifier, Stored
+from hotkeys.detector.config import Settings
+from hotkeys.detector.layout import Layout
+from hotkeys.detector.observability import logger
+from hotkeys.detector.ports import HeadsReader, IncidentStore, LayoutStore
+from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.windows import window_start
+
+# After a flush boundary, the judge looks once every shard on time has written its head of it: the
+# mapping's batching window, and a second for the write to reach the window-heads index.
+LOOK_DELAY_SECONDS = EVENT_SOURCE.max_batching_window_seconds + 1
+# How often a judge reads a table's open incidents again (its own writes keep them current between).
+INCIDENTS_READ_SECONDS = 300
+# How often a judge reads the layouts again (the watched tables, and counts another judge raised).
+LAYOUT_READ_SECONDS = 600
+# The most windows before a table's latest one that a look reads: a shard further behind than this is
+# judged by its own consumer's first alarm and held by the stream's lag, not read (docs/decisions.md §64).
+MAX_BEHIND_WINDOWS = 10
+
+
+@dataclass
+class TableMemory:
+    latest_window: int | None = None
+    incidents: dict[str, Stored] = field(default_factory=dict)
+    incidents_read_at: float | None = None
+    # Each shard's progress as the last look read it (where the next read starts).
+    progress: dict[str, verdicts.ShardProgress] = field(default_factory=dict)
+
+    def first_window(self, latest: int, seconds: int) -> int:
+        """Where a look reads from: the ``SIBLING_WINDOWS`` before the latest window, and further back for
+        a shard still working on an earlier window, or a firing incident's last hot window (for its
+        resolution), but never more than ``MAX_BEHIND_WINDOWS``."""
+        wanted = latest - verdicts.SIBLING_WINDOWS * seconds
+        for shard in self.progress.values():
+            if shard.latest_window not in shard.finished:  # working on it (or stuck in it)
+                wanted = min(wanted, shard.latest_window - seconds)
+        for incident, _version in self.incidents.values():
+            if incident.firing:
+                wanted = min(wanted, incident.last_hot_window)
+        return max(wanted, latest - MAX_BEHIND_WINDOWS * seconds)
+
+
+@dataclass
+class LookOutcome:
+    """What one look at every table did (the judge's metrics)."""
+
+    tables: int = 0
+    heads: int = 0
+    published: int = 0
+    refused: int = 0
+    started: int = 0
+    resolved: int = 0
+
+
+def _with_peak(stored: Incident, version: int, known: Stored | None) -> Stored:
+    """The incident as read, with the higher peak this judge saw and had not written yet (a peak raised
+    within a window already marked is written with the incident's next change)."""
+    if known is None or known[0].fired_window != stored.fired_window or known[0].peak <= stored.peak:
+        return stored, version
+    return dataclasses.replace(stored, peak=known[0].peak, peak_window=known[0].peak_window), version
+
+
+class Judge:
+    def __init__(
+        self,
+        settings: Settings,
+        heads: HeadsReader,
+        layout_store: LayoutStore,
+        incidents: IncidentStore,
+        notifier: Notifier,
+        lag: Callable[[], float],
+        clock: Callable[[], float],
+        tables: Iterable[str] = (),
+    ) -> None:
+        self._settings = settings
+        self._heads = heads
+        self._layouts = layout_store
+        self._incidents = incidents
+        self._notifier = notifier
+        self._lag = lag
+        self._clock = clock
+        self._configured = tuple(tables)
+        self._memory: dict[str, TableMemory] = {}
+        self._known: dict[str, Layout] = {}
+        self._layouts_read_at: float | None = None
+
+    @classmethod
+    def owner_name(cls) -> str:
+        """A judge container's name as a claimant of messages (``incidents.Pending.owner``)."""
+        return f"judge-{uuid.uuid4().hex[:12]}"
+
+    def tables(self) -> list[str]:
+        return sorted(set(self._configured) | set(self._known))
+
+    def look(self) -> LookOutcome:
+        """One look at every watched table. A table whose look fails (throttled, an outage) is skipped with
+        a warning: the next look reads everything again (heads are cumulative, incidents conditional)."""
+        now = self._clock()
+        outcome = LookOutcome()
+        try:
+            self._read_layouts(now)
+        except Exception as error:
+            logger.warning("judge could not read the layouts; the known ones stand", extra={"error": str(error)})
+        lag = self._stream_lag()
+        for table in self.tables():
+            try:
+                self._look_at(table, now, lag, outcome)
+            except PublishRefused:
+                outcome.refused += 1
+                self._memory.setdefault(table, TableMemory()).incidents_read_at = None
+            except Exception as error:
+                logger.warning("judge could not look at a table", extra={"table": table, "error": str(error)})
+                self._memory.setdefault(table, TableMemory()).incidents_read_at = None
+        return outcome
+
+    # -- one table ---------------------------------------------------------------------------
+    def _look_at(self, table: str, now: float, lag: float, outcome: LookOutcome) -> None:
+        settings = self._settings
+        seconds = settings.window_seconds
+        memory = self._memory.setdefault(table, TableMemory())
+        layout = self._layout(table)
+        if memory.latest_window is None:  # a container's first look: where the table's heads are
+            found = self._heads.latest_window(table, layout.most_since(0))
+            memory.latest_window = found if found is not None else window_start(int(now), seconds)
+        latest = memory.latest_window
+        first = memory.first_window(latest, seconds)
+        heads = self._heads.heads_since(table, first, layout.most_since(first))
+        outcome.tables += 1
+        outcome.heads += len(heads)
+        if heads:
+            memory.latest_window = max(latest, *(head.window_start for head in heads))
+        if memory.incidents_read_at is None or now - memory.incidents_read_at >= INCIDENTS_READ_SECONDS:
+            # The open ones as stored; a resolved one it knows stays while its window is still read (the
+            # hot windows before it must not look like an incident to start).
+            memory.incidents = {
+                **{
+                    name: stored
+                    for name, stored in memory.incidents.items()
+                    if not stored[0].firing and (stored[0].resolved_window or 0) >= first
+                },
+                **{
+                    incident.name: _with_peak(incident, version, memory.incidents.get(incident.name))
+                    for incident, version in self._incidents.open_incidents(table)
+                },
+            }
+            memory.incidents_read_at = now
+        look = verdicts.read(table, heads, first, now, lag, ())
+        memory.progress = look.progress
+        standing = {name: incident for name, (incident, _version) in memory.incidents.items()}
+        for verdict in verdicts.decide(look, standing, settings, self._notifier.owner):
+            self._apply(memory, verdict, now, outcome)
+        self._grow(layout, heads, now)
+
+    def _apply(self, memory: TableMemory, verdict: verdicts.Verdict, now: float, outcome: LookOutcome) -> None:
+        notifier = self._notifier
+        if isinstance(verdict, verdicts.Start):
+            started, stored = notifier.start(verdict.hot, now)
+            outcome.started += started
+            outcome.published += started
+            if stored is not None:
+                memory.incidents[stored[0].name] = stored
+            return
+        if isinstance(verdict, verdicts.Change):
+            before = memory.incidents[verdict.before.name]
+            if not verdict.writes:  # a peak raised within a window already marked: kept until the next write
+                memory.incidents[verdict.after.name] = (verdict.after, before[1])
+                return
+            stored = notifier.write(before, verdict.after, now, verdict.hot)
+            self._remember(memory, verdict.before, stored)
+            if stored is not None and verdict.after.pending is not None:
+                outcome.published += 1
+                outcome.resolved += not verdict.after.firing
+            return
+        incident, version = memory.incidents[verdict.incident.name]
+        pending = incident.pending
+        if pending is None:
+            return
+        if pending.owner != notifier.owner:  # taking over a claim its claimant never confirmed
+            claimed = dataclasses.replace(incident, pending=Pending(pending.message, notifier.owner, now))
+            stored = notifier.write((incident, version), claimed, now, verdict.hot)
+        else:
+            stored = notifier.deliver(incident, version, now, verdict.hot)
+        self._remember(memory, incident, stored)
+        outcome.published += stored is not None
+
+    def _remember(self, memory: TableMemory, incident: Incident, stored: Stored | None) -> None:
+        """The incident as now stored; read again when a write found it changed by another writer."""
+        if stored is None:
+            stored = self._incidents.get(incident.table, incident.name)
+        if stored is None:
+            memory.incidents.pop(incident.name, None)
+        else:
+            memory.incidents[incident.name] = stored
+
+    # -- layouts -----------------------------------------------------------------------------
+    def _read_layouts(self, now: float) -> None:
+        """The registry, again every ``LAYOUT_READ_SECONDS`` (every look while it names no table: a
+        deployment whose consumers have not registered their tables yet)."""
+        recent = self._layouts_read_at is not None and now - self._layouts_read_at < LAYOUT_READ_SECONDS
+        if recent and self.tables():
+            return
+        self._known = {found.table: found for found in self._layouts.layouts()}
+        self._layouts_read_at = now
+        for table in self._configured:
+            if table not in self._known:  # registered here: consumers and `hotkeys top` find it
+                fresh = Layout(table, self._settings.window_seconds)
+                if self._layouts.save_layout(None, fresh):
+                    self._known[table] = fresh
+
+    def _layout(self, table: str) -> Layout:
+        return self._known.get(table) or Layout(table, self._settings.window_seconds)
+
+    def _grow(self, layout: Layout, heads: list[SegmentSnapshot], now: float) -> None:
+        """More buckets when the heads of the latest window would take more than their share of a partition."""
+        if not heads:
+            return
+        latest = max(head.window_start for head in heads)
+        count = layout.count_at(latest)
+        units = [0] * count
+        for head in heads:
+            if head.window_start == latest:
+                units[layout.bucket_of(head.shard_id, latest)] += max(1, -(-(head.head_bytes + 512) // 1024))
+        wanted = layouts.needed(units)
+        if wanted <= layout.most_since(latest):
+            return
+        raised = layout.raised(wanted, layouts.effective_window(now, layout.window_seconds))
+        if self._layouts.save_layout(layout, raised):
+            self._known[layout.table] = raised
+            logger.info("head buckets raised", extra={"table": layout.table, "buckets": wanted})
+        else:
+            self._layouts_read_at = None  # another judge changed it: read it again next look
+
+    def _stream_lag(self) -> float:
+        try:
+            return self._lag()
+        except Exception as error:
+            logger.warning("stream lag unknown; taken as none", extra={"error": str(error)})
+            return 0.0

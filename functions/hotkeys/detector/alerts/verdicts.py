@@ -1,0 +1,327 @@
+"""What the judge concludes from one look at a table: pure functions of its heads, incidents and clock.
+
+A look reads the heads (``snapshots.head_of``) every shard stored for the table's recent windows and
+merges them per window (``merge``): each window's table and index partitions as one set of figures
+(``rules.Figures``), whatever the number of shards, rollovers and splits behind them. On those figures:
+
+* **Firing and life**: a partition whose merged alert rate reaches the threshold starts an incident
+  (unless a shard's first alarm already did), and a firing one is marked hot in the window, its peak
+  raised; an update is owed when the peak outgrows what the last message sized its advice on
+  (``Incident.escalated_by``), a reminder when ``ALERT_REMINDER_SECONDS`` passed since the last message.
+* **Shares** are judged on settled windows only: a share is of the table's writes on every shard, and
+  a window's total is known once every shard of the table has finished it.
+* **Resolution**: a firing incident resolves on the first settled window after its last hot one whose
+  figures keep the key under the resolve level (``rules.cooled``).
+
+Settled (``settled``): the stream's lag (Lambda's ``IteratorAge``: how old the records still being
+delivered are, over every shard of the consumer) is younger than the window's end, so no shard, known
+to the judge or not (a split's child still behind), can still be delivering records of it; and every
+shard that carries the partition (its heads list the key in the windows read; for a share, and where
+no shard lists the key, every shard of the table near the window) has written the window's final head,
+or a head of a later window, or its shard ended (its last window's final head came before that
+window's end: a rollover's parent). A carrier silent since before the window (its latest head is
+older: it has no records, or it is stuck on a poison record) counts once the window ended
+``SETTLE_GRACE_SECONDS`` ago, the time CloudWatch takes to show a stuck shard in the lag. That covers
+a table that stops writing altogether; a shard behind or stuck holds the windows it has not passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from hotkeys.detector import items as item_figures
+from hotkeys.detector import summary
+from hotkeys.detector.alerts import incidents, rules
+from hotkeys.detector.alerts.diagnose import Context, diagnosed
+from hotkeys.detector.alerts.incidents import Incident
+from hotkeys.detector.config import Settings
+from hotkeys.detector.items import ItemStats
+from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.summary import Entry
+
+# Windows before the latest one a look reads: shards out of step by up to this many windows are
+# judged together, and an incident's resolution finds the window it needs.
+SIBLING_WINDOWS = 3
+# How long after a window's end a shard silent in it counts as having nothing in it (besides the lag
+# check): what CloudWatch takes to publish the IteratorAge that would show a shard stuck in it.
+SETTLE_GRACE_SECONDS = 150
+
+
+@dataclass(frozen=True)
+class Merged:
+    """One table's (or one index's) partitions in one window, merged over every shard's head
+    (``rules.Figures``). A key's bound is the sum of the bounds of the heads that list it: a head that
+    leaves a key out holds at most its own bound of it, which is not added (docs/decisions.md §49)."""
+
+    table: str
+    index: str | None
+    window_start: int
+    last_event: int
+    entries: dict[str, Entry]
+    wcu: int
+    bounds: dict[str, int]
+    pruned: bool  # some head's summary pruned (its shard saw more than twice its capacity of keys)
+    items: dict[str, ItemStats] = field(default_factory=dict)
+    has_sort_key: bool = False
+    has_local_indexes: bool = False
+    # The shards whose heads list each key (the partition's carriers).
+    carriers: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def bound(self, key: str) -> int:
+        return self.bounds.get(key, 0)
+
+    def context(self) -> Context:
+        return Context(self.entries, self.wcu, self.pruned, self.items, self.has_sort_key, self.has_local_indexes)
+
+
+def merge(table: str, window_start: int, heads: list[SegmentSnapshot], index: str | None) -> Merged:
+    """A window's heads (every shard's, every generation's) as one set of figures."""
+    parts: list[tuple[summary.Summary, str]] = []
+    for head in heads:
+        part = head.summary if index is None else head.indexes.get(index)
+        if part is not None:
+            parts.append((part, head.shard_id))
+    entries, _total = summary.merge((part.entries, part.pruned) for part, _shard in parts)
+    bounds: dict[str, int] = {}
+    carriers: dict[str, set[str]] = {}
+    for part, shard in parts:
+        for key in part.entries:
+            carriers.setdefault(key, set()).add(shard)
+            if part.pruned:
+                bounds[key] = bounds.get(key, 0) + part.pruned
+    item_parts: dict[str, list[ItemStats]] = {}
+    if index is None:
+        for head in heads:
+            for key, stats in head.items.items():
+                item_parts.setdefault(key, []).append(stats)
+    return Merged(
+        table=table,
+        index=index,
+        window_start=window_start,
+        last_event=max((head.last_event for head in heads), default=window_start),
+        entries=entries,
+        wcu=sum(part.wcu for part, _shard in parts),
+        bounds=bounds,
+        pruned=any(part.pruned for part, _shard in parts),
+        items={key: item_figures.merged(found) for key, found in item_parts.items()},
+        has_sort_key=index is None and any(head.has_sort_key for head in heads),
+        has_local_indexes=index is None and any(head.has_local_indexes for head in heads),
+        carriers={key: frozenset(shards) for key, shards in carriers.items()},
+    )
+
+
+@dataclass(frozen=True)
+class ShardProgress:
+    """How far one shard has come, as its heads say."""
+
+    latest_window: int
+    finished: frozenset[int]  # windows whose every head of this shard is final
+    windows: frozenset[int]  # windows it has heads in
+    ended: bool = False  # its latest window closed early: the shard ended (a rollover's parent)
+
+
+def progress_of(heads: Iterable[SegmentSnapshot]) -> dict[str, ShardProgress]:
+    by_shard: dict[str, dict[int, bool]] = {}
+    closed: set[tuple[str, int]] = set()
+    for head in heads:
+        windows = by_shard.setdefault(head.shard_id, {})
+        windows[head.window_start] = windows.get(head.window_start, True) and head.final
+        if head.closed_early:
+            closed.add((head.shard_id, head.window_start))
+    found = {}
+    for shard, windows in by_shard.items():
+        latest = max(windows)
+        done = frozenset(w for w, finished in windows.items() if finished)
+        found[shard] = ShardProgress(latest, done, frozenset(windows), latest in done and (shard, latest) in closed)
+    return found
+
+
+@dataclass(frozen=True)
+class Look:
+    """What one look read of a table: its windows' merged figures and its shards' progress."""
+
+    table: str
+    windows: dict[int, dict[str | None, Merged]]  # window start → index (None: the table's) → figures
+    progress: dict[str, ShardProgress]
+    first_window: int  # the earliest window the look read (its figures before that are unknown)
+    now: float  # the judge's clock
+    lag: float  # the stream's lag, in seconds (the consumer's IteratorAge)
+
+    def figures(self, window: int, index: str | None) -> Merged:
+        found = self.windows.get(window, {}).get(index)
+        if found is not None:
+            return found
+        return Merged(self.table, index, window, window, {}, 0, {}, False)
+
+    def carriers(self, key: str, index: str | None, since: int) -> frozenset[str]:
+        """The shards whose heads list ``key`` in the windows read from ``since`` on."""
+        found: set[str] = set()
+        for window, views in self.windows.items():
+            if window >= since and index in views:
+                found |= views[index].carriers.get(key, frozenset())
+        return frozenset(found)
+
+    def shards_near(self, window: int, seconds: int) -> frozenset[str]:
+        """Every shard with a head in the window or the ``SIBLING_WINDOWS`` windows before it."""
+        low = window - SIBLING_WINDOWS * seconds
+        return frozenset(
+            shard for shard, done in self.progress.items() if any(low <= w <= window for w in done.windows)
+        )
+
+    def settled(self, window: int, carriers: frozenset[str], seconds: int) -> bool:
+        """Whether no shard carrying the partition can still add to ``window`` (module doc). With no
+        carrier known, every shard of the table near the window stands for one."""
+        end = window + seconds
+        if self.lag >= self.now - end:
+            return False  # some shard is still delivering records from before the window's end
+        carriers = carriers or self.shards_near(window, seconds)
+        for shard in carriers:
+            done = self.progress.get(shard)
+            if done is not None and done.ended and done.latest_window <= window:
+                continue  # its shard ended: nothing more comes from it (its last window is final)
+            if done is None or done.latest_window < window:
+                if self.now < end + SETTLE_GRACE_SECONDS:
+                    return False  # silent in it: no records, or stuck (the lag shows it within the grace)
+            elif done.latest_window == window and window not in done.finished:
+                return False
+        return True
+
+
+def read(
+    table: str, heads: list[SegmentSnapshot], first_window: int, now: float, lag: float, index_names: Iterable[str]
+) -> Look:
+    """One look's figures from the heads it read (windows from ``first_window`` on)."""
+    by_window: dict[int, list[SegmentSnapshot]] = {}
+    for head in heads:
+        if head.window_start >= first_window:
+            by_window.setdefault(head.window_start, []).append(head)
+    names = set(index_names) | {name for head in heads for name in head.indexes}
+    windows = {
+        start: {None: merge(table, start, found, None), **{name: merge(table, start, found, name) for name in names}}
+        for start, found in by_window.items()
+    }
+    return Look(table, windows, progress_of(heads), first_window, now, lag)
+
+
+# -- what a look decides -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Start:
+    """A crossing no incident stands for: start one, announcing it."""
+
+    hot: rules.HotKey
+
+
+@dataclass(frozen=True)
+class Change:
+    """A standing incident's next state (hot in a later window, a higher peak, a message owed, resolved);
+    ``hot``: the figures its message quotes."""
+
+    before: Incident
+    after: Incident
+    hot: rules.HotKey | None = None
+
+    @property
+    def writes(self) -> bool:
+        """Whether the change must be stored now: a window marked, a message owed, a resolution. A peak
+        raised within a window it was already marked hot in waits for the next write (a later look finds
+        it again in the heads)."""
+        before, after = self.before, self.after
+        return (
+            after.pending != before.pending
+            or after.last_hot_window != before.last_hot_window
+            or (after.status != before.status)
+        )
+
+
+@dataclass(frozen=True)
+class Resend:
+    """A message an incident owes that this judge may send (its own claim, or one old enough to take over)."""
+
+    incident: Incident
+    hot: rules.HotKey | None = None
+
+
+Verdict = Start | Change | Resend
+
+
+def decide(look: Look, standing: Mapping[str, Incident], settings: Settings, owner: str) -> list[Verdict]:
+    """Every verdict of one look at a table, given its incidents as the judge knows them (by name)."""
+    hot_windows = _hot(look, settings)
+    verdicts: list[Verdict] = []
+    for name in sorted(hot_windows.keys() | standing.keys()):
+        incident = standing.get(name)
+        found = hot_windows.get(name, [])
+        if incident is not None and incident.pending is not None:
+            # It owes a message first (an owed resolution also holds back a new firing: it goes out first).
+            if incident.claimable_by(owner, look.now):
+                verdicts.append(Resend(incident, found[-1] if found else None))
+            continue
+        if incident is None or not incident.firing:
+            after = incident.resolved_window if incident is not None else None
+            fresh = [hot for hot in found if after is None or hot.window_start > after]
+            if fresh:
+                verdicts.append(Start(fresh[0]))
+            continue
+        changed, hot = _life(incident, found, look.now, settings, owner) if found else (incident, None)
+        if changed.pending is None:
+            changed = _resolution(look, changed, settings, owner) or changed
+        if changed != incident:
+            verdicts.append(Change(incident, changed, hot))
+    return verdicts
+
+
+def _hot(look: Look, settings: Settings) -> dict[str, list[rules.HotKey]]:
+    """Per incident name, its key's hot figures in each window read, oldest first (shares on settled
+    windows only), each diagnosed on its window's figures."""
+    found: dict[str, list[rules.HotKey]] = {}
+    seconds = settings.window_seconds
+    for window in sorted(look.windows):
+        views = look.windows[window]
+        shares_settled = look.settled(window, look.shards_near(window, seconds), seconds)
+        for figures in views.values():
+            hot = rules.partition_limit_hot(figures, settings)
+            if shares_settled:
+                hot += rules.share_hot(figures, settings)
+            for key in hot:
+                found.setdefault(key.incident_key, []).append(
+                    diagnosed(key, figures.context(), settings.partition_wcu_limit)
+                )
+    return found
+
+
+def _life(
+    incident: Incident, found: list[rules.HotKey], now: float, settings: Settings, owner: str
+) -> tuple[Incident, rules.HotKey]:
+    """A firing incident found hot: marked in its latest hot window with its peak, and the message that
+    calls for, if any; with the latest figures that found it hot."""
+    after = incident
+    for hot in found:
+        if hot.window_start >= incident.fired_window:
+            after = incidents.still_hot(after, hot)
+    latest = found[-1]
+    if after.escalated_by(after.peak, settings.alert_wcu_per_second):
+        after = incidents.escalated(after, owner, now)
+    elif after.reminder_due(now, settings.alert_reminder_seconds) and latest.window_start >= incident.last_hot_window:
+        after = incidents.reminded(after, owner, now)
+    return after, latest
+
+
+def _resolution(look: Look, incident: Incident, settings: Settings, owner: str) -> Incident | None:
+    """The incident resolved on the first settled window after its last hot one in which its key stayed
+    under the resolve level, if the look shows one (windows it did not read count as unknown: it starts
+    at the first it read)."""
+    seconds = settings.window_seconds
+    start = max(incident.last_hot_window + seconds, look.first_window)
+    latest = int(look.now) - int(look.now) % seconds - seconds  # the latest window that has ended
+    carriers = look.carriers(incident.key, incident.index, max(incident.fired_window, look.first_window))
+    for window in range(start, latest + 1, seconds):
+        # A share is of the whole table's writes: every shard of the table must have finished the window.
+        needed = carriers | look.shards_near(window, seconds) if incident.reason == rules.SHARE else carriers
+        if not look.settled(window, needed, seconds):
+            return None
+        figures = look.figures(window, incident.index)
+        if rules.cooled(figures, settings, incident.key, incident.reason):
+            level = rules.level(figures, settings, incident.key, incident.reason)
+            return incidents.resolved(incident, window, level, owner, look.now)
+    return None

@@ -1,0 +1,83 @@
+"""Lambda entry point of the judge: woken every minute by an EventBridge schedule, it looks at every
+watched table just after each of the minute's flush boundaries (``alerts.judge``), then returns.
+
+The schedule's event (``{"source": "aws.events", "detail-type": "Scheduled Event", ...}``) carries
+nothing the judge needs: its clock says which boundaries are due. A run stops before the next run's
+first look, so two runs overlap only when one overran (then both look: safe, only wasteful).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge, LookOutcome
+from hotkeys.detector.config import Settings, load_settings
+from hotkeys.detector.observability import logger, metrics
+from hotkeys.detector.wiring import build_judge
+
+# The schedule's period: a run covers the looks of the minute it was woken in.
+RUN_SECONDS = 60
+# A look is skipped if the function would not have this much time left after it.
+MARGIN_SECONDS = 5
+
+
+def look_times(start: float, flush_seconds: int, seconds: float = RUN_SECONDS) -> Iterator[float]:
+    """The looks of the run woken at ``start``: every flush boundary plus ``LOOK_DELAY_SECONDS`` in the
+    ``seconds`` (the schedule's period, aligned to the epoch) that ``start`` falls in. A run woken late
+    (EventBridge's delivery is not to the second) makes the looks it missed at once."""
+    period_start = start - start % seconds
+    at = period_start + (LOOK_DELAY_SECONDS - period_start) % flush_seconds
+    while at < period_start + seconds:
+        yield at
+        at += flush_seconds
+
+
+def run(
+    judge: Judge,
+    settings: Settings,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    remaining: Callable[[], float],
+) -> LookOutcome:
+    """One scheduled run: a look at each due time of this minute, while the function has time for it."""
+    total = LookOutcome()
+    start = clock()
+    for at in look_times(start, settings.flush_seconds):
+        wait = at - clock()
+        if wait > 0:
+            sleep(wait)
+        if remaining() < MARGIN_SECONDS:
+            break
+        outcome = judge.look()
+        for name in ("tables", "heads", "published", "refused", "started", "resolved"):
+            setattr(total, name, getattr(total, name) + getattr(outcome, name))
+        late = clock() - at
+        metrics.add_metric(name="JudgeLookSeconds", unit=MetricUnit.Seconds, value=round(late, 3))
+    return total
+
+
+@cache
+def _this_judge() -> tuple[Settings, Judge]:
+    settings = load_settings(os.environ)
+    return settings, build_judge(settings, AwsClients())
+
+
+@logger.inject_lambda_context(log_event=False, clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    settings, judge = _this_judge()
+    outcome = run(judge, settings, time.time, time.sleep, lambda: context.get_remaining_time_in_millis() / 1000)
+    metrics.add_metric(name="JudgeLooks", unit=MetricUnit.Count, value=outcome.tables)
+    metrics.add_metric(name="JudgeAlertsPublished", unit=MetricUnit.Count, value=outcome.published)
+    if outcome.refused:
+        metrics.add_metric(name="JudgeAlertsRefused", unit=MetricUnit.Count, value=outcome.refused)
+    logger.info("judge run", extra=vars(outcome))
+    return vars(outcome)

@@ -1,0 +1,284 @@
+"""The judge's verdicts on one look at a table (``alerts.verdicts``), and an incident's life
+(``alerts.incidents``): pure functions of heads, incidents and a clock, at the edge of each rule.
+
+The heads are built as consumers store them (a summary counted write by write, ``head_of`` of its
+snapshot). The defaults: a 1,000 WCU/s partition, alert at 800 WCU/s, resolve under 600, 10 s buckets,
+60 s windows, reminders every 900 s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hotkeys.detector import summary
+from hotkeys.detector.alerts import incidents
+from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
+from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, HotKey, incident_key
+from hotkeys.detector.alerts.verdicts import (
+    SETTLE_GRACE_SECONDS,
+    Change,
+    Look,
+    Resend,
+    Start,
+    decide,
+    read,
+)
+from hotkeys.detector.config import Settings
+from hotkeys.detector.snapshots import SegmentSnapshot, head_of
+
+T0 = 1_796_083_200
+SETTINGS = Settings(stats_table_name="stats", share_min_wcu=10**9)
+COUNTING = summary.Counting(200, 10)
+OWNER = "judge-1"
+
+
+def head(
+    shard: str,
+    window: int,
+    writes: list[tuple[str, int, int]],
+    *,
+    final: bool = True,
+    closed_early: bool = False,
+    index: dict[str, list[tuple[str, int, int]]] | None = None,
+) -> SegmentSnapshot:
+    """A shard's head of ``window`` after counting (key, write units, second of the window) in order."""
+
+    def counted(found: list[tuple[str, int, int]]) -> summary.Summary:
+        part = summary.Summary()
+        for key, wcu, second in found:
+            part.count(key, wcu, window + second, COUNTING)
+        return part
+
+    own = counted(writes)
+    last = max((window + second for _k, _w, second in writes), default=window)
+    return head_of(
+        SegmentSnapshot(
+            table="tickets",
+            window_start=window,
+            window_seconds=60,
+            shard_id=shard,
+            origin="0",
+            first_sequence="1",
+            last_sequence="9",
+            summary=own,
+            ttl_deletes=0,
+            first_event=window,
+            last_event=last,
+            alert_min_span_seconds=10,
+            indexes={name: counted(found) for name, found in (index or {}).items()},
+            final=final,
+            closed_early=closed_early,
+        )
+    )
+
+
+def burst(key: str, rate: int, start: int, seconds: int) -> list[tuple[str, int, int]]:
+    """``rate`` write units a second for ``seconds`` seconds from second ``start``, as 100-unit writes."""
+    return [(key, 100, second) for second in range(start, start + seconds) for _ in range(rate // 100)]
+
+
+def look(heads: list[SegmentSnapshot], now: float, lag: float = 0.0, first: int = T0) -> Look:
+    return read("tickets", heads, first, now, lag, ())
+
+
+def acted(found: list[Start | Change | Resend]) -> list[Start | Change | Resend]:
+    """The verdicts that write something (a peak raised within a window already marked waits)."""
+    return [verdict for verdict in found if not isinstance(verdict, Change) or verdict.writes]
+
+
+def firing(key: str = "hot", **changes: object) -> Incident:
+    """An incident of ``key`` that fired in window T0 at 850 WCU/s and was announced then."""
+    hot = HotKey("tickets", key, PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, peak_wcu_per_second=850.0)
+    return dataclasses.replace(incidents.confirmed(incidents.started(hot, OWNER, T0 + 26)), **changes)  # type: ignore[arg-type]
+
+
+# -- firing ------------------------------------------------------------------------------------------
+def test_a_partition_hot_on_the_merged_figures_starts_an_incident() -> None:
+    # 500 WCU/s on each of two shards: neither alone, both together at 1,000
+    heads = [head("a", T0, burst("hot", 500, 10, 10)), head("b", T0, burst("hot", 500, 10, 10))]
+    (verdict,) = decide(look(heads, T0 + 30), {}, SETTINGS, OWNER)
+    assert isinstance(verdict, Start)
+    assert (verdict.hot.key, verdict.hot.wcu_per_second, verdict.hot.peak_wcu_per_second) == ("hot", 1000.0, 1000.0)
+    # one shard alone is not hot
+    assert decide(look(heads[:1], T0 + 30), {}, SETTINGS, OWNER) == []
+
+
+def test_a_key_hot_in_a_window_an_incident_was_resolved_on_starts_nothing() -> None:
+    heads = [head("a", T0, burst("hot", 900, 10, 10))]
+    resolved = firing(status=Status.RESOLVED, resolved_window=T0)
+    assert decide(look(heads, T0 + 30), {resolved.name: resolved}, SETTINGS, OWNER) == []
+    # but hot in a later window, it starts a new one
+    later = [head("a", T0 + 60, burst("hot", 900, 10, 10))]
+    (verdict,) = decide(look(later, T0 + 90), {resolved.name: resolved}, SETTINGS, OWNER)
+    assert isinstance(verdict, Start) and verdict.hot.window_start == T0 + 60
+
+
+# -- life: marked hot, escalated, reminded -------------------------------------------------------------
+def test_a_firing_incident_hot_in_a_later_window_is_marked_there_and_that_is_written() -> None:
+    incident = firing()
+    heads = [head("a", T0 + 60, burst("hot", 850, 0, 10))]
+    (verdict,) = decide(look(heads, T0 + 80, first=T0), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.writes
+    assert (verdict.after.last_hot_window, verdict.after.pending) == (T0 + 60, None)
+
+
+def test_a_peak_raised_within_a_window_already_marked_is_not_written_on_its_own() -> None:
+    incident = firing()
+    heads = [head("a", T0, burst("hot", 1000, 10, 10))]  # 1,000: up from 850, under 1.25 x 850
+    (verdict,) = decide(look(heads, T0 + 30), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and not verdict.writes
+    assert verdict.after.peak == 1000.0 and verdict.after.pending is None
+
+
+@pytest.mark.parametrize(
+    ("rate", "escalates"),
+    [
+        (1000, False),  # 1.18 x 850 and still 2 suffixes at 800 WCU/s each
+        (1100, True),  # 1.29 x 850: a quarter more than the firing said
+    ],
+)
+def test_an_update_goes_out_when_the_peak_grows_by_a_quarter(rate: int, escalates: bool) -> None:
+    incident = firing()
+    heads = [head("a", T0, burst("hot", rate, 10, 10))]
+    (verdict,) = decide(look(heads, T0 + 30), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change)
+    owed = verdict.after.pending
+    assert (owed is not None and owed.message is Message.ESCALATED) is escalates
+    if escalates:
+        assert verdict.after.sized_at == rate and verdict.after.suggested_shards(800.0) == 2
+
+
+def test_an_update_goes_out_when_the_suggested_shard_count_goes_up() -> None:
+    # Sized at 1,550 (2 suffixes); a peak of 1,700 is only 10% more, but needs 3 suffixes of 800 WCU/s
+    incident = firing(sized_at=1550.0, peak=1550.0)
+    heads = [head("a", T0, burst("hot", 1700, 10, 10))]
+    (verdict,) = decide(look(heads, T0 + 30), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.after.pending is not None
+    assert verdict.after.pending.message is Message.ESCALATED and verdict.after.suggested_shards(800.0) == 3
+
+
+def test_a_reminder_is_due_after_the_reminder_interval_while_it_stays_hot() -> None:
+    incident = firing(last_hot_window=T0 + 840, peak=850.0)
+    heads = [head("a", T0 + 900, burst("hot", 850, 0, 10))]
+    not_yet = decide(look(heads, T0 + 26 + 899, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
+    assert all(isinstance(v, Change) and v.after.pending is None for v in not_yet)
+    (due,) = decide(look(heads, T0 + 26 + 900, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(due, Change) and due.after.pending is not None
+    assert due.after.pending.message is Message.REMINDER and due.after.notified_at == T0 + 926
+
+
+# -- resolution -----------------------------------------------------------------------------------------
+def cool(window: int, shard: str = "a", **options: bool) -> SegmentSnapshot:
+    return head(shard, window, [*burst("hot", 500, 0, 10), ("bg", 1, 59)], **options)
+
+
+def test_an_incident_resolves_on_the_first_settled_window_it_stayed_under_the_resolve_level() -> None:
+    incident = firing()
+    heads = [head("a", T0, burst("hot", 900, 10, 10)), cool(T0 + 60), head("a", T0 + 120, [("bg", 1, 0)])]
+    (verdict,) = decide(look(heads, T0 + 130), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.after.status is Status.RESOLVED
+    assert verdict.after.resolved_window == T0 + 60 and verdict.after.pending is not None
+    assert verdict.after.resolved_level == 500.0
+
+
+def test_a_window_hot_above_the_resolve_level_keeps_it_firing() -> None:
+    # 700 WCU/s: under the alert rate, over the resolve level (600): the hysteresis
+    incident = firing()
+    heads = [head("a", T0 + 60, [*burst("hot", 700, 0, 10), ("bg", 1, 59)]), head("a", T0 + 120, [("bg", 1, 0)])]
+    assert acted(decide(look(heads, T0 + 130), {incident.name: incident}, SETTINGS, OWNER)) == []
+
+
+def test_a_window_a_carrier_has_not_finished_is_not_settled() -> None:
+    incident = firing()
+    heads = [head("a", T0, burst("hot", 900, 10, 10)), cool(T0 + 60, final=False)]
+    assert acted(decide(look(heads, T0 + 130), {incident.name: incident}, SETTINGS, OWNER)) == []
+
+
+def test_the_streams_lag_holds_every_window_it_may_still_deliver_records_of() -> None:
+    # A shard the judge has not heard from (a split's child, behind): only the lag tells
+    incident = firing()
+    heads = [head("a", T0, burst("hot", 900, 10, 10)), cool(T0 + 60), head("a", T0 + 120, [("bg", 1, 0)])]
+    # Records 10 s old still being delivered, 10 s after window 1 ended: window 1 may still get some
+    assert acted(decide(look(heads, T0 + 130, lag=10), {incident.name: incident}, SETTINGS, OWNER)) == []
+    (verdict,) = acted(decide(look(heads, T0 + 130, lag=9), {incident.name: incident}, SETTINGS, OWNER))
+    assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
+
+
+def test_a_rollovers_parent_that_ended_holds_nothing_a_silent_carrier_holds_the_grace() -> None:
+    incident = firing()
+    # The parent carried the key in window 0 and wrote nothing since
+    ended = [head("parent", T0, burst("hot", 900, 10, 10), closed_early=True), head("other", T0 + 60, [("x", 1, 59)])]
+    silent = [head("parent", T0, burst("hot", 900, 10, 10)), head("other", T0 + 60, [("x", 1, 59)])]
+    standing = {incident.name: incident}
+    # Its shard ended (its last head came before its window's end): window 1 is settled at once
+    (verdict,) = decide(look(ended, T0 + 125), standing, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
+    # Silent but not ended (no records, or stuck): only once the grace has passed since the window's end
+    assert acted(decide(look(silent, T0 + 120 + SETTLE_GRACE_SECONDS - 1), standing, SETTINGS, OWNER)) == []
+    (verdict,) = decide(look(silent, T0 + 120 + SETTLE_GRACE_SECONDS), standing, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
+
+
+def test_a_table_that_stops_writing_resolves_on_an_empty_window() -> None:
+    incident = firing()
+    heads = [head("a", T0, burst("hot", 900, 10, 50))]  # hot to the window's end, then nothing at all
+    assert (
+        acted(decide(look(heads, T0 + 120 + SETTLE_GRACE_SECONDS - 1), {incident.name: incident}, SETTINGS, OWNER))
+        == []
+    )
+    (verdict,) = decide(look(heads, T0 + 120 + SETTLE_GRACE_SECONDS), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
+    assert verdict.after.resolved_level == 0.0
+
+
+# -- shares ---------------------------------------------------------------------------------------------
+SHARES = Settings(stats_table_name="stats", share_min_wcu=1000, share_threshold=0.2)
+
+
+def test_a_share_is_judged_on_the_whole_tables_settled_window_only() -> None:
+    # "k" is 60% of shard a's writes but 12% of the table's (shard b writes 2,000)
+    part = [("k", 300, 0), ("x", 200, 1)]
+    heads = [head("a", T0, part), head("b", T0, [("y", 2000, 0)], final=False)]
+    # While b has not finished the window, no share is judged (a's part alone would say 60%)
+    assert [v for v in decide(look(heads, T0 + 70), {}, SHARES, OWNER) if isinstance(v, Start)] == []
+    # Finished: "y" (80%) is a heavy share, "k" (12%) is not
+    done = [heads[0], head("b", T0, [("y", 2000, 0)])]
+    started = [v.hot for v in decide(look(done, T0 + 70), {}, SHARES, OWNER) if isinstance(v, Start)]
+    assert [(hot.key, hot.reason, hot.share) for hot in started] == [("y", SHARE, 0.8)]
+
+
+# -- messages owed ---------------------------------------------------------------------------------------
+def test_a_message_owed_is_resent_by_its_claimant_or_taken_over_once_old() -> None:
+    owed = firing(pending=Pending(Message.FIRING, "shardId-1", T0 + 26))
+    heads = [head("a", T0, burst("hot", 900, 10, 10))]
+    standing = {owed.name: owed}
+    # another's fresh claim: left to it (and no new firing: the incident stands)
+    assert decide(look(heads, T0 + 30), standing, SETTINGS, OWNER) == []
+    # its own claim, or one its claimant never confirmed within the takeover time: sent
+    (mine,) = decide(
+        look(heads, T0 + 30),
+        {owed.name: dataclasses.replace(owed, pending=Pending(Message.FIRING, OWNER, T0))},
+        SETTINGS,
+        OWNER,
+    )
+    assert isinstance(mine, Resend)
+    (taken,) = decide(look(heads, T0 + 26 + incidents.TAKEOVER_SECONDS), standing, SETTINGS, OWNER)
+    assert isinstance(taken, Resend) and taken.incident.pending == owed.pending
+
+
+def test_an_owed_resolution_holds_back_a_new_firing() -> None:
+    owed = firing(status=Status.RESOLVED, resolved_window=T0, pending=Pending(Message.RESOLVED, "judge-2", T0 + 70))
+    heads = [head("a", T0 + 60, burst("hot", 900, 10, 10))]
+    assert decide(look(heads, T0 + 90), {owed.name: owed}, SETTINGS, OWNER) == []
+
+
+# -- the incident's figures -----------------------------------------------------------------------------
+def test_an_incidents_advice_and_duration() -> None:
+    incident = firing(peak=2500.0, last_hot_window=T0 + 60)
+    # sized on the larger of what its last message sized and its peak: 2,500 / 800 -> 4 suffixes
+    assert incident.suggested_shards(800.0) == 4
+    # from the crossing (T0 + 20) to the end of its last hot window (T0 + 120)
+    assert incident.lasted(60) == 100
+    assert incident_key(PARTITION_LIMIT, "hot") == incident.name
