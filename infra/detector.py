@@ -15,12 +15,12 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import EVENT_SOURCE, reading_plan
-from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.names import SPOOL_PREFIX
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
+from infra.judge import JUDGE_METRICS, Judge
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
 from infra.options import DetectorOptions, concrete
@@ -106,6 +106,23 @@ class HotKeyDetector(Construct):
             topic=self.alerts.topic,
             undelivered_alerts=undelivered,
         )
+        # The judge: every table's merged figures, on a clock (docs/decisions.md §64).
+        self.judge = Judge(
+            self,
+            "Judge",
+            stats_table=self.stats.table,
+            topic=self.alerts.topic,
+            topic_key=self.alerts.key,
+            consumer=self.consumer.function,
+            tables=[watched.table.table_name for watched in tables],
+            environment=self._environment(options, tables),
+            memory_mb=options.judge_memory_mb,
+            log_retention_days=options.log_retention_days,
+            powertools_layer_arn=options.powertools_layer_arn,
+        )
+        for name, alarm in self.judge.alarms.items():
+            self.monitoring.watch(name, alarm)
+        self.monitoring.graph("Judge", JUDGE_METRICS)
         if options.slack_workspace_id and options.slack_channel_id:
             SlackChannel(
                 self,
@@ -139,14 +156,6 @@ class HotKeyDetector(Construct):
                     "dynamodb:Query",
                 ],
                 resources=[self.stats.table.table_arn],
-            )
-        )
-        # The window heads index (one Query per window read by the alert desk).
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="StatsWindowHeads",
-                actions=["dynamodb:Query"],
-                resources=[f"{self.stats.table.table_arn}/index/{HEADS_INDEX}"],
             )
         )
         # The archive spool's items are deleted once S3 took them: DeleteItem on those items only.

@@ -35,6 +35,9 @@ class DetectorFunction(Construct):
         async_dead_letter_queue: sqs.IQueue | None = None,
         failure_handling: str = "Failures go to an SQS on-failure destination (the stream mapping's, or the async "
         "invoke config's), which supersedes a function DLQ.",
+        timeout_seconds: int = 60,
+        memory_mb: int = 512,
+        async_retry_attempts: int | None = None,
     ) -> None:
         """The project's Python function: the stream consumer by default, or another handler of the asset."""
         super().__init__(scope, construct_id)
@@ -67,13 +70,13 @@ class DetectorFunction(Construct):
             handler=handler,
             code=lambda_.Code.from_asset(str(ROOT / FUNCTION_ASSET_DIR), exclude=list(FUNCTION_ASSET_EXCLUDE)),
             layers=[lambda_.LayerVersion.from_layer_version_arn(self, "Powertools", layer_arn)],
-            # 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into tens of MB of Python
-            # objects and the summary is bounded (≤ 400 keys per window), so memory is mostly CPU
-            # share here (docs/decisions.md §11, §38; per-record CPU: docs/benchmarks-lambda.md).
-            memory_size=512,
-            # 60 s: well above a batch's work (< 1 s) plus the SDK's bounded retries (3 attempts,
-            # 2 s connect / 5 s read timeouts), well below the mapping's retry cadence.
-            timeout=Duration.seconds(60),
+            # The consumer's 512 MB: a 1,000-record batch (up to the 6 MB payload) parses into tens of MB
+            # of Python objects and the summary is bounded (≤ 400 keys per window), so memory is mostly
+            # CPU share here (docs/decisions.md §11, §38; per-record CPU: docs/benchmarks-lambda.md).
+            memory_size=memory_mb,
+            # The consumer's 60 s: well above a batch's work (< 1 s) plus the SDK's bounded retries (3
+            # attempts, 2 s connect / 5 s read timeouts), well below the mapping's retry cadence.
+            timeout=Duration.seconds(timeout_seconds),
             role=self.role,
             log_group=self.log_group,
             logging_format=lambda_.LoggingFormat.JSON,
@@ -87,7 +90,7 @@ class DetectorFunction(Construct):
             description=description,
             # Asynchronous invocations (the webhook subscriber) keep what fails after 2 retries.
             on_failure=destinations.SqsDestination(async_dead_letter_queue) if async_dead_letter_queue else None,
-            retry_attempts=2 if async_dead_letter_queue else None,
+            retry_attempts=2 if async_dead_letter_queue else async_retry_attempts,
         )
         for finding in ("AwsSolutions::AwsSolutions-L1", "Serverless::Serverless-LambdaLatestVersion"):
             acknowledge(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import jsii
@@ -225,18 +226,41 @@ class Monitoring(Construct):
         """An alarm on one message waiting in ``queue`` (an alert subscriber's undelivered messages, or a
         function's failed asynchronous invocations), notifying the topic like the others, in ``alarms`` under
         ``name`` and beside the others on the dashboard; ``description`` is what the notification says."""
-        if name in self.alarms:
-            raise ValueError(f"an alarm named {name!r} is already watched")
         alarm = self._at_least(
             f"{name}Alarm",
             queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(1), statistic="Maximum"),
             1,
             description,
         )
+        self.watch(name, alarm)
+        return alarm
+
+    def watch(self, name: str, alarm: cloudwatch.Alarm) -> None:
+        """An alarm made elsewhere (another function's), notifying the topic and shown like the others."""
+        if name in self.alarms:
+            raise ValueError(f"an alarm named {name!r} is already watched")
         self.alarms[name] = alarm
         self._notify(alarm)
         self._show_alarm(name, alarm)
-        return alarm
+
+    def graph(self, title: str, statistics: Mapping[str, str]) -> None:
+        """One graph of the detector's own metrics, each with its statistic per minute (name → statistic)."""
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title=title,
+                width=24,
+                left=[
+                    cloudwatch.Metric(
+                        namespace=NAMESPACE,
+                        metric_name=name,
+                        dimensions_map={"service": SERVICE},
+                        statistic=statistic,
+                        period=Duration.minutes(1),
+                    )
+                    for name, statistic in statistics.items()
+                ],
+            )
+        )
 
     def _notify(self, alarm: cloudwatch.Alarm) -> None:
         alarm.add_alarm_action(actions.SnsAction(self._topic))

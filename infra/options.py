@@ -151,6 +151,17 @@ STACK_OPTIONS: tuple[Option, ...] = (
         context_key="throttledKeyInsights",
     ),
     Option(
+        "judge_memory_mb",
+        "judgeMemoryMb",
+        "int",
+        256,
+        "the judge function's memory (its CPU share): it parses every shard's heads each look; raise it for "
+        "thousands of shards (docs/cost.md, 'The judge')",
+        low=128,
+        high=10_240,
+        context_key="judgeMemoryMb",
+    ),
+    Option(
         "powertools_layer_arn",
         "powertoolsLayerArn",
         "text",
@@ -192,6 +203,7 @@ class DetectorOptions:
     table_kms_key_arns: tuple[str, ...] = ()
     # Contributor Insights (throttled-keys mode) on the watched tables and their GSIs where it is off.
     throttled_key_insights: bool = True
+    judge_memory_mb: int = 256
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     extra_environment: Mapping[str, str] = field(default_factory=dict)
@@ -455,6 +467,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         slack_webhook_key_arn=_stack_option(context, "slackWebhookKeyArn"),
         table_kms_key_arns=_list(context, "tableKmsKeyArns"),
         throttled_key_insights=_stack_option(context, "throttledKeyInsights"),
+        judge_memory_mb=_stack_option(context, "judgeMemoryMb"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
         log_retention_days=_stack_option(context, "logRetentionDays"),
     )

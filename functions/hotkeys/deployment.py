@@ -18,6 +18,11 @@ LAMBDA_ARCHITECTURE = "arm64"
 # AWS's public parameter naming the managed Powertools layer for exactly this runtime, architecture and release.
 POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{LAMBDA_RUNTIME}/{POWERTOOLS_VERSION}"
 HANDLER = "hotkeys.detector.app.handler"
+JUDGE_HANDLER = "hotkeys.detector.judge_app.handler"
+# The judge's schedule (an EventBridge rule) and its function: a run covers one minute of looks
+# (``judge_app.RUN_SECONDS``), so its timeout leaves room for a late start and the last look.
+JUDGE_SCHEDULE_SECONDS = 60
+JUDGE_TIMEOUT_SECONDS = 90
 DEMO_TABLE_TTL_ATTRIBUTE = "expireAt"
 STREAM_RETENTION_HOURS = 24
 

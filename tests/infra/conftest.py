@@ -34,6 +34,7 @@ MODES: dict[str, dict[str, Any]] = {
         "slackWebhookSecretArn": WEBHOOK_SECRET,
         "slackWebhookKeyArn": CUSTOMER_KEY,
         "tableKmsKeyArns": CUSTOMER_KEY,
+        "judgeMemoryMb": "1024",
     },
 }
 

@@ -22,7 +22,12 @@ from tests.infra.conftest import CUSTOMER_KEY, EXISTING_STREAM, MODES, WEBHOOK_S
 
 pytestmark = pytest.mark.infra
 SECURITY_DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
-ALLOWED_ON_STAR = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "dynamodb:ListStreams"}
+ALLOWED_ON_STAR = {
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "dynamodb:ListStreams",
+    "cloudwatch:GetMetricData",  # the judge's read of the consumer's IteratorAge (no resource-level permissions)
+}
 
 
 def _statements(synth: Synthesized) -> list[dict[str, Any]]:
@@ -35,6 +40,15 @@ def _statements(synth: Synthesized) -> list[dict[str, Any]]:
 def _actions(statement: dict[str, Any]) -> set[str]:
     action = statement["Action"]
     return {action} if isinstance(action, str) else set(action)
+
+
+def _function_id(synth: Synthesized, handler: str) -> str:
+    (found,) = [
+        logical_id
+        for logical_id, function in synth.resources("AWS::Lambda::Function").items()
+        if function["Properties"].get("Handler") == handler
+    ]
+    return found
 
 
 def _consumer_statements(synth: Synthesized) -> list[dict[str, Any]]:
@@ -153,9 +167,9 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
     assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
     assert parameter["Default"] == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
     assert version("aws-lambda-powertools") == POWERTOOLS_VERSION
-    # Every function's log group (the consumer's and the throttle explainer's) keeps 30 days
+    # Every function's log group (the consumer's, the judge's and the throttle explainer's) keeps 30 days
     logs = [g["Properties"] for g in demo.resources("AWS::Logs::LogGroup").values()]
-    assert len(logs) == 2 and all(g["RetentionInDays"] == 30 for g in logs)
+    assert len(logs) == 3 and all(g["RetentionInDays"] == 30 for g in logs)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -172,10 +186,8 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
     by_sid = {s.get("Sid"): s for s in _consumer_statements(demo)}
     stats_id = demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats")
     assert by_sid["StatsTable"]["Resource"] == {"Fn::GetAtt": [stats_id, "Arn"]}
-    # the heads index: Query only, on that index only
-    heads = by_sid["StatsWindowHeads"]
-    assert _actions(heads) == {"dynamodb:Query"}
-    assert heads["Resource"] == {"Fn::Join": ["", [{"Fn::GetAtt": [stats_id, "Arn"]}, f"/index/{HEADS_INDEX}"]]}
+    # the heads index is the judge's: the consumer reads its own shard's snapshots from the table
+    assert not any("/index/" in json.dumps(s["Resource"]) for s in _consumer_statements(demo))
     assert "dynamodb:Scan" not in _actions(by_sid["StatsTable"])
     assert "dynamodb:DeleteItem" not in _actions(by_sid["StatsTable"])
     # deletes are for the archive spool's items only (drained into S3)
@@ -254,10 +266,12 @@ def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dic
 
 def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
+    consumer = {"Ref": _function_id(demo, "hotkeys.detector.app.handler")}
     alarms = {
         a["Properties"]["MetricName"]: a["Properties"]
-        for a in demo.resources("AWS::CloudWatch::Alarm").values()
+        for logical_id, a in demo.resources("AWS::CloudWatch::Alarm").items()
         if a["Properties"].get("Namespace") != "AWS/DynamoDB"  # DynamoDB's throttles: tests/infra/test_throttling.py
+        and not logical_id.startswith("DetectorJudge")  # the judge's: test_the_judge_runs_every_minute_...
     }
     assert set(alarms) == {
         "IteratorAge",
@@ -269,6 +283,7 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         "RecordsOutOfOrder",
         "StatesDiscarded",
     }
+    assert alarms["Errors"]["Dimensions"] == [{"Name": "FunctionName", "Value": consumer}]
     assert alarms["RecordsWithoutImages"]["Threshold"] == 1
     assert alarms["ArchiveObjectsSpooled"]["Threshold"] == alarms["RecordsOutOfOrder"]["Threshold"] == 1
     assert alarms["IteratorAge"]["Threshold"] == ITERATOR_AGE_ALARM_MS < 24 * 3600 * 1000
@@ -306,6 +321,8 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
         for alarm in demo.resources("AWS::CloudWatch::Alarm").values()
         if alarm["Properties"].get("Namespace") not in ("AWS/DynamoDB", "AWS/Lambda", "AWS/SQS")
     ]
+    # (the judge's JudgeLooksFailed: test_the_judge_runs_every_minute_with_its_own_alarms)
+    ours = [alarm for alarm in ours if alarm["MetricName"] != "JudgeLooksFailed"]
     assert {alarm["MetricName"] for alarm in ours} == {
         "RecordsWithoutImages",
         "ArchiveObjectsSpooled",
@@ -662,8 +679,8 @@ def test_customer_managed_keys_are_usable_through_their_service_only(synthesized
     assert webhook["Condition"] == _via("secretsmanager")
     # and without keys named, nobody gets kms:Decrypt beyond the alert topic's own key
     demo_decrypts = [s for s in _statements(synthesized["demo"]) if "kms:Decrypt" in _actions(s)]
-    # (the detector and the throttle explainer, each publishing to the topic)
-    assert [s.get("Sid") for s in demo_decrypts] == ["EncryptAlerts", "EncryptAlerts"]
+    # (the consumer, the judge and the throttle explainer, each publishing to the topic)
+    assert [s.get("Sid") for s in demo_decrypts] == ["EncryptAlerts"] * 3
     assert all(s["Resource"] == demo_decrypts[0]["Resource"] for s in demo_decrypts)
 
 

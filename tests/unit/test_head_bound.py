@@ -147,11 +147,13 @@ def test_the_largest_head_is_the_bound_cost_states(heads_entry_bytes: Callable[[
     assert write_units(largest) == cost.HEAD_MAX_KB, sizes
     # and it is larger than HEAD_BYTES: names, counters and item figures come on top of the summaries
     assert largest > snapshots.HEAD_BYTES
-    # and it carries every counted index's summary and HEAD_ITEM_KEYS keys' item figures
+    # and it carries every counted index's summary, and the item figures of each table key it carries (as
+    # many as fit its summary's share of HEAD_BYTES, at most HEAD_ITEM_KEYS)
     head = largest_head(MAX_COUNTED_INDEXES)["head"]
     assert len(head["indexes"]) == MAX_COUNTED_INDEXES
-    decoded = snapshots.from_head_item(largest_head(MAX_COUNTED_INDEXES))
-    assert len(decoded.items) == snapshots.HEAD_ITEM_KEYS
+    for indexes in (0, MAX_COUNTED_INDEXES):
+        decoded = snapshots.from_head_item(largest_head(indexes))
+        assert decoded.items and set(decoded.items) == set(list(decoded.summary.entries)[: snapshots.HEAD_ITEM_KEYS])
 
 
 def test_cost_states_the_heads_cost_at_the_largest_head() -> None:

@@ -87,11 +87,12 @@ PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECOR
 CUSTOM_METRICS = 14
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
 # without images, spooled archive objects, records out of order, carried states discarded; and the
-# throttle explainer's failed invocations, which infra/stack.py has it watch; one more per alert
+# throttle explainer's failed invocations, which infra/stack.py has it watch; the judge's errors, missing
+# runs and failed looks, infra/judge.py; one more per alert
 # subscriber with its own undelivered-message queue, not counted here) and its one dashboard; the infra
 # tests check both against the synthesized template. List prices, before the free tier (10 alarms and 3
 # dashboards per account).
-ALARMS = 9
+ALARMS = 12
 DASHBOARDS = 1
 # infra/throttle_alarms.py: one alarm per DynamoDB throttle metric (read and write, by cause: key range,
 # on-demand maximum, provisioned, account limit) on each table, and as many again for its GSIs: per GSI

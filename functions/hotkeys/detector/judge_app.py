@@ -17,14 +17,15 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hotkeys.deployment import JUDGE_SCHEDULE_SECONDS
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge, LookOutcome
 from hotkeys.detector.config import Settings, load_settings
 from hotkeys.detector.observability import logger, metrics
 from hotkeys.detector.wiring import build_judge
 
-# The schedule's period: a run covers the looks of the minute it was woken in.
-RUN_SECONDS = 60
+# The schedule's period (the stack's rule): a run covers the looks of the minute it was woken in.
+RUN_SECONDS = JUDGE_SCHEDULE_SECONDS
 # A look is skipped if the function would not have this much time left after it.
 MARGIN_SECONDS = 5
 
@@ -57,7 +58,7 @@ def run(
         if remaining() < MARGIN_SECONDS:
             break
         outcome = judge.look()
-        for name in ("tables", "heads", "published", "refused", "started", "resolved"):
+        for name in ("tables", "failed", "heads", "published", "refused", "started", "resolved"):
             setattr(total, name, getattr(total, name) + getattr(outcome, name))
         late = clock() - at
         metrics.add_metric(name="JudgeLookSeconds", unit=MetricUnit.Seconds, value=round(late, 3))
@@ -77,7 +78,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     outcome = run(judge, settings, time.time, time.sleep, lambda: context.get_remaining_time_in_millis() / 1000)
     metrics.add_metric(name="JudgeLooks", unit=MetricUnit.Count, value=outcome.tables)
     metrics.add_metric(name="JudgeAlertsPublished", unit=MetricUnit.Count, value=outcome.published)
-    if outcome.refused:
-        metrics.add_metric(name="JudgeAlertsRefused", unit=MetricUnit.Count, value=outcome.refused)
+    # Looks that failed (the alarm's metric): every run writes it, so the alarm sees zeros, not gaps.
+    metrics.add_metric(name="JudgeLooksFailed", unit=MetricUnit.Count, value=outcome.failed)
     logger.info("judge run", extra=vars(outcome))
     return vars(outcome)

@@ -73,6 +73,7 @@ class LookOutcome:
     """What one look at every table did (the judge's metrics)."""
 
     tables: int = 0
+    failed: int = 0  # tables it could not look at (a read or a write failed, SNS refused a message)
     heads: int = 0
     published: int = 0
     refused: int = 0
@@ -135,9 +136,11 @@ class Judge:
                 self._look_at(table, now, lag, outcome)
             except PublishRefused:
                 outcome.refused += 1
+                outcome.failed += 1
                 self._memory.setdefault(table, TableMemory()).incidents_read_at = None
             except Exception as error:
                 logger.warning("judge could not look at a table", extra={"table": table, "error": str(error)})
+                outcome.failed += 1
                 self._memory.setdefault(table, TableMemory()).incidents_read_at = None
         return outcome
 
@@ -193,9 +196,9 @@ class Judge:
             if not verdict.writes:  # a peak raised within a window already marked: kept until the next write
                 memory.incidents[verdict.after.name] = (verdict.after, before[1])
                 return
-            stored = notifier.write(before, verdict.after, now, verdict.hot)
+            written, stored = notifier.write(before, verdict.after, now, verdict.hot)
             self._remember(memory, verdict.before, stored)
-            if stored is not None and verdict.after.pending is not None:
+            if written and verdict.after.pending is not None:
                 outcome.published += 1
                 outcome.resolved += not verdict.after.firing
             return
@@ -205,16 +208,14 @@ class Judge:
             return
         if pending.owner != notifier.owner:  # taking over a claim its claimant never confirmed
             claimed = dataclasses.replace(incident, pending=Pending(pending.message, notifier.owner, now))
-            stored = notifier.write((incident, version), claimed, now, verdict.hot)
+            written, stored = notifier.write((incident, version), claimed, now, verdict.hot)
         else:
-            stored = notifier.deliver(incident, version, now, verdict.hot)
+            written, stored = True, notifier.deliver(incident, version, now, verdict.hot)
         self._remember(memory, incident, stored)
-        outcome.published += stored is not None
+        outcome.published += written
 
     def _remember(self, memory: TableMemory, incident: Incident, stored: Stored | None) -> None:
-        """The incident as now stored; read again when a write found it changed by another writer."""
-        if stored is None:
-            stored = self._incidents.get(incident.table, incident.name)
+        """The incident as now stored (as another writer left it, when a write found it changed)."""
         if stored is None:
             memory.incidents.pop(incident.name, None)
         else:

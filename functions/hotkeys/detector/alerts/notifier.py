@@ -54,16 +54,19 @@ class Notifier:
             return False, current
         return True, self.deliver(incident, 1, now, hot)
 
-    def write(self, before: Stored, after: Incident, now: float, hot: rules.HotKey | None = None) -> Stored | None:
+    def write(
+        self, before: Stored, after: Incident, now: float, hot: rules.HotKey | None = None
+    ) -> tuple[bool, Stored | None]:
         """Write ``after`` over ``before`` (conditional on its version); deliver the message it owes, if any.
-        Returns the incident as stored now, or None if another write got there first (read it again)."""
+        Returns whether it was written, and the incident as stored now (when another write got there
+        first, as that write left it: DynamoDB returns it with the failed condition; None if it is gone)."""
         incident, version = before
-        written, _current = self._store.update(after, version, now)
+        written, current = self._store.update(after, version, now)
         if not written:
-            return None
+            return False, current
         if after.pending is not None and after.pending != incident.pending:
-            return self.deliver(after, version + 1, now, hot)
-        return after, version + 1
+            return True, self.deliver(after, version + 1, now, hot)
+        return True, (after, version + 1)
 
     def deliver(self, incident: Incident, version: int, now: float, hot: rules.HotKey | None = None) -> Stored:
         """Publish the message ``incident`` owes (once per container) and confirm it; PublishRefused
