@@ -23,7 +23,7 @@ from hotkeys.detector.alerts.verdicts import (
     Resend,
     Start,
     decide,
-    read,
+    read_heads,
 )
 from hotkeys.detector.config import Settings
 from hotkeys.detector.snapshots import SegmentSnapshot, head_of
@@ -80,7 +80,7 @@ def burst(key: str, rate: int, start: int, seconds: int) -> list[tuple[str, int,
 
 
 def look(heads: list[SegmentSnapshot], now: float, lag: float = 0.0, first: int = T0) -> Look:
-    return read("tickets", heads, first, now, lag, ())
+    return read_heads("tickets", [h for h in heads if h.window_start >= first], first, now, lag)
 
 
 def acted(found: list[Start | Change | Resend]) -> list[Start | Change | Resend]:

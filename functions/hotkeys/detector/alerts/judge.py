@@ -4,8 +4,8 @@ Every ``FLUSH_SECONDS`` (the consumers' flush boundaries, aligned to the epoch) 
 ``LOOK_DELAY_SECONDS`` (the mapping's batching window, so every shard on time has written its head of
 that boundary), the judge reads each table's recent heads (one Query per bucket of the table's layout)
 and decides (``alerts.verdicts``) what each incident's life calls for; then it writes and publishes
-that (``alerts.notifier``). What it reads is the same whatever the shard count, so a table costs a
-look's requests, not a request per shard.
+that (``alerts.notifier``). A table costs a look's requests (one Query per bucket), whatever its shard
+count; a window settled at two looks in a row is kept as merged, not read again.
 
 A judge container remembers per table (between looks, and between the runs of a warm container): the
 latest window it saw (where its next read starts), the incidents as it last wrote or read them (read
@@ -53,6 +53,27 @@ class TableMemory:
     incidents_read_at: float | None = None
     # Each shard's progress as the last look read it (where the next read starts).
     progress: dict[str, verdicts.ShardProgress] = field(default_factory=dict)
+    # Windows settled for the whole table at two looks in a row, as merged then: nothing more comes for
+    # them (every shard near them finished or passed them, and the stream's lag is younger than their
+    # end), so a look takes them from here instead of reading their heads again. The second look gives
+    # the index time to show every final head the first one counted on.
+    kept: dict[int, verdicts.WindowRead] = field(default_factory=dict)
+    settled_once: set[int] = field(default_factory=set)
+
+    def unkept_from(self, first: int, latest: int, seconds: int) -> int:
+        """The earliest window from ``first`` on whose heads a look must read (it is not kept)."""
+        window = first
+        while window in self.kept and window <= latest:
+            window += seconds
+        return window
+
+    def keep(self, look: verdicts.Look, windows: dict[int, verdicts.WindowRead], seconds: int) -> None:
+        settled = {window for window in windows if look.settled(window, look.shards_near(window, seconds), seconds)}
+        for window in settled & self.settled_once:
+            self.kept.setdefault(window, windows[window])
+        self.settled_once = settled
+        for window in [window for window in self.kept if window < look.first_window]:
+            del self.kept[window]
 
     def first_window(self, latest: int, seconds: int) -> int:
         """Where a look reads from: the ``SIBLING_WINDOWS`` before the latest window, and further back for
@@ -155,7 +176,8 @@ class Judge:
             memory.latest_window = found if found is not None else window_start(int(now), seconds)
         latest = memory.latest_window
         first = memory.first_window(latest, seconds)
-        heads = self._heads.heads_since(table, first, layout.most_since(first))
+        unkept = memory.unkept_from(first, latest, seconds)
+        heads = self._heads.heads_since(table, unkept, layout.most_since(unkept))
         outcome.tables += 1
         outcome.heads += len(heads)
         if heads:
@@ -175,7 +197,15 @@ class Judge:
                 },
             }
             memory.incidents_read_at = now
-        look = verdicts.read(table, heads, first, now, lag, ())
+        by_window: dict[int, list[SegmentSnapshot]] = {}
+        for head in heads:
+            by_window.setdefault(head.window_start, []).append(head)
+        windows = {
+            **{window: found for window, found in memory.kept.items() if first <= window < unkept},
+            **{window: verdicts.read_window(table, window, found) for window, found in by_window.items()},
+        }
+        look = verdicts.read(table, windows, first, now, lag)
+        memory.keep(look, windows, seconds)
         memory.progress = look.progress
         standing = {name: incident for name, (incident, _version) in memory.incidents.items()}
         for verdict in verdicts.decide(look, standing, settings, self._notifier.owner):

@@ -121,20 +121,48 @@ class ShardProgress:
     ended: bool = False  # its latest window closed early: the shard ended (a rollover's parent)
 
 
-def progress_of(heads: Iterable[SegmentSnapshot]) -> dict[str, ShardProgress]:
+@dataclass(frozen=True)
+class HeadMark:
+    """What a head says of its shard's progress (all the judge keeps of it once its window is merged)."""
+
+    shard_id: str
+    window_start: int
+    final: bool
+    closed_early: bool
+
+
+def progress_of(marks: Iterable[HeadMark]) -> dict[str, ShardProgress]:
     by_shard: dict[str, dict[int, bool]] = {}
     closed: set[tuple[str, int]] = set()
-    for head in heads:
-        windows = by_shard.setdefault(head.shard_id, {})
-        windows[head.window_start] = windows.get(head.window_start, True) and head.final
-        if head.closed_early:
-            closed.add((head.shard_id, head.window_start))
+    for mark in marks:
+        windows = by_shard.setdefault(mark.shard_id, {})
+        windows[mark.window_start] = windows.get(mark.window_start, True) and mark.final
+        if mark.closed_early:
+            closed.add((mark.shard_id, mark.window_start))
     found = {}
     for shard, windows in by_shard.items():
         latest = max(windows)
         done = frozenset(w for w, finished in windows.items() if finished)
         found[shard] = ShardProgress(latest, done, frozenset(windows), latest in done and (shard, latest) in closed)
     return found
+
+
+@dataclass(frozen=True)
+class WindowRead:
+    """One window of a table as a look read it: its partitions merged per index (None: the table's),
+    and its heads' marks. The judge keeps it once the window is settled (``alerts.judge``)."""
+
+    merged: dict[str | None, Merged]
+    marks: tuple[HeadMark, ...]
+
+
+def read_window(table: str, window_start: int, heads: list[SegmentSnapshot]) -> WindowRead:
+    """A window's heads merged: the table's partitions and each index's named in them."""
+    names = sorted({name for head in heads for name in head.indexes})
+    merged: dict[str | None, Merged] = {None: merge(table, window_start, heads, None)}
+    merged.update({name: merge(table, window_start, heads, name) for name in names})
+    marks = tuple(HeadMark(head.shard_id, head.window_start, head.final, head.closed_early) for head in heads)
+    return WindowRead(merged, marks)
 
 
 @dataclass(frozen=True)
@@ -188,20 +216,20 @@ class Look:
         return True
 
 
-def read(
-    table: str, heads: list[SegmentSnapshot], first_window: int, now: float, lag: float, index_names: Iterable[str]
-) -> Look:
-    """One look's figures from the heads it read (windows from ``first_window`` on)."""
+def read(table: str, windows: Mapping[int, WindowRead], first_window: int, now: float, lag: float) -> Look:
+    """One look's figures from the windows it read (from ``first_window`` on)."""
+    kept = {start: found for start, found in windows.items() if start >= first_window}
+    progress = progress_of(mark for found in kept.values() for mark in found.marks)
+    return Look(table, {start: found.merged for start, found in kept.items()}, progress, first_window, now, lag)
+
+
+def read_heads(table: str, heads: list[SegmentSnapshot], first_window: int, now: float, lag: float) -> Look:
+    """One look's figures from the heads it read, each window merged here."""
     by_window: dict[int, list[SegmentSnapshot]] = {}
     for head in heads:
-        if head.window_start >= first_window:
-            by_window.setdefault(head.window_start, []).append(head)
-    names = set(index_names) | {name for head in heads for name in head.indexes}
-    windows = {
-        start: {None: merge(table, start, found, None), **{name: merge(table, start, found, name) for name in names}}
-        for start, found in by_window.items()
-    }
-    return Look(table, windows, progress_of(heads), first_window, now, lag)
+        by_window.setdefault(head.window_start, []).append(head)
+    windows = {start: read_window(table, start, found) for start, found in by_window.items()}
+    return read(table, windows, first_window, now, lag)
 
 
 # -- what a look decides -------------------------------------------------------------------------------
