@@ -7,10 +7,12 @@ the heads must be spread. A table's heads go to ``buckets`` partition keys (``<t
 ``bucket_of``: a CRC-32 of the shard id), and the judge reads each of them per look: one Query per
 bucket, so a small table (one bucket) costs one request per look.
 
-The judge sets the count (``needed``) from what it reads, and only ever raises it, from a window at
-least ``LEAD_SECONDS`` ahead: every consumer re-reads the layout at least every ``REFRESH_SECONDS``
-(its container's clock), so none writes a window under a count it does not know. The history stays,
-so readers of any stored window know where its heads are (``count_at``).
+The judge sets the count (``needed``) from what it reads, and only ever raises it, from the current
+window on. A consumer still on the older count (it re-reads the layout every ``REFRESH_SECONDS`` of its
+container's clock) writes its heads to a bucket below that count, which readers query anyway: they
+query the largest count in force from the window they read on (``most_since``), never fewer. So a raise
+is safe at once, and spreads the load as the consumers take it. The history stays, so readers of any
+stored window know where its heads are.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ MAX_BUCKETS = 256
 # (1,000 write units per second) in the second they arrive; the judge adds buckets before they do.
 TARGET_SHARE = 0.25
 PARTITION_WRITE_UNITS = 1000
-# How often a consumer container reads the layout again, and how far ahead a new count takes effect.
-REFRESH_SECONDS = 300
-LEAD_SECONDS = 2 * REFRESH_SECONDS
+# How often a consumer container reads the layout again (how long a raised count takes to spread the load).
+REFRESH_SECONDS = 120
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,8 @@ def needed(bucket_units: list[int]) -> int:
 
 
 def effective_window(now: float, window_seconds: int) -> int:
-    """The first window a count raised at ``now`` may apply to."""
-    due = int(now) + LEAD_SECONDS
-    return due + (-due) % window_seconds
+    """The first window a count raised at ``now`` applies to: the current one (module doc)."""
+    return int(now) - int(now) % window_seconds
 
 
 class LayoutCache:
