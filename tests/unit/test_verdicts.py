@@ -17,6 +17,7 @@ from hotkeys.detector.alerts import incidents
 from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, HotKey, incident_key
 from hotkeys.detector.alerts.verdicts import (
+    MARK_SECONDS,
     SETTLE_GRACE_SECONDS,
     Change,
     Look,
@@ -116,12 +117,20 @@ def test_a_key_hot_in_a_window_an_incident_was_resolved_on_starts_nothing() -> N
 
 
 # -- life: marked hot, escalated, reminded -------------------------------------------------------------
-def test_a_firing_incident_hot_in_a_later_window_is_marked_there_and_that_is_written() -> None:
+def test_a_firing_incident_hot_in_later_windows_is_stored_once_per_mark_period() -> None:
     incident = firing()
+    # Given the key hot again in the next window (the same MARK_SECONDS period as its firing window)
     heads = [head("a", T0 + 60, burst("hot", 850, 0, 10))]
     (verdict,) = decide(look(heads, T0 + 80, first=T0), {incident.name: incident}, SETTINGS, OWNER)
-    assert isinstance(verdict, Change) and verdict.writes
+    # Then it is marked hot there, and kept by the judge until its next write
+    assert isinstance(verdict, Change) and not verdict.writes
     assert (verdict.after.last_hot_window, verdict.after.pending) == (T0 + 60, None)
+    # and hot in a window of the next period, that is written
+    assert T0 % MARK_SECONDS == 0
+    heads = [head("a", T0 + MARK_SECONDS, burst("hot", 850, 0, 10))]
+    (verdict,) = decide(look(heads, T0 + MARK_SECONDS + 20, first=T0), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(verdict, Change) and verdict.writes
+    assert verdict.after.last_hot_window == T0 + MARK_SECONDS
 
 
 def test_a_peak_raised_within_a_window_already_marked_is_not_written_on_its_own() -> None:
@@ -167,6 +176,17 @@ def test_a_reminder_is_due_after_the_reminder_interval_while_it_stays_hot() -> N
     (due,) = decide(look(heads, T0 + 26 + 900, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
     assert isinstance(due, Change) and due.after.pending is not None
     assert due.after.pending.message is Message.REMINDER and due.after.notified_at == T0 + 926
+
+
+def test_no_reminder_for_a_key_hot_only_in_windows_further_back_than_the_last_two() -> None:
+    # Given a key last hot in window T0+840, its resolution waiting (a shard behind holds the windows after)
+    incident = firing(last_hot_window=T0 + 840, peak=850.0)
+    heads = [head("a", T0 + 840, burst("hot", 850, 0, 10))]
+    # Then while that window is the current one or the one before, a reminder is due; later it is not
+    (due,) = decide(look(heads, T0 + 26 + 900, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
+    assert isinstance(due, Change) and due.after.pending is not None
+    late = decide(look(heads, T0 + 840 + 120, lag=600.0, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
+    assert all(v.after.pending is None for v in late if isinstance(v, Change))
 
 
 # -- resolution -----------------------------------------------------------------------------------------

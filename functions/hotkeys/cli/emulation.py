@@ -70,6 +70,7 @@ def emulate(
     turns: Turns | None = None,
     delays: Sequence[float] = (),
     publisher: Publisher | None = None,
+    judge_aws: Sequence[AwsClients] = (),
 ) -> Emulated:
     """Every lineage through the mapping and its own container, the judge looking on its schedule from
     ``start`` (default: the first record's second, when ``lineages`` are lists) until ``tail_seconds``
@@ -77,7 +78,8 @@ def emulate(
     each, built on ``aws_for(lineage)`` or ``aws``); ``tables``: the judge's watched tables; ``turns``: the
     emulated clock (``turns.now``), when the caller reads it too; ``delays``: how far behind its records
     each lineage runs (shards out of step); ``publisher``: where every container's and the judge's alerts
-    go (default: the settings' topic)."""
+    go (default: the settings' topic); ``judge_aws``: one judge on each of these clients, looking at the
+    same times (runs that overlap), instead of one on ``aws``."""
     turns = turns or Turns()
     clock = _now(turns)
     mapping = mapping or dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
@@ -95,17 +97,17 @@ def emulate(
     judges: list[Judge] = []
     tickers = []
     if judge and settings.alert_topic_arn and first is not None:
+        for clients in judge_aws or [aws]:
 
-        def ticker(turns: Turns, number: int, lanes: list[Lane]) -> Ticker:
-            found = build_judge(
-                settings, aws, clock=clock, lag=stream_lag(lanes, turns), tables=watched, publisher=publisher
-            )
-            judges.append(found)
-            return Ticker(
-                number, turns, judge_times(first, settings.flush_seconds), lambda _at: found.look(), lanes, tail_seconds
-            )
+            def ticker(turns: Turns, number: int, lanes: list[Lane], clients: AwsClients = clients) -> Ticker:
+                found = build_judge(
+                    settings, clients, clock=clock, lag=stream_lag(lanes, turns), tables=watched, publisher=publisher
+                )
+                judges.append(found)
+                times = judge_times(first, settings.flush_seconds)
+                return Ticker(number, turns, times, lambda _at: found.look(), lanes, tail_seconds)
 
-        tickers.append(ticker)
+            tickers.append(ticker)
     runs, lanes = consume_side_by_side(
         list(lineages),
         handlers,

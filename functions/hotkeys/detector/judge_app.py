@@ -26,7 +26,7 @@ from hotkeys.detector.wiring import build_judge
 
 # The schedule's period (the stack's rule): a run covers the looks of the minute it was woken in.
 RUN_SECONDS = JUDGE_SCHEDULE_SECONDS
-# A look is skipped if the function would not have this much time left after it.
+# A look is skipped if the function has less time left than this (or than twice its longest look).
 MARGIN_SECONDS = 5
 
 
@@ -51,13 +51,18 @@ def run(
     """One scheduled run: a look at each due time of this minute, while the function has time for it."""
     total = LookOutcome()
     start = clock()
+    longest = 0.0
     for at in look_times(start, settings.flush_seconds):
         wait = at - clock()
         if wait > 0:
             sleep(wait)
-        if remaining() < MARGIN_SECONDS:
+        # A look cut short by the timeout could leave a claimed message unsent until a takeover: skip it
+        # unless there is time for twice the longest one yet (the next run makes it).
+        if remaining() < max(MARGIN_SECONDS, 2 * longest):
             break
+        began = clock()
         outcome = judge.look()
+        longest = max(longest, clock() - began)
         for name in ("tables", "failed", "heads", "published", "refused", "started", "resolved"):
             setattr(total, name, getattr(total, name) + getattr(outcome, name))
         late = clock() - at

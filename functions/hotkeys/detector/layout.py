@@ -9,7 +9,8 @@ bucket, so a small table (one bucket) costs one request per look.
 
 The judge sets the count (``needed``) from what it reads, and only ever raises it, from the current
 window on. A consumer still on the older count (it re-reads the layout every ``REFRESH_SECONDS`` of its
-container's clock) writes its heads to a bucket below that count, which readers query anyway: they
+container's clock, and after a head write failed: throttled, most likely) writes its heads to a bucket
+below that count, which readers query anyway: they
 query the largest count in force from the window they read on (``most_since``), never fewer. So a raise
 is safe at once, and spreads the load as the consumers take it. The history stays, so readers of any
 stored window know where its heads are.
@@ -28,8 +29,9 @@ MAX_BUCKETS = 256
 # (1,000 write units per second) in the second they arrive; the judge adds buckets before they do.
 TARGET_SHARE = 0.25
 PARTITION_WRITE_UNITS = 1000
-# How often a consumer container reads the layout again (how long a raised count takes to spread the load).
-REFRESH_SECONDS = 120
+# How often a consumer container reads the layout again; sooner after a failed head write (a throttled
+# bucket is what a raise spreads).
+REFRESH_SECONDS = 300
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,10 @@ class LayoutCache:
 
     def bucket_of(self, table: str, shard_id: str, window_start: int) -> int:
         return self.layout(table).bucket_of(shard_id, window_start)
+
+    def forget(self, table: str) -> None:
+        """Read the table's layout again at its next use (a head write under it failed)."""
+        self._known.pop(table, None)
 
     def _register_once(self, fresh: Layout) -> None:
         if self._register is None or fresh.table in self._registered:

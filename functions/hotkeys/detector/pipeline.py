@@ -457,6 +457,12 @@ def _save(
             # An earlier instance of this Lambda window finished a segment under this name: take the next
             # one (the state carries it on, so retries write under it too).
             segment.next_generation()
+        except Exception:
+            # Throttled, most likely on a head bucket the judge has since spread (docs/decisions.md §64):
+            # the retry writes under the layout as it now stands.
+            if layouts is not None:
+                layouts.forget(segment.table)
+            raise
     outcome.stats_writes += 1
     segment.flushed_at_event = segment.last_event
     segment.dirty = False

@@ -86,6 +86,10 @@ class Layouts(Protocol):
 
     def bucket_of(self, table: str, shard_id: str, window_start: int) -> int: ...
 
+    def forget(self, table: str) -> None:
+        """Read the table's layout again at its next use."""
+        ...
+
 
 # -- the TTL archive's (archive.TtlArchiver) --------------------------------------------------------
 class ObjectStore(Protocol):

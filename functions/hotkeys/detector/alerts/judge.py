@@ -223,7 +223,7 @@ class Judge:
             return
         if isinstance(verdict, verdicts.Change):
             before = memory.incidents[verdict.before.name]
-            if not verdict.writes:  # a peak raised within a window already marked: kept until the next write
+            if not verdict.writes:  # still hot, a higher peak: kept until the next write (Change.writes)
                 memory.incidents[verdict.after.name] = (verdict.after, before[1])
                 return
             written, stored = notifier.write(before, verdict.after, now, verdict.hot)

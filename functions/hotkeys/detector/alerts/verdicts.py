@@ -43,6 +43,9 @@ from hotkeys.detector.summary import Entry
 # Windows before the latest one a look reads: shards out of step by up to this many windows are
 # judged together, and an incident's resolution finds the window it needs.
 SIBLING_WINDOWS = 3
+# A firing incident still hot is stored when its last hot window enters a new period of this length
+# (every 5 windows of 60 s), not every window: a key hot for hours costs a write per 5 minutes.
+MARK_SECONDS = 300
 # How long after a window's end a shard silent in it counts as having nothing in it (besides the lag
 # check): what CloudWatch takes to publish the IteratorAge that would show a shard stuck in it.
 SETTLE_GRACE_SECONDS = 150
@@ -251,14 +254,15 @@ class Change:
 
     @property
     def writes(self) -> bool:
-        """Whether the change must be stored now: a window marked, a message owed, a resolution. A peak
-        raised within a window it was already marked hot in waits for the next write (a later look finds
-        it again in the heads)."""
+        """Whether the change must be stored now: a message owed, a resolution, or the incident still hot
+        into a new ``MARK_SECONDS`` period. Otherwise (a later hot window, a higher peak) the judge keeps it
+        and writes it with the next stored change: a judge that reads the incident afresh finds its last
+        hot window at most ``MARK_SECONDS`` old, and reads the windows after it anyway (``first_window``)."""
         before, after = self.before, self.after
         return (
             after.pending != before.pending
-            or after.last_hot_window != before.last_hot_window
-            or (after.status != before.status)
+            or after.status != before.status
+            or after.last_hot_window // MARK_SECONDS != before.last_hot_window // MARK_SECONDS
         )
 
 
@@ -328,9 +332,12 @@ def _life(
         if hot.window_start >= incident.fired_window:
             after = incidents.still_hot(after, hot)
     latest = found[-1]
+    # Still hot: hot in the current window or the one before (a key hot only in windows further back
+    # waits for its resolution, which waits for the windows after it to settle: no reminder for it).
+    recent = latest.window_start + 2 * settings.window_seconds > now
     if after.escalated_by(after.peak, settings.alert_wcu_per_second):
         after = incidents.escalated(after, owner, now)
-    elif after.reminder_due(now, settings.alert_reminder_seconds) and latest.window_start >= incident.last_hot_window:
+    elif after.reminder_due(now, settings.alert_reminder_seconds) and recent:
         after = incidents.reminded(after, owner, now)
     return after, latest
 
