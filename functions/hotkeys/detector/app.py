@@ -11,8 +11,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -29,12 +30,66 @@ from hotkeys.detector.wiring import build_ports
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
+# A container sums its invocations' metrics and writes them as one EMF line at most every this many
+# seconds (the dashboard reads them per minute): a line per invocation was the largest item of the
+# detector's bill. Counts an alarm watches are written at once (docs/decisions.md §64).
+METRICS_SECONDS = 60
+_SUMMED = (
+    "counted",
+    "duplicates",
+    "ttl_deletes",
+    "malformed",
+    "without_images",
+    "stats_writes",
+    "archived",
+    "out_of_order",
+    "spooled",
+    "drained",
+    "alerts_published",
+    "states_discarded",
+)
+_LARGEST = ("summary_size", "keys_over_one_percent")
+_AT_ONCE = ("malformed", "without_images", "out_of_order", "spooled", "states_discarded")
+
+
+class MetricsBuffer:
+    """The container's metrics since its last EMF line. What it holds when the container is reclaimed
+    (under a minute of routine counts) is not written; counts an alarm watches never wait."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.totals = BatchOutcome()
+        self._since: float | None = None
+
+    def add(self, outcome: BatchOutcome) -> None:
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        totals = self.totals
+        for name in _SUMMED:
+            setattr(totals, name, getattr(totals, name) + getattr(outcome, name))
+        for name in _LARGEST:
+            setattr(totals, name, max(getattr(totals, name), getattr(outcome, name)))
+        for index, wcu in outcome.index_wcu.items():
+            totals.index_wcu[index] = totals.index_wcu.get(index, 0) + wcu
+        if now - self._since >= METRICS_SECONDS or any(getattr(outcome, name) for name in _AT_ONCE):
+            self.flush()
+
+    def flush(self) -> None:
+        if self._since is None:
+            return
+        _record_metrics(self.totals)
+        metrics.flush_metrics()
+        self.totals, self._since = BatchOutcome(), None
+
+
 @dataclass(frozen=True)
 class Container:
     """What one Lambda container keeps between invocations."""
 
     settings: Settings
     ports: Ports
+    metrics: MetricsBuffer = field(default_factory=MetricsBuffer)
 
 
 def build_handler(container: Callable[[], Container]) -> Handler:
@@ -42,13 +97,12 @@ def build_handler(container: Callable[[], Container]) -> Handler:
 
     @logger.inject_lambda_context(log_event=False, clear_state=True)
     @tracer.capture_lambda_handler(capture_response=False)
-    @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         current = container()
         batch = parse_event(event)
         logger.append_keys(shard_id=batch.shard_id, records=len(batch.records))
         outcome = process_batch(batch, current.settings, current.ports)
-        _record_metrics(outcome)
+        current.metrics.add(outcome)
         return outcome.response()
 
     decorated: Handler = handler  # the decorators keep the signature; their stubs say Any

@@ -210,7 +210,8 @@ def _head_item(snapshot: SegmentSnapshot) -> dict[str, Any]:
 def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
     """A segment's head as the window-heads index returns it (``head_of``'s figures)."""
     head = item["head"]
-    table = summary.unpack(head)
+    # (a head is read to be merged, never counted into: its summaries are not sized)
+    table = summary.unpack(head, sized=False)
     items = head.get("items_z")
     return SegmentSnapshot(
         table=str(item["table_name"]),
@@ -225,7 +226,7 @@ def from_head_item(item: dict[str, Any]) -> SegmentSnapshot:
         first_event=int(head["first_event"]),
         last_event=int(head["last_event"]),
         alert_min_span_seconds=int(head["bucket_seconds"]),
-        indexes={str(name): summary.unpack(index) for name, index in (head.get("indexes") or {}).items()},
+        indexes={str(name): summary.unpack(index, sized=False) for name, index in (head.get("indexes") or {}).items()},
         has_sort_key=bool(head.get("has_sort_key", False)),
         has_local_indexes=bool(head.get("pinned", False)),
         items=decode_aligned(table.entries, _binary(items)) if items is not None else {},

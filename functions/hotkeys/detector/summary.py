@@ -314,16 +314,21 @@ class Summary:
         return Summary(kept, self.pruned + cut, self.writes, self.wcu)
 
 
-def merge(summaries: Iterable[tuple[Mapping[str, Entry], int]]) -> tuple[dict[str, Entry], int]:
+def merge(summaries: Iterable[tuple[Mapping[str, Entry], int]], copy: bool = True) -> tuple[dict[str, Entry], int]:
     """Merge (entries, pruned) pairs of the same window into one (unbounded) summary: each key's entries
-    as ``merge_entries`` does (counts add, series add bucket by bucket, the peak is the sum's)."""
+    as ``merge_entries`` does (counts add, series add bucket by bucket, the peak is the sum's).
+    ``copy=False``: a key found in one part only keeps that part's entry (for parts read to be merged
+    and dropped: neither is changed after)."""
     parts: dict[str, list[Entry]] = {}
     pruned_total = 0
     for entries, pruned in summaries:
         pruned_total += pruned
         for key, entry in entries.items():
             parts.setdefault(key, []).append(entry)
-    merged = {key: found[0].copy() if len(found) == 1 else merge_entries(found) for key, found in parts.items()}
+    merged = {
+        key: (found[0].copy() if copy else found[0]) if len(found) == 1 else merge_entries(found)
+        for key, found in parts.items()
+    }
     return merged, pruned_total
 
 
@@ -418,7 +423,7 @@ def pack(summary: Summary, level: int = 6, text: bool = False) -> dict[str, Any]
     }
 
 
-def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES) -> Summary:
+def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES, sized: bool = True) -> Summary:
     """``pack``'s map (other attributes beside it are ignored) as a summary: ``entries_z`` as bytes, a
     boto3 ``Binary``, or base64 text."""
     raw = fields["entries_z"]
@@ -430,5 +435,6 @@ def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES) -> Sum
         int(fields["writes"]),
         int(fields["wcu"]),
         max_bytes=max_bytes,
-        used_bytes=encoded_bytes(entries),
+        # (sized=False: a summary only read, never counted into, skips the sum; its used_bytes stays 0)
+        used_bytes=encoded_bytes(entries) if sized else 0,
     )

@@ -68,11 +68,15 @@ class Merged:
     items: dict[str, ItemStats] = field(default_factory=dict)
     has_sort_key: bool = False
     has_local_indexes: bool = False
-    # The shards whose heads list each key (the partition's carriers).
-    carriers: dict[str, frozenset[str]] = field(default_factory=dict)
+    # Each head's shard and the keys it lists (where ``carriers`` finds a partition's shards).
+    listed: tuple[tuple[str, Mapping[str, Entry]], ...] = ()
 
     def bound(self, key: str) -> int:
         return self.bounds.get(key, 0)
+
+    def carriers(self, key: str) -> frozenset[str]:
+        """The shards whose heads list ``key`` (asked for an incident's key only: not built per key)."""
+        return frozenset(shard for shard, entries in self.listed if key in entries)
 
     def context(self) -> Context:
         return Context(self.entries, self.wcu, self.pruned, self.items, self.has_sort_key, self.has_local_indexes)
@@ -85,13 +89,12 @@ def merge(table: str, window_start: int, heads: list[SegmentSnapshot], index: st
         part = head.summary if index is None else head.indexes.get(index)
         if part is not None:
             parts.append((part, head.shard_id))
-    entries, _total = summary.merge((part.entries, part.pruned) for part, _shard in parts)
+    # (the heads are the judge's own, read for this merge: their entries are taken, not copied)
+    entries, _total = summary.merge(((part.entries, part.pruned) for part, _shard in parts), copy=False)
     bounds: dict[str, int] = {}
-    carriers: dict[str, set[str]] = {}
-    for part, shard in parts:
-        for key in part.entries:
-            carriers.setdefault(key, set()).add(shard)
-            if part.pruned:
+    for part, _shard in parts:
+        if part.pruned:
+            for key in part.entries:
                 bounds[key] = bounds.get(key, 0) + part.pruned
     item_parts: dict[str, list[ItemStats]] = {}
     if index is None:
@@ -110,7 +113,7 @@ def merge(table: str, window_start: int, heads: list[SegmentSnapshot], index: st
         items={key: item_figures.merged(found) for key, found in item_parts.items()},
         has_sort_key=index is None and any(head.has_sort_key for head in heads),
         has_local_indexes=index is None and any(head.has_local_indexes for head in heads),
-        carriers={key: frozenset(shards) for key, shards in carriers.items()},
+        listed=tuple((shard, part.entries) for part, shard in parts),
     )
 
 
@@ -190,7 +193,7 @@ class Look:
         found: set[str] = set()
         for window, views in self.windows.items():
             if window >= since and index in views:
-                found |= views[index].carriers.get(key, frozenset())
+                found |= views[index].carriers(key)
         return frozenset(found)
 
     def shards_near(self, window: int, seconds: int) -> frozenset[str]:
