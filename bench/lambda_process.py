@@ -201,13 +201,14 @@ CELLS = (
 )
 
 
-def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, Any]:
+def deployed_handler(composite: bool = False, indexes: int = 0, clock: Any = None) -> tuple[Any, Any]:
     """(handler, canned AWS) as the stack deploys the function (stats table, alerts and archive on),
-    AWS answered in-process, the heap frozen after initialisation as the function does."""
+    AWS answered in-process, the heap frozen after initialisation as the function does. ``clock``: what
+    the container's metrics buffer paces its EMF lines by (default: the process's monotonic clock)."""
     _container_environment()
     from bench.answers import CannedAws
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import Container, build_handler, settle_heap
+    from hotkeys.detector.app import Container, MetricsBuffer, build_handler, settle_heap
     from hotkeys.detector.config import Settings
     from hotkeys.detector.wiring import build_ports
 
@@ -225,7 +226,8 @@ def deployed_handler(composite: bool = False, indexes: int = 0) -> tuple[Any, An
         indexes,
     )
     answers.attach(aws)
-    container = Container(settings, build_ports(settings, aws))
+    buffer = MetricsBuffer(clock) if clock is not None else MetricsBuffer()
+    container = Container(settings, build_ports(settings, aws), buffer)
     handle = build_handler(lambda: container)
     gc.collect()
     settle_heap()  # as hotkeys.detector.app does at the end of its import

@@ -439,7 +439,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
         target = window.index or "table"
         for key, entry in window.entries.items():
             rate = peak_rate(entry, window.alert_min_span_seconds)
-            if rate > peaks.get(target, {"rate": -1.0})["rate"]:
+            if rate > peaks.get(target, {"peak_wcu_per_second": -1.0})["peak_wcu_per_second"]:
                 peaks[target] = {"key": key, "peak_wcu_per_second": round(rate, 1), "window_start": window.window_start}
     return {"records": len(writes), "peaks": peaks}
 

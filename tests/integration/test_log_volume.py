@@ -7,8 +7,11 @@ cost model's per-line figures must cover what it writes and overstate it by at m
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import sys
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,36 +110,100 @@ def deployed_environment(aws: None, stats_table_name: str, monkeypatch: pytest.M
     }
 
 
-def test_an_invocation_writes_what_the_cost_model_charges(
-    deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # (The logger keeps the stdout it found at import, pytest's then: it writes to this test's.)
-    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
-    # Given the deployed handler and a full batch of a busy shard, a tenth of it TTL deletions
-    handler = build_handler(lambda: container_from(deployed_environment, AwsClients()))
-    event = {
-        "Records": _records(1000),
+def _event(records: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "Records": records,
         "shardId": SHARD,
         "window": {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"},
         "state": {},
         "isFinalInvokeForWindow": False,
     }
+
+
+def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
+    deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (The logger keeps the stdout it found at import, pytest's then: it writes to this test's.)
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+    # Given the deployed handler, its container's metrics on a clock of our own, and full batches of a
+    # busy shard, a tenth of each TTL deletions
+    now = [0.0]
+    container = container_from(deployed_environment, AwsClients())
+    container = dataclasses.replace(container, metrics=app.MetricsBuffer(lambda: now[0]))
+    handler = build_handler(lambda: container)
     capfd.readouterr()
-    # When it runs
-    handler(event, DeployedContext())  # type: ignore[arg-type]
+    # When it runs a batch, then another a minute later
+    handler(_event(_records(1000)), DeployedContext())  # type: ignore[arg-type]
+    first = [line for line in capfd.readouterr().out.splitlines() if line.strip()]
+    now[0] = app.METRICS_SECONDS
+    handler(_event(_records(1000)), DeployedContext())  # type: ignore[arg-type]
     lines = [line for line in capfd.readouterr().out.splitlines() if line.strip()]
-    # Then it writes one line, the EMF metrics line: the archive's per-object line is DEBUG (the
-    # ItemsArchived metric counts what it said)
-    emf = [line for line in lines if '"_aws"' in line]
-    assert len(emf) == 1 and len(lines) == 1, lines
-    assert json.loads(emf[0])["ItemsArchived"] == [100]
+    # Then the first wrote nothing (the archive's per-object line is DEBUG), and the second one line: the
+    # EMF line, summing both (the ItemsArchived metric counts what the archive did)
+    assert first == []
+    (emf,) = lines
+    assert json.loads(emf)["ItemsArchived"] == [200] and json.loads(emf)["RecordsCounted"] == [1800]
     # and the model charges for it, within a fifth of its size
-    assert 0.8 * cost.EMF_LINE_BYTES <= len(emf[0]) + 1 <= cost.EMF_LINE_BYTES
-    # And what a month of such invocations is billed for covers that line and Lambda's two system
-    # records of the invocation, overstating them by at most a fifth
-    written = len(emf[0]) + 1 + sum(len(json.dumps(record, separators=(",", ":"))) + 1 for record in SYSTEM_RECORDS)
-    charged = cost.log_bytes(cost.CostInputs(writes_per_second=1000), invocations=10**6) / 10**6
+    assert 0.8 * cost.EMF_LINE_BYTES <= len(emf) + 1 <= cost.EMF_LINE_BYTES
+    # And what a month is billed for covers each invocation's system records, a line per container-minute
+    # and the judge's runs, overstating them by at most a fifth
+    inputs = cost.CostInputs(writes_per_second=1000)
+    invocations = cost.consumer_invocations(inputs)
+    system = sum(len(json.dumps(record, separators=(",", ":"))) + 1 for record in SYSTEM_RECORDS)
+    minutes = cost.SECONDS_PER_MONTH / 60
+    written = invocations * system + minutes * (len(emf) + 1) + cost.JUDGE_RUNS_PER_MONTH * (judge_run_bytes() + system)
+    charged = cost.log_bytes(inputs, invocations)
     assert written <= charged <= 1.2 * written, (written, charged)
+
+
+def judge_run_bytes() -> int:
+    """What one judge run prints: its EMF line and its "judge run" line (a run of five looks)."""
+    from hotkeys.detector import judge_app
+    from hotkeys.detector.alerts.judge import LookOutcome
+    from hotkeys.detector.config import Settings
+
+    class Judge:
+        def look(self) -> LookOutcome:
+            return LookOutcome(tables=1, heads=40, published=0)
+
+    clock = [1_796_083_200.0]
+    printed = io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        redirect_stdout(printed),
+    ):
+        patch.setattr(judge_app, "_this_judge", lambda: (Settings(stats_table_name="s"), Judge()))
+        patch.setattr(judge_app.time, "time", lambda: clock[0])
+        patch.setattr(judge_app.time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+        patch.setattr(logger.registered_handler, "stream", printed)
+        judge_app.handler({"source": "aws.events"}, DeployedContext())  # type: ignore[arg-type]
+    lines = [line for line in printed.getvalue().splitlines() if line.strip()]
+    assert len(lines) == 2, lines  # the EMF line and the run's line
+    return sum(len(line) + 1 for line in lines)
+
+
+def test_the_judges_run_writes_what_the_cost_model_charges(deployed_environment: dict[str, str]) -> None:
+    written = judge_run_bytes()
+    assert 0.8 * cost.JUDGE_LOG_BYTES_PER_RUN <= written <= cost.JUDGE_LOG_BYTES_PER_RUN, written
+
+
+def test_a_count_an_alarm_watches_is_written_at_once(
+    deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+    now = [0.0]
+    container = dataclasses.replace(
+        container_from(deployed_environment, AwsClients()), metrics=app.MetricsBuffer(lambda: now[0])
+    )
+    handler = build_handler(lambda: container)
+    # Given a batch with a record without images (the stream is KEYS_ONLY: an alarm watches that count)
+    records = _records(10)
+    del records[0]["dynamodb"]["NewImage"]
+    capfd.readouterr()
+    handler(_event(records), DeployedContext())  # type: ignore[arg-type]
+    # Then its metrics line is written now, not a minute later
+    emf = [json.loads(line) for line in capfd.readouterr().out.splitlines() if '"_aws"' in line]
+    assert len(emf) == 1 and emf[0]["RecordsWithoutImages"] == [1]
 
 
 def test_each_counted_index_adds_what_the_cost_model_charges(

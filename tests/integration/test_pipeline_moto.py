@@ -423,3 +423,26 @@ def test_a_segment_sealed_while_out_of_order_records_arrive_trusts_no_earlier_at
     process_batch(tumbling([], state, final=True), settings, ports)
     # Then every record is stored once
     assert {row.key: row.writes for row in read_top(settings)} == {"k": 5}
+
+
+def test_a_batch_short_of_the_batch_size_writes_its_figures_once_a_batching_window_passed(settings: Settings) -> None:
+    # Given a segment last written at a flush boundary (event second 12 of the window)
+    from hotkeys.deployment import EVENT_SOURCE
+
+    ports = ports_for(settings)
+    state = process_batch(tumbling([write_record("k", 0, T0 + 11), write_record("k", 1, T0 + 12)]), settings, ports)
+    written = state.stats_writes
+    # When a full batch of the mapping's size ends 8 s later (event second 20): no boundary crossed, busy
+    full = [
+        write_record("k", 2 + i, T0 + 13 + i * 7 // EVENT_SOURCE.batch_size) for i in range(EVENT_SOURCE.batch_size)
+    ]
+    busy = process_batch(tumbling(full, state.state), settings, ports)
+    # Then nothing is written before the next boundary
+    assert busy.stats_writes == 0 and written == 1
+    # But after a short batch (cut by the batching window: the stream had no more), the segment, 7 s of
+    # event time past its last write, is written
+    short = process_batch(tumbling([write_record("k", 9000, T0 + 17)], busy.state), settings, ports)
+    assert short.stats_writes == 1
+    # and after the next short batch, within a batching window of that write, it is not
+    again = process_batch(tumbling([write_record("k", 9001, T0 + 19)], short.state), settings, ports)
+    assert again.stats_writes == 0

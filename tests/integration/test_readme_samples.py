@@ -115,3 +115,16 @@ def test_the_top_sample_is_what_top_prints_after_the_burst_replay(moto_endpoint:
     command = command.replace("HotKeyDetector-DetectorStatsTable...", stats_table)
     printed = _run(f"{command} --endpoint-url {moto_endpoint}")
     assert printed == _normalised("\n".join(sample))
+
+
+def test_the_incident_sample_is_what_a_replay_of_the_generated_burst_prints(tmp_path: Path) -> None:
+    # README's incident: the generate command it names, then the replay of that file
+    text = README[README.index("An incident has a life") :]
+    generate = re.search(r"`(hotkeys generate --out w\.json\.gz[^`]*)`", text.replace("\n", " "))
+    assert generate, "README's incident names its generate command"
+    path = tmp_path / "w.json.gz"
+    _run(generate[1].replace("w.json.gz", str(path)))
+    block = _block_after("An incident has a life")
+    command, sample = block[0].removeprefix("$ "), block[1:]
+    assert command == "hotkeys replay /tmp/readme-incident.json.gz"
+    _follows(_normalised("\n".join(sample)), _run(f"hotkeys replay {path}"))

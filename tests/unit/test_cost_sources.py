@@ -116,11 +116,13 @@ def test_the_log_bytes_are_the_committed_benchmarks(scenario: dict[str, Any]) ->
     # A saturated shard's window as `python -m bench.log_volume` measured it: the function writes only
     # the lines the model charges for (a healthy invocation logs nothing at INFO)
     assert set(scenario["lines"]) == CHARGED_LINES, scenario["lines"]
-    # and the model's bytes per 1,000 records, for that many invocations, cover the measured bytes;
+    # and the model's bytes per 1,000 records of a month (the consumer's, and the judge's runs) cover the
+    # measured bytes;
     # without indexes they overstate them by at most a fifth (each index's metric is charged for a
     # long index name, as tests/integration/test_log_volume.py measures it; the benchmark's are short)
     inputs = cost.CostInputs(writes_per_second=1000, gsis=scenario["gsis"])
-    modelled = cost.log_bytes(inputs, scenario["invocations"]) * 1000 / scenario["records"]
+    month = cost.log_bytes(inputs, cost.consumer_invocations(inputs))
+    modelled = month * 1000 / (inputs.writes_per_second * cost.SECONDS_PER_MONTH)
     measured = scenario["total_bytes_per_1000_records"]
     assert measured <= modelled, (modelled, measured)
     if not scenario["gsis"]:
@@ -134,3 +136,39 @@ def test_the_model_invokes_a_saturated_shard_as_the_log_benchmark_did() -> None:
         per_record = scenario["invocations"] / scenario["records"]
         expected = (inputs.writes_per_second / inputs.batch_size) + 1 / inputs.window_seconds
         assert per_record == pytest.approx(expected / inputs.writes_per_second)
+
+
+def _scale_runs() -> dict[int, dict[str, Any]]:
+    output = json.loads((ROOT / cost.SCALE_OUTPUT).read_text())
+    return {run["shards"]: run for run in output["runs"]}
+
+
+def test_the_stats_and_judge_figures_are_the_committed_simulations() -> None:
+    # `python -m bench.scale`: the snapshot writes' largest size, and at 1,000 shards the heads a look
+    # reads per shard and the judge's CPU per head (times the margin, rounded up to 10 µs)
+    output = json.loads((ROOT / cost.SCALE_OUTPUT).read_text())
+    assert max(output["sizes"]["item_units"]) == cost.STATS_WRU_PER_WRITE
+    judge = _scale_runs()[1000]["judge"]
+    assert round(judge["heads_read_per_look_steady"] / 1000, 1) == cost.JUDGE_WINDOWS_PER_LOOK
+    per_head = judge["cpu_seconds_per_look"] / judge["heads_read_per_look_steady"] * cost.CPU_MARGIN
+    assert pytest.approx(math.ceil(per_head * 1e5) / 1e5) == cost.JUDGE_CPU_SECONDS_PER_HEAD
+
+
+def test_the_per_shard_cost_is_flat_from_1_to_10000_shards() -> None:
+    # The detector's cost per shard, the per-deployment and per-table costs aside (alarms, the dashboard,
+    # metrics, Contributor Insights' rules, the judge's function, billed by the minute at its memory)
+    def variable(shards: int) -> float:
+        result = cost.estimate(cost.CostInputs(writes_per_second=1000 * shards))["detector"]
+        fixed = (
+            "alarms_and_dashboard",
+            "throttle_alarms",
+            "custom_metrics",
+            "contributor_insights_throttled_keys",
+            "judge_lag_reads",
+            "judge_lambda",
+        )
+        return sum(value for name, value in result.items() if name not in fixed) / shards
+
+    per_shard = [variable(shards) for shards in (1, 10, 100, 1000, 10_000)]
+    # Then it stays within a few percent (the judge's log lines, a fixed cost in the logs line, aside)
+    assert max(per_shard) <= 1.05 * min(per_shard), per_shard

@@ -11,7 +11,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hotkeys.deployment import EVENT_SOURCE
+from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS
+from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
 from hotkeys.throttling import THROTTLE_METRICS
 
@@ -31,6 +32,7 @@ PRICES = {
     "cloudwatch_dashboard_month": 3.00,
     "contributor_insights_rule_month": 0.50,
     "contributor_insights_event": 0.03 / 1e6,
+    "cloudwatch_get_metric_data_metric": 0.01 / 1000,  # per metric requested
 }
 SECONDS_PER_MONTH = 30 * 86_400
 # What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
@@ -50,15 +52,16 @@ CPU_SECONDS_PER_RECORD = 44e-6
 CPU_SECONDS_PER_RECORD_PER_GSI = 6e-6
 INVOCATION_OVERHEAD_SECONDS = 0.010
 RETENTION_DAYS = default_of("stats_retention_days")
-# What one invocation puts in CloudWatch Logs (the stack logs at INFO in Lambda's JSON format). The
+# What the consumer puts in CloudWatch Logs (the stack logs at INFO in Lambda's JSON format). The
 # function's own lines are measured from the handler's real output by tests/integration/
 # test_log_volume.py (realistic names: a CDK function name and ARN, a real shard id), which fails if
 # the handler writes more than these figures or if they overstate it by more than a fifth:
-# its EMF metrics line (one per invocation, final ones included), the only line of a healthy invocation
-# (errors, malformed records, alerts and the archive spool add theirs; they are rare and left out),
+# its EMF metrics line, one per container and minute (``app.METRICS_SECONDS``; a healthy invocation
+# writes nothing of its own; errors, malformed records, alerts and the archive spool add lines: they
+# are rare and left out),
 EMF_LINE_BYTES = 900
-# plus this much per counted global secondary index of the invocation's table (its metric's name in
-# the line's directive and its value).
+# plus this much per counted global secondary index of its table (its metric's name in the line's
+# directive and its value).
 EMF_BYTES_PER_INDEX = 200
 # The whole per 1,000 records of a saturated shard is measured by `python -m bench.log_volume`
 # (LOG_BENCH_OUTPUT); tests/unit/test_cost_sources.py checks log_bytes against it.
@@ -85,6 +88,8 @@ PLATFORM_RECORDS = (
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
 # The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
 CUSTOM_METRICS = 14
+# The judge's (hotkeys.detector.judge_app.handler): looks, alerts published, failed looks, look lateness.
+JUDGE_CUSTOM_METRICS = 4
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
 # without images, spooled archive objects, records out of order, carried states discarded; and the
 # throttle explainer's failed invocations, which infra/stack.py has it watch; the judge's errors, missing
@@ -99,20 +104,41 @@ DASHBOARDS = 1
 # where the stack knows them, else one Metrics Insights alarm per metric over all of the table's GSIs.
 # Priced per alarm metric (a Metrics Insights alarm as one per GSI it analyzes, and at least one).
 THROTTLE_ALARMS_PER_SCOPE = len(THROTTLE_METRICS)
-STATS_WRU_PER_WRITE = 2
-# A segment's head as the window-heads index copies it (snapshots.head_of): its summaries within
-# HEAD_BYTES (16 KB) before compression, a few KB compressed for keys of tens of bytes, plus the index
-# names, totals and incident marks. Each snapshot write writes it to the index too, and each read of a
-# window's heads reads every shard's (eventually consistent: half a read unit per 4 KB).
+# The stats table and the judge at scale come from the committed simulation docs/scale-latest.json
+# (`python -m bench.scale`, SCALE_OUTPUT); tests/unit/test_cost_sources.py recomputes each figure:
+SCALE_OUTPUT = "docs/scale-latest.json"
+# write units of a snapshot write (the largest of its sized snapshots: 400-key summaries of Zipf traffic),
+STATS_WRU_PER_WRITE = 4
+# windows of heads a look reads per shard in the steady state (the latest, and the one before until
+# it settled twice: docs/decisions.md §64), at 1,000 shards,
+JUDGE_WINDOWS_PER_LOOK = 1.2
+# and the judge's CPU per head read (decoded and merged), at one full vCPU, times CPU_MARGIN, rounded up
+# to 10 µs, at 1,000 shards.
+JUDGE_CPU_SECONDS_PER_HEAD = 760e-6
+# A head as the window-heads index copies it (snapshots.head_of): its summaries within HEAD_BYTES
+# (16 KB) before compression, a few KB compressed for keys of tens of bytes, plus index names and
+# totals (the simulation's heads, without indexes, take 2 write units). Each snapshot write writes it
+# to the index too; each look of the judge reads the heads of the windows it has not kept
+# (eventually consistent: half a read unit per 4 KB).
 HEAD_KB = 3
 # The largest head the code can store, in write units (KB) of its window-heads index entry: every
 # summary's share of HEAD_BYTES filled with keys zlib cannot shrink, MAX_COUNTED_INDEXES index names of
-# 255 characters, HEAD_MARKS incident marks (docs/decisions.md §58), the longest table and shard names.
+# 255 characters, the item figures of HEAD_ITEM_KEYS keys, the longest table and shard names.
 # tests/unit/test_head_bound.py builds that head through snapshots and checks this figure against it.
 HEAD_MAX_KB = 23
-# Reads of a window's heads per shard and window: its first look, and again after a flush half a window
-# later (more while a key with parts on other shards is near the alert rate; docs/decisions.md §49).
-HEADS_READS_PER_SHARD_WINDOW = 3
+# The judge: one run a minute (its schedule), billed from its start to the end of its last look: the
+# minute's last flush boundary plus LOOK_DELAY_SECONDS, plus that look.
+JUDGE_RUNS_PER_MONTH = SECONDS_PER_MONTH // 60
+JUDGE_MEMORY_MB = 256  # the stack's default (-c judgeMemoryMb)
+# What a run writes to CloudWatch Logs: its EMF line, its "judge run" line and Lambda's two system
+# records (tests/integration/test_log_volume.py measures the first two).
+JUDGE_LOG_BYTES_PER_RUN = 1200
+# Other stats-table reads, each a Query of half a read unit: the judge's open incidents and layouts
+# (every INCIDENTS_READ_SECONDS and LAYOUT_READ_SECONDS per table), a consumer's layout (every
+# layout.REFRESH_SECONDS per shard).
+INCIDENTS_READ_SECONDS = 300
+LAYOUT_READ_SECONDS = 600
+LAYOUT_REFRESH_SECONDS = 300
 
 
 @dataclass(frozen=True)
@@ -132,6 +158,7 @@ class CostInputs:
     throttled_per_second: float = 0.0
     # The stack turns Contributor Insights on in throttled-keys mode (-c throttledKeyInsights, default true)
     throttled_key_insights: bool = True
+    judge_memory_mb: int = JUDGE_MEMORY_MB
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
@@ -141,9 +168,9 @@ class CostInputs:
 
 
 def stats_writes_per_shard_window(inputs: CostInputs) -> int:
-    """One snapshot per flush interval of event time (the last is the window's final one), plus the
-    window's catalog item: 7 for 60 s windows flushed every 10 s, as `make soak` measures."""
-    return math.ceil(inputs.window_seconds / inputs.flush_seconds) + 1
+    """One snapshot per flush interval of event time, the last being the window's final one: 5 for 60 s
+    windows flushed every 12 s."""
+    return math.ceil(inputs.window_seconds / inputs.flush_seconds)
 
 
 def shards(inputs: CostInputs) -> int:
@@ -152,16 +179,42 @@ def shards(inputs: CostInputs) -> int:
     return max(inputs.tables, math.ceil(wcu / 1000))
 
 
+def consumer_invocations(inputs: CostInputs) -> float:
+    """A month's invocations: per shard, one per full batch, or per batching window when traffic is low,
+    plus one final invocation per tumbling window."""
+    shard_count = shards(inputs)
+    per_shard_rate = inputs.writes_per_second / shard_count
+    batching = 1 / EVENT_SOURCE.max_batching_window_seconds
+    per_second = shard_count * max(per_shard_rate / inputs.batch_size, batching) + shard_count / inputs.window_seconds
+    return per_second * SECONDS_PER_MONTH
+
+
+def judge_look_seconds(inputs: CostInputs) -> float:
+    """The wall time of one look at every table, at the judge's memory (its share of a vCPU; one process
+    uses one vCPU at most)."""
+    heads = shards(inputs) * JUDGE_WINDOWS_PER_LOOK
+    return heads * JUDGE_CPU_SECONDS_PER_HEAD / min(1.0, inputs.judge_memory_mb / 1769)
+
+
+def judge_keeps_up(inputs: CostInputs) -> bool:
+    """Whether a look ends within half the flush interval (the next look is due a flush after it)."""
+    return judge_look_seconds(inputs) <= inputs.flush_seconds / 2
+
+
+def judge_memory_needed(inputs: CostInputs) -> int | None:
+    """The least memory (MB, in 64 MB steps from 128) at which the judge keeps up; None if even a full
+    vCPU does not (past about 6,500 shards with these figures)."""
+    cpu = shards(inputs) * JUDGE_WINDOWS_PER_LOOK * JUDGE_CPU_SECONDS_PER_HEAD
+    vcpu = cpu / (inputs.flush_seconds / 2)
+    if vcpu > 1:
+        return None
+    return max(128, math.ceil(vcpu * 1769 / 64) * 64)
+
+
 def detector_cost(inputs: CostInputs) -> dict[str, float]:
     records = inputs.writes_per_second * SECONDS_PER_MONTH
     shard_count = shards(inputs)
-    # Each shard is invoked at least once per batching window and once per tumbling window.
-    per_shard_rate = inputs.writes_per_second / shard_count
-    batching = 1 / EVENT_SOURCE.max_batching_window_seconds
-    invocations_per_second = shard_count * max(per_shard_rate / inputs.batch_size, batching) + (
-        shard_count / inputs.window_seconds
-    )
-    invocations = invocations_per_second * SECONDS_PER_MONTH
+    invocations = consumer_invocations(inputs)
     vcpu = min(1.0, inputs.memory_mb / 1769)
     per_record = CPU_SECONDS_PER_RECORD + inputs.gsis * CPU_SECONDS_PER_RECORD_PER_GSI
     seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
@@ -169,11 +222,19 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     stats_writes = windows * stats_writes_per_shard_window(inputs)
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
     archive_objects = min(ttl, invocations)
+    # The judge: billed from each run's start to the end of its last look (at most its timeout).
+    last_look = 60 - inputs.flush_seconds + LOOK_DELAY_SECONDS
+    judge_seconds = JUDGE_RUNS_PER_MONTH * min(JUDGE_TIMEOUT_SECONDS, last_look + judge_look_seconds(inputs))
+    lookups_per_table = SECONDS_PER_MONTH / INCIDENTS_READ_SECONDS + SECONDS_PER_MONTH / LAYOUT_READ_SECONDS
+    other_reads = inputs.tables * lookups_per_table + shard_count * SECONDS_PER_MONTH / LAYOUT_REFRESH_SECONDS
     return {
         "lambda_requests": invocations * PRICES["lambda_request"],
         "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
+        "judge_lambda": JUDGE_RUNS_PER_MONTH * PRICES["lambda_request"]
+        + judge_seconds * inputs.judge_memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
         "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
         **heads_cost(inputs, HEAD_KB),
+        "stats_other_reads": other_reads * 0.5 * PRICES["dynamodb_read_request_unit"],
         # ~2 KB per window kept for the retention period
         "stats_table_storage": windows * RETENTION_DAYS / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],
         "sns": 1000 * PRICES["sns_publish"],  # alerts are rare: 1,000 a month is generous
@@ -181,7 +242,10 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
         "cloudwatch_logs": log_bytes(inputs, invocations) / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
         # and one per counted GSI (IndexWriteUnits/<table>/<index>)
-        "custom_metrics": (CUSTOM_METRICS + inputs.tables * inputs.gsis) * PRICES["cloudwatch_custom_metric_month"],
+        "custom_metrics": (CUSTOM_METRICS + JUDGE_CUSTOM_METRICS + inputs.tables * inputs.gsis)
+        * PRICES["cloudwatch_custom_metric_month"],
+        # the judge reads the consumer's IteratorAge once a minute (GetMetricData, one metric)
+        "judge_lag_reads": JUDGE_RUNS_PER_MONTH * PRICES["cloudwatch_get_metric_data_metric"],
         "alarms_and_dashboard": ALARMS * PRICES["cloudwatch_alarm_month"]
         + DASHBOARDS * PRICES["cloudwatch_dashboard_month"],
         "throttle_alarms": throttle_alarm_metrics(inputs) * PRICES["cloudwatch_alarm_month"],
@@ -194,12 +258,15 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
 
 
 def heads_cost(inputs: CostInputs, head_kb: int) -> dict[str, float]:
-    """The window heads' index writes and reads in a month, with heads of ``head_kb`` KB each."""
+    """The window heads' index writes and the judge's reads of them in a month, with heads of ``head_kb``
+    KB each: every look reads each table's heads once (one Query per bucket), so reads grow with the shard
+    count, not its square."""
     shard_count = shards(inputs)
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
-    # Every shard reads every shard's heads: read units grow with the square of the shard count.
-    read_units = windows * HEADS_READS_PER_SHARD_WINDOW * math.ceil(shard_count * head_kb / 4) * 0.5
+    looks = SECONDS_PER_MONTH / inputs.flush_seconds
+    per_table = shard_count / inputs.tables * JUDGE_WINDOWS_PER_LOOK * head_kb
+    read_units = looks * inputs.tables * max(1, math.ceil(per_table / 4)) * 0.5
     return {
         "stats_heads_index_writes": stats_writes * head_kb * PRICES["dynamodb_write_request_unit"],
         "stats_heads_reads": read_units * PRICES["dynamodb_read_request_unit"],
@@ -212,11 +279,14 @@ def throttle_alarm_metrics(inputs: CostInputs) -> int:
 
 
 def log_bytes(inputs: CostInputs, invocations: float) -> float:
-    """Bytes ingested by CloudWatch Logs in a month: each invocation's EMF line and Lambda's system
-    records. Error, alert and spool lines are rare and left out; the archive's per-object line is
-    DEBUG (the ItemsArchived metric counts what it said)."""
-    per_invocation = EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX + PLATFORM_BYTES_PER_INVOCATION
-    return invocations * per_invocation
+    """Bytes ingested by CloudWatch Logs in a month: Lambda's system records of each invocation, each
+    consumer container's EMF line per minute (a container per shard), the judge's runs. Error, alert and
+    spool lines are rare and left out; the archive's per-object line is DEBUG (the ItemsArchived metric
+    counts what it said)."""
+    container_minutes = shards(inputs) * SECONDS_PER_MONTH / 60
+    emf = container_minutes * (EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX)
+    judge = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
+    return invocations * PLATFORM_BYTES_PER_INVOCATION + emf + judge
 
 
 def sustained_records_per_second(inputs: CostInputs) -> float:
@@ -291,6 +361,14 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "prices_dated": PRICES_DATED,
         "detector": {k: round(v, 2) for k, v in ours.items()},
         "detector_total": round(sum(ours.values()), 2),
+        # How many times the detector's total Contributor Insights' full mode costs
+        "contributor_insights_ratio": round(sum(theirs.values()) / sum(ours.values()), 1),
+        "judge": {
+            "memory_mb": inputs.judge_memory_mb,
+            "look_seconds": round(judge_look_seconds(inputs), 2),
+            "keeps_up": judge_keeps_up(inputs),
+            "memory_needed_mb": judge_memory_needed(inputs),
+        },
         "contributor_insights": {k: round(v, 2) for k, v in theirs.items()},
         "contributor_insights_total": round(sum(theirs.values()), 2),
         "contributor_insights_throttled_keys": {k: round(v, 2) for k, v in throttled.items()},

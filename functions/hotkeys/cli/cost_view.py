@@ -36,9 +36,27 @@ def render(console: Console, inputs: CostInputs, result: dict[str, Any]) -> None
         f"[bold]{result['contributor_insights_throttled_keys_total']:,.2f}[/]",
     )
     console.print(grid)
+    ratio = result["contributor_insights_ratio"]
+    console.print(f"Contributor Insights (all keys) costs {ratio:,}x the detector.", highlight=False)
     console.print(
         f"One shard's function keeps up with ~{result['sustained_records_per_second_per_shard']:,} records/s "
         f"of such items at {inputs.memory_mb} MB (a saturated shard writes ~1,000 WCU/s).",
         highlight=False,
     )
+    judge = result["judge"]
+    if judge["keeps_up"]:
+        line = f"The judge looks at every table in ~{judge['look_seconds']:,} s at {judge['memory_mb']} MB."
+    elif judge["memory_needed_mb"] is not None:
+        line = (
+            f"The judge needs ~{judge['look_seconds']:,} s a look at {judge['memory_mb']} MB, more than half the "
+            f"flush interval: deploy with -c judgeMemoryMb={judge['memory_needed_mb']} (priced here at "
+            f"{judge['memory_mb']} MB)."
+        )
+    else:
+        line = (
+            f"The judge needs ~{judge['look_seconds']:,} s a look at {judge['memory_mb']} MB: even a full vCPU "
+            "(-c judgeMemoryMb=1769) falls behind the flush interval at this many shards: merged partitions "
+            "and resolutions come a few looks late."
+        )
+    console.print(line, highlight=False)
     console.print(f"Prices: {result['prices_dated']}. Assumptions: docs/cost.md.")

@@ -218,6 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument(
         "--memory-mb", type=between(128, 10_240), default=512, help="function memory, 128 to 10240 (default 512)"
     )
+    cost.add_argument(
+        "--judge-memory-mb",
+        type=between(128, 10_240),
+        default=256,
+        help="the judge's memory, as -c judgeMemoryMb (default 256)",
+    )
     cost.add_argument("--json", action="store_true", help="machine-readable output")
 
     doctor = _command(
@@ -456,6 +462,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
         sort_keys=args.sort_keys,
         throttled_per_second=args.throttled_per_second,
         throttled_key_insights=not args.no_throttled_key_insights,
+        judge_memory_mb=args.judge_memory_mb,
     )
     try:
         result = estimate(inputs)

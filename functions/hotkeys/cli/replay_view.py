@@ -102,7 +102,9 @@ def archived_objects(bucket: str | None, aws: AwsClients) -> list[dict[str, Any]
 
 
 def drain_alerts(queue_url: str | None, aws: AwsClients) -> list[dict[str, Any]]:
-    """The alerts the topic delivered to the replay's SQS subscriber (SNS envelope → subject + document)."""
+    """The alerts the topic delivered to the replay's SQS subscriber (SNS envelope → subject + document),
+    in the order they went out: an incident as its subscriber lived it (the emulation is in event time,
+    so the order is the same every run)."""
     if not queue_url:
         return []
     sqs = aws.client("sqs")
@@ -116,7 +118,6 @@ def drain_alerts(queue_url: str | None, aws: AwsClients) -> list[dict[str, Any]]
             envelope = json.loads(message["Body"])
             alerts.append({"subject": envelope.get("Subject"), **json.loads(envelope["Message"])})
             sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
-    alerts.sort(key=lambda a: (a["window_start"], a["table"], a["key"], a["status"]))
     return alerts
 
 

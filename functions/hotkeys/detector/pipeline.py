@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.indexes import IndexSpec
 from hotkeys.detector.observability import logger
@@ -154,7 +155,11 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         if ports.alerts is not None:
             outcome.alerts_published = ports.alerts.review(shard_id, state, list(touched.values()))
     finally:
-        completed = _flush(shard_id, state, settings, ports, outcome, final, _closed_early(batch, ports))
+        # A batch short of the mapping's batch size was cut by the batching window: the stream has nothing
+        # more of this shard for now, so what it holds is written now (not at the next boundary, which a
+        # quiet shard may not reach before its window ends): the judge then sees a burst's whole tail.
+        quiet = len(batch.records) < EVENT_SOURCE.batch_size
+        completed = _flush(shard_id, state, settings, ports, outcome, final, _closed_early(batch, ports), quiet)
     for key in completed:
         state.complete(key)
     if ports.archiver is not None:
@@ -383,6 +388,7 @@ def _flush(
     outcome: BatchOutcome,
     final: bool,
     closed_early: bool = False,
+    quiet: bool = False,
 ) -> list[tuple[str, int]]:
     """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
 
@@ -395,7 +401,7 @@ def _flush(
         _save(shard_id, segment, settings, ports, outcome, True)
     state.sealed.clear()
     completed = []
-    for key, segment, done, writes in _plan(state, settings, final):
+    for key, segment, done, writes in _plan(state, settings, final, quiet):
         if writes:
             _save(shard_id, segment, settings, ports, outcome, done, closed_early and final)
         if done:
@@ -407,7 +413,9 @@ def _flush(
     return completed
 
 
-def _plan(state: ShardState, settings: Settings, final: bool) -> list[tuple[tuple[str, int], Segment, bool, bool]]:
+def _plan(
+    state: ShardState, settings: Settings, final: bool, quiet: bool = False
+) -> list[tuple[tuple[str, int], Segment, bool, bool]]:
     """(key, segment, done, written now) of every carried segment (``_flush``)."""
     latest: dict[str, int] = {}
     for table, start in state.segments:
@@ -415,17 +423,23 @@ def _plan(state: ShardState, settings: Settings, final: bool) -> list[tuple[tupl
     plan = []
     for key, segment in state.segments.items():
         done = final or segment.window_start < latest[segment.table]
-        due = done or _flush_due(segment, settings.flush_seconds)
+        due = done or _flush_due(segment, settings.flush_seconds, quiet)
         plan.append((key, segment, done, due and (segment.dirty or segment.flushed_at_event < 0 or done)))
     return plan
 
 
-def _flush_due(segment: Segment, flush_seconds: int) -> bool:
+def _flush_due(segment: Segment, flush_seconds: int, quiet: bool = False) -> bool:
     """A flush boundary (every ``flush_seconds`` of event time, aligned to the epoch) was crossed since the
     segment was last written (or began): every shard writes its head at the same boundaries, so the
-    judge, looking just after them, sees every shard's figures of the same moment (docs/decisions.md §64)."""
+    judge, looking just after them, sees every shard's figures of the same moment (docs/decisions.md §64).
+    After a ``quiet`` batch (the stream had no more), also once a batching window of event time has
+    passed since the last write: a full batch (a busy shard) never triggers it."""
     since = segment.flushed_at_event if segment.flushed_at_event >= 0 else segment.first_event
-    return segment.dirty and segment.last_event // flush_seconds > since // flush_seconds
+    if not segment.dirty:
+        return False
+    if segment.last_event // flush_seconds > since // flush_seconds:
+        return True
+    return quiet and segment.last_event - since >= EVENT_SOURCE.max_batching_window_seconds
 
 
 def _save(
