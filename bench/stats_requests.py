@@ -18,8 +18,8 @@ over Zipf keys, each shard with its own keys (a table key lives on one shard). I
   limit (a table that would throttle: the worst case for incident writes, every partition firing).
 
 The detector's requests follow event time and relative thresholds, not record counts or sizes: a
-flush per ``FLUSH_SECONDS``, a catalog entry per window, window-heads reads after a flush, incident
-writes per hot key and window; a partition is hot at ``ALERT_THRESHOLD`` of ``PARTITION_WCU_LIMIT``,
+flush per ``FLUSH_SECONDS`` (more after batches short of the batch size, which the scaled mapping scales
+too), the judge's looks (a Query per bucket, per table), incident writes per incident; a partition is hot at ``ALERT_THRESHOLD`` of ``PARTITION_WCU_LIMIT``,
 a share counts once the table's window reaches ``SHARE_MIN_WCU``. So a saturated shard can be scaled
 down: the scaled runs write 10 records/s of the same ~1 KB items (1 WCU each) against a partition
 limit of 10 WCU/s, with ``SHARE_MIN_WCU`` and the mapping's batch size scaled alike (batches still
@@ -251,7 +251,16 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
     # The mapping's batches fill in as much event time as a saturated shard's 1,000 records do.
     batch = max(1, round(EVENT_SOURCE.batch_size * run.scale)) * run.batch_seconds
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=batch)
+    _function_sees(mapping)
     return settings, mapping
+
+
+def _function_sees(mapping: Any) -> None:
+    """The function knows the deployed mapping's batch size (a batch short of it was cut by the batching
+    window: ``pipeline._flush_due``): in a scaled run, the scaled one."""
+    import hotkeys.detector.pipeline
+
+    hotkeys.detector.pipeline.EVENT_SOURCE = mapping  # type: ignore[attr-defined]
 
 
 def _clients(session: Any, counting: Counting) -> Any:
@@ -380,6 +389,8 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
     schedule while the shards run (their lag taken as none: they run in step); sends its counts back on
     ``queue``."""
     import threading
+
+    _function_sees(mapping)
 
     import boto3
 
