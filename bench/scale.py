@@ -4,8 +4,8 @@ key of its stats table and window-heads index, second by second, from a fresh de
 Not a model of the code, the code's rules replayed at scale: every shard writes its snapshot at each
 flush boundary (``FLUSH_SECONDS`` of event time, epoch-aligned, the last at the window's end) within a
 second of it (a saturated shard is invoked about every second), under the head-bucket count its
-container last read (``layout.REFRESH_SECONDS``, each container at its own phase), and reads the
-layout at that cadence. The judge is the real ``alerts.judge.Judge``, woken at every boundary plus
+container last read, and reads the layout again when ``layout.refresh_due`` says (its first read at
+its first write, all containers together: a deploy). The judge is the real ``alerts.judge.Judge``, woken at every boundary plus
 ``LOOK_DELAY_SECONDS``: it reads heads through a window-heads index emulated here (a head is visible a
 second after its write, one Query page per MB per bucket), decodes them with the real codec, merges and
 raises the count (``layout.needed``) as deployed. Item and index-entry sizes are the real codec's
@@ -17,7 +17,7 @@ record of the stats table (its item before and after), replayed through the real
 copy of the stats table's schema, and ``hotkeys top``'s figures give each partition key's peak rate,
 the table's and the window-heads index's. Reads are not in a stream: they are summed from the log.
 
-    python -m bench.scale                       # 1, 10, 100, 1,000 and 10,000 shards, 6 windows
+    python -m bench.scale                       # 1, 10, 100, 1,000 and 10,000 shards, 12 windows
     python -m bench.scale --shards 1000 --own-counting
 """
 
@@ -287,7 +287,7 @@ def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> di
     judge = Judge(settings, index, registry, incidents, notifier, lambda: 0.0, lambda: clock[0], (TABLE,))
     names = [f"shardId-{number:020d}-{rng.randrange(16**8):08x}" for number in range(shards)]
     phase = {name: rng.random() for name in names}  # when after a boundary its invocation flushes
-    read_at = {name: T0 - rng.random() * layouts.REFRESH_SECONDS for name in names}  # containers' phases
+    read_again = {name: float(T0) for name in names}  # each container's next layout read (its first at once)
     known: dict[str, Any] = {}  # each container's layout (None: read it at its next write)
     flush = DEFAULT_FLUSH_SECONDS
     end = T0 + windows * 60
@@ -311,8 +311,8 @@ def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> di
             judge_seconds += time.process_time() - started - (index.renaming - renamed)
             heads_read.append(outcome.heads)
             continue
-        if known.get(name) is None or at - read_at[name] >= layouts.REFRESH_SECONDS:
-            known[name], read_at[name] = registry.stored[TABLE], at
+        if known.get(name) is None or at >= read_again[name]:
+            known[name], read_again[name] = registry.stored[TABLE], layouts.refresh_due(at, rng.random())
             log.requests[("consumer", "GetItem (layout)")] += 1
             log.reads[(second, "table", "LAYOUT")] += 0.5
         bucket = known[name].bucket_of(name, window)
@@ -447,7 +447,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, nargs="*", default=[1, 10, 100, 1000, 10000])
-    parser.add_argument("--windows", type=int, default=6)
+    parser.add_argument("--windows", type=int, default=12)
     parser.add_argument("--own-counting", action="store_true", help="count the write log with the detector")
     parser.add_argument("--out", default=str(OUTPUT))
     args = parser.parse_args(argv)

@@ -129,3 +129,36 @@ def test_a_judge_that_keeps_windows_says_what_one_reading_everything_says() -> N
         ("event#42", "firing"),
         ("event#42", "resolved"),
     ]
+
+
+def test_an_incident_a_first_alarm_started_unknown_to_the_judge_is_updated_in_the_same_look() -> None:
+    # Given a judge container that looked before anything was hot (its incidents read then)
+    incidents, sent_by_judge, sent_first = Incidents(), Sent(), Sent()
+    now, reader = [T0 + 6.0], Heads([head("a", T0, [("bg", 1, 1)], final=False)])
+    judge = Judge(
+        SETTINGS,
+        reader,
+        Layouts(),
+        incidents,
+        Notifier(SETTINGS, incidents, sent_by_judge, "judge"),
+        lambda: 0.0,
+        lambda: now[0],
+    )
+    judge.look()
+    # and a writer it does not know of (a shard's first alarm) starting the incident at 900 WCU/s
+    first = Judge(
+        SETTINGS,
+        Heads([head("a", T0, burst("event#42", 900, 10, 10), final=False)]),
+        Layouts(),
+        incidents,
+        Notifier(SETTINGS, incidents, sent_first, "shard-a"),
+        lambda: 0.0,
+        lambda: T0 + 21.0,
+    )
+    first.look()
+    assert [(a.status, a.wcu_per_second) for a in sent_first.alerts] == [("firing", 900)]
+    # When the judge's next look sees the key at 1,500 WCU/s
+    now[0], reader.heads = T0 + 30.0, [head("a", T0, burst("event#42", 1500, 10, 10), final=False)]
+    judge.look()
+    # Then the update goes out in that look, not the next one
+    assert [(a.status, a.peak_wcu_per_second) for a in sent_by_judge.alerts] == [("escalated", 1500)]

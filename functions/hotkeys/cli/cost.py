@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS
+from hotkeys.detector import layout
+from hotkeys.detector.alerts import judge
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
 from hotkeys.throttling import THROTTLE_METRICS
@@ -134,11 +136,11 @@ JUDGE_MEMORY_MB = 256  # the stack's default (-c judgeMemoryMb)
 # records (tests/integration/test_log_volume.py measures the first two).
 JUDGE_LOG_BYTES_PER_RUN = 1200
 # Other stats-table reads, each a Query of half a read unit: the judge's open incidents and layouts
-# (every INCIDENTS_READ_SECONDS and LAYOUT_READ_SECONDS per table), a consumer's layout (every
-# layout.REFRESH_SECONDS per shard).
-INCIDENTS_READ_SECONDS = 300
-LAYOUT_READ_SECONDS = 600
-LAYOUT_REFRESH_SECONDS = 300
+# (every INCIDENTS_READ_SECONDS and LAYOUT_READ_SECONDS per table), a consumer's layout (per shard, on
+# average every layout.REFRESH_SECONDS less half its spread: layout.refresh_due).
+INCIDENTS_READ_SECONDS = judge.INCIDENTS_READ_SECONDS
+LAYOUT_READ_SECONDS = judge.LAYOUT_READ_SECONDS
+LAYOUT_REFRESH_SECONDS = layout.REFRESH_SECONDS * (1 - layout.REFRESH_SPREAD / 2)
 
 
 @dataclass(frozen=True)
@@ -285,8 +287,8 @@ def log_bytes(inputs: CostInputs, invocations: float) -> float:
     counts what it said)."""
     container_minutes = shards(inputs) * SECONDS_PER_MONTH / 60
     emf = container_minutes * (EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX)
-    judge = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
-    return invocations * PLATFORM_BYTES_PER_INVOCATION + emf + judge
+    judge_bytes = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
+    return invocations * PLATFORM_BYTES_PER_INVOCATION + emf + judge_bytes
 
 
 def sustained_records_per_second(inputs: CostInputs) -> float:

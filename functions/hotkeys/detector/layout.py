@@ -19,6 +19,7 @@ stored window know where its heads are.
 from __future__ import annotations
 
 import math
+import random
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +33,11 @@ PARTITION_WRITE_UNITS = 1000
 # How often a consumer container reads the layout again; sooner after a failed head write (a throttled
 # bucket is what a raise spreads).
 REFRESH_SECONDS = 300
+# Each refresh comes at a random point of the last REFRESH_SPREAD of REFRESH_SECONDS: containers that read
+# the registry's one partition together (a deploy; a raise that throttled them all) drift apart, instead
+# of reading it together every REFRESH_SECONDS (10,000 shards: 5,000 read units in a second or two, more
+# than a partition serves).
+REFRESH_SPREAD = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,11 @@ class Layout:
         return Layout(self.table, self.window_seconds, (*kept, (from_window, min(count, MAX_BUCKETS))))
 
 
+def refresh_due(read_at: float, draw: float) -> float:
+    """When a layout read at ``read_at`` is read again, for ``draw`` uniform in [0, 1)."""
+    return read_at + REFRESH_SECONDS * (1 - REFRESH_SPREAD * draw)
+
+
 def bucket_of(shard_id: str, count: int) -> int:
     return zlib.crc32(shard_id.encode("utf-8")) % count
 
@@ -88,10 +99,10 @@ def effective_window(now: float, window_seconds: int) -> int:
 
 
 class LayoutCache:
-    """A container's view of its tables' layouts (``ports.Layouts``): read at first use, then again once
-    ``REFRESH_SECONDS`` old. A table without one stored has one bucket, and is registered (readers such
-    as ``hotkeys top`` find the watched tables in the registry): once per container, best effort, since
-    the judge registers the tables it is given too."""
+    """A container's view of its tables' layouts (``ports.Layouts``): read at first use, then again when
+    ``refresh_due`` says. A table without one stored has one bucket, and is registered (readers such as
+    ``hotkeys top`` find the watched tables in the registry): once per container, best effort, since the
+    judge registers the tables it is given too."""
 
     def __init__(
         self,
@@ -99,23 +110,25 @@ class LayoutCache:
         clock: Callable[[], float],
         window_seconds: int,
         register: Callable[[Layout], object] | None = None,
+        draw: Callable[[], float] = random.random,
     ) -> None:
         self._read = read
+        self._draw = draw
         self._register = register
         self._clock = clock
         self._window_seconds = window_seconds
-        self._known: dict[str, tuple[Layout, float]] = {}
+        self._known: dict[str, tuple[Layout, float]] = {}  # the layout, when it is read again
         self._registered: set[str] = set()
 
     def layout(self, table: str) -> Layout:
         now = self._clock()
         known = self._known.get(table)
-        if known is None or now - known[1] >= REFRESH_SECONDS:
+        if known is None or now >= known[1]:
             stored = self._read(table)
             if stored is None:
                 stored = Layout(table, self._window_seconds)
                 self._register_once(stored)
-            known = self._known[table] = (stored, now)
+            known = self._known[table] = (stored, refresh_due(now, self._draw()))
         return known[0]
 
     def bucket_of(self, table: str, shard_id: str, window_start: int) -> int:

@@ -280,6 +280,15 @@ class Resend:
 Verdict = Start | Change | Resend
 
 
+def name_of(verdict: Verdict) -> str:
+    """The incident a verdict is about."""
+    if isinstance(verdict, Start):
+        return verdict.hot.incident_key
+    if isinstance(verdict, Change):
+        return verdict.before.name
+    return verdict.incident.name
+
+
 def decide(look: Look, standing: Mapping[str, Incident], settings: Settings, owner: str) -> list[Verdict]:
     """Every verdict of one look at a table, given its incidents as the judge knows them (by name)."""
     hot_windows = _hot(look, settings)
