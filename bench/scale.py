@@ -29,6 +29,7 @@ import json
 import math
 import platform
 import random
+import sys
 import time
 import zlib
 from collections import Counter, defaultdict
@@ -468,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: v for k, v in result.items() if k != "requests_per_shard_minute"}), flush=True)
     output = {
         "benchmark": "scale",
-        "command": "python -m bench.scale " + " ".join(argv if argv is not None else []),
+        "command": " ".join(["python -m bench.scale", *(sys.argv[1:] if argv is None else argv)]),
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": platform.machine(),
         "python": platform.python_version(),

@@ -33,7 +33,7 @@ processes, each shard its own container in its own thread, against one ``Threade
 Not scaled: a summary's capacity (keys per shard and window before pruning) sees a hundredth of the
 distinct keys, so the scaled runs prune less (their bounds are tighter).
 
-    python -m bench.stats_requests             # make bench: the 1-shard runs (3 windows)
+    python -m bench.stats_requests             # make bench: the 1-shard runs (8 windows)
     python -m bench.stats_requests --wide      # and the 10- and 100-shard runs (scaled, worker processes)
     python -m bench.stats_requests --smoke     # one small run
 """
@@ -560,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="one small run: 3 shards, 1 window")
     parser.add_argument("--wide", action="store_true", help="also the 10- and 100-shard runs (scaled: module doc)")
     parser.add_argument("--processes", type=int, default=PROCESSES, help="worker processes of the wide runs")
-    parser.add_argument("--windows", type=int, default=3, help="windows per run")
+    parser.add_argument("--windows", type=int, default=8, help="windows per run")
     parser.add_argument("--shards", type=int, nargs="*", help="only the runs of these shard counts")
     parser.add_argument("--batch-seconds", type=int, default=1, help="seconds of records per batch (wide runs)")
     parser.add_argument("--out", default=str(OUTPUT))
@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m bench.stats_requests" + (" --smoke" if args.smoke else "")
     if args.wide:
         command += f" --wide --processes {args.processes}"
-    if args.windows != 3:
+    if args.windows != 8:
         command += f" --windows {args.windows}"
     if args.shards:
         command += " --shards " + " ".join(str(count) for count in args.shards)

@@ -102,6 +102,18 @@ def test_the_cost_figures_are_what_cost_computes() -> None:
     )
 
 
+def test_the_detectors_share_of_the_source_write_units_is_what_cost_computes() -> None:
+    # the comparison table's "~X% of the source's write units": the stats table's and its heads
+    # index's write units against the source's (1 KB items: one unit per write), at 10,000 writes/s
+    quoted = re.search(r"~([\d.]+)% of the source's write units", README)
+    assert quoted, "README's write-unit share moved"
+    inputs = cost.CostInputs(writes_per_second=10_000)
+    ours = cost.detector_cost(inputs)
+    units = (ours["stats_table_writes"] + ours["stats_heads_index_writes"]) / cost.PRICES["dynamodb_write_request_unit"]
+    source = inputs.writes_per_second * cost.SECONDS_PER_MONTH
+    assert float(quoted[1]) == round(units / source * 100, 2)
+
+
 def test_the_top_sample_is_what_top_prints_after_the_burst_replay(moto_endpoint: str) -> None:
     # README's `hotkeys top` sample reads the stats table a replay of the burst sample fills: the replay
     # runs against a moto server (as `replay --endpoint-url` does for a user) and says which table it

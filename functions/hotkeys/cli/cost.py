@@ -116,7 +116,7 @@ STATS_WRU_PER_WRITE = 4
 JUDGE_WINDOWS_PER_LOOK = 1.2
 # and the judge's CPU per head read (decoded and merged), at one full vCPU, times CPU_MARGIN, rounded up
 # to 10 µs, at 1,000 shards.
-JUDGE_CPU_SECONDS_PER_HEAD = 760e-6
+JUDGE_CPU_SECONDS_PER_HEAD = 710e-6
 # A head as the window-heads index copies it (snapshots.head_of): its summaries within HEAD_BYTES
 # (16 KB) before compression, a few KB compressed for keys of tens of bytes, plus index names and
 # totals (the simulation's heads, without indexes, take 2 write units). Each snapshot write writes it
@@ -205,7 +205,7 @@ def judge_keeps_up(inputs: CostInputs) -> bool:
 
 def judge_memory_needed(inputs: CostInputs) -> int | None:
     """The least memory (MB, in 64 MB steps from 128) at which the judge keeps up; None if even a full
-    vCPU does not (past about 6,500 shards with these figures)."""
+    vCPU does not (past about 7,000 shards with these figures)."""
     cpu = shards(inputs) * JUDGE_WINDOWS_PER_LOOK * JUDGE_CPU_SECONDS_PER_HEAD
     vcpu = cpu / (inputs.flush_seconds / 2)
     if vcpu > 1:
