@@ -75,6 +75,7 @@ class HotKeyDetector(Construct):
             environment=self._environment(options, tables),
             log_retention_days=options.log_retention_days,
             powertools_layer_arn=options.powertools_layer_arn,
+            system_log_level=options.consumer_system_log_level,
         )
         self._grant(tables, options.table_kms_key_arns)
         for index, watched in enumerate(tables):

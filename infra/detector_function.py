@@ -38,6 +38,7 @@ class DetectorFunction(Construct):
         timeout_seconds: int = 60,
         memory_mb: int = 512,
         async_retry_attempts: int | None = None,
+        system_log_level: str = "INFO",
     ) -> None:
         """The project's Python function: the stream consumer by default, or another handler of the asset."""
         super().__init__(scope, construct_id)
@@ -80,6 +81,8 @@ class DetectorFunction(Construct):
             role=self.role,
             log_group=self.log_group,
             logging_format=lambda_.LoggingFormat.JSON,
+            # Lambda's own records (platform.start and platform.report at INFO, Lambda's default).
+            system_log_level_v2=lambda_.SystemLogLevel[system_log_level],
             tracing=lambda_.Tracing.ACTIVE,
             environment={
                 "POWERTOOLS_SERVICE_NAME": SERVICE,

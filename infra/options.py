@@ -162,6 +162,16 @@ STACK_OPTIONS: tuple[Option, ...] = (
         context_key="judgeMemoryMb",
     ),
     Option(
+        "consumer_system_log_level",
+        "consumerSystemLogLevel",
+        "choice",
+        "WARN",
+        "the consumer's system log level: WARN keeps Lambda's start and report records (two per invocation, "
+        "nearly all of its log bytes) out of CloudWatch Logs; INFO is Lambda's default (docs/cost.md)",
+        choices=("WARN", "INFO", "DEBUG"),
+        context_key="consumerSystemLogLevel",
+    ),
+    Option(
         "powertools_layer_arn",
         "powertoolsLayerArn",
         "text",
@@ -204,6 +214,8 @@ class DetectorOptions:
     # Contributor Insights (throttled-keys mode) on the watched tables and their GSIs where it is off.
     throttled_key_insights: bool = True
     judge_memory_mb: int = 256
+    # Lambda's own records of each consumer invocation (docs/decisions.md §65).
+    consumer_system_log_level: str = "WARN"
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
     extra_environment: Mapping[str, str] = field(default_factory=dict)
@@ -468,6 +480,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         table_kms_key_arns=_list(context, "tableKmsKeyArns"),
         throttled_key_insights=_stack_option(context, "throttledKeyInsights"),
         judge_memory_mb=_stack_option(context, "judgeMemoryMb"),
+        consumer_system_log_level=_stack_option(context, "consumerSystemLogLevel"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
         log_retention_days=_stack_option(context, "logRetentionDays"),
     )

@@ -28,10 +28,6 @@ _SKIPS_FEWER = "the fast skip only passes more keys to the full judgement, which
 
 EQUIVALENT: dict[str, str] = {
     # rules.py
-    "rules.Elsewhere: 0 -> 1 #2": (
-        "NOWHERE's last_event: read only for a key an Elsewhere lists (merged_key), and NOWHERE lists "
-        "none; every other Elsewhere is built with its own (desk._merged)"
-    ),
     "rules.partition_limit_hot: '*' -> '/' #1": _SKIPS_FEWER + " (the floor becomes lower)",
     "rules.partition_limit_hot: 0 -> 1 #1": _SKIPS_FEWER + " (a bound one unit larger)",
     "rules.partition_limit_hot: 0 -> 1 #2": _SKIPS_FEWER + " (a bound one unit larger)",
@@ -39,9 +35,6 @@ EQUIVALENT: dict[str, str] = {
     "rules.share_hot: '<=' -> '<' #1": (
         "a table with no write units in the window has no entries here (every write is at least one "
         "unit), so the loop that would divide by its total never runs"
-    ),
-    "rules.near: '>' -> '>=' #1": (
-        "as share_hot's: a table with no write units has no entries to judge (every write is a unit or more)"
     ),
     "rules.share_hot: 1.0 -> 1.1 #1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "

@@ -35,6 +35,7 @@ MODES: dict[str, dict[str, Any]] = {
         "slackWebhookKeyArn": CUSTOMER_KEY,
         "tableKmsKeyArns": CUSTOMER_KEY,
         "judgeMemoryMb": "1024",
+        "consumerSystemLogLevel": "info",
     },
 }
 

@@ -144,6 +144,22 @@ def test_stats_table_is_on_demand_encrypted_with_ttl_and_pitr(demo: Synthesized)
     assert "entries_z" not in HEADS_ATTRIBUTES and "ranges_z" not in HEADS_ATTRIBUTES
 
 
+@pytest.mark.parametrize(("mode", "level"), [("demo", "WARN"), ("multi", "INFO")])
+def test_the_consumer_sends_lambdas_start_and_report_records_only_when_asked(
+    synthesized: dict[str, Synthesized], mode: str, level: str
+) -> None:
+    # WARN by default: Lambda's two records per invocation are nearly all of its log bytes (docs/cost.md);
+    # -c consumerSystemLogLevel=info (the multi mode) brings them back. Other functions keep Lambda's INFO.
+    functions = synthesized[mode].resources("AWS::Lambda::Function").values()
+    levels = {
+        f["Properties"].get("Handler"): f["Properties"].get("LoggingConfig", {}).get("SystemLogLevel")
+        for f in functions
+        if "LoggingConfig" in f["Properties"]
+    }
+    assert levels.pop("hotkeys.detector.app.handler") == level
+    assert levels and set(levels.values()) <= {None, "INFO"}, levels
+
+
 def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> None:
     (props,) = [
         f["Properties"]

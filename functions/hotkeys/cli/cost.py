@@ -161,6 +161,9 @@ class CostInputs:
     # The stack turns Contributor Insights on in throttled-keys mode (-c throttledKeyInsights, default true)
     throttled_key_insights: bool = True
     judge_memory_mb: int = JUDGE_MEMORY_MB
+    # The consumer's system log level (-c consumerSystemLogLevel): at WARN Lambda sends no platform
+    # records of its invocations.
+    consumer_system_log_level: str = "WARN"
 
     def validate(self) -> None:
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
@@ -281,14 +284,15 @@ def throttle_alarm_metrics(inputs: CostInputs) -> int:
 
 
 def log_bytes(inputs: CostInputs, invocations: float) -> float:
-    """Bytes ingested by CloudWatch Logs in a month: Lambda's system records of each invocation, each
-    consumer container's EMF line per minute (a container per shard), the judge's runs. Error, alert and
-    spool lines are rare and left out; the archive's per-object line is DEBUG (the ItemsArchived metric
-    counts what it said)."""
+    """Bytes ingested by CloudWatch Logs in a month: Lambda's system records of each consumer invocation
+    (unless its system log level is WARN), each consumer container's EMF line per minute (a container per
+    shard), the judge's runs with their system records. Error, alert and spool lines are rare and left
+    out; the archive's per-object line is DEBUG (the ItemsArchived metric counts what it said)."""
     container_minutes = shards(inputs) * SECONDS_PER_MONTH / 60
     emf = container_minutes * (EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX)
     judge_bytes = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
-    return invocations * PLATFORM_BYTES_PER_INVOCATION + emf + judge_bytes
+    platform = 0.0 if inputs.consumer_system_log_level == "WARN" else invocations * PLATFORM_BYTES_PER_INVOCATION
+    return platform + emf + judge_bytes
 
 
 def sustained_records_per_second(inputs: CostInputs) -> float:

@@ -224,6 +224,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=256,
         help="the judge's memory, as -c judgeMemoryMb (default 256)",
     )
+    cost.add_argument(
+        "--consumer-system-log-level",
+        type=str.upper,
+        choices=("WARN", "INFO", "DEBUG"),
+        default="WARN",
+        help="as -c consumerSystemLogLevel (default WARN: no Lambda start and report records)",
+    )
     cost.add_argument("--json", action="store_true", help="machine-readable output")
 
     doctor = _command(
@@ -463,6 +470,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
         throttled_per_second=args.throttled_per_second,
         throttled_key_insights=not args.no_throttled_key_insights,
         judge_memory_mb=args.judge_memory_mb,
+        consumer_system_log_level=args.consumer_system_log_level,
     )
     try:
         result = estimate(inputs)

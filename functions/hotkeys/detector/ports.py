@@ -1,6 +1,6 @@
 """The detector's ports: every Protocol its logic calls for I/O, in one place.
 
-The logic (``pipeline``, ``alerts.desk``, ``archive``) and the CLI's readers are written against these;
+The logic (``pipeline``, ``alerts.judge``, ``archive``) and the CLI's readers are written against these;
 ``adapters/`` implement them for AWS and ``wiring.build_ports`` is the one place that picks the concrete
 adapters (docs/decisions.md §24). Tests and the benchmarks pass their own. Only value types are imported
 here, so every module that takes a port can import this one.

@@ -37,7 +37,7 @@ from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded
 from hotkeys.detector.summary import Counting, Entry, Summary
 
 LAYOUT_PK = "LAYOUT"
-# Keys per summary in a segment's head: what the alert desk merges across a window's segments. A key
+# Keys per summary in a segment's head: what the judge merges across a window's segments. A key
 # left out of a head weighs at most that head's ``pruned`` there (the cut is added to it).
 HEAD_KEYS = 32
 # Encoded bytes of all of a head's summaries together (what the window-heads index copies per write).

@@ -71,7 +71,8 @@ MAX_COUNTED_INDEXES = 20
 MAX_INDEX_NAME = 255
 # The longest table name DynamoDB accepts.
 MAX_TABLE_NAME = 255
-# "Already handled in this window" marks a shard carries; beyond it the desk re-checks (idempotently).
+# "Already handled in this window" marks a shard carries; beyond it its first alarm asks the incident store
+# again (idempotently).
 MAX_MARKS = 4 * summary.DEFAULT_CAPACITY
 # Completed (table, window) pairs whose next generation a shard remembers (ShardState.reopened).
 MAX_REOPENED = 64

@@ -1,1 +1,2 @@
-"""Alert rules (pure), messages (pure) and the desk that runs incidents through the ports."""
+"""Alert rules, verdicts and messages (pure); a shard's first alarm and the judge, which run incidents
+through the ports."""
