@@ -29,18 +29,13 @@ _SKIPS_FEWER = "the fast skip only passes more keys to the full judgement, which
 EQUIVALENT: dict[str, str] = {
     # rules.py
     "rules.partition_limit_hot: '*' -> '/' #1": _SKIPS_FEWER + " (the floor becomes lower)",
-    "rules.partition_limit_hot: 0 -> 1 #1": _SKIPS_FEWER + " (a bound one unit larger)",
-    "rules.partition_limit_hot: 0 -> 1 #2": _SKIPS_FEWER + " (a bound one unit larger)",
-    "rules.share_hot: 0 -> 1 #2": _SKIPS_FEWER + " (a bound one unit larger)",
-    "rules.share_hot: '<=' -> '<' #1": (
-        "a table with no write units in the window has no entries here (every write is at least one "
-        "unit), so the loop that would divide by its total never runs"
-    ),
-    "rules.share_hot: 1.0 -> 1.1 #1": (
+    "rules._hot: 1.0 -> 1.1 #1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
     ),
+    "rules.resolve_level: 6 -> 7 #1": "a ten-millionth removes the binary error of a decimal setting as well",
+    "rules.resolve_level: 6 -> 7 #2": "a ten-millionth removes the binary error of a decimal setting as well",
     # windows.py: the cache of printed seconds changes what formatting costs, never what it prints
     "windows.<module>: 4096 -> 4097 #1": "the cache's size: one entry more before it is cleared",
     "windows.iso_utc: 'is' -> 'is not' #1": "floats take the cache and ints format directly: the same texts",

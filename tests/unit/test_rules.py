@@ -11,6 +11,7 @@ the table wrote 6,000 units.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from hotkeys.detector.alerts.rules import (
@@ -235,6 +236,9 @@ def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
     assert figures.bound("k") == 100
     hot = hot_keys(figures)["k"]
     assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+    # and to its share: its upper bound of the window's units
+    anything = Settings(stats_table_name="s", share_min_wcu=0)
+    assert level(figures, anything, "k", SHARE) == (7900 + 100) / figures.wcu
 
 
 def test_a_bound_is_added_only_for_the_shards_that_list_the_key() -> None:
@@ -359,6 +363,9 @@ def test_a_keys_level_is_its_alert_rate_or_its_share_over_the_windows_figures() 
         merged([*writes("k", 600, 0, 9), ("k", 5999 - 5400, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT
     )
     assert not cooled(merged([*writes("k", 600, 0, 10), ("k", 1, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
+    # and exactly at it, not cooled (the level is the settings' decimal figure, not its binary neighbour)
+    assert resolve_level(SETTINGS, PARTITION_LIMIT) == 600.0 and resolve_level(SETTINGS, SHARE) == 0.075
+    assert not cooled(merged([*writes("k", 600, 0, 10), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
     # Its share of the table's 6,100 units (the default minimum is 6,000)
     assert math.isclose(level(figures, SETTINGS, "k", SHARE), 6000 / 6100)
     assert level(merged([("k", 5999, 0)]), SETTINGS, "k", SHARE) == 0.0
@@ -405,3 +412,24 @@ def test_an_incidents_name_is_its_reason_and_a_digest_of_its_key() -> None:
     assert incident_key(PARTITION_LIMIT, "customer#1", "by-status") == f"index#by-status#{name}"
     # The longest key (2,048 bytes of binary as base64) names an incident well within a sort key's 1,024 bytes
     assert len(incident_key(PARTITION_LIMIT, "A" * 2732, "i" * 255).encode()) <= 310
+
+
+# What an incident follows
+
+
+def test_an_incident_follows_a_partitions_peak_and_a_shares_share() -> None:
+    hot = HotKey("orders", "k", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 0.25, T0 + 9, 950.0)
+    assert hot.level == 950.0
+    assert dataclasses.replace(hot, reason=SHARE).level == 0.25
+
+
+def test_the_peak_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
+    # A 3 s span: 2,400 units in one bucket are 800 WCU/s; 2,401 are 800.333... quoted as 800.3
+    span = Settings(stats_table_name="s", alert_min_span_seconds=3)
+    segment = Segment("orders", T0, "1")
+    counting = Counting(200, 3)
+    for offset, (key, wcu, second) in enumerate([*writes("k", 800, 0, 3), ("k", 1, 2)]):
+        segment.apply(Change("orders", key, T0 + second, 1 + offset, wcu, ChangeKind.WRITE), counting)
+    (own,) = segment.views()
+    (hot,) = partition_limit_hot(own, span)
+    assert hot.peak_wcu_per_second == 800.3

@@ -293,6 +293,16 @@ def test_a_merge_leaves_its_parts_as_they_were() -> None:
     assert figures(here) == before and figures(merged)["k"].wcu == 10
 
 
+def test_a_merge_for_reading_only_keeps_a_lone_parts_figures() -> None:
+    # copy=False (parts read to be merged and dropped): a key in one part keeps that part's figures, a
+    # key in several is merged as always, and the bounds add
+    here, _ = fold([("k", 5, 0), ("j", 1, 1)])
+    there, _ = fold([("j", 2, 2)])
+    merged, pruned = summary.merge([(here, 0), (there, 3)], copy=False)
+    assert pruned == 3
+    assert figures(merged)["k"] == figures(here)["k"] and figures(merged)["j"].wcu == 3
+
+
 def test_merging_nothing_is_empty() -> None:
     assert summary.merge([]) == ({}, 0)
 
@@ -373,6 +383,13 @@ def test_a_summary_survives_its_codec_whatever_its_budget() -> None:
     for value in (counted, counted.compact(2)):  # a compacted summary keeps no size of its own
         assert summary.unpack(summary.pack(value)) == value
         assert summary.unpack(summary.pack(value, text=True)) == value
+
+
+def test_a_summary_read_to_count_into_knows_its_size_and_one_only_read_does_not_weigh_it() -> None:
+    entries, _ = fold([("a", 1, 0), ("b", 2, 15)])
+    packed = summary.pack(summary.Summary(entries))
+    assert summary.unpack(packed).used_bytes == summary.encoded_bytes(entries) > 0
+    assert summary.unpack(packed, sized=False).used_bytes == 0
 
 
 def test_the_stats_items_form_is_the_encoded_bytes_the_states_is_text() -> None:

@@ -74,7 +74,7 @@ class HotKey:
     wcu_per_second: float  # the alert rate (``alert_rate``)
     share: float  # of the table's (or the index's) write units in the window so far
     event_time: int  # the figures' latest event second
-    peak_wcu_per_second: float = 0.0  # the heaviest burst bucket as a rate (``peak_rate``)
+    peak_wcu_per_second: float  # the heaviest burst bucket as a rate (``peak_rate``)
     index: str | None = None  # a global secondary index's partition key (None: the table's)
     # The antipattern its name and window point to, and the remedy (diagnosis.classify), if any.
     pattern: str | None = None
@@ -168,17 +168,14 @@ def share_hot(figures: Figures, settings: Settings) -> list[HotKey]:
     return hot
 
 
-def hot_keys(figures: Figures, settings: Settings) -> list[HotKey]:
-    """Every key the rules find hot in these figures: partition limit, and share of a table."""
-    return partition_limit_hot(figures, settings) + share_hot(figures, settings)
-
-
 def resolve_level(settings: Settings, reason: str) -> float:
-    """Below this (alert rate for partition_limit, share for share) over a settled window, a firing key resolves."""
+    """Below this (alert rate for partition_limit, share for share) over a settled window, a firing key
+    resolves. Rounded to a millionth: the settings are decimal fractions, and their difference in binary
+    is not (0.8 - 0.2 would put 600 WCU/s under a level of 600.0000000000001)."""
     ratio = (settings.alert_threshold - settings.alert_hysteresis) / settings.alert_threshold
     if reason == PARTITION_LIMIT:
-        return ratio * settings.alert_wcu_per_second
-    return ratio * settings.share_threshold
+        return round(ratio * settings.alert_wcu_per_second, 6)
+    return round(ratio * settings.share_threshold, 6)
 
 
 def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
@@ -200,7 +197,8 @@ def cooled(figures: Figures, settings: Settings, key: str, reason: str) -> bool:
 
 
 def _busy(figures: Figures, settings: Settings) -> bool:
-    return figures.wcu > 0 and figures.wcu >= settings.share_min_wcu
+    # (a table with no write units in the window lists no key: every write is a unit or more)
+    return figures.wcu >= settings.share_min_wcu
 
 
 def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: str, rate: float) -> HotKey:
@@ -215,7 +213,7 @@ def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: s
         writes=entry.writes,
         wcu=upper,
         wcu_per_second=round(rate, 1),
-        share=round(min(1.0, upper / figures.wcu), 4) if figures.wcu else 0.0,
+        share=round(min(1.0, upper / figures.wcu), 4),  # (a key listed: the window has write units)
         event_time=figures.last_event,
         peak_wcu_per_second=round(peak_rate(entry, settings.alert_min_span_seconds), 1),
     )
