@@ -11,7 +11,7 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
-from infra.options import CONTEXT_KEYS, options_from_context, source_from_context
+from infra.options import CONTEXT_KEYS, options_from_context, refuse_unknown, source_from_context
 from infra.stack import HotKeyDetectorStack
 
 STACK_NAME = "HotKeyDetector"
@@ -31,6 +31,7 @@ def build_app(
     context: Mapping[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, HotKeyDetectorStack]:
     app = cdk.App(context={**cdk_json_context(), **(context or {})}, outdir=outdir)
+    refuse_unknown(app.node.get_all_context())
     values = {key: app.node.try_get_context(key) for key in CONTEXT_KEYS}
     stack = HotKeyDetectorStack(
         app,

@@ -8,8 +8,9 @@ by the same ``Option`` code. ``CONTEXT_KEYS`` and the README's options table der
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -423,13 +424,46 @@ def _list(context: Mapping[str, Any], name: str) -> tuple[str, ...]:
     return tuple(str(item).strip() for item in items if str(item).strip())
 
 
+# An address SNS can deliver to: a local part, "@", a domain with a dot; no spaces or commas.
+_EMAIL = re.compile(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+")
+
+
+def _emails(context: Mapping[str, Any]) -> tuple[str, ...]:
+    found = _list(context, "alertEmails")
+    wrong = [address for address in found if not _EMAIL.fullmatch(address)]
+    if wrong:
+        raise ContextError(f"-c alertEmails: {', '.join(map(repr, wrong))} is not an e-mail address")
+    if len(set(found)) != len(found):
+        raise ContextError("-c alertEmails lists an address more than once")
+    return found
+
+
 def _flag(context: Mapping[str, Any], name: str) -> bool:
     value = _get(context, name)
     return str(value).lower() in ("true", "1", "yes") if value is not None else False
 
 
+def refuse_unknown(keys: Iterable[str]) -> None:
+    """A ``-c`` key the stack does not read is refused with the closest one it does (``-c tablename=orders``
+    would otherwise deploy the demo table). CDK's own keys (feature flags ``@aws-cdk/...``, the CLI's
+    ``aws:cdk:...``, cached lookups ``...:account=...``) all hold a ``:`` or start with ``@``."""
+    known = {key.lower(): key for key in CONTEXT_KEYS}
+    for key in sorted(keys):
+        if key in CONTEXT_KEYS or ":" in key or key.startswith("@"):
+            continue
+        close = known.get(key.lower())
+        if close is None:
+            matches = difflib.get_close_matches(key.lower(), list(known), n=1)
+            close = known[matches[0]] if matches else None
+        hint = f"; did you mean -c {close}?" if close else ""
+        raise ContextError(f"-c {key}: not an option of this stack{hint} (README lists them: 'Context options')")
+
+
 def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
     names = _list(context, "tableNames") or _list(context, "tableName")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ContextError(f"-c tableNames lists {', '.join(repeated)} more than once")
     arns = _list(context, "tableStreamArns") or _list(context, "tableStreamArn")
     if not names:
         if arns or _flag(context, "enableStream"):
@@ -472,7 +506,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         parallelization_factor=_stack_option(context, "parallelizationFactor"),
         archive_transition_days=_stack_option(context, "archiveTransitionDays"),
         archive_expiration_days=_stack_option(context, "archiveExpirationDays"),
-        alert_emails=_list(context, "alertEmails"),
+        alert_emails=_emails(context),
         slack_workspace_id=_stack_option(context, "slackWorkspaceId"),
         slack_channel_id=_stack_option(context, "slackChannelId"),
         slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),

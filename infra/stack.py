@@ -11,6 +11,7 @@ from constructs import Construct
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
 from infra.options import DetectorOptions, SourceSpec, concrete
+from infra.quotas import StackResourceQuota
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 from infra.throttle_alarms import ThrottleAlarms
 from infra.throttle_explainer import ThrottleExplainer
@@ -31,6 +32,7 @@ class HotKeyDetectorStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        self.node.add_validation(StackResourceQuota(self))
         source.validate_environment(concrete(self.region), concrete(self.account))
         tables = self._watched_tables(source, options)
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
@@ -42,6 +44,7 @@ class HotKeyDetectorStack(Stack):
             self,
             "ThrottleExplainer",
             alarms=self.throttle_alarms.alarms,
+            alarm_name_prefix=self.throttle_alarms.name_prefix,
             topic=detector.alerts.topic,
             topic_key=detector.alerts.key,
             stats_table=detector.stats.table,

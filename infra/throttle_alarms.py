@@ -20,10 +20,11 @@ without a redeploy. Which GSI throttled is for the reader to find (per-index met
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_sns as sns
@@ -34,6 +35,25 @@ from infra.detector import WatchedTable
 
 # The index scope of an alarm that watches every GSI of its table (a Metrics Insights query).
 ANY_INDEX = "*"
+# CloudWatch's longest alarm name.
+MAX_ALARM_NAME = 255
+
+
+def alarm_name_prefix(stack_name: str) -> str:
+    """What every throttle alarm's name starts with: the explainer's one invoke permission matches it
+    (a function's resource policy is capped at 20 KB: one statement per alarm stops at three tables)."""
+    return f"{stack_name}-throttle-"
+
+
+def alarm_name(prefix: str, readable: str) -> str:
+    """``prefix`` and ``readable``, cut to CloudWatch's limit with a digest keeping it unique."""
+    name = prefix + readable
+    if len(name) <= MAX_ALARM_NAME:
+        return name
+    digest = hashlib.sha256(readable.encode("utf-8")).hexdigest()[:12]
+    return f"{name[: MAX_ALARM_NAME - len(digest) - 1]}-{digest}"
+
+
 # One throttled event in a minute: a throttle is what an on-call engineer wants to know about.
 THRESHOLD_EVENTS = 1
 PERIOD = Duration.minutes(1)
@@ -86,6 +106,7 @@ class ThrottleAlarms(Construct):
         self, scope: Construct, construct_id: str, *, tables: Sequence[WatchedTable], topic: sns.ITopic
     ) -> None:
         super().__init__(scope, construct_id)
+        self.name_prefix = alarm_name_prefix(Stack.of(self).stack_name)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         self.targets: dict[str, ThrottleAlarmTarget] = {}
         for watched in tables:
@@ -111,9 +132,11 @@ class ThrottleAlarms(Construct):
         )
         metric = self._metric(target)
         suffix = "AnyIndex" if target.index == ANY_INDEX else ("" if target.index is None else f"Index{target.index}")
+        construct_id = f"{target.watched}{suffix}{target.metric_name}"
         return metric.create_alarm(
             self,
-            f"{target.watched}{suffix}{target.metric_name}",
+            construct_id,
+            alarm_name=alarm_name(self.name_prefix, construct_id),
             threshold=THRESHOLD_EVENTS,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

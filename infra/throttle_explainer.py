@@ -4,22 +4,24 @@ It reads the throttled-keys rules of the alarm's table or index for the alarm's 
 incidents, and publishes one alert on the alert topic (``hotkeys.detector.throttle_explainer``). CloudWatch
 user guide, "Invoke a Lambda function from an alarm": "When you specify a Lambda function as an alarm
 action, you must create a resource policy for the function to allow the CloudWatch service principal to
-invoke the function" (``lambda.alarms.cloudwatch.amazonaws.com``); CDK's ``LambdaAction`` adds it, scoped to
-the alarm's ARN and account. Every statement is scoped: the throttled-key rules' ARNs (their names end in
-a creation timestamp, hence the trailing wildcard), the tables' and indexes' ARNs, the topic, and the
-stats table's incident partitions (``INC#``) only.
+invoke the function" (``lambda.alarms.cloudwatch.amazonaws.com``): one statement for every throttle alarm,
+scoped to the account and the alarms' name prefix (docs/decisions.md §66). Every statement of its role is
+scoped: the throttled-key rules' ARNs (their names end in a creation timestamp, hence the trailing
+wildcard), the tables' and indexes' ARNs, the topic, and the stats table's incident partitions (``INC#``)
+only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Stack
+import jsii
+from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
@@ -29,6 +31,19 @@ from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge, finding_text
 
 INCIDENT_PREFIX = "INC#"
+ALARMS_PRINCIPAL = "lambda.alarms.cloudwatch.amazonaws.com"
+
+
+@jsii.implements(cloudwatch.IAlarmAction)
+class InvokeFunction:
+    """An alarm action that invokes a function whose resource policy already allows it (CDK's
+    ``LambdaAction`` adds a statement per alarm)."""
+
+    def __init__(self, function: lambda_.IFunction) -> None:
+        self._arn = function.function_arn
+
+    def bind(self, _scope: Construct, _alarm: cloudwatch.IAlarm) -> cloudwatch.AlarmActionConfig:
+        return cloudwatch.AlarmActionConfig(alarm_action_arn=self._arn)
 
 
 class ThrottleExplainer(Construct):
@@ -38,6 +53,7 @@ class ThrottleExplainer(Construct):
         construct_id: str,
         *,
         alarms: Mapping[str, cloudwatch.Alarm],
+        alarm_name_prefix: str,
         topic: sns.ITopic,
         topic_key: kms.IKey | None = None,
         stats_table: dynamodb.ITable,
@@ -46,7 +62,8 @@ class ThrottleExplainer(Construct):
         powertools_layer_arn: str | None = None,
         environment: Mapping[str, str] | None = None,
     ) -> None:
-        """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``); ``tables``: each watched table's name
+        """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``), every name starting with
+        ``alarm_name_prefix``; ``tables``: each watched table's name
         and its global secondary indexes' names (the rules the function may read; None where the stack does
         not know them at synth time, an existing table: any index of that table, and the rules named after
         the table); ``environment``: the
@@ -72,7 +89,7 @@ class ThrottleExplainer(Construct):
         rules = [
             arn
             for table, indexes in tables.items()
-            for arn in rule_arn_patterns(stack.region, stack.account, table, indexes or ())
+            for arn in rule_arn_patterns(stack.partition, stack.region, stack.account, table, indexes or ())
         ]
         role.add_to_policy(
             iam.PolicyStatement(
@@ -139,7 +156,22 @@ class ThrottleExplainer(Construct):
             "Throttle alarm explanations failed after their retries: the invocations wait in "
             + self.undelivered.node.path
         )
-        # One function behind several alarms: each alarm's permission needs its own id.
-        action = actions.LambdaAction(self.explainer.function, use_unique_permission_id=True)
+        # One statement for every alarm: a function's resource policy is capped at 20 KB, which a statement
+        # per alarm (16 per existing table) outgrows at three tables. CloudWatch invokes with the alarm's
+        # ARN as the source ARN (user guide, "Invoke a Lambda function from an alarm"); Lambda matches a
+        # wildcard in it, so the alarms' common name prefix stands for all of them.
+        self.explainer.function.add_permission(
+            "ThrottleAlarms",
+            principal=iam.ServicePrincipal(ALARMS_PRINCIPAL),
+            action="lambda:InvokeFunction",
+            source_account=stack.account,
+            source_arn=stack.format_arn(
+                service="cloudwatch",
+                resource="alarm",
+                resource_name=f"{alarm_name_prefix}*",
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            ),
+        )
+        action = InvokeFunction(self.explainer.function)
         for alarm in alarms.values():
             alarm.add_alarm_action(action)

@@ -58,7 +58,9 @@ def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
 
     def alarm(name: str, metric: str, **dimensions: str) -> cloudwatch.Alarm:
         watched = cloudwatch.Metric(namespace="AWS/DynamoDB", metric_name=metric, dimensions_map=dimensions)
-        return cloudwatch.Alarm(stack, name, metric=watched, threshold=1, evaluation_periods=1)
+        return cloudwatch.Alarm(
+            stack, name, metric=watched, threshold=1, evaluation_periods=1, alarm_name=f"Explainer-throttle-{name}"
+        )
 
     alarms = {
         "orders": alarm("OrdersWrite", "WriteKeyRangeThroughputThrottleEvents", TableName="orders"),
@@ -73,6 +75,7 @@ def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
         stack,
         "ThrottleExplainer",
         alarms=alarms,
+        alarm_name_prefix="Explainer-throttle-",
         topic=topic,
         stats_table=stats,
         tables={"orders": ["by-status"]},
@@ -127,10 +130,17 @@ def test_every_throttle_alarm_invokes_the_explainer_and_only_cloudwatch_alarms_m
     assert len(alarms) == 2
     for alarm in alarms.values():
         assert alarm["Properties"]["AlarmActions"] == [f"${{{name}.Arn}}"]
-    permissions = [p["Properties"] for p in _of(template, "AWS::Lambda::Permission").values()]
-    assert sorted(p["SourceArn"] for p in permissions) == sorted(f"${{{k}.Arn}}" for k in alarms)
-    assert {p["Principal"] for p in permissions} == {"lambda.alarms.cloudwatch.amazonaws.com"}
-    assert {p["Action"] for p in permissions} == {"lambda:InvokeFunction"}
+    # One statement for them all (a function's resource policy is capped at 20 KB): the account's alarms
+    # whose names start with the prefix every throttle alarm's name has
+    (permission,) = [p["Properties"] for p in _of(template, "AWS::Lambda::Permission").values()]
+    assert permission == {
+        "Action": "lambda:InvokeFunction",
+        "FunctionName": f"${{{name}.Arn}}",
+        "Principal": "lambda.alarms.cloudwatch.amazonaws.com",
+        "SourceAccount": "${AWS::AccountId}",
+        "SourceArn": "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:Explainer-throttle-*",
+    }
+    assert all(a["Properties"]["AlarmName"].startswith("Explainer-throttle-") for a in alarms.values())
     environment = function["Properties"]["Environment"]["Variables"]
     assert set(environment) >= {"ALERT_TOPIC_ARN", "STATS_TABLE_NAME"}
 
@@ -144,7 +154,8 @@ def test_every_statement_is_scoped(template: dict[str, Any]) -> None:
             by_action.setdefault(action, []).extend(resources)
             if resources == ["*"]:
                 assert action.startswith("xray:"), statement
-    rule = "arn:aws:cloudwatch:${AWS::Region}:${AWS::AccountId}:insight-rule/DynamoDBContributorInsights-PKT-"
+    rule = "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:insight-rule/"
+    rule += "DynamoDBContributorInsights-PKT-"
     assert sorted(by_action["cloudwatch:GetInsightRuleReport"]) == sorted(
         [f"{rule}orders-*", f"{rule}orders-by-status-*", f"{rule}by-status-*"]
     )

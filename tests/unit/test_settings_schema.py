@@ -6,6 +6,7 @@ new option fails `test_every_option_has_a_sample` until it is added here and pro
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,14 @@ import pytest
 from hotkeys.cli.common import settings_from_args
 from hotkeys.cli.main import REDRIVE_SETTINGS, REPLAY_SETTINGS, TOP_SETTINGS, WATCH_SETTINGS, build_parser
 from hotkeys.detector.config import OPTIONS, ConfigError, Option, Settings, load_settings, settings_fields
-from infra.options import ContextError, options_from_context, options_table
+from infra.options import (
+    CONTEXT_KEYS,
+    ContextError,
+    options_from_context,
+    options_table,
+    refuse_unknown,
+    source_from_context,
+)
 
 # A valid value other than the default, as text, and what the function must make of it.
 SAMPLES: dict[str, tuple[str, Any]] = {
@@ -176,3 +184,36 @@ def test_a_bad_flag_value_is_one_line_naming_the_flag(name: str, capsys: pytest.
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"hotkeys: argument {option.cli_flag}: "), err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("given", "refused"),
+    [
+        ({"tablename": "orders"}, "-c tablename: not an option of this stack; did you mean -c tableName?"),
+        ({"alertEmail": "a@example.com"}, "-c alertEmail: not an option of this stack; did you mean -c alertEmails?"),
+        ({"shardCount": "4"}, "-c shardCount: not an option of this stack"),
+    ],
+)
+def test_an_unknown_context_key_is_refused_with_the_closest_option(given: dict[str, str], refused: str) -> None:
+    with pytest.raises(ContextError) as raised:
+        refuse_unknown(given)
+    assert str(raised.value).startswith(refused)
+
+
+def test_cdks_own_context_keys_and_every_option_pass() -> None:
+    refuse_unknown(["@aws-cdk/core:newStyleStackSynthesis", "aws:cdk:enable-path-metadata", *CONTEXT_KEYS])
+    refuse_unknown(["availability-zones:account=111122223333:region=eu-west-1"])
+
+
+@pytest.mark.parametrize(
+    ("context", "refused"),
+    [
+        ({"tableNames": "orders,users,orders", "enableStream": "true"}, "-c tableNames lists orders more than once"),
+        ({"alertEmails": "oncall@example.com,not-an-email"}, "-c alertEmails: 'not-an-email' is not an e-mail address"),
+        ({"alertEmails": "a@example.com, a@example.com"}, "-c alertEmails lists an address more than once"),
+    ],
+)
+def test_repeated_tables_and_malformed_or_repeated_addresses_are_refused(context: dict[str, str], refused: str) -> None:
+    with pytest.raises(ContextError, match=re.escape(refused)):
+        source_from_context(context)
+        options_from_context(context)

@@ -76,8 +76,8 @@ def test_rule_names_follow_the_documented_format() -> None:
 
 
 def test_rule_arns_for_iam_cover_both_readings_of_an_index_resource_name() -> None:
-    arns = rule_arn_patterns("eu-west-1", "111122223333", "payments", ["by-status"])
-    base = "arn:aws:cloudwatch:eu-west-1:111122223333:insight-rule/DynamoDBContributorInsights-PKT-"
+    arns = rule_arn_patterns("aws-cn", "cn-north-1", "111122223333", "payments", ["by-status"])
+    base = "arn:aws-cn:cloudwatch:cn-north-1:111122223333:insight-rule/DynamoDBContributorInsights-PKT-"
     assert arns == [f"{base}payments-*", f"{base}payments-by-status-*", f"{base}by-status-*"]
 
 

@@ -86,11 +86,12 @@ def _created(name: str) -> int:
     return int(tail) if tail.isdigit() else -1
 
 
-def rule_arn_patterns(region: str, account: str, table: str, indexes: Sequence[str] = ()) -> list[str]:
+def rule_arn_patterns(partition: str, region: str, account: str, table: str, indexes: Sequence[str] = ()) -> list[str]:
     """The ARNs (with a trailing wildcard: the creation timestamp) of the throttled-key rules of a table
-    and its indexes, for IAM: ``arn:aws:cloudwatch:REGION:ACCOUNT:insight-rule/NAME``. An index's
-    ``resource_name`` is undocumented, so both its table-prefixed and its own name are allowed."""
-    prefix = f"arn:aws:cloudwatch:{region}:{account}:insight-rule/{RULE_PREFIX}{PARTITION_KEY_THROTTLED}-"
+    and its indexes, for IAM: ``arn:PARTITION:cloudwatch:REGION:ACCOUNT:insight-rule/NAME`` (the stack's
+    partition: aws, aws-cn, aws-us-gov). An index's ``resource_name`` is undocumented, so both its
+    table-prefixed and its own name are allowed."""
+    prefix = f"arn:{partition}:cloudwatch:{region}:{account}:insight-rule/{RULE_PREFIX}{PARTITION_KEY_THROTTLED}-"
     names = [table, *(name for index in indexes for name in (f"{table}-{index}", index))]
     return [f"{prefix}{name}-*" for name in dict.fromkeys(names)]
 

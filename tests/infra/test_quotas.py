@@ -1,0 +1,93 @@
+"""Limits only the service enforces, on stacks watching several existing tables: every function's
+resource-based policy within Lambda's 20 KB (it cannot be raised), and the stack within CloudFormation's
+500 resources (the synth refuses more, naming the quota)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.app_factory import STACK_NAME, build_app
+from infra.quotas import MAX_RESOURCES
+
+# Lambda: "The final policy size is bigger than the limit" past 20 KB (a fixed quota).
+POLICY_LIMIT_BYTES = 20 * 1024
+# What a deployed template's references resolve to, as long as they get: the longest partition, a long
+# region, generated names of 64 characters.
+RESOLVED = {"AWS::Partition": "aws-us-gov", "AWS::Region": "ap-southeast-2", "AWS::AccountId": "111122223333"}
+GENERATED = "x" * 64
+
+
+def _resolved(value: Any) -> Any:
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, argument),) = value.items()
+        if name == "Fn::Join":
+            return argument[0].join(str(_resolved(part)) for part in argument[1])
+        if name == "Ref":
+            return RESOLVED.get(argument, f"{STACK_NAME}-{argument}-{GENERATED}")
+        if name == "Fn::GetAtt":
+            return f"arn:aws-us-gov:lambda:ap-southeast-2:111122223333:function:{STACK_NAME}-{argument[0]}-{GENERATED}"
+    if isinstance(value, dict):
+        return {k: _resolved(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolved(v) for v in value]
+    return value
+
+
+def _statement(logical_id: str, permission: dict[str, Any]) -> dict[str, Any]:
+    """The statement Lambda adds for an ``AWS::Lambda::Permission`` (its documented policy shape)."""
+    conditions: dict[str, Any] = {}
+    if "SourceAccount" in permission:
+        conditions["StringEquals"] = {"AWS:SourceAccount": permission["SourceAccount"]}
+    if "SourceArn" in permission:
+        conditions["ArnLike"] = {"AWS:SourceArn": permission["SourceArn"]}
+    return {
+        "Sid": f"{STACK_NAME}-{logical_id}-{GENERATED}",
+        "Effect": "Allow",
+        "Principal": {"Service": permission["Principal"]},
+        "Action": permission["Action"],
+        "Resource": permission["FunctionName"],
+        **({"Condition": conditions} if conditions else {}),
+    }
+
+
+def _existing(count: int) -> dict[str, str]:
+    names = [f"orders-{number:02d}-{'t' * 40}" for number in range(count)]
+    streams = [f"arn:aws:dynamodb:eu-west-1:111122223333:table/{name}/stream/2026-01-01T00:00:00.000" for name in names]
+    return {"tableNames": ",".join(names), "tableStreamArns": ",".join(streams)}
+
+
+def _synth(context: dict[str, str]) -> dict[str, Any]:
+    outdir = tempfile.mkdtemp(prefix="cdk-quotas-")
+    app, _stack = build_app(context, outdir=outdir)
+    app.synth()
+    template: dict[str, Any] = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
+    return template
+
+
+@pytest.mark.parametrize("tables", [1, 3, 10, 12])
+def test_every_functions_resource_policy_stays_under_lambdas_20_kb(tables: int) -> None:
+    template = _synth(_existing(tables))
+    policies: dict[str, list[dict[str, Any]]] = {}
+    for logical_id, resource in template["Resources"].items():
+        if resource["Type"] == "AWS::Lambda::Permission":
+            permission = _resolved(resource["Properties"])
+            policies.setdefault(permission["FunctionName"], []).append(_statement(logical_id, permission))
+    assert policies
+    for function, statements in policies.items():
+        size = len(json.dumps({"Version": "2012-10-17", "Id": "default", "Statement": statements}))
+        assert size < POLICY_LIMIT_BYTES, (function, size)
+    # The throttle explainer, behind 16 alarms a table, holds one statement whatever the table count
+    alarms = [r for r in template["Resources"].values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    invoking = [a for a in alarms if any("Fn::GetAtt" in action for action in a["Properties"].get("AlarmActions", []))]
+    assert len(invoking) == 16 * tables
+    assert len(template["Resources"]) <= MAX_RESOURCES
+
+
+def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota() -> None:
+    with pytest.raises(Exception, match=r"more than CloudFormation's 500 per stack: watch fewer tables"):
+        _synth(_existing(30))
