@@ -42,12 +42,7 @@ class DetectorFunction(Construct):
     ) -> None:
         """The project's Python function: the stream consumer by default, or another handler of the asset."""
         super().__init__(scope, construct_id)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            retention=_retention(log_retention_days),
-            removal_policy=RemovalPolicy.DESTROY,
-        )
+        self.log_group = retained_log_group(self, "Logs", log_retention_days)
         self.role = iam.Role(
             self,
             "Role",
@@ -114,6 +109,11 @@ _RETENTIONS = [
     (180, logs.RetentionDays.SIX_MONTHS),
     (365, logs.RetentionDays.ONE_YEAR),
 ]
+
+
+def retained_log_group(scope: Construct, construct_id: str, days: int) -> logs.LogGroup:
+    """A log group of the stack's: kept ``days`` (at least) and deleted with the stack."""
+    return logs.LogGroup(scope, construct_id, retention=_retention(days), removal_policy=RemovalPolicy.DESTROY)
 
 
 def _retention(days: int) -> logs.RetentionDays:

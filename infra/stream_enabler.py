@@ -15,7 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, retained_log_group
 from infra.nag import acknowledge, finding_text
 
 PROVIDER_ID = "StreamEnablerProvider"
@@ -57,6 +57,8 @@ class StreamEnablerProvider(Construct):
             is_complete_handler=handlers["IsComplete"].function,
             query_interval=Duration.seconds(10),
             total_timeout=Duration.minutes(15),
+            # The framework's functions log to a group of the stack's (retained, deleted with it)
+            log_group=retained_log_group(self, "FrameworkLogs", log_retention_days),
         )
         acknowledge_provider_framework(self, self.provider)
 

@@ -16,7 +16,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, retained_log_group
 from infra.nag import acknowledge, finding_text
 from infra.stream_enabler import acknowledge_provider_framework
 
@@ -81,7 +81,13 @@ class ThrottleInsightsProvider(Construct):
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
             "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
         )
-        self.provider = cr.Provider(self, "Provider", on_event_handler=handler.function)
+        # The framework's function logs to a group of the stack's (retained, deleted with it), not a default one
+        self.provider = cr.Provider(
+            self,
+            "Provider",
+            on_event_handler=handler.function,
+            log_group=retained_log_group(self, "FrameworkLogs", log_retention_days),
+        )
         acknowledge_provider_framework(self, self.provider)
 
     @classmethod

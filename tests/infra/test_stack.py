@@ -189,6 +189,23 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
 
 
 @pytest.mark.parametrize("mode", list(MODES))
+def test_every_function_logs_to_a_group_the_stack_keeps_for_its_retention_and_deletes(
+    synthesized: dict[str, Synthesized], mode: str
+) -> None:
+    # The provider framework's functions too: a default group has no retention and outlives `cdk destroy`
+    template = synthesized[mode]
+    groups = template.resources("AWS::Logs::LogGroup")
+    functions = template.resources("AWS::Lambda::Function")
+    assert functions
+    for logical_id, function in functions.items():
+        reference = function["Properties"].get("LoggingConfig", {}).get("LogGroup")
+        assert isinstance(reference, dict) and "Ref" in reference, (logical_id, reference)
+        group = groups[reference["Ref"]]
+        assert group["Properties"]["RetentionInDays"] == 30, logical_id
+        assert group["DeletionPolicy"] == "Delete" and group["UpdateReplacePolicy"] == "Delete", logical_id
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 def test_every_iam_statement_is_scoped_to_arns(synthesized: dict, mode: str) -> None:
     for statement in _statements(synthesized[mode]):
         resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
