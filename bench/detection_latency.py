@@ -2,8 +2,8 @@
 
 Over many generated schedules (seeded, reproducible), each a table with 1 to 8 stream shards
 through the ESM emulation (``hotkeys.cli.esm``: ``consume_lineage``, ``RandomChaos``'s lost
-responses, about one in ten, and redelivered overlaps) and the real handler (``process_batch``, the
-alert desk on in-process moto), all shards side by side in emulated time (``bench.lanes``, whose
+responses, about one in ten, and redelivered overlaps) and the real handler (``process_batch``, its
+first alarm, and the judge on its schedule, on in-process moto), all shards side by side in emulated time (``bench.lanes``, whose
 module doc states the time model: a batch is invoked when it fills, or when the batching window
 after its first record ends; the publish time is the emulated time of the invocation that
 published). Batch sizes are the mapping's, not ``RandomChaos``'s odd ones (those would invoke

@@ -443,13 +443,18 @@ def _flag(context: Mapping[str, Any], name: str) -> bool:
     return str(value).lower() in ("true", "1", "yes") if value is not None else False
 
 
+# What the pinned CDK CLI itself saves in cdk.context.json and passes to the app (`cdk acknowledge`,
+# `cdk cli-telemetry`); its other keys hold a ``:`` or start with ``@`` (below).
+CDK_CLI_KEYS = ("acknowledged-issue-numbers", "cli-telemetry")
+
+
 def refuse_unknown(keys: Iterable[str]) -> None:
     """A ``-c`` key the stack does not read is refused with the closest one it does (``-c tablename=orders``
-    would otherwise deploy the demo table). CDK's own keys (feature flags ``@aws-cdk/...``, the CLI's
-    ``aws:cdk:...``, cached lookups ``...:account=...``) all hold a ``:`` or start with ``@``."""
+    would otherwise deploy the demo table). CDK's own keys pass: feature flags ``@aws-cdk/...``, the
+    CLI's ``aws:cdk:...``, cached lookups ``...:account=...``, and ``CDK_CLI_KEYS``."""
     known = {key.lower(): key for key in CONTEXT_KEYS}
     for key in sorted(keys):
-        if key in CONTEXT_KEYS or ":" in key or key.startswith("@"):
+        if key in CONTEXT_KEYS or key in CDK_CLI_KEYS or ":" in key or key.startswith("@"):
             continue
         close = known.get(key.lower())
         if close is None:

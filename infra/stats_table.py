@@ -34,7 +34,7 @@ class StatsTable(Construct):
             ),
             encryption=dynamodb.TableEncryptionV2.aws_managed_key(),
             removal_policy=RemovalPolicy.DESTROY,
-            # A table's segment heads under one key in window order: the alert desk reads a window (or a few)
+            # A table's segment heads under one key in window order: the judge reads a window (or a few)
             # of any number of shards with one Query (docs/decisions.md §49). Only the small head is copied,
             # never the summaries.
             global_secondary_indexes=[

@@ -34,8 +34,6 @@ EQUIVALENT: dict[str, str] = {
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
     ),
-    "rules.resolve_level: 6 -> 7 #1": "a ten-millionth removes the binary error of a decimal setting as well",
-    "rules.resolve_level: 6 -> 7 #2": "a ten-millionth removes the binary error of a decimal setting as well",
     # windows.py: the cache of printed seconds changes what formatting costs, never what it prints
     "windows.<module>: 4096 -> 4097 #1": "the cache's size: one entry more before it is cleared",
     "windows.iso_utc: 'is' -> 'is not' #1": "floats take the cache and ints format directly: the same texts",

@@ -88,6 +88,15 @@ def test_every_functions_resource_policy_stays_under_lambdas_20_kb(tables: int) 
     assert len(template["Resources"]) <= MAX_RESOURCES
 
 
-def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota() -> None:
+def _enabled(count: int) -> dict[str, str]:
+    return {"tableNames": ",".join(f"orders-{number:02d}" for number in range(count)), "enableStream": "true"}
+
+
+@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
+def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota(
+    context: Any, most: int
+) -> None:
+    # README's figures: the most tables one stack holds, each way of watching them
+    assert len(_synth(context(most))["Resources"]) <= MAX_RESOURCES
     with pytest.raises(Exception, match=r"more than CloudFormation's 500 per stack: watch fewer tables"):
-        _synth(_existing(30))
+        _synth(context(most + 1))

@@ -208,6 +208,22 @@ def test_each_counted_gsi_costs_lambda_time_and_a_metric(capsys: pytest.CaptureF
 def test_cost_rejects_nonsense(capsys: pytest.CaptureFixture) -> None:
     assert main(["cost", "--writes-per-second", "0"]) == 2
     assert "--writes-per-second" in capsys.readouterr().err
+    assert main(["cost", "--writes-per-second", "10", "--consumer-system-log-level", "loud"]) == 2
+    assert "--consumer-system-log-level" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="WARN, INFO or DEBUG"):
+        cost.estimate(cost.CostInputs(writes_per_second=10, consumer_system_log_level="warn"))
+
+
+def test_lambdas_start_and_report_records_are_priced_only_where_the_consumer_sends_them(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    logs = {}
+    for level in ("warn", "INFO"):
+        assert main(["cost", "--writes-per-second", "10000", "--consumer-system-log-level", level, "--json"]) == 0
+        logs[level.upper()] = json.loads(capsys.readouterr().out)["detector"]["cloudwatch_logs"]
+    invocations = cost.consumer_invocations(cost.CostInputs(writes_per_second=10_000))
+    added = invocations * cost.PLATFORM_BYTES_PER_INVOCATION / 1e9 * cost.PRICES["cloudwatch_logs_ingested_gb"]
+    assert logs["INFO"] - logs["WARN"] == pytest.approx(added, abs=0.01)
 
 
 def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:

@@ -146,11 +146,11 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
     # and the model charges for it, within a fifth of its size
     assert 0.8 * cost.EMF_LINE_BYTES <= len(emf) + 1 <= cost.EMF_LINE_BYTES
     # And what a month is billed for covers a line per container-minute and the judge's runs with their
-    # system records, and each consumer invocation's system records where its level sends them (INFO,
-    # DEBUG; the stack's WARN does not), overstating them by at most a fifth
+    # system records, and each consumer invocation's system records where its level sends them (INFO;
+    # the stack's WARN does not), overstating them by at most a fifth
     system = sum(len(json.dumps(record, separators=(",", ":"))) + 1 for record in SYSTEM_RECORDS)
     minutes = cost.SECONDS_PER_MONTH / 60
-    for level, sent in (("WARN", 0), ("INFO", system), ("DEBUG", system)):
+    for level, sent in (("WARN", 0), ("INFO", system)):
         inputs = cost.CostInputs(writes_per_second=1000, consumer_system_log_level=level)
         invocations = cost.consumer_invocations(inputs)
         judge = cost.JUDGE_RUNS_PER_MONTH * (judge_run_bytes() + system)

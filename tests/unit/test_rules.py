@@ -366,6 +366,9 @@ def test_a_keys_level_is_its_alert_rate_or_its_share_over_the_windows_figures() 
     # and exactly at it, not cooled (the level is the settings' decimal figure, not its binary neighbour)
     assert resolve_level(SETTINGS, PARTITION_LIMIT) == 600.0 and resolve_level(SETTINGS, SHARE) == 0.075
     assert not cooled(merged([*writes("k", 600, 0, 10), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
+    # and a small level is kept: a share threshold of 0.001 at a hysteresis leaving 0.0002 of it
+    tiny = Settings(stats_table_name="s", share_threshold=0.001, alert_threshold=0.5, alert_hysteresis=0.4999)
+    assert math.isclose(resolve_level(tiny, SHARE), 2e-7)
     # Its share of the table's 6,100 units (the default minimum is 6,000)
     assert math.isclose(level(figures, SETTINGS, "k", SHARE), 6000 / 6100)
     assert level(merged([("k", 5999, 0)]), SETTINGS, "k", SHARE) == 0.0

@@ -16,6 +16,7 @@ from hotkeys.cli.common import settings_from_args
 from hotkeys.cli.main import REDRIVE_SETTINGS, REPLAY_SETTINGS, TOP_SETTINGS, WATCH_SETTINGS, build_parser
 from hotkeys.detector.config import OPTIONS, ConfigError, Option, Settings, load_settings, settings_fields
 from infra.options import (
+    CDK_CLI_KEYS,
     CONTEXT_KEYS,
     ContextError,
     options_from_context,
@@ -203,6 +204,11 @@ def test_an_unknown_context_key_is_refused_with_the_closest_option(given: dict[s
 def test_cdks_own_context_keys_and_every_option_pass() -> None:
     refuse_unknown(["@aws-cdk/core:newStyleStackSynthesis", "aws:cdk:enable-path-metadata", *CONTEXT_KEYS])
     refuse_unknown(["availability-zones:account=111122223333:region=eu-west-1"])
+    # what the pinned CLI saves in cdk.context.json after `cdk acknowledge N` and `cdk cli-telemetry --disable`
+    refuse_unknown(["acknowledged-issue-numbers", "cli-telemetry"])
+    cli = (Path(__file__).resolve().parents[2] / "node_modules" / "aws-cdk" / "lib" / "index.js").read_text()
+    saved = set(re.findall(r'context\.set\("([^"]+)"', cli))
+    assert saved and all(":" in key or key.startswith("@") or key in CDK_CLI_KEYS for key in saved), saved
 
 
 @pytest.mark.parametrize(

@@ -162,7 +162,7 @@ class CostInputs:
     throttled_key_insights: bool = True
     judge_memory_mb: int = JUDGE_MEMORY_MB
     # The consumer's system log level (-c consumerSystemLogLevel): at WARN Lambda sends no platform
-    # records of its invocations.
+    # records of its invocations; DEBUG sends more than INFO's two, priced as INFO (a lower bound).
     consumer_system_log_level: str = "WARN"
 
     def validate(self) -> None:
@@ -170,6 +170,8 @@ class CostInputs:
             raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
         if self.throttled_per_second < 0:
             raise ValueError("--throttled-per-second cannot be negative")
+        if self.consumer_system_log_level not in ("WARN", "INFO", "DEBUG"):
+            raise ValueError("--consumer-system-log-level is WARN, INFO or DEBUG")
 
 
 def stats_writes_per_shard_window(inputs: CostInputs) -> int:

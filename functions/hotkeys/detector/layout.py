@@ -8,8 +8,9 @@ the heads must be spread. A table's heads go to ``buckets`` partition keys (``<t
 bucket, so a small table (one bucket) costs one request per look.
 
 The judge sets the count (``needed``) from what it reads, and only ever raises it, from the current
-window on. A consumer still on the older count (it re-reads the layout every ``REFRESH_SECONDS`` of its
-container's clock, and after a head write failed: throttled, most likely) writes its heads to a bucket
+window on. A consumer still on the older count (it re-reads the layout within ``REFRESH_SECONDS`` of its
+container's clock, at a point drawn from its last half, and after a head write failed: throttled, most
+likely) writes its heads to a bucket
 below that count, which readers query anyway: they
 query the largest count in force from the window they read on (``most_since``), never fewer. So a raise
 is safe at once, and spreads the load as the consumers take it. The history stays, so readers of any

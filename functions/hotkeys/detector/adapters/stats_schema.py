@@ -10,7 +10,7 @@ PARTITION_KEY = "pk"  # string
 SORT_KEY = "sk"  # string
 TTL_ATTRIBUTE = "expires_at"  # epoch seconds; DynamoDB's TTL removes expired figures and incidents
 # The global secondary index that gathers a table's segment heads (snapshots.head_of) under one key in
-# window order, so the alert desk reads a window, or a few consecutive ones, of any number of shards with
+# window order, so the judge reads a window, or a few consecutive ones, of any number of shards with
 # one Query (docs/decisions.md §49).
 HEADS_INDEX = "window-heads"
 HEADS_PARTITION_KEY = "heads_pk"  # string: the source table's name

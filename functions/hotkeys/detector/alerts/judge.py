@@ -208,11 +208,10 @@ class Judge:
         memory.keep(look, windows, seconds)
         memory.progress = look.progress
         standing = {name: incident for name, (incident, _version) in memory.incidents.items()}
-        met = {
-            verdicts.name_of(verdict)
-            for verdict in verdicts.decide(look, standing, settings, self._notifier.owner)
-            if not self._apply(memory, verdict, now, outcome) and isinstance(verdict, verdicts.Start)
-        }
+        met: set[str] = set()
+        for verdict in verdicts.decide(look, standing, settings, self._notifier.owner):
+            if self._apply(memory, verdict, now, outcome):
+                met.add(verdicts.name_of(verdict))
         if met:  # an incident another writer started (a consumer's first alarm): its life, in this look
             standing = {name: incident for name, (incident, _version) in memory.incidents.items()}
             for verdict in verdicts.decide(look, standing, settings, self._notifier.owner):
@@ -221,7 +220,8 @@ class Judge:
         self._grow(layout, heads, now)
 
     def _apply(self, memory: TableMemory, verdict: verdicts.Verdict, now: float, outcome: LookOutcome) -> bool:
-        """Apply one verdict; False when a start found the incident already stored (now remembered)."""
+        """Apply one verdict; True when a start found the incident already stored (now remembered), whose
+        life this look then decides."""
         notifier = self._notifier
         if isinstance(verdict, verdicts.Start):
             started, stored = notifier.start(verdict.hot, now)
@@ -229,22 +229,22 @@ class Judge:
             outcome.published += started
             if stored is not None:
                 memory.incidents[stored[0].name] = stored
-            return started
+            return not started and stored is not None
         if isinstance(verdict, verdicts.Change):
             before = memory.incidents[verdict.before.name]
             if not verdict.writes:  # still hot, a higher peak: kept until the next write (Change.writes)
                 memory.incidents[verdict.after.name] = (verdict.after, before[1])
-                return True
+                return False
             written, stored = notifier.write(before, verdict.after, now, verdict.hot)
             self._remember(memory, verdict.before, stored)
             if written and verdict.after.pending is not None:
                 outcome.published += 1
                 outcome.resolved += not verdict.after.firing
-            return True
+            return False
         incident, version = memory.incidents[verdict.incident.name]
         pending = incident.pending
         if pending is None:
-            return True
+            return False
         if pending.owner != notifier.owner:  # taking over a claim its claimant never confirmed
             claimed = dataclasses.replace(incident, pending=Pending(pending.message, notifier.owner, now))
             written, stored = notifier.write((incident, version), claimed, now, verdict.hot)
@@ -252,7 +252,7 @@ class Judge:
             written, stored = True, notifier.deliver(incident, version, now, verdict.hot)
         self._remember(memory, incident, stored)
         outcome.published += written
-        return True
+        return False
 
     def _remember(self, memory: TableMemory, incident: Incident, stored: Stored | None) -> None:
         """The incident as now stored (as another writer left it, when a write found it changed)."""

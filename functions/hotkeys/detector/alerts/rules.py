@@ -170,12 +170,12 @@ def share_hot(figures: Figures, settings: Settings) -> list[HotKey]:
 
 def resolve_level(settings: Settings, reason: str) -> float:
     """Below this (alert rate for partition_limit, share for share) over a settled window, a firing key
-    resolves. Rounded to a millionth: the settings are decimal fractions, and their difference in binary
-    is not (0.8 - 0.2 would put 600 WCU/s under a level of 600.0000000000001)."""
+    resolves. Rounded to 12 significant digits: the settings are decimal fractions, and their difference
+    in binary is not (0.8 - 0.2 would put 600 WCU/s under a level of 600.0000000000001); relative, so a
+    small level (a share of a millionth) is kept, not rounded to nothing."""
     ratio = (settings.alert_threshold - settings.alert_hysteresis) / settings.alert_threshold
-    if reason == PARTITION_LIMIT:
-        return round(ratio * settings.alert_wcu_per_second, 6)
-    return round(ratio * settings.share_threshold, 6)
+    level = ratio * (settings.alert_wcu_per_second if reason == PARTITION_LIMIT else settings.share_threshold)
+    return float(f"{level:.12g}")
 
 
 def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
