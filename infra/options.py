@@ -148,8 +148,11 @@ STACK_OPTIONS: tuple[Option, ...] = (
         "flag",
         True,
         "Contributor Insights in THROTTLED_KEYS mode on every watched table and GSI where it is off (a table or "
-        "index already in ACCESSED_AND_THROTTLED_KEYS mode is left so); false: leave Contributor Insights alone",
+        "index already in ACCESSED_AND_THROTTLED_KEYS mode is left so); false: leave Contributor Insights alone. "
+        "Its reports show keys in plaintext: off by default with tableKmsKeyArns or keyDisplay=hash, and a synth "
+        "warning if set true there (docs/decisions.md §67)",
         context_key="throttledKeyInsights",
+        default_text="true (false with tableKmsKeyArns or keyDisplay=hash)",
     ),
     Option(
         "judge_memory_mb",
@@ -214,6 +217,8 @@ class DetectorOptions:
     table_kms_key_arns: tuple[str, ...] = ()
     # Contributor Insights (throttled-keys mode) on the watched tables and their GSIs where it is off.
     throttled_key_insights: bool = True
+    # Why Contributor Insights' reports would expose protected keys (``keys_in_plaintext_concern``), if so.
+    plaintext_concern: str | None = None
     judge_memory_mb: int = 256
     # Lambda's own records of each consumer invocation (docs/decisions.md §65).
     consumer_system_log_level: str = "WARN"
@@ -284,11 +289,14 @@ class DetectorOptions:
             key_arn(key)
 
     def validate_environment(self, region: str | None, account: str | None) -> None:
-        """The ARNs given must be where the stack's functions can use them (None: not known at synth)."""
+        """The ARNs given must be where the stack's functions can use them (None: not known at synth): the
+        stack grants them in its own account, and sets no resource policy another account's would need."""
         if self.slack_webhook_secret_arn:
             same_region("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), region)
+            same_account("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), account)
         if self.slack_webhook_key_arn:
             same_region("slackWebhookKeyArn", key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn"), region)
+            same_account("slackWebhookKeyArn", key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn"), account)
         for key in self.table_kms_key_arns:
             same_region("tableKmsKeyArns", key_arn(key), region)
             same_account("tableKmsKeyArns", key_arn(key), account)
@@ -428,6 +436,26 @@ def _list(context: Mapping[str, Any], name: str) -> tuple[str, ...]:
 _EMAIL = re.compile(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+")
 
 
+def keys_in_plaintext_concern(context: Mapping[str, Any]) -> str | None:
+    """Why Contributor Insights' reports would expose what the user protects, or None. DynamoDB's API
+    reference (UpdateContributorInsights): its graphs "display the partition key and (if applicable) sort
+    key ... in plaintext. If you require the use of ... KMS to encrypt this table's partition key and sort
+    key data ..., you should not enable CloudWatch Contributor Insights for DynamoDB for this table"."""
+    if _list(context, "tableKmsKeyArns"):
+        return "the tables are encrypted with customer-managed KMS keys (-c tableKmsKeyArns)"
+    if str(_get(context, "keyDisplay") or "").lower() == "hash":
+        return "alerts hash the keys (-c keyDisplay=hash)"
+    return None
+
+
+def _throttled_key_insights(context: Mapping[str, Any]) -> bool:
+    """On by default; off by default where its reports would show keys in plaintext (``keys_in_plaintext_concern``),
+    unless asked for (the stack then warns at synth)."""
+    if _get(context, "throttledKeyInsights") is None and keys_in_plaintext_concern(context):
+        return False
+    return bool(_stack_option(context, "throttledKeyInsights"))
+
+
 def _emails(context: Mapping[str, Any]) -> tuple[str, ...]:
     found = _list(context, "alertEmails")
     wrong = [address for address in found if not _EMAIL.fullmatch(address)]
@@ -517,7 +545,8 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),
         slack_webhook_key_arn=_stack_option(context, "slackWebhookKeyArn"),
         table_kms_key_arns=_list(context, "tableKmsKeyArns"),
-        throttled_key_insights=_stack_option(context, "throttledKeyInsights"),
+        throttled_key_insights=_throttled_key_insights(context),
+        plaintext_concern=keys_in_plaintext_concern(context),
         judge_memory_mb=_stack_option(context, "judgeMemoryMb"),
         consumer_system_log_level=_stack_option(context, "consumerSystemLogLevel"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),

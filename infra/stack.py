@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import Annotations, CfnOutput, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
@@ -33,6 +33,12 @@ class HotKeyDetectorStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.node.add_validation(StackResourceQuota(self))
+        if options.throttled_key_insights and options.plaintext_concern:
+            Annotations.of(self).add_warning_v2(
+                "hotkeys:insightsShowKeys",
+                f"throttledKeyInsights=true: Contributor Insights shows the throttled keys in plaintext in "
+                f"CloudWatch, though {options.plaintext_concern}; AWS advises against it for such tables",
+            )
         source.validate_environment(concrete(self.region), concrete(self.account))
         tables = self._watched_tables(source, options)
         detector = HotKeyDetector(self, "Detector", tables=tables, options=options)

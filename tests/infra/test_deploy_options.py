@@ -87,6 +87,16 @@ def test_a_stream_arn_that_is_not_one_is_refused() -> None:
             ),
             "slackWebhookKeyArn",
         ),
+        (
+            DetectorOptions(slack_webhook_secret_arn=SECRET.replace("111122223333", "444455556666")),
+            "slackWebhookSecretArn: .* is in account 444455556666",
+        ),
+        (
+            DetectorOptions(
+                slack_webhook_secret_arn=SECRET, slack_webhook_key_arn=KEY.replace("111122223333", "444455556666")
+            ),
+            "slackWebhookKeyArn: .* is in account 444455556666",
+        ),
     ],
 )
 def test_secrets_and_keys_must_be_where_the_functions_run(options: DetectorOptions, message: str) -> None:

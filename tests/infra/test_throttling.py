@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from infra.demo_table import DemoTable
-from tests.infra.conftest import MODES, Synthesized
+from tests.infra.conftest import CUSTOMER_KEY, EXISTING_STREAM, MODES, Synthesized
 
 pytestmark = pytest.mark.infra
 # AWS's names (DynamoDB developer guide, "CloudWatch throttling metrics"), written out: a typo in the
@@ -288,3 +288,33 @@ def test_a_created_tables_gsi_has_its_own_throttle_graph() -> None:
         "DynamoDB throttle events: orders table (alarm at 1 a minute)",
         "DynamoDB throttle events: orders GSI by-status (alarm at 1 a minute)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("context", "concern"),
+    [
+        ({"tableKmsKeyArns": CUSTOMER_KEY}, "customer-managed KMS keys"),
+        ({"keyDisplay": "hash", "keyHashSalt": "s" * 32}, "alerts hash the keys"),
+    ],
+)
+def test_contributor_insights_is_off_by_default_where_its_reports_would_show_protected_keys(
+    context: dict[str, str], concern: str
+) -> None:
+    # AWS (UpdateContributorInsights): its graphs show keys in plaintext; with a KMS-encrypted table "you
+    # should not enable" it. Off by default there; asked for, it is on with a synth warning naming why.
+    from aws_cdk.assertions import Annotations, Match, Template
+
+    from infra.app_factory import build_app
+
+    existing = {"tableName": "orders", "tableStreamArn": EXISTING_STREAM}
+    _app, quiet = build_app({**existing, **context})
+    assert not Template.from_stack(quiet).find_resources("Custom::ThrottledKeyInsights")
+    assert not Annotations.from_stack(quiet).find_warning("*", Match.string_like_regexp("plaintext"))
+    _app, asked = build_app({**existing, **context, "throttledKeyInsights": "true"})
+    assert Template.from_stack(asked).find_resources("Custom::ThrottledKeyInsights")
+    (warning,) = Annotations.from_stack(asked).find_warning("*", Match.string_like_regexp("plaintext"))
+    assert concern in str(warning.entry.data)
+    # Without either, on by default and silent
+    _app, plain = build_app(existing)
+    assert Template.from_stack(plain).find_resources("Custom::ThrottledKeyInsights")
+    assert not Annotations.from_stack(plain).find_warning("*", Match.string_like_regexp("plaintext"))
