@@ -587,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m bench.stats_requests" + (" --smoke" if args.smoke else "")
     if args.wide:
         command += f" --wide --processes {args.processes}"
-    if args.windows != 8:
+    if args.windows != parser.get_default("windows"):
         command += f" --windows {args.windows}"
     if args.shards:
         command += " --shards " + " ".join(str(count) for count in args.shards)

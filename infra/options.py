@@ -292,14 +292,12 @@ class DetectorOptions:
         """The ARNs given must be where the stack's functions can use them (None: not known at synth): the
         stack grants them in its own account, and sets no resource policy another account's would need."""
         if self.slack_webhook_secret_arn:
-            same_region("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), region)
-            same_account("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), account)
+            same_environment("slackWebhookSecretArn", secret_arn(self.slack_webhook_secret_arn), region, account)
         if self.slack_webhook_key_arn:
-            same_region("slackWebhookKeyArn", key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn"), region)
-            same_account("slackWebhookKeyArn", key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn"), account)
-        for key in self.table_kms_key_arns:
-            same_region("tableKmsKeyArns", key_arn(key), region)
-            same_account("tableKmsKeyArns", key_arn(key), account)
+            key = key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn")
+            same_environment("slackWebhookKeyArn", key, region, account)
+        for text in self.table_kms_key_arns:
+            same_environment("tableKmsKeyArns", key_arn(text), region, account)
 
 
 @dataclass(frozen=True)
@@ -387,15 +385,13 @@ def concrete(value: str) -> str | None:
     return None if Token.is_unresolved(value) else value
 
 
-def same_region(option: str, arn: Arn, region: str | None) -> None:
+def same_environment(option: str, arn: Arn, region: str | None, account: str | None) -> None:
+    """``arn`` in the stack's region and account (None: not known at synth)."""
     if region is not None and arn.region != region:
         raise ContextError(
             f"{option}: {arn.text!r} is in region {arn.region}, but the stack deploys to {region}; "
             f"deploy to {arn.region} (AWS_REGION={arn.region}) or name a resource of {region}"
         )
-
-
-def same_account(option: str, arn: Arn, account: str | None) -> None:
     if account is not None and arn.account != account:
         raise ContextError(
             f"{option}: {arn.text!r} is in account {arn.account}, but the stack deploys to account {account}; "
@@ -415,8 +411,7 @@ class SourceSpec:
         """A stream must be in the stack's region and account: Lambda maps a stream of its own region, and the
         function describes each table by name (its own account and region) for its indexes and TTL attribute."""
         for arn in self.stream_arns:
-            same_region("tableStreamArn", stream_arn(arn), region)
-            same_account("tableStreamArn", stream_arn(arn), account)
+            same_environment("tableStreamArn", stream_arn(arn), region, account)
 
 
 def _get(context: Mapping[str, Any], name: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,24 @@ class Synthesized:
         ids = [k for k in self.resources(kind) if contains in k]
         assert len(ids) == 1, (kind, contains, ids)
         return ids[0]
+
+
+def written_out(value: Any, ref: Callable[[str], str], attribute: Callable[[str, str], str]) -> Any:
+    """A template value with each ``Fn::Join`` joined and each ``Ref`` and ``Fn::GetAtt`` written as ``ref``
+    (of the name) and ``attribute`` (of the logical id and attribute) say, in lists and maps too."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((name, argument),) = value.items()
+        if name == "Fn::Join":
+            return argument[0].join(str(written_out(part, ref, attribute)) for part in argument[1])
+        if name == "Ref":
+            return ref(argument)
+        if name == "Fn::GetAtt":
+            return attribute(*argument)
+    if isinstance(value, dict):
+        return {k: written_out(v, ref, attribute) for k, v in value.items()}
+    if isinstance(value, list):
+        return [written_out(v, ref, attribute) for v in value]
+    return value
 
 
 def _reference(token: dict[str, Any]) -> str:

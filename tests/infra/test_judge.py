@@ -22,7 +22,7 @@ from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import OPTIONS, Settings
 from hotkeys.detector.wiring import build_judge
-from tests.infra.conftest import Synthesized
+from tests.infra.conftest import Synthesized, written_out
 
 T0 = 1_796_083_200
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -179,15 +179,9 @@ def _iam_of(service: str, operation: str, params: dict[str, Any]) -> tuple[str, 
 
 def _resolved(value: Any, names: dict[str, str]) -> Any:
     """A template value with the references to the stats table and the topic as moto's ARNs."""
-    if isinstance(value, list):
-        return [_resolved(v, names) for v in value]
-    if isinstance(value, dict) and "Fn::Join" in value:
-        return "".join(str(_resolved(part, names)) for part in value["Fn::Join"][1])
-    if isinstance(value, dict) and "Fn::GetAtt" in value:
-        return names.get(value["Fn::GetAtt"][0], "<elsewhere>")
-    if isinstance(value, dict) and "Ref" in value:
-        return names.get(value["Ref"], "<elsewhere>")
-    return value
+    return written_out(
+        value, lambda name: names.get(name, "<elsewhere>"), lambda logical_id, _: names.get(logical_id, "<elsewhere>")
+    )
 
 
 def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesized, aws: None) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from infra.app_factory import STACK_NAME, build_app
 from infra.quotas import MAX_RESOURCES
+from tests.infra.conftest import written_out
 
 # Lambda: "The final policy size is bigger than the limit" past 20 KB (a fixed quota).
 POLICY_LIMIT_BYTES = 20 * 1024
@@ -23,19 +24,13 @@ GENERATED = "x" * 64
 
 
 def _resolved(value: Any) -> Any:
-    if isinstance(value, dict) and len(value) == 1:
-        ((name, argument),) = value.items()
-        if name == "Fn::Join":
-            return argument[0].join(str(_resolved(part)) for part in argument[1])
-        if name == "Ref":
-            return RESOLVED.get(argument, f"{STACK_NAME}-{argument}-{GENERATED}")
-        if name == "Fn::GetAtt":
-            return f"arn:aws-us-gov:lambda:ap-southeast-2:111122223333:function:{STACK_NAME}-{argument[0]}-{GENERATED}"
-    if isinstance(value, dict):
-        return {k: _resolved(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_resolved(v) for v in value]
-    return value
+    return written_out(
+        value,
+        lambda name: RESOLVED.get(name, f"{STACK_NAME}-{name}-{GENERATED}"),
+        lambda logical_id, _attribute: (
+            f"arn:aws-us-gov:lambda:ap-southeast-2:111122223333:function:{STACK_NAME}-{logical_id}-{GENERATED}"
+        ),
+    )
 
 
 def _statement(logical_id: str, permission: dict[str, Any]) -> dict[str, Any]:

@@ -16,25 +16,14 @@ from aws_cdk import aws_sns as sns
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from infra.throttle_explainer import ThrottleExplainer
+from tests.infra.conftest import written_out
 
 LAYER = "arn:aws:lambda:eu-west-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:7"
 
 
 def _flat(value: Any) -> Any:
     """A template value with its intrinsic functions written out (``${AWS::Region}``, ``${Logical.Arn}``)."""
-    if isinstance(value, dict) and len(value) == 1:
-        ((name, argument),) = value.items()
-        if name == "Fn::Join":
-            return argument[0].join(str(_flat(part)) for part in argument[1])
-        if name == "Ref":
-            return f"${{{argument}}}"
-        if name == "Fn::GetAtt":
-            return f"${{{'.'.join(argument)}}}"
-    if isinstance(value, dict):
-        return {k: _flat(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_flat(v) for v in value]
-    return value
+    return written_out(value, lambda name: f"${{{name}}}", lambda logical_id, name: f"${{{logical_id}.{name}}}")
 
 
 @pytest.fixture(scope="module")
