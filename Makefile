@@ -20,6 +20,7 @@ BROWSER_INSTALL = if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
+	@echo "make: installing the CLI, the CDK, the linters and the test tools into $(VENV)/ (once; a few minutes)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@($(BROWSER_INSTALL)) & browser=$$!; \
 	$(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[dev]'; \
@@ -30,11 +31,13 @@ $(STAMP): pyproject.toml
 browser: install
 	@$(BROWSER_INSTALL)
 
-# The demo needs the CLI and moto only (not the CDK, linters or test tools): a lighter, faster install.
+# The demo needs the CLI, moto and plotly (for `--report`) only, not the CDK, linters or test tools: a
+# lighter, faster install.
 $(DEMO_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
+	@echo "make demo: installing the hotkeys CLI, moto and plotly into $(VENV)/ (once; a minute or two)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[local]'
+	@$(BIN)/python -m pip install --quiet --progress-bar off -e '.[local,report]'
 	@rm -f $(VENV)/.demo-*
 	@touch $@
 
@@ -47,7 +50,8 @@ $(CDK): package.json package-lock.json
 install: $(STAMP) $(CDK)
 
 demo: $(DEMO_STAMP)  ## replay the sample events through the real handler on in-process moto
-	$(BIN)/hotkeys replay events/*.json events/*.json.gz
+	@echo "make demo: replaying the sample events through the real handler on in-process moto (about a minute)..."
+	@$(BIN)/hotkeys replay events/*.json events/*.json.gz
 
 # One pytest-xdist worker per core; a file stays on one worker (the infra file synthesizes the app once).
 # pytest-randomly shuffles the files and the tests in each (no test may depend on another's leftovers);

@@ -7,6 +7,7 @@ import html
 import io
 import itertools
 import json
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -158,7 +159,7 @@ def test_the_report_lists_share_alerts_apart_from_hot_keys(replayed: tuple[Path,
     assert all("of table writes" in s for s in share if s.startswith("[resolved]"))
     # And the verdict counts three hot keys; the celebrity is a share of its table, not one of them
     verdict = parsed(report).verdict
-    assert verdict[0] == "3 hot keys (at or near the partition limit):"
+    assert verdict[0] == "3 hot keys (at or near the partition limit; DynamoDB throttled 1 of them):"
     assert not any(line.startswith("profiles/celebrity#1") for line in verdict[1:4])
     assert any(line.startswith("profiles/celebrity#1 took 14% of the table's writes") for line in verdict[4:])
 
@@ -194,6 +195,60 @@ def test_the_colour_scale_is_linear_in_the_share_of_the_limit_with_a_step_at_the
     assert _distance(colour_at(0.799, 0.8), colour_at(0.8, 0.8)) > _distance(colour_at(0.3, 0.8), colour_at(0.6, 0.8))
     assert _distance(colour_at(0.499, 0.5), colour_at(0.5, 0.5)) > 100  # the step follows the threshold
     assert colour_at(0.0, 0.8) == "#fff7bc" and colour_at(1.0, 0.8) == "#67000d" == colour_at(1.0, 1.0)
+
+
+def test_over_the_limit_has_colours_of_its_own_and_a_share_keeps_its_colour_whatever_the_scale() -> None:
+    from hotkeys.cli.report import scale_top
+
+    # A panel whose hottest cell is at 131% of the limit gets a scale that runs past it
+    top = scale_top(1.31)
+    assert top > 1.31 and scale_top(1.0) == 1.0
+    at_limit, over = (
+        colour_at(scale_position(1000, 1000, top), 0.8, top),
+        colour_at(scale_position(1310, 1000, top), 0.8, top),
+    )
+    # 131% does not look like 100% (issue #36), and each share below the limit keeps the colour it has
+    # on a scale that stops at the limit
+    assert _distance(at_limit, over) > 40, (at_limit, over)
+    for share in (0.0, 0.3, 0.79, 0.8, 0.9, 1.0):
+        assert colour_at(scale_position(share * 1000, 1000, top), 0.8, top) == colour_at(share, 0.8), share
+
+
+def test_the_reports_labels_say_one_thing_each(tmp_path: Path) -> None:
+    alert = {
+        "table": "t",
+        "key": "k",
+        "status": "firing",
+        "reason": "partition_limit",
+        "subject": "[hot key] t: k at 882 WCU/s",
+        "window_start": "2026-12-01T00:00:00Z",
+        "wcu_per_second": 882.5,
+        "percent_of_limit": 88.2,
+        "share": 0.975,
+    }
+    row = {
+        "table": "t",
+        "index": None,
+        "key": "k",
+        "window_start": "2026-12-01T00:00:00Z",
+        "avg_wcu_per_second": 300.0,
+        "peak_wcu_per_second": 900.0,
+        "alert_wcu_per_second": 900.0,
+        "share": 0.98,
+        "writes": 1,
+        "wcu": 1,
+        "error_bound": 0,
+    }
+    page = render({"alerts": [alert], "top": [row]}, [], Settings("s"), verdict=["Verdict."])
+    heads = {
+        table: re.findall(r"<th[^>]*>([^<]+)</th>", re.search(rf"id='{table}'>(.*?)</thead>", page, re.S)[1])
+        for table in ("alerts-partition-limit", "top")
+    }
+    # The alert's figures (when it was sent) and the window's stored figures never share a label
+    assert not set(heads["alerts-partition-limit"]) & set(heads["top"]) - {"window", "key", "table"}
+    assert "WCU/s when sent" in heads["alerts-partition-limit"]
+    # and the error bound is named as the CLI names it
+    assert "up to +" in heads["top"] and not any("±" in head for head in heads["top"])
 
 
 def test_a_report_is_small_and_shares_one_script_per_folder(tmp_path: Path) -> None:
@@ -325,6 +380,39 @@ def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_wi
     # And a page moved without its script still shows its verdict and says what is missing
     assert missing_shown and plotly_script_name() in missing_text
     assert verdict_shown == "Verdict."
+
+
+@pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
+def test_in_chromium_131_percent_of_the_limit_does_not_look_like_100(tmp_path: Path) -> None:
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    from hotkeys.cli.report import scale_top
+
+    # Given a key at the limit and one at 131% of it, side by side in time
+    buckets = [1_796_083_200 + 10 * i for i in range(6)]
+    rows = [
+        Row(None, "at-100", [10_000, 10_000, 10_000, 0, 0, 0]),
+        Row(None, "at-131", [0, 0, 0, 13_100, 13_100, 13_100]),
+    ]
+    path = tmp_path / "report.html"
+    write(path, render({"alerts": [], "top": []}, [Panel("t", 10, buckets, rows, 2)], Settings("s"), verdict=["V."]))
+    shot = tmp_path / "t.png"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        _offline(page)
+        page.goto(path.as_uri())
+        page.wait_for_selector("#heat-t .main-svg")
+        page.locator("#heat-t").screenshot(path=str(shot))
+        where = page.evaluate(LOCATE_CELLS, {"id": "heat-t", "cells": [[buckets[1], "at-100"], [buckets[4], "at-131"]]})
+        browser.close()
+    image = Image.open(shot).convert("RGB")
+    limit, over = (image.getpixel((round(x), round(y))) for x, y in where)
+    # Then each shows the scale's colour: the limit's dark red, and past it another colour
+    top = scale_top(1.31)
+    assert _close(limit, colour_at(1.0, 0.8)) and _close(over, colour_at(1.31 / top, 0.8, top)), (limit, over)
+    assert sum((a - b) ** 2 for a, b in zip(limit, over, strict=True)) ** 0.5 > 60
 
 
 def _offline(page: Any) -> list[str]:

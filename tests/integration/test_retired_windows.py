@@ -136,7 +136,7 @@ def test_top_json_lists_the_readable_rows_and_says_what_it_skipped_on_stderr(
     capsys.readouterr()
     code = main(["top", "--stats-table", upgraded_stats, "--since", "2026-11-30T00:00:00Z", "--limit", "50", "--json"])
     out, err = capsys.readouterr()
-    rows = json.loads(out)  # the rows' list, as before: a consumer of it reads it unchanged
+    rows = json.loads(out)["rows"]
     assert code == 0
     assert {row["window_start"] for row in rows} == {iso_utc(FIRST)}
     assert err == f"hotkeys: {EXPECTED_LINE}\n"

@@ -57,7 +57,7 @@ def test_writes_through_the_stream_show_up_in_top(
     ShardConsumer(lambda event: handler(event, FakeLambdaContext()), "shardId-0001", EVENT_SOURCE).consume(records)
     # Then `hotkeys top --json` names the busy tenant (its hash key, found with DescribeTable)
     assert main(["top", "--stats-table", stats_table_name, "--table", "events", "--since", "2000-01-01", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["rows"]
     assert rows[0]["key"] == "acme" and rows[0]["writes"] == 41
     # with its write units by DynamoDB's size rules: 3 WCU per 2.5 KB item, the update costs its larger image
     full = write_units(image_size({"tenant": {"S": "acme"}, "id": {"N": "1"}, "payload": {"S": "p" * 2500}}))

@@ -110,7 +110,10 @@ def test_records_without_images_are_warned_about_in_replay(
     assert main(["replay", str(path)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     # Then the first line says every figure is a lower estimate, and why
-    assert first.startswith("9 of the 9 records carry no item images") and "NEW_AND_OLD_IMAGES" in first
+    assert (
+        first.startswith("9 of the 9 records carry the keys or one item image, not both images")
+        and "NEW_AND_OLD_IMAGES" in first
+    )
     assert main(["replay", str(path), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["without_images"] == 9 and result["counted"] == 9
@@ -124,11 +127,17 @@ def test_records_without_images_are_warned_about_in_watch(endpoint: str, capsys:
     assert main(flags) == 0
     out = " ".join(capsys.readouterr().out.split())
     # Then the view says its figures are lower estimates
-    assert "6 of the 6 records read carry no item images" in out and "NEW_AND_OLD_IMAGES" in out
+    assert (
+        "6 of the 6 records read carry the keys or one item image, not both images" in out
+        and "NEW_AND_OLD_IMAGES" in out
+    )
     # and with --json the warning goes to stderr, the JSON stays alone on stdout
     assert main([*flags, "--json"]) == 0
     captured = capsys.readouterr()
-    assert json.loads(captured.out) and "6 of the 6 records read carry no item images" in captured.err
+    assert (
+        json.loads(captured.out)
+        and "6 of the 6 records read carry the keys or one item image, not both images" in captured.err
+    )
 
 
 def _poisoned(tmp_path: Path, change: Any) -> Path:

@@ -315,7 +315,7 @@ def test_a_hot_key_of_any_documented_length_alerts_and_is_stored(
     index = [f"--index={case.index}"] if case.index is not None else []
     arguments = ["top", "--stats-table", run.stats_table, f"--table={case.table}", "--since", "2026-12-01", "--json"]
     assert main([*arguments, *index]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["rows"]
     hot = HOT_WRITES_PER_SECOND * HOT_SECONDS
     background = 0 if case.index is None else (SHARDS - 1) * 3  # seconds 0, 20 and 40 of window 0
     assert (rows[0]["key"], rows[0]["index"], rows[0]["writes"]) == (case.key.value, case.index, hot + background)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from hypothesis import given, settings
@@ -11,9 +12,16 @@ from hotkeys.detector.sizing import image_size, image_sizes, larger_image_size
 from tests import reference_sizing
 
 names = st.text(min_size=1, max_size=12)
+
+
+def _significant(number: Decimal) -> int:
+    return len("".join(map(str, number.as_tuple().digits)).strip("0"))
+
+
 numbers = (
     st.decimals(allow_nan=False, allow_infinity=False, places=None)
-    .filter(lambda d: d.is_finite() and abs(d.adjusted()) < 120)
+    # DynamoDB's numbers: magnitude 1E-130 to under 1E+126, at most 38 significant digits.
+    .filter(lambda d: d.is_finite() and abs(d.adjusted()) < 120 and _significant(d) <= 38)
     .map(lambda d: {"N": str(d)})
 )
 scalars = st.one_of(

@@ -153,8 +153,16 @@ def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
             dest=name,
             type=setting_type(option),
             default=None,
-            help=f"{option.help} (default {option.documented_default}; the function's {option.variable})",
+            help=_setting_help(option),
         )
+
+
+def _setting_help(option: Any) -> str:
+    """An option's help with its default and variable, the default said once (a help that names it
+    already, "(default: read with DescribeTable)", keeps its own words)."""
+    if "(default" in option.help:
+        return f"{option.help[:-1]}; the function's {option.variable})"
+    return f"{option.help} (default {option.documented_default}; the function's {option.variable})"
 
 
 def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed: Any) -> Settings:
@@ -178,6 +186,17 @@ def _in_flags(problem: str, names: tuple[str, ...]) -> str:
         if option.cli_flag:
             problem = re.sub(rf"\b{option.variable}\b", option.cli_flag, problem)
     return problem
+
+
+def partial_images_warning(partial: int, records: int, read: str = "") -> str:
+    """The warning for ``partial`` records of ``records`` that lack an item image (``replay.lacks_images``),
+    as ``replay`` and ``watch`` say it (``read``: " read" for a stream read live)."""
+    return (
+        f"{partial} of the {records} records{read} carry the keys or one item image, not both images (a "
+        "KEYS_ONLY, NEW_IMAGE or OLD_IMAGE stream): write units are sized from what they carry (the keys alone "
+        "at 1 WCU; an update by one image, a delete by its keys or old image), so every figure is a lower "
+        "estimate; the stream must use NEW_AND_OLD_IMAGES"
+    )
 
 
 def add_aws_flags(command: argparse.ArgumentParser) -> None:
@@ -206,48 +225,70 @@ def cli_region(
     return flag or environ.get("AWS_REGION") or default_region
 
 
-# Below this width the table keeps the columns that answer "which key, how hot" and folds the rest away.
-WIDE_TABLE_COLUMNS = 120
-
-
 def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings, title: str) -> None:
-    console.print(top_table(rows, settings, title, wide=console.width >= WIDE_TABLE_COLUMNS))
+    console.print(top_table(rows, settings, title, width=console.width))
 
 
-def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, wide: bool = True) -> Table:
-    """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay. The key is the
-    answer: narrow (``wide`` False), the table drops the count columns and the alert rate and folds the
-    key onto more lines, never cutting it; WCU figures are lower estimates, and the table says so.
+# From the most to the fewest columns: the first whose every cell fits whole on one line is shown.
+LAYOUTS = ("wide", "narrow", "stacked")
+
+
+def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, width: int | None = None) -> Table:
+    """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay, in the widest
+    layout (``LAYOUTS``) that fits ``width`` columns with no key, table name or time split over lines
+    (None: the wide one). The key is the answer: narrow, the table drops the count columns and the alert
+    rate; stacked, the window start goes above the table and key in one cell; a key longer than the
+    terminal folds onto more lines, never cut. WCU figures are lower estimates, and the wide table says so.
     Each rate column names its rate (``TopRow``): the window's average, the peak burst bucket, the alert
     rule's rate and that rate's % of the partition limit. Rows at or above the alert threshold (the
     alert rate's %, the rule's own test) are bold red where the terminal shows colour (the figures say
     the same in plain text): threshold and limit are ``settings``', the ones the command was given."""
+    grid = _top_table(rows, settings, title, LAYOUTS[0])
+    for layout in LAYOUTS[1:]:
+        if width is None or _natural_width(grid) <= width:
+            break
+        grid = _top_table(rows, settings, title, layout)
+    return grid
+
+
+def _natural_width(table: Table) -> int:
+    """The width ``table`` takes when no cell wraps."""
+    from rich.measure import Measurement
+
+    console = Console(width=100_000)
+    return Measurement.get(console, console.options, table).maximum
+
+
+# Each layout's text columns and figure columns (the figures in the order each row lists them).
+_COLUMNS = {
+    "wide": (
+        ["window (UTC)", "table", "key"],
+        ["avg WCU/s", "peak WCU/s", "alert rate WCU/s", "% of limit", "share", "writes", "WCU", "up to +"],
+    ),
+    "narrow": (["window (UTC)", "table/key"], ["avg WCU/s", "peak WCU/s", "% of limit", "share"]),
+    "stacked": (["window (UTC)\ntable/key"], ["avg\nWCU/s", "peak\nWCU/s", "% of\nlimit", "share"]),
+}
+
+
+def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layout: str) -> Table:
     partition_limit = settings.partition_wcu_limit
+    wide = layout == "wide"
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
     grid = Table(title=title, caption=caption)
-    columns = [("window (UTC)", "left"), ("table/key" if not wide else "table", "left")]
-    columns += [("key", "left")] if wide else []
-    columns += [("avg WCU/s", "right"), ("peak WCU/s", "right")]
-    columns += [("alert rate WCU/s", "right")] if wide else []
-    columns += [("% of limit", "right"), ("share", "right")]
-    columns += [("writes", "right"), ("WCU", "right"), ("up to +", "right")] if wide else []
-    for column, justify in columns:
-        text = column in ("window (UTC)", "table", "key", "table/key")
-        grid.add_column(
-            column,
-            justify=justify,  # type: ignore[arg-type]
-            overflow="fold" if text else "ellipsis",
-            no_wrap=not text,
-            min_width=None if text else len(column),
-            ratio=3 if column in ("key", "table/key") else None,
-        )
+    texts, figures = _COLUMNS[layout]
+    for column in texts:
+        grid.add_column(column, overflow="fold", ratio=3 if "key" in column else None)
+    for column in figures:
+        width = max(len(line) for line in column.split("\n"))
+        grid.add_column(column, justify="right", overflow="ellipsis", no_wrap=True, min_width=width)
     for row in rows:
         table = row["table"] if not row.get("index") else f"{row['table']} index {row['index']}"
-        names = (
-            [table, row["key"]]
-            if wide
-            else [f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"]
-        )
+        key = f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"
+        cells = {
+            "wide": [row["window_start"], table, row["key"]],
+            "narrow": [row["window_start"], key],
+            "stacked": [f"{row['window_start']}\n{key}"],
+        }[layout]
         average, peak, alert = (
             row["avg_wcu_per_second"],
             row.get("peak_wcu_per_second"),
@@ -255,12 +296,11 @@ def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, wide: 
         )
         # Figures stored before burst buckets have no peak nor alert rate: their average stands in.
         rate = alert if alert is not None else max(average, peak or 0.0)
-        percent = 100 * rate / partition_limit
-        figures = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
-        figures += [f"{percent:.0f}%", f"{100 * row['share']:.1f}%"]
-        counts = [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
+        numbers = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
+        numbers += [f"{100 * rate / partition_limit:.0f}%", f"{100 * row['share']:.1f}%"]
+        numbers += [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
         hot = rate >= settings.alert_threshold * partition_limit
-        grid.add_row(row["window_start"], *names, *figures, *counts, style="bold red" if hot else None)
+        grid.add_row(*cells, *numbers, style="bold red" if hot else None)
     return grid
 
 

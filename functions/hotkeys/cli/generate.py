@@ -101,6 +101,12 @@ class Workload:
         for hot in self.hot:
             hot.check(self.duration)
         records = self.record_count()
+        if records == 0:
+            # An event file with no records would replay as a quiet table: say so instead of writing it.
+            raise GenerateError(
+                f"that workload is no records (--rate {self.rate:g} for {self.duration} s and no --hot key): "
+                "raise --rate or --duration, or add --hot"
+            )
         if records > MAX_RECORDS:
             raise GenerateError(
                 f"that workload is {records:,} records, over the {MAX_RECORDS:,} one run writes "

@@ -66,8 +66,9 @@ EXAMPLES_TOP = """examples:
 """
 # The function's structured logs, quiet in the commands that run its code unless this names a level.
 LOG_LEVEL_HELP = """environment:
-  HOTKEYS_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR  also print the function's own JSON logs (on stdout;
-                                              default: none, the command reports what they say)
+  HOTKEYS_LOG_LEVEL=DEBUG|INFO|WARNING|ERROR  also print the function's own JSON logs (on stderr,
+                                              apart from the command's output; default: none, the
+                                              command reports what they say)
 """
 EXAMPLES_REPLAY = (
     """examples (from the repository's root: events/ holds the samples):
@@ -118,13 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    top = _command(commands, "top", "hottest keys per window, from the stats table", EXAMPLES_TOP)
+    top = _command(
+        commands,
+        "top",
+        "hottest partition keys per window (the tables' and their indexes'), from the stats table; then the "
+        "write-sharded key families and the keys DynamoDB throttled (Contributor Insights, where it is on)",
+        EXAMPLES_TOP,
+    )
     top.add_argument("--stats-table", required=True, help="the detector's stats table (stack output StatsTableName)")
     top.add_argument("--table", help="only this source table")
     top.add_argument(
         "--index",
         metavar="NAME",
-        help="a global secondary index's partitions instead of the table's ('all': the table's and every index's)",
+        default="all",
+        help="whose partitions: 'all' (default: the table's and every counted global secondary index's, hottest "
+        "first), 'table' (the table's only) or one index's name",
     )
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")
@@ -140,7 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     replay = _command(commands, "replay", "run the real handler over event files, locally", EXAMPLES_REPLAY)
     replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
     replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
-    replay.add_argument("--report", metavar="FILE.html", help="also write a self-contained HTML heat-map report")
+    replay.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write an HTML heat-map report (it loads plotly's script from a file written beside it: "
+        "move or send the two together)",
+    )
     add_setting_flags(replay.add_argument_group("the function's settings (as deployed with -c ...)"), REPLAY_SETTINGS)
     _add_common(replay)
 
@@ -267,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:
     """One subcommand, with its examples shown as written below its --help."""
     parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=summary, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter
+        name, help=summary, description=summary, epilog=examples, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     return parser
 
@@ -306,19 +320,19 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         until=int(time.time()) + 86_400,
         table=args.table,
     )
-    index = ALL_INDEXES if args.index == "all" else args.index
+    index = {"all": ALL_INDEXES, "table": None}.get(args.index, args.index)
     read = readable_figures(store, windows, index)
     figures = read.figures
     rows = top_rows(figures, args.limit)
     skipped = top_view.retired_line(read.retired)
-    if args.json:
-        print(top_view.json_text(rows))
-        if skipped:
-            print(f"hotkeys: {skipped}", file=sys.stderr)
-        return 0
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
+    if args.json:
+        print(top_view.json_text(rows, families, throttles))
+        if skipped:
+            print(f"hotkeys: {skipped}", file=sys.stderr)
+        return 0
     # No rows for a named table: the tables that have figures in the same range (a misspelt name).
     others = (
         sorted(

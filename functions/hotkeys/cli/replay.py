@@ -14,12 +14,13 @@ import io
 import json
 import logging
 import os
+import sys
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hotkeys.cli.emulation import emulate
 from hotkeys.cli.esm import DeadLetter
@@ -417,13 +418,16 @@ def run_replay(
 
     # The function's logs stay quiet unless HOTKEYS_LOG_LEVEL asks for them (its handler's level);
     # its errors still reach the replay, which reports why records were not counted.
-    level, shown = logger.log_level, logger.registered_handler.level
+    handler = cast("logging.StreamHandler[Any]", logger.registered_handler)  # powertools': a StreamHandler
+    level, shown, stream = logger.log_level, handler.level, handler.stream
     wanted = logging.getLevelName(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL").upper())
     wanted = wanted if isinstance(wanted, int) else logging.CRITICAL
     reasons = _MalformedReasons()
     errors: dict[str, int] = {}
     logger.setLevel(min(wanted, logging.ERROR))
-    logger.registered_handler.setLevel(wanted)
+    handler.setLevel(wanted)
+    # In Lambda they go to stdout, which CloudWatch reads; here stdout is the command's (``--json``).
+    handler.setStream(sys.stderr)
     function_log = logging.getLogger(logger.name)
     function_log.addHandler(reasons)
     span = plan.span()
@@ -449,7 +453,8 @@ def run_replay(
         _send_dead_letters(resources, report.dead_letters, aws)
     finally:
         function_log.removeHandler(reasons)
-        logger.registered_handler.setLevel(shown)
+        handler.setLevel(shown)
+        handler.setStream(stream)
         logger.setLevel(level)
     report.uncounted = reasons.explain(report.dead_letters, errors)
     return report

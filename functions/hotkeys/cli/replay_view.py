@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from hotkeys.cli.common import UserError, aws_clients, render_families, render_top, settings_from_args
+from hotkeys.cli.common import (
+    UserError,
+    aws_clients,
+    partial_images_warning,
+    render_families,
+    render_top,
+    settings_from_args,
+)
 from hotkeys.cli.progress import progress_bar
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan_replay, replay_settings, run_replay
 from hotkeys.cli.throttle_view import recorded_picture
@@ -25,6 +32,7 @@ from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings
 from hotkeys.detector.diagnosis import SHARD_FAMILY
+from hotkeys.detector.throttles import THROTTLED_ONLY
 
 if TYPE_CHECKING:
     from hotkeys.cli.report import HeatMap
@@ -152,11 +160,7 @@ def input_problems(result: dict[str, Any]) -> list[str]:
                 "`hotkeys watch --table NAME --from trim-horizon --once`"
             )
     if result["without_images"]:
-        lines.append(
-            f"{result['without_images']} of the {result['records']} records carry no item images (a KEYS_ONLY, "
-            "NEW_IMAGE or OLD_IMAGE stream): their write units are sized from what they carry (KEYS_ONLY: the "
-            "keys alone, 1 WCU each), so every figure is a lower estimate; the stream must use NEW_AND_OLD_IMAGES"
-        )
+        lines.append(partial_images_warning(result["without_images"], result["records"]))
     return lines
 
 
@@ -185,6 +189,7 @@ class _Incident:
     key: str
     alerts: list[dict[str, Any]]
     rows: list[dict[str, Any]]  # alerted_figures of this key, one per window that lists it
+    throttled: list[dict[str, Any]]  # the throttled-keys table's rows of this key, one per window
 
     @property
     def partition_limit(self) -> bool:
@@ -219,13 +224,14 @@ def _peak(row: dict[str, Any]) -> float:
 
 def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     """The answer first: which keys were hot (at or near the partition limit), how hot at their peak,
-    and what to do; then, apart, the keys that took a heavy share of a table's writes while far from the
-    limit (share-of-table alerts: a warning, not a hot key).
+    and what to do; then the keys DynamoDB throttled that no alert named (Contributor Insights' throttled
+    keys recorded beside the events); then, apart, the keys that took a heavy share of a table's writes
+    while far from the limit (share-of-table alerts: a warning, not a hot key). Each key once.
 
     Every figure is the stored one the top-keys table shows (``alerted_figures``): the peak is the
-    merged heaviest aligned burst bucket of the key's window, the share the whole window's. The rate an
-    alert fired at (the rule's rate when that invocation ran) is named apart when it differs. A
-    write-sharded family's line is the families line of that window."""
+    merged heaviest aligned burst bucket of the key's window, the share the whole window's; a throttled
+    count is the throttled-keys table's. The rate an alert fired at (the rule's rate when that invocation
+    ran) is named apart when it differs. A write-sharded family's line is the families line of that window."""
     grouped: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
     for alert in result["alerts"]:
         if alert["status"] != "resolved":
@@ -233,15 +239,36 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     stored: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
     for row in result.get("alerted_figures", []):
         stored.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
-    incidents = [_Incident(*name, found, stored.get(name, [])) for name, found in grouped.items()]
+    throttled: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
+    for row in (result.get("throttles") or {}).get("rows", []):
+        throttled.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
+    incidents = [
+        _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
+    ]
     hot = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
     shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
+    unalerted = {name: rows for name, rows in throttled.items() if name not in grouped}
     families = result.get("families", [])
     if hot:
-        lines = [f"{len(hot)} hot key{'' if len(hot) == 1 else 's'} (at or near the partition limit):"]
+        confirmed = sum(1 for incident in hot if incident.throttled)
+        lines = [
+            f"{len(hot)} hot key{'' if len(hot) == 1 else 's'} (at or near the partition limit"
+            + (f"; DynamoDB throttled {confirmed} of them" if confirmed else "")
+            + "):"
+        ]
         lines.extend(_hot_line(incident, families, settings) for incident in hot)
     else:
         lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
+    if unalerted:
+        many = len(unalerted) > 1
+        lines.append(
+            f"{len(unalerted)} key{'s' if many else ''} DynamoDB throttled that no alert named (Contributor "
+            "Insights' throttled keys; the stream sees only the writes that landed):"
+        )
+        lines.extend(
+            _throttled_line(name, rows)
+            for name, rows in sorted(unalerted.items(), key=lambda item: (-_requests(item[1]), item[0][2]))
+        )
     if shares:
         many = len(shares) > 1
         lines.append(
@@ -250,6 +277,43 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         )
         lines.extend(_share_line(incident, families) for incident in shares)
     return lines
+
+
+def _requests(rows: list[dict[str, Any]]) -> int:
+    return sum(int(row["throttled_requests"]) for row in rows)
+
+
+def _throttled_text(rows: list[dict[str, Any]]) -> str:
+    """ "4,100 requests in the window starting A and 1,250 in the window starting B": the table's counts."""
+    ordered = sorted(rows, key=lambda row: row["window_start"])
+    parts = [
+        f"{row['throttled_requests']:,}{' requests' if i == 0 else ''} in the window starting {row['window_start']}"
+        for i, row in enumerate(ordered)
+    ]
+    return " and ".join(parts)
+
+
+def _throttled_line(name: tuple[str, str | None, str], rows: list[dict[str, Any]]) -> str:
+    table, index, key = name
+    where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
+    if all(row["status"] == THROTTLED_ONLY for row in rows):
+        landed = (
+            "none of its writes landed on the stream (throttled only: its reads, or writes that never landed); "
+            "suggested fix: if these are reads, one partition serves 3,000 RCU/s: cache them or spread them over "
+            f"copies of the item; if writes, write-shard the key ({key}#1..N) and retry with backoff"
+        )
+    else:
+        wcu = sum(int(row["landed_wcu"] or 0) for row in rows)
+        spread = (
+            f"suffix the index key ({key}#1..N) or pick a higher-cardinality index key"
+            if index is not None
+            else f"write-shard the key ({key}#1..N)"
+        )
+        landed = (
+            f"{wcu:,} of its write units landed, under the alert threshold: more was attempted than landed, in "
+            f"bursts shorter than the alert's; suggested fix: {spread}"
+        )
+    return f"  {where}: DynamoDB throttled {_throttled_text(rows)}; {landed}"
 
 
 def _rank(incident: _Incident) -> float:
@@ -285,7 +349,7 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
         suggested_shards(max(peak, alert_rate), settings.alert_wcu_per_second),
         *(int(a["suggested_shards"]) for a in alerts),
     )
-    return f"  {incident.where} {said}{_fix(incident, families, window, shards, share)}"
+    return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, shards, share)}"
 
 
 def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
@@ -309,7 +373,12 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
             f"(peak {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit; window average "
             f"{row['avg_wcu_per_second']:,.0f} WCU/s)"
         )
-    return f"  {incident.where} {said}{_fix(incident, families, window, 1, share)}"
+    return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, 1, share)}"
+
+
+def _confirmed(incident: _Incident) -> str:
+    """ "; confirmed: DynamoDB throttled N requests in the window starting W" when it did."""
+    return f"; confirmed: DynamoDB throttled {_throttled_text(incident.throttled)}" if incident.throttled else ""
 
 
 def _alerted(alert_rate: float, peak: float, alert_window: str, window: str) -> str:
@@ -396,6 +465,12 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         aws = aws_clients(args, default_region="us-east-1")
         try:
             plan = plan_replay(args.event_files)
+            if not plan.records:
+                # No traffic is no verdict: "no hot key" would read as if traffic had been judged.
+                raise ReplayError(
+                    f"the event file{'s hold' if len(args.event_files) > 1 else ' holds'} no stream records: "
+                    "nothing to judge"
+                )
             resources = create_resources(aws)
             heat = _heat_map(aws, chosen) if report_path is not None else None
             with progress_bar("replaying", plan.records) as advance:
@@ -445,8 +520,8 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
             console.print(f"  {alert['subject']}", markup=False, highlight=False)
             if alert["status"] != "resolved":
                 console.print(
-                    f"      window {alert['window_start']}, {alert['wcu']:,} WCU, "
-                    f"share {100 * alert['share']:.1f}%; fix: "
+                    f"      when sent: window {alert['window_start']}, {alert['wcu']:,} WCU so far, "
+                    f"{100 * alert['share']:.1f}% of the table's writes so far; fix: "
                     + short_fix(alert["key"], alert["suggested_shards"], alert["share"], alert.get("index")),
                     markup=False,
                     highlight=False,

@@ -31,10 +31,13 @@ from hotkeys.detector.windows import parse_iso_utc, window_start
 
 MAX_KEYS = 30
 # Colour is linear in the share of the partition limit (docs/decisions.md §34): pale yellow to orange below
-# the alert threshold, then a step to red and on to dark red at the limit (cells above it saturate).
-# What the reader must tell apart is "safe", "near" and "over the threshold", not 0.1% from 5%.
+# the alert threshold, then a step to red and on to dark red at the limit, then quickly (by 110%) to magenta
+# and on to dark purple at OVER_LIMIT times the limit (cells above that saturate). What the reader must tell
+# apart is "safe", "near", "over the threshold" and "over the limit", not 0.1% from 5%.
 BELOW_THRESHOLD = ("#fff7bc", "#fec44f", "#fe9929")  # at 0, half the threshold, the threshold
 ABOVE_THRESHOLD = ("#cb181d", "#67000d")  # at the threshold, at the limit
+ABOVE_LIMIT = ("#ae017e", "#49006a")  # at 110% of the limit, at OVER_LIMIT times the limit
+OVER_LIMIT = 2.0
 ROW_PIXELS = 26
 PLOT_MARGIN = {"l": 220, "r": 40, "t": 60, "b": 70}
 
@@ -147,21 +150,26 @@ def hottest_first(panels: Iterable[Panel], partition_limit: float) -> list[Panel
     return sorted(panels, key=rank)
 
 
-def colour_scale(threshold: float) -> list[tuple[float, str]]:
-    """The heat map's colour stops (position on a 0..1 = 0..100% of the limit scale, colour): linear,
-    with a step at the alert threshold (a position given twice is a step, in plotly as here)."""
+def colour_scale(threshold: float, top: float = 1.0) -> list[tuple[float, str]]:
+    """The heat map's colour stops (position on a 0..1 scale that spans 0 to ``top`` times the partition
+    limit, colour): linear, with a step at the alert threshold (a position given twice is a step, in
+    plotly as here). ``top`` is 1, or ``OVER_LIMIT`` when a cell is over the limit: a share keeps its
+    colour whatever the scale's top."""
     pale, middle, near = BELOW_THRESHOLD
     hot, limit = ABOVE_THRESHOLD
     stops = [(0.0, pale), (threshold / 2, middle), (threshold, near)]
     if threshold < 1:
-        return [*stops, (threshold, hot), (1.0, limit)]
-    return [*stops, (1.0, limit)]  # only the limit itself alerts: its cells are the darkest
+        stops.append((threshold, hot))
+    stops.append((1.0, limit))  # only the limit itself alerts when the threshold is 1: its cells are the darkest
+    if top > 1:
+        stops += [(1.1, ABOVE_LIMIT[0]), (top, ABOVE_LIMIT[1])]
+    return [(position / top, colour) for position, colour in stops]
 
 
-def colour_at(fraction: float, threshold: float) -> str:
+def colour_at(fraction: float, threshold: float, top: float = 1.0) -> str:
     """The colour at ``fraction`` (0..1) of the scale in RGB, as plotly computes it: linear in RGB
     between stops, and at a step the colour above it (d3's piecewise scale bisects to the right)."""
-    stops = colour_scale(threshold)
+    stops = colour_scale(threshold, top)
     positions = [position for position, _colour in stops]
     fraction = min(1.0, max(0.0, fraction))
     i = min(max(bisect.bisect_right(positions, fraction) - 1, 0), len(stops) - 2)
@@ -175,9 +183,14 @@ def _channels(colour: str) -> list[int]:
     return [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
 
 
-def scale_position(rate: float, partition_limit: float) -> float:
-    """Where a rate sits on the colour scale: its share of the partition limit (0 to 1, saturating)."""
-    return min(1.0, max(0.0, rate / partition_limit))
+def scale_top(peak_share: float) -> float:
+    """The scale's top, in times the partition limit: past 1 only when a cell is over the limit."""
+    return OVER_LIMIT if peak_share > 1 else 1.0
+
+
+def scale_position(rate: float, partition_limit: float, top: float = 1.0) -> float:
+    """Where a rate sits on the colour scale: its share of ``top`` times the limit (0 to 1, saturating)."""
+    return min(1.0, max(0.0, rate / (partition_limit * top)))
 
 
 def plotly_script_name() -> str:
@@ -276,7 +289,8 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
         [[rate, 100 * rate / partition_limit, wcu] for rate, wcu in zip(line, row.wcu, strict=True)]
         for line, row in zip(rates, panel.rows, strict=True)
     ]
-    ticks = sorted({0.0, 25.0, 50.0, 100 * threshold, 100.0})
+    top = scale_top(panel.peak_share(partition_limit))
+    ticks = sorted({0.0, 25.0, 50.0, 100 * threshold, 100.0, 100 * top})
     tick_text = [
         f"{tick:g}% ({tick * partition_limit / 100:,.0f} WCU/s)" + (" alert" if tick == 100 * threshold else "")
         for tick in ticks
@@ -287,8 +301,8 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
         z=z,
         customdata=custom,
         zmin=0,
-        zmax=100,
-        colorscale=[[position, colour] for position, colour in colour_scale(threshold)],
+        zmax=100 * top,
+        colorscale=[[position, colour] for position, colour in colour_scale(threshold, top)],
         xgap=1,
         ygap=1,
         hoverongaps=False,
@@ -383,8 +397,9 @@ ALERT_KINDS = (
 
 
 def _alerts_table(alerts: list[dict[str, Any]]) -> str:
-    """The alerts, partition-limit incidents apart from share-of-table ones; each with the figures it
-    fired at (the alert rate, its % of the limit, the key's share) beside its subject."""
+    """The alerts, partition-limit incidents apart from share-of-table ones; each with the figures it was
+    sent with (the alert rate then, its % of the limit, the key's share of the window so far) beside its
+    subject: labelled apart from the top keys' columns, which hold the whole window's stored figures."""
     if not alerts:
         return "<div id='alerts'><p>None.</p></div>"
     parts = []
@@ -406,8 +421,9 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
         )
         parts.append(
             f"<h3>{html.escape(title)} ({len(found)})</h3><table class='top' id='{anchor}'><thead><tr>"
-            "<th class='k'>window</th><th class='k'>status</th><th class='k'>alert</th><th>alert rate WCU/s</th>"
-            f"<th>alert rate % of limit</th><th>share</th></tr></thead><tbody>{rows}</tbody></table>"
+            "<th class='k'>window</th><th class='k'>status</th><th class='k'>alert</th><th>WCU/s when sent</th>"
+            "<th>% of limit when sent</th><th>share of the window so far</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
         )
     return f"<div id='alerts'>{''.join(parts)}</div>"
 
@@ -431,7 +447,7 @@ def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
         "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>alert rate WCU/s</th>"
         "<th>% of limit</th><th>share</th>"
-        f"<th>writes</th><th>WCU</th><th>± WCU</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<th>writes</th><th>WCU</th><th>up to +</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 

@@ -17,8 +17,12 @@ from hotkeys.detector.snapshots import RetiredWindow
 from hotkeys.detector.windows import iso_utc
 
 
-def json_text(rows: list[TopRow]) -> str:
-    return json.dumps([row.to_json() for row in rows], indent=2)
+def json_text(rows: list[TopRow], families: list[dict[str, Any]], throttles: Mapping[str, Any] | None) -> str:
+    """What the text shows, whole: the rows, the families, and the throttled keys with every note on why
+    a table or index's could not be read (``throttled_keys`` null when there were no rows to compare)."""
+    return json.dumps(
+        {"rows": [row.to_json() for row in rows], "families": families, "throttled_keys": throttles}, indent=2
+    )
 
 
 def render(
@@ -36,7 +40,7 @@ def render(
     the ``--index`` asked for, named when it was not counted; ``other_tables``: the tables with figures
     when the ``--table`` asked for has none); last, ``skipped`` (``retired_line``)."""
     if not rows:
-        more = f" (index {index!r} is not counted in these windows)" if index and index != "all" else ""
+        more = f" (index {index!r} is not counted in these windows)" if index not in (None, "all", "table") else ""
         if table is not None and other_tables:
             more = f" (no window of table {table!r}; tables with figures: {', '.join(other_tables)})"
         console.print(f"No figures yet for that selection{more}.", markup=False, highlight=False, soft_wrap=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hotkeys.cli.common import partial_images_warning
 from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
 from hotkeys.cli.top import TopRow, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -117,14 +118,10 @@ class StreamWatcher:
 
 
 def images_warning(watcher: StreamWatcher) -> str | None:
-    """The warning for records that carry no item images, or None."""
+    """The warning for records that lack an item image, or None."""
     if not watcher.without_images:
         return None
-    return (
-        f"{watcher.without_images} of the {watcher.records} records read carry no item images (a KEYS_ONLY, "
-        "NEW_IMAGE or OLD_IMAGE stream): write units are sized from what they carry (KEYS_ONLY: the keys "
-        "alone, 1 WCU each), so every figure is a lower estimate; the stream must use NEW_AND_OLD_IMAGES"
-    )
+    return partial_images_warning(watcher.without_images, watcher.records, " read")
 
 
 def _views(snapshots: list[SegmentSnapshot]) -> list[str | None]:

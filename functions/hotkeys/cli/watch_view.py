@@ -12,21 +12,21 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from hotkeys.cli.common import WIDE_TABLE_COLUMNS, UserError, aws_clients, settings_from_args, top_table
+from hotkeys.cli.common import UserError, aws_clients, settings_from_args, top_table
 from hotkeys.cli.streams import StreamError
 from hotkeys.cli.top import TopRow
 from hotkeys.cli.watch import StreamWatcher, images_warning
 from hotkeys.detector.config import Settings
 
 
-def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, wide: bool) -> Group:
+def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, width: int) -> Group:
     """The top-keys table, under the warning for records without images when some were read."""
     warning = images_warning(watcher)
     title = (
         f"{watcher.arn.split('/')[1]}: {watcher.records} records read ({watcher.malformed} malformed), "
         "hottest by alert rate (active-time rate or peak bucket, the higher)"
     )
-    table = top_table([asdict(row) for row in rows], settings, title, wide)
+    table = top_table([asdict(row) for row in rows], settings, title, width)
     return Group(*([Text(warning, style="bold red")] if warning else []), table)
 
 
@@ -60,13 +60,12 @@ def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str,
                 print(f"hotkeys: {warning}", file=sys.stderr)
             print(json.dumps([asdict(row) for row in rows], indent=2))
         else:
-            console.print(_view(rows, watcher, settings, console.width >= WIDE_TABLE_COLUMNS))
+            console.print(_view(rows, watcher, settings, console.width))
         return 0
     deadline = time.monotonic() + args.duration if args.duration else None
-    wide = console.width >= WIDE_TABLE_COLUMNS
-    with Live(_view([], watcher, settings, wide), console=console, refresh_per_second=2) as live:
+    with Live(_view([], watcher, settings, console.width), console=console, refresh_per_second=2) as live:
         while deadline is None or time.monotonic() < deadline:
             watcher.poll()
-            live.update(_view(watcher.rows(args.limit), watcher, settings, wide))
+            live.update(_view(watcher.rows(args.limit), watcher, settings, console.width))
             time.sleep(args.interval)
     return 0

@@ -7,7 +7,7 @@ from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
 from hotkeys.detector.indexes import IndexImageError, IndexSpec, index_writes
-from hotkeys.detector.sizing import SizingError, image_size, image_sizes, write_units
+from hotkeys.detector.sizing import SizingError, image_size, image_sizes, number_size, write_units
 from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
@@ -106,11 +106,20 @@ def key_text(value: Any) -> str:
             raw = value.get("N")
             if raw is None:
                 raw = value.get("B")
+            else:
+                _check_number(raw)
         if type(raw) is str:
             if len(raw) > MAX_KEY_TEXT_BYTES or not raw.isascii():
                 _check_key_bytes(raw)
             return raw
     raise MalformedRecord(f"partition key must be an S, N or B value, got {value!r:.80}")
+
+
+def _check_number(raw: Any) -> None:
+    try:
+        number_size(raw)
+    except SizingError as error:
+        raise MalformedRecord(f"partition key: {error}") from None
 
 
 def _check_key_bytes(raw: str) -> None:

@@ -32,6 +32,11 @@ def _name_size(name: str) -> int:
     return size
 
 
+# DynamoDB's documented number range (Developer Guide, "Data types"): "Numbers can have up to 38 digits
+# of precision", positive from 1E-130 to 9.9999999999999999999999999999999999999E+125, negative alike.
+MAX_NUMBER_DIGITS = 38
+
+
 def number_size(text: str) -> int:
     """About one byte per two significant digits, plus one (zeros at both ends trimmed)."""
     if not isinstance(text, str) or not text:
@@ -49,7 +54,22 @@ def number_size(text: str) -> int:
         return 2  # zero
     if not significant.isdigit():
         raise SizingError(f"not a number: {text!r}")
+    if len(significant) > MAX_NUMBER_DIGITS:
+        raise SizingError(f"number has more than {MAX_NUMBER_DIGITS} significant digits: {text!r:.60}")
+    if exponent_at >= 0 or len(digits) > MAX_NUMBER_DIGITS:
+        _check_magnitude(text)
     return (len(significant) + 1) // 2 + 1
+
+
+def _check_magnitude(text: str) -> None:
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        exponent = Decimal(text).adjusted()  # the power of ten of the first significant digit
+    except InvalidOperation:
+        raise SizingError(f"not a number: {text!r:.60}") from None
+    if not -130 <= exponent <= 125:
+        raise SizingError(f"number out of DynamoDB's range (1E-130 to 9.99...E+125 in magnitude): {text!r:.60}")
 
 
 def binary_size(b64: str) -> int:
@@ -111,7 +131,7 @@ def _element_size(value: Any) -> int:
         if type(raw) is str:
             return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
         raw = value.get("N")
-        if type(raw) is str and raw.isdigit():
+        if type(raw) is str and raw.isdigit() and len(raw) <= MAX_NUMBER_DIGITS:
             significant = len(raw.strip("0")) or 1
             return (significant + 1) // 2 + 1
         raw = value.get("M")

@@ -1,0 +1,207 @@
+"""What a person reads (issue #36): every table fits its terminal whole, `top` shows the partitions a
+user least expects, its text points at what its JSON holds, bad or empty input says so, the JSON
+streams parse, and the help says each thing once."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from hotkeys.cli.common import render_top
+from hotkeys.cli.main import main
+from hotkeys.detector.config import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "events"
+DEFAULTS = Settings(stats_table_name="s")
+
+
+def _replayed(stats_table_name: str, *files: str) -> None:
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
+
+    run_replay([str(EVENTS / name) for name in files], LocalResources(stats_table=stats_table_name))
+
+
+def test_top_shows_a_hot_index_partition_without_being_asked(
+    stats_table_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a payments table whose by-status index has PENDING and AUTHORIZED at 90% of a partition
+    _replayed(stats_table_name, "gsi-back-pressure.json.gz")
+    # When plain `top` runs
+    assert main(["top", "--stats-table", stats_table_name, "--last", "1", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    # Then the hot index partitions are its first rows, named with their index
+    assert {(row["index"], row["key"]) for row in rows[:2]} == {("by-status", "PENDING"), ("by-status", "AUTHORIZED")}
+    # and `--index table` leaves them out, `--index by-status` shows them alone
+    assert main(["top", "--stats-table", stats_table_name, "--last", "1", "--json", "--index", "table"]) == 0
+    assert {row["index"] for row in json.loads(capsys.readouterr().out)["rows"]} == {None}
+    assert main(["top", "--stats-table", stats_table_name, "--last", "1", "--json", "--index", "by-status"]) == 0
+    assert {row["index"] for row in json.loads(capsys.readouterr().out)["rows"]} == {"by-status"}
+
+
+def _row(table: str, index: str | None, key: str, average: float) -> dict[str, Any]:
+    return {
+        "window_start": "2026-12-01T00:00:00Z",
+        "table": table,
+        "index": index,
+        "key": key,
+        "avg_wcu_per_second": average,
+        "peak_wcu_per_second": 3 * average,
+        "alert_wcu_per_second": 3 * average,
+        "share": 0.4,
+        "writes": 18_058,
+        "wcu": 18_058,
+        "error_bound": 0,
+    }
+
+
+DEMO_ROWS = [
+    _row("payments", "by-status", "PENDING", 301.0),
+    _row("payments", "by-status", "AUTHORIZED", 300.9),
+    _row("tickets", None, "event#42", 300.0),
+    _row("payments", "by-status", "SETTLED", 150.4),
+]
+
+
+@pytest.mark.parametrize("width", range(80, 201, 5))
+def test_no_key_table_or_window_start_is_split_at_any_width_from_80_to_200(width: int) -> None:
+    # Given the demo's hottest rows, index partitions among them, and a terminal this wide
+    console = Console(width=width, record=True, color_system=None)
+    # When the top table is printed
+    render_top(console, DEMO_ROWS, DEFAULTS, title="Hottest partition keys")
+    lines = console.export_text().splitlines()
+    # Then each window start, table (with its index) and key is whole on one line, and nothing is cut
+    for row in DEMO_ROWS:
+        where = "payments index by-status" if row["index"] else row["table"]
+        for text in (row["window_start"], where, row["key"]):
+            assert any(text in line for line in lines), (width, text, "\n".join(lines))
+    assert "…" not in "".join(lines) and max(map(len, lines)) <= width
+    # and at 156 columns or more the wide table shows every column (the alert rate and the counts)
+    assert ("alert rate WCU/s" in "".join(lines)) == (width >= 160), width
+
+
+def test_top_text_points_at_json_that_holds_what_it_left_out(
+    stats_table_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given several tables replayed on an endpoint without Contributor Insights (one note per source)
+    _replayed(stats_table_name, "gsi-back-pressure.json.gz", "hot-key-burst.json.gz", "mixed-traffic.json")
+    assert main(["top", "--stats-table", stats_table_name, "--since", "2026-12-01"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Throttled keys"))
+    more = re.search(r"and (\d+) more \(--json lists them\)", line)
+    assert more, line
+    # When the same top runs with --json
+    assert main(["top", "--stats-table", stats_table_name, "--since", "2026-12-01", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    # Then the JSON holds every note the line summed up, the families and the rows
+    assert len(found["throttled_keys"]["notes"]) == int(more[1]) + 1
+    assert found["rows"] and isinstance(found["families"], list)
+    # and `top --help` says it shows the throttled keys
+    assert main(["top", "--help"]) == 0
+    assert "throttled" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_input_with_no_records_is_no_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"Records": []}')
+    # When a replay gets a file with no records
+    assert main(["replay", str(empty)]) == 2
+    out, err = capsys.readouterr()
+    # Then it says so in one line, and prints no verdict
+    assert out == "" and err == "hotkeys: the event file holds no stream records: nothing to judge\n"
+    # and generate refuses to write such a file
+    assert main(["generate", "--out", str(tmp_path / "w.json"), "--rate", "0"]) == 2
+    assert "no records" in capsys.readouterr().err and not (tmp_path / "w.json").exists()
+
+
+def test_the_functions_logs_leave_the_json_on_stdout_whole() -> None:
+    # `HOTKEYS_LOG_LEVEL=INFO hotkeys replay ... --json | python -m json.tool`
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'functions'}{os.pathsep}{ROOT}", "HOTKEYS_LOG_LEVEL": "INFO"}
+    done = subprocess.run(
+        [sys.executable, "-m", "hotkeys.cli.main", "replay", "events/share-small-table.json.gz", "--json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["records"] > 0
+    logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith('{"level"')]
+    assert logged and {entry["level"] for entry in logged} <= {"INFO", "WARNING", "ERROR"}
+
+
+def test_make_demo_says_what_it_installs_before_it_installs_and_installs_the_reports_plotly(tmp_path: Path) -> None:
+    # A fresh machine: no virtualenv yet (make -n prints the recipe it would run)
+    done = subprocess.run(
+        ["make", "-n", "demo", f"VENV={tmp_path / 'venv'}"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    lines = done.stdout.splitlines()
+    said = next(i for i, line in enumerate(lines) if line.startswith("echo") and "installing" in line)
+    installs = next(i for i, line in enumerate(lines) if "pip install" in line)
+    assert said < installs and "[local,report]" in lines[installs]
+
+
+def test_help_says_each_default_once_and_the_report_needs_its_script(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "self-contained" not in text and "plotly's script" in text
+    # one "(default" per option's help, never two
+    for option in re.split(r"\s(?=--[a-z])", text):
+        assert option.count("(default") <= 1, option
+
+
+def test_records_with_a_new_image_only_are_not_said_to_carry_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import load_event
+
+    event = load_event("mixed-traffic.json")
+    records = event["Records"][:5]
+    for record in records:
+        record["dynamodb"]["StreamViewType"] = "NEW_IMAGE"
+        record["dynamodb"].pop("OldImage", None)
+    path = tmp_path / "new-image.json"
+    path.write_text(json.dumps({"Records": records}))
+    assert main(["replay", str(path)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "carry no item images" not in first and "one item image, not both" in first
+
+
+@pytest.mark.parametrize(
+    ("number", "counted"),
+    [
+        ("1e400", False),
+        ("1E+126", False),
+        ("1E-131", False),
+        ("1" * 39, False),
+        ("9.9999999999999999999999999999999999999E+125", True),
+        ("-1E-130", True),
+        ("1" * 38, True),
+        ("42", True),
+    ],
+)
+def test_a_number_key_outside_dynamodbs_range_is_dead_lettered(
+    number: str, counted: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # DynamoDB's numbers: "up to 38 digits of precision", magnitude 1E-130 to 9.99...E+125 (38 digits)
+    from tests.conftest import load_event
+
+    record = load_event("mixed-traffic.json")["Records"][0]
+    record["dynamodb"]["Keys"] = {"pk": {"N": number}}
+    record["dynamodb"]["NewImage"] = {"pk": {"N": number}}
+    record["dynamodb"].pop("OldImage", None)
+    path = tmp_path / "number.json"
+    path.write_text(json.dumps({"Records": [record]}))
+    main(["replay", str(path), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert (result["counted"] == 1) == counted, result["not_counted"]
+    assert (len(result["dead_letters"]) == 0) == counted
