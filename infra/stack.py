@@ -15,7 +15,7 @@ from infra.quotas import StackResourceQuota
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 from infra.throttle_alarms import ThrottleAlarms
 from infra.throttle_explainer import ThrottleExplainer
-from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider
+from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider, construct_id
 
 # The alarm (``Monitoring.alarms`` key and dashboard title) on the throttle explainer's failed invocations.
 UNDELIVERED_EXPLANATIONS = "UndeliveredThrottleExplanations"
@@ -112,9 +112,10 @@ class HotKeyDetectorStack(Stack):
                     self, f"Source{index}", table_name=name, table_stream_arn=enabler.stream_arn
                 )
             if options.throttled_key_insights:
+                # Named by the table, not its position in the list (docs/decisions.md §68).
                 insights = ThrottleInsights(
                     self,
-                    f"Insights{index}",
+                    construct_id(name),
                     table_name=name,
                     provider=ThrottleInsightsProvider.of(
                         self,

@@ -2,13 +2,22 @@
 
 A custom resource on the CDK provider framework with the project's own handler
 (``hotkeys.detector.insights_enabler_app.on_event``): it enables THROTTLED_KEYS only where Contributor
-Insights is DISABLED, never switches the full mode down, and on delete turns off only what it turned
-on. A table the stack creates sets ``ContributorInsightsSpecification`` itself (infra/demo_table.py).
-One provider serves every table; its role may touch the watched tables and their indexes only.
+Insights is DISABLED, never switches the full mode down, and on delete turns off only what the detector
+turned on, once no other resource wants it. A table the stack creates sets
+``ContributorInsightsSpecification`` itself (infra/demo_table.py).
+One provider serves every table; its role may touch the watched tables and their indexes only. Who owns
+what is recorded in the table's tags (``hotkeys:insights:*``), so two stacks, or a resource and its
+replacement, never turn off what another still wants (docs/decisions.md §68).
+
+Each resource's logical id follows its table's name, not its place in ``-c tableNames`` (``construct_id``):
+a position would move a resource to another table when the list changes, and CloudFormation's delete of the
+last position would turn off a table still watched.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Sequence
 
 from aws_cdk import CustomResource, Stack
@@ -21,6 +30,8 @@ from infra.nag import acknowledge, finding_text
 from infra.stream_enabler import acknowledge_provider_framework
 
 PROVIDER_ID = "ThrottleInsightsProvider"
+# How much of a table name shows in its resource's construct (and logical) id; the hash tells the rest.
+NAME_IN_ID = 64
 # Created by DynamoDB the first time Contributor Insights is enabled in an account (DynamoDB developer
 # guide, "Using IAM with CloudWatch contributor insights for DynamoDB").
 SERVICE_LINKED_ROLE = "/".join(
@@ -111,9 +122,16 @@ class ThrottleInsightsProvider(Construct):
         )
 
     def allow(self, table_arn: str) -> None:
-        """DescribeTable (the table's GSIs) and Describe/UpdateContributorInsights on the table and its indexes."""
+        """DescribeTable (the table's GSIs) and Describe/UpdateContributorInsights on the table and its indexes;
+        the table's tags, where the owners are recorded (tags are the table's, not its indexes')."""
         indexes = f"{table_arn}/index/*"
         self.role.add_to_policy(iam.PolicyStatement(actions=["dynamodb:DescribeTable"], resources=[table_arn]))
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:ListTagsOfResource", "dynamodb:TagResource", "dynamodb:UntagResource"],
+                resources=[table_arn],
+            )
+        )
         self.role.add_to_policy(
             iam.PolicyStatement(
                 actions=["dynamodb:DescribeContributorInsights", "dynamodb:UpdateContributorInsights"],
@@ -126,6 +144,17 @@ class ThrottleInsightsProvider(Construct):
             "Contributor Insights on each GSI of a watched table, whose names the stack does not know at synth "
             "time: the table's own indexes only.",
         )
+
+
+def construct_id(table_name: str) -> str:
+    """``Insights`` + the table name's letters and digits (at most 64) + 8 hex digits of its hash.
+
+    CDK makes the logical id from this (letters and digits of the path, at most 255 characters with its own
+    hash), so it depends on the name alone. The hash keeps names apart that differ only in what is dropped
+    (``my-table``, ``my.table``, ``my_table``) or beyond the 64 characters shown.
+    """
+    shown = re.sub(r"[^A-Za-z0-9]", "", table_name)[:NAME_IN_ID]
+    return f"Insights{shown}{hashlib.sha256(table_name.encode()).hexdigest()[:8]}"
 
 
 class ThrottleInsights(Construct):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,20 @@ def test_existing_tables_get_throttled_keys_insights_from_the_custom_resource(sy
         "dynamodb:DescribeTable",
         "dynamodb:DescribeContributorInsights",
         "dynamodb:UpdateContributorInsights",
+        # the owners of what it turned on are recorded in the table's tags (docs/decisions.md §68)
+        "dynamodb:ListTagsOfResource",
+        "dynamodb:TagResource",
+        "dynamodb:UntagResource",
     }
+    # Tags are the tables' own: every statement granting a tag action names the watched tables alone (no index)
+    tagging = [s for s in dynamodb if _actions(s) & {"dynamodb:TagResource", "dynamodb:UntagResource"}]
+    tagged = {
+        json.dumps(resource)
+        for s in tagging
+        for resource in (s["Resource"] if isinstance(s["Resource"], list) else [s["Resource"]])
+    }
+    assert len(tagged) == len(tables)
+    assert all(any(f':table/{t}"' in r for t in tables) and "/index/" not in r for r in tagged)
     scoped = {
         json.dumps(resource)
         for s in dynamodb
@@ -158,6 +173,42 @@ def test_existing_tables_get_throttled_keys_insights_from_the_custom_resource(sy
     (slr,) = [s for s in statements if "iam:CreateServiceLinkedRole" in _actions(s)]
     assert "AWSServiceRoleForDynamoDBCloudWatchContributorInsights" in json.dumps(slr["Resource"])
     assert slr["Condition"] == {"StringLike": {"iam:AWSServiceName": "contributorinsights.dynamodb.amazonaws.com"}}
+
+
+def test_each_tables_insights_resource_keeps_its_logical_id_when_the_table_list_changes(synthesized: dict) -> None:
+    # Given the stack of -c tableNames=orders,users, and the same stack synthesized with users alone
+    from infra.app_factory import STACK_NAME, build_app
+
+    outdir = tempfile.mkdtemp(prefix="cdk-users-")
+    app, _stack = build_app({**MODES["multi"], "tableNames": "users"}, outdir=outdir)
+    app.synth()
+    shorter = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
+
+    def by_table(template: dict[str, Any]) -> dict[str, str]:
+        return {
+            resource["Properties"]["TableName"]: logical_id
+            for logical_id, resource in template["Resources"].items()
+            if resource["Type"] == "Custom::ThrottledKeyInsights"
+        }
+
+    both, users_only = by_table(synthesized["multi"].template), by_table(shorter)
+    # Then users' resource has the same logical id in both (CloudFormation neither updates it to another
+    # table nor deletes it): the id follows the name, not the position in the list
+    assert set(both) == {"orders", "users"} and set(users_only) == {"users"}
+    assert users_only["users"] == both["users"]
+    assert both["users"].startswith("Insightsusers") and both["orders"].startswith("Insightsorders")
+
+
+def test_insights_construct_ids_keep_names_apart_and_stay_within_cloudformations_limit() -> None:
+    from infra.throttle_insights import construct_id
+
+    # Table names: 3 to 255 characters of a-z, A-Z, 0-9, '_', '-', '.'
+    names = ["my-table", "my.table", "my_table", "mytable", "t" * 255, "t" * 254 + "u"]
+    ids = [construct_id(name) for name in names]
+    assert len(set(ids)) == len(ids)
+    # CDK adds the child's id and its own 8-character hash: far under the 255 characters of a logical id
+    assert all(re.fullmatch(r"[A-Za-z0-9]{1,100}", i) for i in ids)
+    assert construct_id("orders") == construct_id("orders")
 
 
 def test_the_insights_resource_waits_for_the_stream_it_would_race(synthesized: dict) -> None:

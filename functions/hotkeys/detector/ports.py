@@ -33,6 +33,7 @@ __all__ = [
     "IncidentStore",
     "IndexesOf",
     "InsightsPort",
+    "InsightsSwitch",
     "LayoutStore",
     "Layouts",
     "ObjectStore",
@@ -181,6 +182,28 @@ class InsightsPort(Protocol):
     def rule_status(self, source: Source) -> RuleStatus: ...
 
     def report(self, rule: str, start: int, end: int) -> Mapping[str, Any]: ...
+
+
+class InsightsSwitch(Protocol):
+    """Contributor Insights turned on and off on a table the stack does not own, and the table's tags that
+    record who wants it on (``insights_owners``; ``adapters.insights_switch.DynamoInsightsSwitch``). Every
+    method raises ``insights_owners.SwitchFailed`` when its call fails."""
+
+    def sources(self, table: str) -> tuple[str, list[Source]]:
+        """The table's ARN, and the table and each of its GSIs (``TableGone`` if it does not exist)."""
+        ...
+
+    def status(self, source: Source) -> RuleStatus: ...
+
+    def enable(self, source: Source, mode: str) -> None: ...
+
+    def disable(self, source: Source) -> None: ...
+
+    def tags(self, table_arn: str) -> dict[str, str]: ...
+
+    def tag(self, table_arn: str, tags: Mapping[str, str]) -> None: ...
+
+    def untag(self, table_arn: str, keys: list[str]) -> None: ...
 
 
 class IncidentReader(Protocol):
