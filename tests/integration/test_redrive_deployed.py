@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -372,6 +373,36 @@ def test_without_the_stack_ttl_deletions_to_archive_wait_for_the_archive_prefix(
     assert (result["counted"], result["archived"]) == (8, 4)
     assert len(archived_ids("custom/")) == 4 == len(archived_ids())
     assert dlq_depth(dlq) == 0
+
+
+@pytest.mark.parametrize("environment", [{}, {"FORCE_COLOR": "1", "TERM": "dumb"}], ids=["pipe", "dumb-terminal"])
+def test_piped_output_keeps_each_line_whole(
+    stats_table_name: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environment: dict[str, str],
+) -> None:
+    # Given a range refused with a long reason (no archive configured), and stdout not a terminal (rich
+    # takes it for a dumb terminal, 80 columns, where FORCE_COLOR is set and TERM=dumb)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    source = sessions_expiring()
+    dlq = deploy(source.arn, archive_environment(stats_table_name))
+    dead_letter(dlq, source, 0, 7)
+    assert main(no_stack(dlq, stats_table_name, "--json")) == 2
+    (result,) = json.loads(capsys.readouterr().out)
+    # When the same run prints its report as text
+    assert main(no_stack(dlq, stats_table_name)) == 2
+    captured = capsys.readouterr()
+    out = re.sub(r"\x1b\[[0-9;]*m", "", captured.out)  # the colours rich adds for a terminal
+    # Then the refusal, with its reason longer than any console's width, is one line, and so is the error
+    where = f"{result['shard_id']} {result['start']}..{result['end']}"
+    assert len(result["refused"]) > 160
+    assert f"refused {where}: {result['refused']}" in out.splitlines(), out
+    assert "Entries remain in the DLQ (exit status 2)." in out.splitlines(), out
+    (line,) = captured.err.splitlines()
+    assert line.startswith("hotkeys: 1 DLQ entry kept (nothing of it counted)"), line
+    assert line.endswith("or run with --stack NAME"), line
 
 
 def test_an_archive_s3_refuses_is_spooled_and_moved_by_the_next_run(

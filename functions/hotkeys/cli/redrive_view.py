@@ -114,8 +114,10 @@ def _unreceived(run: RedriveRun) -> str:
 
 
 def _show(run: RedriveRun, console: Console) -> None:
+    # soft_wrap: a line is never broken at the console's width (160 when piped, 80 where rich takes the
+    # output for a dumb terminal, the window's on a tty): each stays whole for grep and for the reader.
     def say(text: str, markup: bool = True, highlight: bool = True) -> None:
-        console.print(text, markup=markup, highlight=highlight)
+        console.print(text, soft_wrap=True, markup=markup, highlight=highlight)
 
     spooled = _spooled(run)
     if spooled:
