@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -300,10 +301,12 @@ def test_without_an_archive_configured_ttl_deletions_are_refused_not_lost(
     dead_letter(dlq, source, 0, 7)
     # When redriven without the stack and without an archive bucket (the command README used to show)
     argv = ["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--json"]
-    assert main(argv) == 1
+    assert main(argv) == 2
     (result,) = json.loads(capsys.readouterr().out)
-    # Then the range is refused whole: nothing counted, nothing marked covered, the entry stays
+    # Then the range is refused whole: nothing counted, nothing marked covered, the entry stays, and
+    # the flags that would tell what the deployment does are named
     assert "4 TTL deletion(s)" in result["refused"] and result["counted"] == 0
+    assert result["needs"] == ["--archive-bucket", "--archive-prefix", "--archive-replicated-ttl"]
     assert stored(stats_table_name) == (0, set()) and dlq_depth(dlq) == 1 and archived() == {}
     # When redriven with the stack, then all eight are counted and the four deletions archived
     assert main(["redrive", "--json"]) == 0
@@ -311,6 +314,95 @@ def test_without_an_archive_configured_ttl_deletions_are_refused_not_lost(
     assert (result["counted"], result["archived"]) == (8, 4)
     assert len(archived_ids("custom/")) == 4
     assert stored(stats_table_name)[0] == 8 and dlq_depth(dlq) == 0
+
+
+def no_stack(dlq: str, stats_table: str, *flags: str) -> list[str]:
+    return ["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table, *flags]
+
+
+@pytest.mark.parametrize("replicated", ["true", "false"])
+def test_without_the_stack_replica_ttl_deletions_wait_for_word_of_whether_they_are_archived(
+    stats_table_name: str, capsys: pytest.CaptureFixture[str], replicated: str
+) -> None:
+    # Given a detector that archives under custom/ (replica TTL deletions or not), that counted the first
+    # two of four replica TTL deletions before a batch with the last two was dead-lettered
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    source = sessions_expiring()
+    environment = {**archive_environment(stats_table_name), "ARCHIVE_REPLICATED_TTL": replicated}
+    count_as_the_function(source, source.records[:6], load_settings(environment))
+    before = archived_ids()
+    dlq = deploy(source.arn, environment)
+    dead_letter(dlq, source, 4, 7)
+    argv = no_stack(dlq, stats_table_name, "--archive-bucket", BUCKET, "--archive-prefix", "custom")
+    # When redriven without the stack and without saying whether replica TTL deletions are archived
+    assert main(argv) == 2
+    # Then one line names the flag, and nothing is counted, archived or taken out of the DLQ
+    line = one_line_error(capsys)
+    assert "1 DLQ entry kept (nothing of it counted)" in line and "--archive-replicated-ttl true|false" in line, line
+    assert "--archive-prefix" not in line and "--archive-bucket" not in line, line
+    assert dlq_depth(dlq) == 1 and archived_ids() == before and stored(stats_table_name)[0] == 6
+    # When the deployment's choice is given, then the two are counted and archived as it does
+    assert main([*argv, "--archive-replicated-ttl", replicated, "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    archives = replicated == "true"
+    assert (result["already_counted"], result["counted"], result["archived"]) == (2, 2, 2 if archives else 0)
+    removals = sorted(r["eventID"] for r in source.records if r["eventName"] == "REMOVE")
+    assert archived_ids("custom/") == (removals if archives else before) == archived_ids()
+    assert dlq_depth(dlq) == 0 and stored(stats_table_name)[0] == 8
+
+
+def test_without_the_stack_ttl_deletions_to_archive_wait_for_the_archive_prefix(
+    stats_table_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a detector that archives replica TTL deletions under custom/, and a dead-lettered batch of them
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    source = sessions_expiring()
+    dlq = deploy(source.arn, archive_environment(stats_table_name))
+    dead_letter(dlq, source, 0, 7)
+    argv = no_stack(dlq, stats_table_name, "--archive-bucket", BUCKET, "--archive-replicated-ttl", "true")
+    # When redriven without the stack and without the archive prefix (the default would put the objects
+    # outside the deployed prefix, for good)
+    assert main(argv) == 2
+    # Then one line names the flag; nothing is counted nor archived and the entry stays
+    line = one_line_error(capsys)
+    assert "--archive-prefix PREFIX" in line and "--archive-replicated-ttl" not in line, line
+    assert dlq_depth(dlq) == 1 and archived() == {} and stored(stats_table_name)[0] == 0
+    # When the deployed prefix is given, then the deletions are archived under it
+    assert main([*argv, "--archive-prefix", "custom", "--json"]) == 0
+    (result,) = json.loads(capsys.readouterr().out)
+    assert (result["counted"], result["archived"]) == (8, 4)
+    assert len(archived_ids("custom/")) == 4 == len(archived_ids())
+    assert dlq_depth(dlq) == 0
+
+
+@pytest.mark.parametrize("environment", [{}, {"FORCE_COLOR": "1", "TERM": "dumb"}], ids=["pipe", "dumb-terminal"])
+def test_piped_output_keeps_each_line_whole(
+    stats_table_name: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environment: dict[str, str],
+) -> None:
+    # Given a range refused with a long reason (no archive configured), and stdout not a terminal (rich
+    # takes it for a dumb terminal, 80 columns, where FORCE_COLOR is set and TERM=dumb)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    source = sessions_expiring()
+    dlq = deploy(source.arn, archive_environment(stats_table_name))
+    dead_letter(dlq, source, 0, 7)
+    assert main(no_stack(dlq, stats_table_name, "--json")) == 2
+    (result,) = json.loads(capsys.readouterr().out)
+    # When the same run prints its report as text
+    assert main(no_stack(dlq, stats_table_name)) == 2
+    captured = capsys.readouterr()
+    out = re.sub(r"\x1b\[[0-9;]*m", "", captured.out)  # the colours rich adds for a terminal
+    # Then the refusal, with its reason longer than any console's width, is one line, and so is the error
+    where = f"{result['shard_id']} {result['start']}..{result['end']}"
+    assert len(result["refused"]) > 160
+    assert f"refused {where}: {result['refused']}" in out.splitlines(), out
+    assert "Entries remain in the DLQ (exit status 2)." in out.splitlines(), out
+    (line,) = captured.err.splitlines()
+    assert line.startswith("hotkeys: 1 DLQ entry kept (nothing of it counted)"), line
+    assert line.endswith("or run with --stack NAME"), line
 
 
 def test_an_archive_s3_refuses_is_spooled_and_moved_by_the_next_run(

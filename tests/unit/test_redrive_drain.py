@@ -114,7 +114,10 @@ def test_the_long_poll_ends_before_the_sdk_gives_up_on_the_answer() -> None:
         ({}, 0),
         ({"results": [{"counted": 3}]}, 0),
         ({"results": [{"unreadable": "TrimmedDataAccessException"}]}, 1),
-        ({"results": [{"refused": "a TTL deletion the deployment may archive"}]}, 1),
+        ({"results": [{"refused": "a range the consumer is still counting"}]}, 1),
+        # entries that wait for a flag: a usage error, which running again as is cannot mend
+        ({"results": [{"refused": "a TTL deletion to archive", "needs": ["--archive-prefix"]}]}, 2),
+        ({"results": [{"unreadable": "gone"}, {"refused": "…", "needs": ["--archive-bucket"]}], "visible": 4}, 2),
         ({"results": [{"counted": 3}], "dry_run": True}, 1),
         ({"results": [{"counted": 3}], "keep": True}, 1),
         ({"dry_run": True}, 0),  # nothing received, nothing kept
@@ -123,7 +126,7 @@ def test_the_long_poll_ends_before_the_sdk_gives_up_on_the_answer() -> None:
         ({"visible": 4}, 1),  # entries this run did not receive
     ],
 )
-def test_a_run_exits_1_while_work_remains(run: dict[str, Any], status: int) -> None:
+def test_a_run_exits_1_while_work_remains_and_2_while_entries_wait_for_flags(run: dict[str, Any], status: int) -> None:
     from hotkeys.cli.redrive import Drained, QueueCounts, RedriveRun
 
     drained = Drained([], QueueCounts(visible=run.pop("visible", 0)))

@@ -142,8 +142,13 @@ def setting_type(option: Option) -> Callable[[str], Any]:
     return parse
 
 
-def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup, names: tuple[str, ...]) -> None:
-    """Flags for these settings, each from the schema: name, type, range, help and default."""
+def add_setting_flags(
+    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+    names: tuple[str, ...],
+    notes: Mapping[str, str] | None = None,
+) -> None:
+    """Flags for these settings, each from the schema: name, type, range, help and default (and the
+    command's own note on one, from ``notes``)."""
     for name in names:
         option = OPTION_BY_NAME[name]
         if option.cli_flag is None:
@@ -153,7 +158,7 @@ def add_setting_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
             dest=name,
             type=setting_type(option),
             default=None,
-            help=_setting_help(option),
+            help=_setting_help(option) + (f"; {notes[name]}" if notes and name in notes else ""),
         )
 
 

@@ -55,6 +55,11 @@ REDRIVE_SETTINGS = (
     "archive_replicated_ttl",
     "ttl_attribute",
 )
+# What --no-stack cannot read: a range holding a TTL deletion whose handling depends on it waits for the flag.
+REDRIVE_NOTES = {
+    "archive_prefix": "with --no-stack and --archive-bucket, TTL deletions wait for it",
+    "archive_replicated_ttl": "with --no-stack, TTL deletions replicated from another region wait for true or false",
+}
 TOP_SETTINGS = ("partition_wcu_limit", "alert_threshold")
 DEFAULT_STACK = "HotKeyDetector"
 
@@ -92,9 +97,14 @@ EXAMPLES_REDRIVE = (
     """examples:
   hotkeys redrive --stack HotKeyDetector --dry-run
   hotkeys redrive --stack HotKeyDetector --region eu-west-1 --json
-  hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --archive-bucket BUCKET --window-seconds 60
+  hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --window-seconds 60 \\
+    --archive-bucket BUCKET --archive-prefix ttl-archive/ --archive-replicated-ttl false
 the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
-a flag that disagrees with them is refused
+a flag that disagrees with them is refused. With --no-stack, a range holding TTL deletions whose
+handling the flags leave open (--archive-bucket or --no-archive, --archive-prefix,
+--archive-replicated-ttl) stays in the DLQ, naming the flags to give
+exit status: 0 when the DLQ is done, 1 while entries remain (run again), 2 on a usage error or
+when entries wait for flags
 """
     + LOG_LEVEL_HELP
 )
@@ -192,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     archive.add_argument(
         "--no-archive", action="store_true", help="the deployment archives nothing: count TTL deletions unarchived"
     )
-    add_setting_flags(given, REDRIVE_SETTINGS)
+    add_setting_flags(given, REDRIVE_SETTINGS, REDRIVE_NOTES)
     redrive.add_argument("--dry-run", action="store_true", help="report only: count nothing, delete nothing")
     redrive.add_argument("--keep", action="store_true", help="leave the messages in the DLQ")
     _add_common(redrive)

@@ -16,18 +16,22 @@ archive bucket and prefix, replicas or not (docs/decisions.md §40). ``plan`` ta
 the stack; a flag that disagrees with the deployment is refused, and so is a window length
 that disagrees with a stored window around the records (``clashing_window``). A redrive
 segment's ranges mean "counted and archived" too: a TTL deletion is counted only by a run
-that archives it, or where the deployment is known to archive nothing (``Archiving``).
+that archives it as the deployment does, or where the deployment is known to archive nothing
+(``Archiving``); without the stack, a range holding one whose handling depends on a setting the
+flags left out is refused, naming the flags (``ASKED``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, cast
 
 from botocore.exceptions import ClientError, ParamValidationError
 
@@ -150,10 +154,64 @@ class Archiving(Enum):
 
 
 TtlJudge = Callable[[Change, dict[str, Any]], bool]
+# The flags a record's handling waits for (``ASKED``'s), none when it is known.
+Undecided = Callable[[Change, dict[str, Any]], tuple[str, ...]]
+
+# What only the stack tells of the deployment's archive (``--no-stack``): each flag, what it says and
+# how a refusal asks for it. Counted without it, a TTL deletion would be covered for good and archived
+# otherwise than deployed (outside its prefix, or never), so the range waits for the flag instead.
+ASKED = {
+    "--archive-bucket": ("archive bucket (if any)", "--archive-bucket BUCKET"),
+    "--archive-prefix": ("archive prefix", "--archive-prefix PREFIX"),
+    "--archive-replicated-ttl": (
+        "ARCHIVE_REPLICATED_TTL (whether TTL deletions replicated from another region are archived)",
+        "--archive-replicated-ttl true|false",
+    ),
+}
 
 
-def own_ttl_deletion(change: Change, record: dict[str, Any]) -> bool:
-    return change.kind is ChangeKind.TTL_DELETE
+def decided(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
+    return ()
+
+
+def archive_unknown(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
+    """Without an archiver nor word that the deployment archives nothing: its own TTL deletions wait."""
+    return ("--archive-bucket",) if change.kind is ChangeKind.TTL_DELETE else ()
+
+
+def undecided_by(unknown: frozenset[str], replicated: bool, is_ttl_deletion: TtlJudge) -> Undecided:
+    """The flags of ``unknown`` a record waits for: a TTL deletion (``is_ttl_deletion``, a replica's
+    included) waits for all of them, but a replica's waits for none if told replicas are not archived
+    (``replicated`` given false), and only a replica's waits for ``--archive-replicated-ttl``."""
+    if not unknown:
+        return decided  # the stack's settings (or flags that say everything): no judge, no reads
+    own = tuple(flag for flag in ASKED if flag in unknown and flag != "--archive-replicated-ttl")
+    every = tuple(flag for flag in ASKED if flag in unknown)
+    told_not_archived = not replicated and "--archive-replicated-ttl" not in unknown
+
+    def flags(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
+        if change.kind is ChangeKind.TTL_DELETE:
+            return own
+        if told_not_archived or not is_ttl_deletion(change, record):
+            return ()
+        return every
+
+    return flags
+
+
+def _listed(words: list[str]) -> str:
+    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
+
+
+def unknown_text(flags: list[str]) -> str:
+    """What of the deployment ``flags`` (ASKED's, in its order) would tell."""
+    return "the deployment's " + _listed([ASKED[flag][0] for flag in flags])
+
+
+def give(flags: list[str]) -> str:
+    """How a refusal asks for ``flags`` (ASKED's, in its order)."""
+    alternative = " (or --no-archive if it archives nothing)" if "--archive-bucket" in flags else ""
+    return f"give {_listed([ASKED[flag][1] for flag in flags])} as deployed{alternative}, or run with --stack NAME"
 
 
 @dataclass
@@ -168,6 +226,7 @@ class RedriveResult:
     malformed: list[dict[str, str]] = field(default_factory=list)
     unreadable: str | None = None
     refused: str | None = None  # not redriven (left in the DLQ), and why
+    needs: list[str] = field(default_factory=list)  # refused until these flags are given (ASKED)
 
     @property
     def left(self) -> bool:
@@ -229,7 +288,7 @@ def redrive_entry(
     reader: Any,
     dry_run: bool,
     archiving: Archiving | None = None,
-    may_archive: TtlJudge = own_ttl_deletion,
+    undecided: Undecided | None = None,
 ) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
@@ -253,7 +312,7 @@ def redrive_entry(
     if not records:
         result.unreadable = "no records left in that range (older than the stream's 24 h retention?)"
         return result
-    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run, archiving, may_archive)
+    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run, archiving, undecided)
     return result
 
 
@@ -266,24 +325,27 @@ def redrive_records(
     reader: Any,
     dry_run: bool,
     archiving: Archiving | None = None,
-    may_archive: TtlJudge = own_ttl_deletion,
+    undecided: Undecided | None = None,
 ) -> RedriveResult:
     """Count (and archive) the records of one dead-lettered range that no stored range covers.
 
     ``archiving`` None: DEPLOYED with an archiver port, else UNKNOWN, never ABSENT (a TTL deletion
     is counted without being archived only where the caller knows the deployment archives nothing).
-    Under UNKNOWN, ``may_archive`` says which records the deployment might archive. A range is
-    refused whole (``result.refused``), before anything of it is counted, when its records were
-    counted in windows of another length or it holds such records; an archive failure refuses the
-    rest of it (the windows already counted are covered, and archived, for the next run)."""
+    ``undecided`` names the flags a record's handling waits for (default: under UNKNOWN, the archive's
+    for a TTL deletion; else none). A range is refused whole (``result.refused``), before anything of
+    it is counted, when its records were counted in windows of another length or it holds a record
+    that waits for a flag (``result.needs``); an archive failure refuses the rest of it (the windows
+    already counted are covered, and archived, for the next run)."""
     mode = archiving or (Archiving.DEPLOYED if ports.archiver is not None else Archiving.UNKNOWN)
     if mode is Archiving.DEPLOYED and ports.archiver is None:
         raise ValueError("redrive with the deployment's archive needs an archiver port")
+    undecided = undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
     shard_id = result.shard_id
     window_seconds = settings.window_seconds
     by_window: dict[int, list[dict[str, Any]]] = {}
     snapshots: dict[int, list[SegmentSnapshot]] = {}
-    unarchived = 0
+    waiting = 0
+    needs: set[str] = set()
     for record in records:
         sequence = int(record["dynamodb"]["SequenceNumber"])
         try:
@@ -318,13 +380,15 @@ def redrive_records(
             result.already_counted += 1
             continue
         by_window.setdefault(window, []).append(record)
-        if mode is Archiving.UNKNOWN and may_archive(change, record):
-            unarchived += 1
-    if unarchived:
+        flags = undecided(change, record)
+        waiting += bool(flags)
+        needs.update(flags)
+    if waiting:
+        result.needs = [flag for flag in ASKED if flag in needs]
         result.refused = (
-            f"{unarchived} TTL deletion(s) to count and no archive configured (counted, they would never be "
-            "archived): run with --stack NAME, or --archive-bucket BUCKET, or --no-archive if the "
-            "deployment archives nothing"
+            f"{waiting} TTL deletion(s) to count, and without the stack redrive does not know "
+            f"{unknown_text(result.needs)}; counted now, they could never be archived as deployed: "
+            f"{give(result.needs)}"
         )
         return result
     pipeline_ports = Ports(
@@ -359,14 +423,17 @@ def redrive_records(
 def function_logs_quiet() -> Iterator[None]:
     """The pipeline's structured logs go to stdout (CloudWatch reads them in Lambda): here they would
     mix into the command's own output (``--json`` included). Quiet, as ``hotkeys replay`` keeps them,
-    unless HOTKEYS_LOG_LEVEL says otherwise; the command reports what they would say."""
+    unless HOTKEYS_LOG_LEVEL says otherwise, and then on stderr; the command reports what they would say."""
     from hotkeys.detector.observability import logger
 
-    level = logger.log_level
+    handler = cast("logging.StreamHandler[Any]", logger.registered_handler)  # powertools': a StreamHandler
+    level, stream = logger.log_level, handler.stream
     logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
+    handler.setStream(sys.stderr)
     try:
         yield
     finally:
+        handler.setStream(stream)
         logger.setLevel(level)
 
 
@@ -393,10 +460,19 @@ class RedriveRun:
     spool_empty: bool = True
 
     @property
+    def needs(self) -> list[str]:
+        """The flags entries were kept for (ASKED's, in its order)."""
+        wanted = {flag for item in self.results for flag in item.get("needs") or ()}
+        return [flag for flag in ASKED if flag in wanted]
+
+    @property
     def exit_status(self) -> int:
-        """1 while work remains, else 0. Entries left in the DLQ (unreadable, refused, not received, or
-        kept by --dry-run / --keep) are work not done, and so are archive objects still spooled because
-        S3 refuses them."""
+        """2 when entries wait for flags (a usage error: running again as is cannot help), else 1 while
+        work remains, else 0. Entries left in the DLQ (unreadable, refused, not received, or kept by
+        --dry-run / --keep) are work not done, and so are archive objects still spooled because S3
+        refuses them."""
+        if self.needs:
+            return 2
         left = any(item.get("unreadable") or item.get("refused") for item in self.results)
         kept = bool(self.results) and (self.dry_run or self.keep)
         return 1 if left or not self.spool_empty or self.drained.remaining or kept else 0
@@ -407,7 +483,7 @@ def redrive_queue(
     ports: Ports,
     sqs: Any,
     streams: Any,
-    may_archive: TtlJudge,
+    undecided: Undecided,
     *,
     dry_run: bool = False,
     keep: bool = False,
@@ -423,9 +499,7 @@ def redrive_queue(
                 results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
                 _release(sqs, plan.dlq_url, message)
                 continue
-            result = redrive_entry(
-                info, plan.settings, ports, streams, ports.stats, dry_run, plan.archiving, may_archive
-            )
+            result = redrive_entry(info, plan.settings, ports, streams, ports.stats, dry_run, plan.archiving, undecided)
             results.append(asdict(result))
             if not dry_run and not keep and not result.left:
                 sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
@@ -470,6 +544,7 @@ class RedrivePlan:
     settings: Settings
     dlq_url: str
     archiving: Archiving
+    unknown: frozenset[str] = frozenset()  # ASKED's flags the deployment's archive is not known without
 
 
 def plan_from_deployment(flags: RedriveFlags, deployment: Deployment) -> RedrivePlan:
@@ -528,7 +603,19 @@ def plan_without_stack(flags: RedriveFlags, settings: Settings) -> RedrivePlan:
         archiving = Archiving.DEPLOYED
     else:
         archiving = Archiving.ABSENT if flags.no_archive else Archiving.UNKNOWN
-    return RedrivePlan(settings=replace(settings, alert_topic_arn=None), dlq_url=flags.dlq_url, archiving=archiving)
+    # A setting not given takes the function's default in ``settings``; what the deployment has is not
+    # known, and matters only where it may archive.
+    settings_asked = {"--archive-prefix": "archive_prefix", "--archive-replicated-ttl": "archive_replicated_ttl"}
+    unknown = {flag for flag, name in settings_asked.items() if flags.settings.get(name) is None}
+    unknown |= {"--archive-bucket"} if archiving is Archiving.UNKNOWN else set()
+    if archiving is Archiving.ABSENT:
+        unknown = set()
+    return RedrivePlan(
+        settings=replace(settings, alert_topic_arn=None),
+        dlq_url=flags.dlq_url,
+        archiving=archiving,
+        unknown=frozenset(unknown),
+    )
 
 
 def check_window_flag(reader: Any, window_seconds: int, given: int | None, now: float) -> None:

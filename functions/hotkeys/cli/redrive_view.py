@@ -12,16 +12,17 @@ from rich.markup import escape
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args
 from hotkeys.cli.redrive import (
-    Archiving,
     RedriveFlags,
     RedrivePlan,
     RedriveRun,
     check_window_flag,
-    own_ttl_deletion,
+    give,
     plan_from_deployment,
     plan_without_stack,
     redrive_queue,
     ttl_judge,
+    undecided_by,
+    unknown_text,
 )
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.wiring import build_ports
@@ -33,14 +34,14 @@ def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[st
     ports = build_ports(plan.settings, aws)
     if args.no_stack:  # the flags' window against the stored windows, before any entry is received
         check_window_flag(ports.stats, plan.settings.window_seconds, args.window_seconds, time.time())
-    unknown_archive = plan.archiving is Archiving.UNKNOWN
-    judge = ttl_judge(plan.settings, aws.client("dynamodb")) if unknown_archive else own_ttl_deletion
+    judge = ttl_judge(plan.settings, aws.client("dynamodb"))
+    undecided = undecided_by(plan.unknown, plan.settings.archive_replicated_ttl, judge)
     run = redrive_queue(
         plan,
         ports,
         aws.client("sqs"),
         aws.client("dynamodbstreams"),
-        judge,
+        undecided,
         dry_run=args.dry_run,
         keep=args.keep,
     )
@@ -51,6 +52,8 @@ def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[st
                 print(f"hotkeys: {line}", file=sys.stderr)
     else:
         _show(run, console)
+    if run.needs:  # as a usage error: one line on stderr, whatever the output
+        print(f"hotkeys: {_kept_for_flags(run)}", file=sys.stderr)
     return run.exit_status
 
 
@@ -82,6 +85,15 @@ def _plan(
     return plan_from_deployment(flags, deployment)
 
 
+def _kept_for_flags(run: RedriveRun) -> str:
+    kept = sum(1 for item in run.results if item.get("needs"))
+    entries, them, their = ("entry", "it", "its") if kept == 1 else ("entries", "them", "their")
+    return (
+        f"{kept} DLQ {entries} kept (nothing of {them} counted): {their} TTL deletions wait for "
+        f"{unknown_text(run.needs)}; {give(run.needs)}"
+    )
+
+
 def _spooled(run: RedriveRun) -> str:
     if (run.spool_moved, run.spool_empty) == (0, True):
         return ""
@@ -102,32 +114,34 @@ def _unreceived(run: RedriveRun) -> str:
 
 
 def _show(run: RedriveRun, console: Console) -> None:
+    # soft_wrap: a line is never broken at the console's width (160 when piped, 80 where rich takes the
+    # output for a dumb terminal, the window's on a tty): each stays whole for grep and for the reader.
+    def say(text: str, markup: bool = True, highlight: bool = True) -> None:
+        console.print(text, soft_wrap=True, markup=markup, highlight=highlight)
+
     spooled = _spooled(run)
     if spooled:
-        console.print(spooled, highlight=False)
+        say(spooled, highlight=False)
     if not run.results and not run.drained.remaining:
-        console.print("The DLQ is empty.")
+        say("The DLQ is empty.")
     for item in run.results:
+        where = f"{item.get('shard_id', '')} {item.get('start', '')}..{item.get('end', '')}"
         if item.get("unreadable"):
-            console.print(
-                f"[red]could no longer be read[/] {item.get('shard_id', '')} "
-                f"{item.get('start', '')}..{item.get('end', '')}: {item['unreadable']}"
-            )
+            say(f"[red]could no longer be read[/] {escape(where)}: {escape(item['unreadable'])}")
             continue
         if item.get("refused"):
-            where = f"{item['shard_id']} {item['start']}..{item['end']}"
-            console.print(f"[red]refused[/] {where}: {escape(item['refused'])}")
+            say(f"[red]refused[/] {escape(where)}: {escape(item['refused'])}")
             continue
-        console.print(
-            f"{item['shard_id']} {item['start']}..{item['end']}: read {item['read']}, "
-            f"already counted {item['already_counted']}, counted now {item['counted']}"
+        say(
+            f"{where}: read {item['read']}, already counted {item['already_counted']}, counted now {item['counted']}"
             + (f", archived {item['archived']}" if item["archived"] else "")
-            + (" (dry run)" if run.dry_run else "")
+            + (" (dry run)" if run.dry_run else ""),
+            markup=False,
         )
         for bad in item["malformed"]:
-            console.print(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
+            say(f"  malformed {bad['sequence_number']}: {bad['reason']}", markup=False)
     unreceived = _unreceived(run)
     if unreceived:
-        console.print(unreceived[0].upper() + unreceived[1:] + ".", markup=False)
+        say(unreceived[0].upper() + unreceived[1:] + ".", markup=False)
     if run.exit_status:
-        console.print("Entries remain in the DLQ (exit status 1).")
+        say(f"Entries remain in the DLQ (exit status {run.exit_status}).")
