@@ -307,7 +307,7 @@ def top_json(stats_table_name: str, *extra: str) -> list[dict[str, Any]]:
     arguments = ["top", "--stats-table", stats_table_name, "--table", "tickets", "--since", iso(T0)]
     with contextlib.redirect_stdout(out):
         assert main([*arguments, "--json", "--limit", "100", *extra]) == 0
-    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+    return json.loads(out.getvalue())["rows"]  # type: ignore[no-any-return]
 
 
 # -- 3: a burst cut by a rollover ---------------------------------------------------------------------

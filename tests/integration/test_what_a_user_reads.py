@@ -205,3 +205,50 @@ def test_a_number_key_outside_dynamodbs_range_is_dead_lettered(
     result = json.loads(capsys.readouterr().out)
     assert (result["counted"] == 1) == counted, result["not_counted"]
     assert (len(result["dead_letters"]) == 0) == counted
+
+
+def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the demo (`make demo`: every sample), as JSON: the stored rows, the alerts, the throttled keys
+    from hotkeys.cli.replay_view import verdict
+
+    files = sorted(str(path) for path in EVENTS.glob("*.json")) + sorted(str(path) for path in EVENTS.glob("*.json.gz"))
+    assert main(["replay", *files, "--json", "--limit", "50"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    lines = verdict(result, DEFAULTS)
+    # Then every key DynamoDB throttled is named once, with the throttled-keys table's count per window
+    for row in result["throttles"]["rows"]:
+        named = [line for line in lines if re.search(rf"\b{re.escape(row['key'])}\b", line) and line.startswith("  ")]
+        assert len(named) == 1, (row["key"], named)
+        counted = f"{row['throttled_requests']:,}"
+        assert re.search(rf"{counted}( requests)? in the window starting {row['window_start']}", named[0]), named[0]
+    # and every hot key's peak, average and alert rate are the stored row's and the alert's
+    checked = 0
+    for line in lines:
+        found = re.match(
+            r"  (\S+?)(?: index (\S+): |/)(\S+) peaked at ([\d,]+) WCU/s .*?window average ([\d,]+) WCU/s", line
+        )
+        if not found:
+            continue
+        checked += 1
+        table, index, key = (found[1], found[2], found[3]) if found[2] else (found[1], None, found[3])
+        stored = max(
+            (r for r in result["alerted_figures"] if (r["table"], r["index"], r["key"]) == (table, index, key)),
+            key=lambda r: r["peak_wcu_per_second"],
+        )
+        assert int(found[4].replace(",", "")) == round(stored["peak_wcu_per_second"])
+        assert int(found[5].replace(",", "")) == round(stored["avg_wcu_per_second"])
+        top = [
+            r
+            for r in result["top"]
+            if (r["table"], r["index"], r["key"], r["window_start"]) == (table, index, key, stored["window_start"])
+        ]
+        assert top and top[0]["peak_wcu_per_second"] == stored["peak_wcu_per_second"]
+        alerted = re.search(r"alerted at ([\d,]+) WCU/s", line)
+        if alerted:
+            rates = {
+                round(a["wcu_per_second"])
+                for a in result["alerts"]
+                if (a["table"], a.get("index"), a["key"]) == (table, index, key)
+            }
+            assert int(alerted[1].replace(",", "")) in rates
+    assert checked == 3  # the demo's three hot keys
