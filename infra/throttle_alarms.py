@@ -14,8 +14,9 @@ Insights query summing the metric over ``SCHEMA("AWS/DynamoDB", GlobalSecondaryI
 for that table. AWS: "When you create an alarm based on a Metrics Insights query, the alarm
 automatically adjusts as resources are added to or removed from your monitored group" (CloudWatch user
 guide, "Create a CloudWatch alarm based on a Metrics Insights query"): a GSI added later is watched
-without a redeploy. Which GSI throttled is for the reader to find (per-index metrics, or
-``hotkeys doctor``).
+without a redeploy. Which GSI throttled the query does not say: the throttle explainer reads the table from
+the query (``hotkeys.detector.metrics_insights``), lists its GSIs and names each one's throttled keys
+(decisions §69); the dashboard graphs each GSI, and ``hotkeys doctor`` reports each.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ action, you must create a resource policy for the function to allow the CloudWat
 invoke the function" (``lambda.alarms.cloudwatch.amazonaws.com``): one statement for every throttle alarm,
 scoped to the account and the alarms' name prefix (docs/decisions.md §66). Every statement of its role is
 scoped: the throttled-key rules' ARNs (their names end in a creation timestamp, hence the trailing
-wildcard), the tables' and indexes' ARNs, the topic, and the stats table's incident partitions (``INC#``)
-only.
+wildcard), the tables' and indexes' ARNs, DescribeTable on the tables whose GSIs the stack cannot list
+(docs/decisions.md §69), the topic, and the stats table's incident partitions (``INC#``) only.
 """
 
 from __future__ import annotations
@@ -112,6 +112,19 @@ class ThrottleExplainer(Construct):
                 sid="DescribeContributorInsights", actions=["dynamodb:DescribeContributorInsights"], resources=sources
             )
         )
+        # A table whose GSIs the stack cannot list at synth is alarmed on all of them at once (a Metrics
+        # Insights query naming no index): the function lists them with DescribeTable, on those tables only.
+        # Their rules are within the table's own pattern above: AWS's examples name an index's rule
+        # ``<table>-<index>`` (decisions §54, §69).
+        unlisted = [
+            stack.format_arn(service="dynamodb", resource="table", resource_name=table)
+            for table, indexes in tables.items()
+            if indexes is None
+        ]
+        if unlisted:
+            role.add_to_policy(
+                iam.PolicyStatement(sid="ListUnknownIndexes", actions=["dynamodb:DescribeTable"], resources=unlisted)
+            )
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="ReadOpenIncidents",

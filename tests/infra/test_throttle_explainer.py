@@ -3,18 +3,20 @@ invoked by every throttle alarm, and every permission scoped to what it reads an
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App, Stack, Validations
+from aws_cdk import App, Duration, Stack, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_sns as sns
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
+from infra.throttle_alarms import insights_query
 from infra.throttle_explainer import ThrottleExplainer
 from tests.infra.conftest import written_out
 
@@ -59,6 +61,19 @@ def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
             TableName="orders",
             GlobalSecondaryIndexName="by-status",
         ),
+        # a table the stack does not own: its GSIs unknown at synth, one query sums them (as ThrottleAlarms)
+        "users/*": cloudwatch.Alarm(
+            stack,
+            "UsersAnyIndexWrite",
+            metric=cloudwatch.MathExpression(
+                expression=insights_query("WriteKeyRangeThroughputThrottleEvents", "users"),
+                using_metrics={},
+                period=Duration.minutes(1),
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            alarm_name="Explainer-throttle-UsersAnyIndexWrite",
+        ),
     }
     ThrottleExplainer(
         stack,
@@ -67,7 +82,7 @@ def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
         alarm_name_prefix="Explainer-throttle-",
         topic=topic,
         stats_table=stats,
-        tables={"orders": ["by-status"]},
+        tables={"orders": ["by-status"], "users": None},
         log_retention_days=30,
         powertools_layer_arn=LAYER,
     )
@@ -88,7 +103,7 @@ def test_cdk_nag_passes_and_every_wildcard_is_acknowledged_for_its_rule_arn(
     report = synthesized[1]
     suppressed = [v for plugin in report["pluginReports"] for v in plugin.get("suppressedViolations", [])]
     rules = sorted(v["acknowledgedId"] for v in suppressed if "insight-rule" in v["acknowledgedId"])
-    assert len(rules) == 3 and all(r.endswith("-*]") for r in rules)
+    assert len(rules) == 4 and all(r.endswith("-*]") for r in rules)
     assert all(plugin["conclusion"] == "success" for plugin in report["pluginReports"])
 
 
@@ -116,7 +131,7 @@ def test_every_throttle_alarm_invokes_the_explainer_and_only_cloudwatch_alarms_m
     # (the throttle alarms made in this test, and no other: the stack has Monitoring alarm on the explainer's
     # failed invocations, tests/infra/test_stack.py)
     alarms = _of(template, "AWS::CloudWatch::Alarm")
-    assert len(alarms) == 2
+    assert len(alarms) == 3
     for alarm in alarms.values():
         assert alarm["Properties"]["AlarmActions"] == [f"${{{name}.Arn}}"]
     # One statement for them all (a function's resource policy is capped at 20 KB): the account's alarms
@@ -146,10 +161,15 @@ def test_every_statement_is_scoped(template: dict[str, Any]) -> None:
     rule = "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:insight-rule/"
     rule += "DynamoDBContributorInsights-PKT-"
     assert sorted(by_action["cloudwatch:GetInsightRuleReport"]) == sorted(
-        [f"{rule}orders-*", f"{rule}orders-by-status-*", f"{rule}by-status-*"]
+        [f"{rule}orders-*", f"{rule}orders-by-status-*", f"{rule}by-status-*", f"{rule}users-*"]
     )
-    table = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/orders"
-    assert sorted(by_action["dynamodb:DescribeContributorInsights"]) == [table, f"{table}/index/by-status"]
+    table = "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/"
+    assert sorted(by_action["dynamodb:DescribeContributorInsights"]) == [
+        f"{table}orders",
+        f"{table}orders/index/by-status",
+        f"{table}users",
+        f"{table}users/index/*",
+    ]
     topic = next(k for k in _of(template, "AWS::SNS::Topic"))
     assert by_action["sns:Publish"] == [f"${{{topic}}}"]
     (query,) = [s for s in _statements(template) if s["Action"] == "dynamodb:Query"]
@@ -159,6 +179,7 @@ def test_every_statement_is_scoped(template: dict[str, Any]) -> None:
     assert set(by_action) == {
         "cloudwatch:GetInsightRuleReport",
         "dynamodb:DescribeContributorInsights",
+        "dynamodb:DescribeTable",
         "dynamodb:Query",
         "sns:Publish",
         "logs:CreateLogStream",
@@ -169,3 +190,21 @@ def test_every_statement_is_scoped(template: dict[str, Any]) -> None:
         "sqs:GetQueueAttributes",
         "sqs:GetQueueUrl",
     }
+
+
+def test_gsis_unknown_at_synth_are_listed_on_their_tables_only_and_their_rules_are_the_tables_own(
+    template: dict[str, Any],
+) -> None:
+    # users' GSIs are unknown at synth: its every-GSI alarm makes the explainer list them (DescribeTable), on
+    # users alone (orders' GSIs are known), in the stack's partition, region and account
+    (listing,) = [s for s in _statements(template) if "dynamodb:DescribeTable" in json.dumps(s["Action"])]
+    assert (listing["Action"], listing["Effect"], listing.get("Condition")) == ("dynamodb:DescribeTable", "Allow", None)
+    assert listing["Resource"] == "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/users"
+    # and a GSI's throttled-keys rule (AWS's examples: DynamoDBContributorInsights-PKT-<table>-<index>-<created>)
+    # is within the grant for users' rules, whatever its index is called; another table's is not
+    (reports,) = [s for s in _statements(template) if s["Action"] == "cloudwatch:GetInsightRuleReport"]
+    arn = "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:insight-rule/"
+    arn += "DynamoDBContributorInsights-PKT-"
+    granted = reports["Resource"] if isinstance(reports["Resource"], list) else [reports["Resource"]]
+    assert any(fnmatch.fnmatchcase(f"{arn}users-by-email-1796000000000", g) for g in granted)
+    assert not any(fnmatch.fnmatchcase(f"{arn}payments-by-email-1796000000000", g) for g in granted)

@@ -99,6 +99,42 @@ def test_an_existing_table_alarms_on_its_own_metrics_and_on_every_gsi_it_has(syn
     assert len(alarms) == len(tables) * 2 * len(DOCUMENTED_METRICS)
 
 
+@pytest.mark.parametrize("mode", EXISTING_MODES)
+def test_the_explainer_reads_each_every_gsi_query_and_may_list_those_tables_gsis(synthesized: dict, mode: str) -> None:
+    from hotkeys.detector.throttle_explainer import parse_alarm_event
+    from tests.infra.conftest import written_out
+
+    synth = synthesized[mode]
+    tables = MODES[mode].get("tableNames", MODES[mode].get("tableName", "")).split(",")
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "cloudwatch-alarm-lambda-action-metrics-insights.json"
+    read = set()
+    for alarm in _throttle_alarms(synth):
+        if "Metrics" not in alarm:
+            continue
+        # The alarm's query as its Lambda action's event carries it (tests/fixtures/README.md)
+        (query,) = alarm["Metrics"]
+        event = json.loads(fixture.read_text())
+        event["alarmData"]["configuration"]["metrics"] = [
+            {"id": query["Id"], "expression": query["Expression"], "period": query["Period"], "returnData": True}
+        ]
+        change = parse_alarm_event(event)
+        assert change.unread == []
+        ((name, table, index, every_index, period),) = [
+            (m.name, m.table, m.index, m.every_index, m.period) for m in change.metrics
+        ]
+        assert (index, every_index, period) == (None, True, 60)
+        read.add((table, name))
+    # the explainer tells each query's table and metric: every GSI of each watched table, each documented cause
+    assert read == {(table, metric) for table in tables for metric in DOCUMENTED_METRICS}
+    # and may list those tables' GSIs (DescribeTable), on those tables alone, in the stack's partition
+    listing = [s for s in _statements_of(synth, "ThrottleExplainer") if "dynamodb:DescribeTable" in _actions(s)]
+    assert [_actions(s) for s in listing] == [{"dynamodb:DescribeTable"}]
+    resources = written_out(listing[0]["Resource"], lambda name: f"${{{name}}}", lambda i, a: f"${{{i}.{a}}}")
+    assert sorted(resources if isinstance(resources, list) else [resources]) == sorted(
+        f"arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/{table}" for table in tables
+    )
+
+
 def test_the_construct_names_each_alarms_table_index_and_cause() -> None:
     # What an alarm action added later (the explainer) reads: ThrottleAlarms.alarms and .targets share keys
     import os

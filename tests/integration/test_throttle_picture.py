@@ -87,7 +87,11 @@ def test_contributor_insights_off_is_one_line(aws: None, tmp_path: Path) -> None
     status, lines = _replay([str(sample)])
     assert status == 0
     said = [line for line in lines if line.startswith("Throttled keys")]
-    assert said == ["Throttled keys: Contributor Insights is disabled on tenant-events."]
+    assert said == [
+        "Throttled keys: Contributor Insights is disabled on tenant-events; to name its throttled keys: "
+        "aws dynamodb update-contributor-insights --table-name tenant-events "
+        "--contributor-insights-action ENABLE --contributor-insights-mode THROTTLED_KEYS."
+    ]
 
 
 def test_a_recorded_answer_outside_the_service_model_is_refused_in_one_line(aws: None, tmp_path: Path) -> None:

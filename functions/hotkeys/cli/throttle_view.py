@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
-from hotkeys.detector.ports import InsightsPort
+from hotkeys.detector.ports import InsightsPort, TableInsightsPort
 from hotkeys.detector.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttles import (
     THROTTLED_ONLY,
@@ -61,8 +61,16 @@ def live_picture(aws: Any, figures: list[Any]) -> dict[str, Any] | None:
     port = CloudWatchInsights(aws.client("dynamodb"), aws.client("cloudwatch"))
     landed = landed_from_figures(figures)
     tables = dict.fromkeys(w.table for w in landed)
-    indexes = [Source(table, index) for table in tables for index in port.global_indexes(table)]
+    indexes = [Source(table, index) for table in tables for index in _global_indexes(port, table)]
     return picture(port, landed, indexes)
+
+
+def _global_indexes(port: TableInsightsPort, table: str) -> list[str]:
+    """The table's GSIs; none when it cannot be described (the windows' own sources are still read)."""
+    try:
+        return port.global_indexes(table)
+    except InsightsUnavailable:
+        return []
 
 
 def render(console: Console, found: Mapping[str, Any] | None) -> None:

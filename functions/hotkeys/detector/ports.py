@@ -43,6 +43,7 @@ __all__ = [
     "Spool",
     "StatsReader",
     "StatsStore",
+    "TableInsightsPort",
 ]
 
 
@@ -182,6 +183,15 @@ class InsightsPort(Protocol):
     def rule_status(self, source: Source) -> RuleStatus: ...
 
     def report(self, rule: str, start: int, end: int) -> Mapping[str, Any]: ...
+
+
+class TableInsightsPort(InsightsPort, Protocol):
+    """``InsightsPort`` and the GSIs a table has now, for an alarm that names no index (a Metrics Insights
+    query over every GSI of a table the stack does not own): ``adapters.insights.CloudWatchInsights``."""
+
+    def global_indexes(self, table: str) -> list[str]:
+        """DescribeTable's GSI names; raises ``throttles.InsightsUnavailable`` (one line why) when it fails."""
+        ...
 
 
 class InsightsSwitch(Protocol):

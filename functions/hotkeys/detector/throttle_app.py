@@ -45,5 +45,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     except NotAnAlarmEvent as error:
         logger.warning("not a CloudWatch alarm action's event", extra={"reason": str(error)})
         return {"published": 0, "why": str(error)}
-    logger.info("throttle alarm explained", extra=outcome)
+    if outcome.get("why") or outcome.get("unread"):
+        # An alarm whose table cannot be told (an unreadable query) is explained by nobody: say so loudly.
+        logger.warning("throttle alarm not explained in full", extra=outcome)
+    else:
+        logger.info("throttle alarm explained", extra=outcome)
     return outcome

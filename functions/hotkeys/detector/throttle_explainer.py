@@ -13,6 +13,13 @@ alarm: ``{"source": "aws.cloudwatch", "alarmArn", "accountId", "time", "region",
 alarm judged. Only ``alarmName``, ``state.value`` and the metrics are required here; every other field
 is optional, and the minutes fall back to the ``LOOKBACK_SECONDS`` before the state's timestamp.
 
+A table the stack does not own is alarmed on every GSI at once by a Metrics Insights query (its GSIs are
+unknown at synth, ``infra/throttle_alarms.py``): the event's entry holds the query as ``expression`` and
+no ``metricStat``. The table is read from the query (``metrics_insights``); the GSIs from DescribeTable at
+run time; each GSI's throttled keys from its own rule. A query whose table cannot be told is one line in
+the function's answer, never an exception: CloudWatch's own notification of the alarm still reaches the
+alert topic.
+
 Why an alarm action and not a subscriber of the alert topic: the topic carries the detector's own alerts
 (a subscriber would receive this function's messages too, and have to filter them out to avoid a loop),
 and a topic subscription would receive CloudWatch's SNS form of the alarm (``alerts/inbound.py``), whose
@@ -29,6 +36,7 @@ on-demand maximum are capacity settings, not a key problem; an account limit is 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,9 +45,10 @@ from typing import Any
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.diagnosis import key_in_text
-from hotkeys.detector.ports import IncidentReader, InsightsPort, Publish
+from hotkeys.detector.metrics_insights import UnreadableQuery, is_query, parse_query
+from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttle_sources import Source
-from hotkeys.detector.throttles import ThrottledKey, read_throttles
+from hotkeys.detector.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
 from hotkeys.detector.windows import iso_utc
 
 LOOKBACK_SECONDS = 300
@@ -47,6 +56,11 @@ KEYS_NAMED = 10
 THROTTLING = "throttling"  # the ``reason`` of these messages (the detector's are partition_limit and share)
 NAMESPACE = "AWS/DynamoDB"
 TABLE_DIMENSION, INDEX_DIMENSION = "TableName", "GlobalSecondaryIndexName"
+# DynamoDB's table names (developer guide, "Supported data types and naming rules"): 3 to 255 of these. A
+# name read from a query is checked before it reaches an API call or a message.
+TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
+CANNOT_TELL = "cannot tell the table from the alarm's query"
+QUERY_SHOWN = 300  # characters of an unreadable query quoted in the answer
 
 KEY_RANGE, PROVISIONED, ON_DEMAND_MAXIMUM, ACCOUNT = "key range", "provisioned", "on-demand maximum", "account"
 _LIMITS = {
@@ -80,12 +94,15 @@ WHAT_TO_DO = {
 @dataclass(frozen=True)
 class AlarmedMetric:
     """One DynamoDB throttle metric an alarm watches, with its dimensions and period (not
-    ``throttling.ThrottleMetric``, the catalogue of metric names the stack can alarm on)."""
+    ``throttling.ThrottleMetric``, the catalogue of metric names the stack can alarm on): the table's own
+    (``index`` None), one GSI's, or the sum over every GSI of the table (``every_index``, ``index`` None: a
+    Metrics Insights query that names no index)."""
 
     name: str
     table: str
     index: str | None
     period: int
+    every_index: bool = False
 
     @property
     def limit(self) -> str | None:
@@ -99,8 +116,9 @@ class AlarmedMetric:
         return "reads" if self.name.startswith("Read") else "writes" if self.name.startswith("Write") else "requests"
 
     @property
-    def source(self) -> Source:
-        return Source(self.table, self.index)
+    def scope(self) -> tuple[str, str | None, bool]:
+        """What one explanation covers: the table, one GSI, or every GSI of the table."""
+        return self.table, self.index, self.every_index
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,7 @@ class AlarmChange:
     end: int  # the state change (epoch seconds)
     arn: str | None = None
     reason: str | None = None
+    unread: list[str] = field(default_factory=list)  # one line per query whose table cannot be told
 
 
 class NotAnAlarmEvent(ValueError):
@@ -139,7 +158,15 @@ def parse_alarm_event(event: Any) -> AlarmChange:
     if not isinstance(value, str):
         raise NotAnAlarmEvent("no alarmData.state.value")
     configuration = _mapping(data.get("configuration"))
-    metrics = [m for m in (_metric(entry) for entry in configuration.get("metrics") or []) if m is not None]
+    metrics: list[AlarmedMetric] = []
+    unread: list[str] = []
+    for entry in configuration.get("metrics") or []:
+        try:
+            metrics.extend(_metrics(entry))
+        except UnreadableQuery as error:
+            query = " ".join(str(_mapping(entry).get("expression")).split())
+            shown = query if len(query) <= QUERY_SHOWN else query[: QUERY_SHOWN - 3] + "..."
+            unread.append(f"{CANNOT_TELL}: {error} (query: {shown})")
     end = _time_of(state.get("timestamp")) or _time_of(event.get("time"))
     if end is None:
         raise NotAnAlarmEvent("no state timestamp")
@@ -154,11 +181,52 @@ def parse_alarm_event(event: Any) -> AlarmChange:
         end=max(end, max(judged) + period if judged else end),
         arn=event.get("alarmArn") if isinstance(event.get("alarmArn"), str) else None,
         reason=state.get("reason") if isinstance(state.get("reason"), str) else None,
+        unread=unread,
     )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _metrics(entry: Any) -> list[AlarmedMetric]:
+    """The DynamoDB metrics of one ``configuration.metrics`` entry: its ``metricStat``, or its Metrics
+    Insights query; none for another namespace or for metric math over the alarm's other entries."""
+    entry = _mapping(entry)
+    if "metricStat" in entry:
+        metric = _metric(entry)
+        return [metric] if metric is not None else []
+    expression = entry.get("expression")
+    if isinstance(expression, str) and is_query(expression):
+        period = entry.get("period")
+        return _queried(expression, int(period) if isinstance(period, int | float) and period > 0 else 60)
+    return []
+
+
+def _queried(expression: str, period: int) -> list[AlarmedMetric]:
+    """The metrics a Metrics Insights query sums; ``UnreadableQuery`` when its table cannot be told.
+
+    A query naming a GSI (``GlobalSecondaryIndexName = '...'``) is that GSI's metric; a SCHEMA with the
+    index dimension and no index named is every GSI (the stack's own query); a SCHEMA without it, the
+    table's own metric; ``FROM "AWS/DynamoDB"`` with no SCHEMA matches both the table's and every GSI's."""
+    query = parse_query(expression)
+    if query.namespace != NAMESPACE:
+        return []
+    table = query.fixed.get(TABLE_DIMENSION)
+    if table is None:
+        raise UnreadableQuery(f"its WHERE clause names no single {TABLE_DIMENSION} (a {TABLE_DIMENSION} = '...')")
+    if not TABLE_NAME.fullmatch(table):
+        raise UnreadableQuery(f"{table[:80]!r} is not a DynamoDB table name")
+    if query.schema is not None and TABLE_DIMENSION not in query.schema:
+        raise UnreadableQuery(f"its SCHEMA has no {TABLE_DIMENSION}, so it matches no table's metric")
+    index = query.fixed.get(INDEX_DIMENSION)
+    if index is not None:
+        return [AlarmedMetric(query.metric, table, index, period)]
+    table_metric = AlarmedMetric(query.metric, table, None, period)
+    every_index = AlarmedMetric(query.metric, table, None, period, every_index=True)
+    if query.schema is None:
+        return [table_metric, every_index]
+    return [every_index] if INDEX_DIMENSION in query.schema else [table_metric]
 
 
 def _metric(entry: Any) -> AlarmedMetric | None:
@@ -205,7 +273,9 @@ class NamedKey:
 
 @dataclass
 class Explanation:
-    """What one alarm's minutes show: the limit hit, the keys throttled, and what to do."""
+    """What one alarm's minutes show: the limit hit, the keys throttled, and what to do. ``every_index``: the
+    alarm sums every GSI of the table (``index`` None); ``indexes`` then holds each GSI whose rule was read
+    and its throttled requests in the minutes (0: none), most first."""
 
     alarm: str
     table: str
@@ -217,86 +287,141 @@ class Explanation:
     keys: list[NamedKey] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     more_keys: int = 0
+    every_index: bool = False
+    indexes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def throttled_indexes(self) -> list[str]:
+        return [index for index, requests in self.indexes.items() if requests]
+
+    @property
+    def named_index(self) -> str | None:
+        """The one GSI this explanation is about, if one: its own, or the only GSI of an every-index alarm
+        whose rule names throttled keys."""
+        if self.index is not None or not self.every_index:
+            return self.index
+        throttled = self.throttled_indexes
+        return throttled[0] if len(throttled) == 1 else None
 
     @property
     def where(self) -> str:
-        return self.table if self.index is None else f"{self.table} index {self.index}"
+        if self.named_index is not None:
+            return f"{self.table} index {self.named_index}"
+        if not self.every_index:
+            return self.table
+        throttled = self.throttled_indexes
+        return f"{self.table} indexes {', '.join(throttled)}" if throttled else f"a GSI of {self.table}"
 
     @property
     def confirmed(self) -> list[NamedKey]:
         return [k for k in self.keys if k.confirmed]
 
 
-def explain(change: AlarmChange, insights: InsightsPort, incidents: IncidentReader) -> list[Explanation]:
-    """One explanation per table or index the alarm watches (usually one)."""
-    by_source: dict[Source, list[AlarmedMetric]] = {}
+def explain(change: AlarmChange, insights: TableInsightsPort, incidents: IncidentReader) -> list[Explanation]:
+    """One explanation per table, GSI, or every-GSI sum the alarm watches (usually one)."""
+    by_scope: dict[tuple[str, str | None, bool], list[AlarmedMetric]] = {}
     for metric in change.metrics:
-        by_source.setdefault(metric.source, []).append(metric)
+        by_scope.setdefault(metric.scope, []).append(metric)
     explanations = []
-    for source, metrics in by_source.items():
-        limits = list(dict.fromkeys(m.limit for m in metrics if m.limit is not None))
-        found = read_throttles(insights, [source], change.start, change.end)
-        notes = list(found.notes)
+    for (table, index, every_index), metrics in by_scope.items():
+        notes: list[str] = []
+        if every_index:
+            sources, listed = _every_index(insights, table)
+            notes += [listed] if listed else []
+        else:
+            sources = [Source(table, index)]
+        found = read_throttles(insights, sources, change.start, change.end)
+        notes += found.notes
         try:
-            stream = _stream_incidents(incidents, source)
+            stream = _stream_incidents(incidents, table)
         except _IncidentsUnreadable as error:
             stream = {}
             notes.append(f"the stream's open incidents could not be read ({error}), so none is marked confirmed")
-        keys = _named(found.keys, stream, source)
+        keys = _named(found.keys, stream)
         explanation = Explanation(
             alarm=change.name,
-            table=source.table,
-            index=source.index,
-            limits=limits,
+            table=table,
+            index=index,
+            limits=list(dict.fromkeys(m.limit for m in metrics if m.limit is not None)),
             operations=list(dict.fromkeys(m.operation for m in metrics)),
             start=change.start,
             end=change.end,
             keys=keys[:KEYS_NAMED],
             notes=notes,
             more_keys=max(0, len(keys) - KEYS_NAMED),
+            every_index=every_index,
+            indexes=_per_index(found) if every_index else {},
         )
-        if source.index is not None and "writes" in explanation.operations and not found.keys:
+        if (index is not None or every_index) and "writes" in explanation.operations and not found.keys:
             # DynamoDB: "Write throttling caused by insufficient write capacity for a global secondary
             # index is not measured" by Contributor Insights: the stream's index incidents name them.
+            if every_index:
+                named = sorted(f"{key} ({on})" for on, key in stream if on is not None)
+            else:
+                named = sorted(key for on, key in stream if on == index)
             explanation.notes.append(
                 "Contributor Insights does not measure write throttling caused by an index (GSI back-pressure)"
-                + (f"; the stream's index count names {', '.join(sorted(stream))}" if stream else "")
+                + (f"; the stream's index count names {', '.join(named)}" if named else "")
             )
         explanations.append(explanation)
     return explanations
+
+
+def _every_index(insights: TableInsightsPort, table: str) -> tuple[list[Source], str | None]:
+    """The GSIs an every-index alarm sums, as DescribeTable lists them now (the query names none, and the
+    stack could not list them at synth); a note when there are none to read."""
+    try:
+        indexes = insights.global_indexes(table)
+    except InsightsUnavailable as error:
+        return [], f"the GSIs of {table} could not be listed: {error}; no GSI's throttled keys are named"
+    if not indexes:
+        return [], f"DescribeTable lists no GSI on {table} now: no GSI's throttled keys to read"
+    return [Source(table, index) for index in indexes], None
+
+
+def _per_index(found: ThrottlePicture) -> dict[str, int]:
+    """Each GSI whose rule was read, and its throttled requests in the minutes, most first."""
+    totals = {source.index: 0 for source in found.read if source.index is not None}
+    for item in found.keys:
+        if item.index in totals:
+            totals[item.index] += item.requests
+    return dict(sorted(totals.items(), key=lambda pair: (-pair[1], pair[0])))
 
 
 class _IncidentsUnreadable(RuntimeError):
     pass
 
 
-def _stream_incidents(incidents: IncidentReader, source: Source) -> dict[str, int]:
-    """The keys of the source's open partition-limit incidents from the stream, and when each fired."""
+def _stream_incidents(incidents: IncidentReader, table: str) -> dict[tuple[str | None, str], int]:
+    """The table's open partition-limit incidents from the stream, as (index or None, key), and when each
+    fired."""
     # The incidents only add "confirmed": whatever fails reading them (the port's error, denied, throttled),
     # the alert still goes out, and says the stream's side could not be read.
     try:
-        found = incidents.open_incidents(source.table)
+        found = incidents.open_incidents(table)
     except Exception as error:
         raise _IncidentsUnreadable(str(error).splitlines()[0][:160] if str(error) else type(error).__name__) from None
     return {
-        incident.key: incident.fired_window
+        (incident.index, incident.key): incident.fired_window
         for incident, _version in found
-        if incident.reason == PARTITION_LIMIT and incident.firing and incident.index == source.index
+        if incident.reason == PARTITION_LIMIT and incident.firing
     }
 
 
-def _named(throttled: Sequence[ThrottledKey], stream: Mapping[str, int], source: Source) -> list[NamedKey]:
-    totals: dict[str, list[int]] = {}
+def _named(throttled: Sequence[ThrottledKey], stream: Mapping[tuple[str | None, str], int]) -> list[NamedKey]:
+    """Each (index, key)'s throttled requests and minutes; confirmed when the stream alerted on the same key
+    of the same table or GSI no later than its last throttled minute."""
+    totals: dict[tuple[str | None, str], list[int]] = {}
     for item in throttled:
-        total = totals.setdefault(item.key, [0, 0, item.minute])
+        total = totals.setdefault((item.index, item.key), [0, 0, item.minute])
         total[0] += item.requests
         total[1] += 1
         total[2] = max(total[2], item.minute)
     named = [
-        NamedKey(key, source.index, requests, minutes, key in stream and stream[key] <= last)
-        for key, (requests, minutes, last) in totals.items()
+        NamedKey(key, index, requests, minutes, (index, key) in stream and stream[(index, key)] <= last)
+        for (index, key), (requests, minutes, last) in totals.items()
     ]
-    named.sort(key=lambda k: (-k.requests, k.key))
+    named.sort(key=lambda k: (-k.requests, k.key, k.index or ""))
     return named
 
 
@@ -323,7 +448,10 @@ def document(explanation: Explanation, key_display: str = "raw", salt: str = "")
         "status": "firing",
         "alarm": explanation.alarm,
         "table": explanation.table,
-        "index": explanation.index,
+        "index": explanation.named_index,
+        # An alarm on every GSI of the table: each GSI whose throttled keys were read, with its requests.
+        "every_index": explanation.every_index,
+        "indexes": [{"index": name, "throttled_requests": n} for name, n in explanation.indexes.items()],
         "limits": explanation.limits,
         "operations": explanation.operations,
         "minutes_start": iso_utc(explanation.start),
@@ -353,6 +481,13 @@ def email_text(explanation: Explanation, key_display: str = "raw", salt: str = "
     ]
     for limit in explanation.limits or ["unknown"]:
         lines.append(f"Limit hit: {limit}: {WHAT_TO_DO.get(limit, 'not a DynamoDB throttle metric we know')}.")
+    if explanation.every_index and explanation.indexes:
+        each = ", ".join(f"{name} {n:,}" if n else f"{name} none" for name, n in explanation.indexes.items())
+        lines += [
+            "",
+            f"The alarm sums every GSI of {explanation.table}. "
+            f"Throttled requests per GSI (Contributor Insights): {each}.",
+        ]
     if explanation.keys:
         lines += ["", "Keys throttled in those minutes (Contributor Insights, reads and writes together):"]
         for k in explanation.keys:
@@ -362,14 +497,15 @@ def email_text(explanation: Explanation, key_display: str = "raw", salt: str = "
                 if k.confirmed
                 else ""
             )
-            lines.append(f"  '{shown}': {k.requests:,} throttled requests in {k.minutes} minute(s){confirmed}")
+            on = f" on index {k.index}" if explanation.every_index and k.index else ""
+            lines.append(f"  '{shown}'{on}: {k.requests:,} throttled requests in {k.minutes} minute(s){confirmed}")
         if explanation.more_keys:
             lines.append(f"  ... and {explanation.more_keys} more")
     elif KEY_RANGE in explanation.limits:
         lines += ["", "No throttled keys could be named for these minutes."]
     for note in explanation.notes:
         lines.append(f"Note: {note}.")
-    top = f" --index {explanation.index}" if explanation.index else ""
+    top = f" --index {explanation.named_index}" if explanation.named_index else ""
     lines += ["", f"See the stream's side: hotkeys top --stats-table <StatsTableName> --table {explanation.table}{top}"]
     return "\n".join(lines) + "\n"
 
@@ -385,7 +521,7 @@ def chatbot_payload(explanation: Explanation, key_display: str = "raw", salt: st
             "textType": "client-markdown",
             "title": title,
             "description": email_text(explanation, key_display, salt),
-            "keywords": [explanation.table, *([explanation.index] if explanation.index else []), THROTTLING],
+            "keywords": [explanation.table, *_indexes_named(explanation), THROTTLING],
         },
         "metadata": {
             "threadId": f"throttling-{explanation.where}"[:256],
@@ -409,22 +545,27 @@ def sns_publish_arguments(
         "email-json": body,
         "https": json.dumps(chatbot_payload(explanation, key_display, salt)),
     }
-    attributes = (("table", explanation.table), ("reason", THROTTLING), ("status", "firing"))
+    attributes = [("table", explanation.table), ("reason", THROTTLING), ("status", "firing")]
+    if explanation.named_index:
+        attributes.append(("index", explanation.named_index))
     return {
         "TopicArn": topic_arn,
         "Subject": subject(explanation, key_display, salt),
         "Message": json.dumps(structure),
         "MessageStructure": "json",
-        "MessageAttributes": {
-            name: {"DataType": "String", "StringValue": value}
-            for name, value in (*attributes, *((("index", explanation.index),) if explanation.index else ()))
-        },
+        "MessageAttributes": {name: {"DataType": "String", "StringValue": value} for name, value in attributes},
     }
+
+
+def _indexes_named(explanation: Explanation) -> list[str]:
+    if explanation.index is not None:
+        return [explanation.index]
+    return explanation.throttled_indexes
 
 
 def handle_alarm(
     event: Any,
-    insights: InsightsPort,
+    insights: TableInsightsPort,
     incidents: IncidentReader,
     publish: Publish,
     topic_arn: str,
@@ -432,15 +573,20 @@ def handle_alarm(
     salt: str = "",
 ) -> dict[str, Any]:
     """One alarm action: in ALARM, one alert per table or index it watches; other states publish nothing
-    (the alarm's own notifications cover them). Raises on a failed publish, so Lambda's asynchronous
-    retries (then the function's on-failure destination) keep the alert."""
+    (the alarm's own notifications cover them). A query whose table cannot be told is a ``why`` (or, beside
+    metrics that could be read, an ``unread``) line in the answer. Raises on a failed publish, so Lambda's
+    asynchronous retries (then the function's on-failure destination) keep the alert."""
     change = parse_alarm_event(event)
     if change.state != "ALARM":
         return {"alarm": change.name, "state": change.state, "published": 0}
     if not change.metrics:
-        return {"alarm": change.name, "state": change.state, "published": 0, "why": "no DynamoDB throttle metric"}
+        why = change.unread[0] if change.unread else "no DynamoDB throttle metric"
+        return {"alarm": change.name, "state": change.state, "published": 0, "why": why}
     published = 0
     for explanation in explain(change, insights, incidents):
         publish(**sns_publish_arguments(topic_arn, explanation, key_display, salt))
         published += 1
-    return {"alarm": change.name, "state": change.state, "published": published}
+    outcome: dict[str, Any] = {"alarm": change.name, "state": change.state, "published": published}
+    if change.unread:
+        outcome["unread"] = change.unread
+    return outcome

@@ -29,9 +29,24 @@ class RuleStatus:
     rule: str | None  # the PKT rule's name
 
     def unreadable(self) -> str | None:
-        """Why its throttled keys cannot be read, or None when they can."""
+        """Why its throttled keys cannot be read, or None when they can. Off: with the command that turns
+        it on, so a reader can act on the line (a GSI added after the deploy has it off, decisions §53)."""
+        if self.status == "DISABLED":
+            return (
+                f"Contributor Insights is disabled on {self.source.where}; "
+                f"to name its throttled keys: {enable_command(self.source)}"
+            )
         if self.status != "ENABLED":
             return f"Contributor Insights is {self.status.lower()} on {self.source.where}"
         if self.rule is None:
             return f"Contributor Insights on {self.source.where} lists no throttled-keys rule"
         return None
+
+
+def enable_command(source: Source) -> str:
+    """The AWS CLI command that turns throttled-keys mode on for a table or one GSI."""
+    index = f" --index-name {source.index}" if source.index is not None else ""
+    return (
+        f"aws dynamodb update-contributor-insights --table-name {source.table}{index} "
+        "--contributor-insights-action ENABLE --contributor-insights-mode THROTTLED_KEYS"
+    )

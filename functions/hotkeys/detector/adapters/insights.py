@@ -29,14 +29,14 @@ DENIED = "access denied (needs dynamodb:DescribeContributorInsights and cloudwat
 _DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
 
 
-def why(error: Exception) -> str:
-    """One line for a failed call."""
+def why(error: Exception, denied: str = DENIED, not_found: str = "no such table or index, or no such rule") -> str:
+    """One line for a failed call (``denied`` and ``not_found``: what those errors mean for the call made)."""
     if isinstance(error, ClientError):
         code = str(error.response.get("Error", {}).get("Code", ""))
         if code in _DENIED:
-            return DENIED
+            return denied
         if code == "ResourceNotFoundException":
-            return "no such table or index, or no such rule"
+            return not_found
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
         message = str(error.response.get("Error", {}).get("Message", "")).split("\n")[0][:160]
         if status >= 500 and (not message or message.lstrip().startswith("<")):
@@ -78,11 +78,14 @@ class CloudWatchInsights:
             raise InsightsUnavailable(why(error)) from None
 
     def global_indexes(self, table: str) -> list[str]:
-        """The table's global secondary indexes (DescribeTable); none if it cannot be described."""
+        """The table's global secondary indexes now (DescribeTable), in its order; ``InsightsUnavailable``
+        (one line why) when it cannot be described."""
         try:
             described = self._dynamodb.describe_table(TableName=table)["Table"]
-        except (ClientError, BotoCoreError, NotImplementedError):
-            return []
+        except (ClientError, BotoCoreError, NotImplementedError) as error:
+            raise InsightsUnavailable(
+                why(error, denied="access denied (needs dynamodb:DescribeTable)", not_found="no such table")
+            ) from None
         return [str(index["IndexName"]) for index in described.get("GlobalSecondaryIndexes") or []]
 
 
