@@ -1,12 +1,12 @@
 """Detection latency: from the moment a partition's merged write rate reaches the alert rate to the publish.
 
 Over many generated schedules (seeded, reproducible), each a table with 1 to 8 stream shards
-through the ESM emulation (``hotkeys.cli.esm``: ``consume_lineage``, ``RandomChaos``'s lost
+through the ESM emulation (``hotkeys.cli.esm``: ``consume_lineage``, ``RandomFaults``'s lost
 responses, about one in ten, and redelivered overlaps) and the real handler (``process_batch``, its
 first alarm, and the judge on its schedule, on in-process moto), all shards side by side in emulated time (``bench.lanes``, whose
 module doc states the time model: a batch is invoked when it fills, or when the batching window
 after its first record ends; the publish time is the emulated time of the invocation that
-published). Batch sizes are the mapping's, not ``RandomChaos``'s odd ones (those would invoke
+published). Batch sizes are the mapping's, not ``RandomFaults``'s odd ones (those would invoke
 earlier than the mapping does).
 
 A schedule holds background writes on every shard and bursts at 85% to 200% of the partition
@@ -212,14 +212,14 @@ def crossing(partition: Partition, rate: float, span: int, window_seconds: int) 
 
 
 class DeliveryFaults:
-    """``RandomChaos``'s lost responses and redelivered overlaps, with the mapping's own batch cuts
+    """``RandomFaults``'s lost responses and redelivered overlaps, with the mapping's own batch cuts
     (``bench.lanes``): its odd batch sizes would invoke earlier than the mapping does."""
 
     @staticmethod
     def of(rng: random.Random) -> Any:
-        from hotkeys.cli.esm import RandomChaos
+        from tests.esm_faults import RandomFaults
 
-        class Faults(RandomChaos):
+        class Faults(RandomFaults):
             def batch_size(self, limit: int) -> int:
                 return limit
 
@@ -278,7 +278,7 @@ def run_schedule(schedule: Schedule) -> dict[str, Any]:
             settings,
             AwsClients(),
             schedule.lineages,
-            chaos=[DeliveryFaults.of(rng) for rng in rngs],
+            deliveries=[DeliveryFaults.of(rng) for rng in rngs],
             turns=turns,
             publisher=publisher,
             tables=(TABLE,),

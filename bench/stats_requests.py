@@ -395,7 +395,7 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
     import boto3
 
     from hotkeys.cli.emulation import judge_times
-    from hotkeys.cli.esm import Chaos, consume_lineage
+    from hotkeys.cli.esm import Deliveries, consume_lineage
     from hotkeys.cli.lanes import Ticker
     from hotkeys.detector.observability import logger
     from hotkeys.detector.wiring import build_judge
@@ -422,7 +422,7 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
                 Ticker(number, turns, times, lambda _at: judge.look()).run()
                 return
             lineage = [(f"shardId-{number:05d}", shard_records(run, number))]
-            lane = Lane(number, turns, lineage, Chaos(), mapping)
+            lane = Lane(number, turns, lineage, Deliveries(), mapping)
             handler = _handler(settings, _clients(session, counting), turns)
             consume_lineage(lane.wrap(handler), lane.feeds(), mapping, lane)
             invocations.append(len(lane.invocations))

@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from hotkeys.cli.emulation import Emulated, emulate
-from hotkeys.cli.esm import Chaos, RandomChaos
+from hotkeys.cli.esm import Deliveries
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.lanes import Turns
 from hotkeys.cli.local import create_stats_table
@@ -25,6 +25,7 @@ from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from hotkeys.detector.pipeline import parse_event, process_batch
 from hotkeys.detector.wiring import build_ports
+from tests.esm_faults import RandomFaults
 from tests.support import ORDERS_ALERT
 
 T0 = 1_796_083_200
@@ -79,7 +80,7 @@ def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str 
 def consume(
     settings: Settings,
     shards: list[list[dict[str, Any]]] | list[list[tuple[str, list[dict[str, Any]]]]],
-    chaos: Chaos | None = None,
+    chaos: Deliveries | None = None,
     batch_size: int = 500,
     turns: Turns | None = None,
 ) -> Emulated:
@@ -96,7 +97,7 @@ def consume(
         settings,
         AwsClients(),
         lineages,  # type: ignore[arg-type]
-        chaos=[chaos or Chaos() for _ in lineages],
+        deliveries=[chaos or Deliveries() for _ in lineages],
         mapping=mapping,
         turns=turns,
     )
@@ -132,7 +133,7 @@ def test_a_burst_fires_once_and_resolves_once_under_any_delivery_schedule(stats_
             Key={"pk": "INC#tickets", "sk": incident_key("partition_limit", "event#42")}
         )
         # When it is consumed cleanly, then with duplicates, lost responses and random batch sizes
-        consume(settings, [records], RandomChaos(random.Random(seed)) if seed else None)
+        consume(settings, [records], RandomFaults(random.Random(seed)) if seed else None)
         alerts = delivered(topic["queue"])
         # Then exactly one firing and one resolved message arrive, caught in the burst's own window
         assert statuses(alerts) == Counter(
@@ -243,7 +244,7 @@ def test_an_incident_survives_a_shard_rollover(
     later = [("event#42", 1, 70, 1)] if key_returns else []
     records = traffic([("event#42", 900, 25, 20), ("quiet", 2, 0, 400), *later])
     # When the parent and then the child shard are consumed (cleanly, or with faults of delivery)
-    consume(settings, [cut(records, rollover_at)], RandomChaos(random.Random(seed)) if seed else None)
+    consume(settings, [cut(records, rollover_at)], RandomFaults(random.Random(seed)) if seed else None)
     # Then one firing and one resolved message arrive for the incident, whichever shard carried it,
     # resolved on the first window after the burst's: the parent's early final head says its shard ended
     alerts = delivered(topic["queue"])

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lanes import consume_side_by_side
-from hotkeys.cli.esm import Chaos
+from hotkeys.cli.esm import Deliveries
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.deployment import EventSourceSettings
 
@@ -55,7 +55,7 @@ def test_shards_side_by_side_run_one_invocation_at_a_time_in_emulated_time_order
 
     settings = EventSourceSettings(tumbling_window_seconds=60)
     # When both run through the emulation side by side
-    _runs, lanes = consume_side_by_side(lineages, [handler, handler], [Chaos(), Chaos()], settings)
+    _runs, lanes = consume_side_by_side(lineages, [handler, handler], [Deliveries(), Deliveries()], settings)
     # Then batches were cut at the 5 s batching window and each invoked when it ended (first record + 5 s);
     # a parent's final invocation came at its shard's end (30 s), the child's and the other's at the window's
     assert [(at - T0, n) for at, n in lanes[0].invocations] == [(5, 3), (25, 2), (45, 1), (60, 0)]

@@ -23,13 +23,14 @@ import boto3
 import pytest
 
 from hotkeys.cli.emulation import emulate
-from hotkeys.cli.esm import Chaos, Delivery, RandomChaos, ShardRun
+from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.main import main
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from tests import reference_partitions as oracle
+from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered, statuses
 from tests.support import create_source_table
 
@@ -134,7 +135,7 @@ class Lambda:
     def __init__(
         self,
         settings: Settings,
-        chaos: Chaos | dict[str, Chaos] | None = None,
+        chaos: Deliveries | dict[str, Deliveries] | None = None,
         batch_size: int = 100,
         *,
         esm: EventSourceSettings | None = None,
@@ -144,7 +145,7 @@ class Lambda:
     ) -> None:
         self.settings = settings
         self.chaos = chaos if isinstance(chaos, dict) else None
-        self.chaos_everywhere = chaos if isinstance(chaos, Chaos) else None
+        self.chaos_everywhere = chaos if isinstance(chaos, Deliveries) else None
         self.esm = esm or EventSourceSettings(batch_size=batch_size, tumbling_window_seconds=WINDOW, retry_attempts=20)
         self.delivery = delivery
         self.stream_arn = stream_arn
@@ -161,12 +162,12 @@ class Lambda:
         """Every shard (or each lineage: a parent, then its children, in order) side by side, each running
         ``delays[shard]`` behind its records."""
         groups = lineages or [[shard] for shard in shards]
-        chaos = [(self.chaos or {}).get(group[-1], self.chaos_everywhere) or Chaos() for group in groups]
+        chaos = [(self.chaos or {}).get(group[-1], self.chaos_everywhere) or Deliveries() for group in groups]
         emulated = emulate(
             self.settings,
             judge_clients or AwsClients(),
             [[(shard, shards[shard]) for shard in group] for group in groups],
-            chaos=chaos,
+            deliveries=chaos,
             mapping=self.esm,
             delivery=self.delivery,
             stream_arns=[self.stream_arn] * len(groups),
@@ -275,7 +276,7 @@ def test_an_index_partition_spread_over_every_shard_fires_once_and_resolves_once
         assert part.heaviest_bucket(10) < limits.alert_rate * 10
     # When the shards are consumed out of step, with lost responses, redeliveries and odd batch sizes
     rng = random.Random(count)
-    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
+    Lambda(settings, RandomFaults(rng)).run(shards, out_of_step(shards, rng))
     # Then one firing names the index partition, and one resolved follows once it cooled
     alerts = delivered(topic["queue"])
     assert_one_incident(alerts, "PENDING", "partition_limit", found, limits, "tickets", "by-status")
@@ -289,7 +290,7 @@ def test_top_shows_the_index_partitions_true_peak(stats_table_name: str, tickets
     settings = Settings(stats_table_name=stats_table_name, partition_wcu_limit=20)
     shards = index_partition_shards(count)
     rng = random.Random(count)
-    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
+    Lambda(settings, RandomFaults(rng)).run(shards, out_of_step(shards, rng))
     # When `top` shows the index's partitions of the first window
     rows = top_json(stats_table_name, "--index", "by-status")
     (row,) = [r for r in rows if r["key"] == "PENDING" and r["window_start"] == iso(T0)]
@@ -311,7 +312,7 @@ def top_json(stats_table_name: str, *extra: str) -> list[dict[str, Any]]:
 
 
 # -- 3: a burst cut by a rollover ---------------------------------------------------------------------
-class PlannedCuts(Chaos):
+class PlannedCuts(Deliveries):
     """Batches of the sizes given (then the mapping's own), otherwise clean."""
 
     def __init__(self, sizes: list[int]) -> None:
@@ -353,7 +354,7 @@ def test_a_burst_cut_by_a_rollover_fires_once_and_resolves_once(
     # (or at random, with faults of delivery)
     if seed == "early cuts":
         sizes = early_cuts(child, 10)
-        chaos: Chaos = PlannedCuts(sizes)
+        chaos: Deliveries = PlannedCuts(sizes)
         # (the oracle: the rate over the key's active span the rules see after each of the child's batches,
         # on both shards' records; the highest is 4% over the alert rate)
         ends = [sum(sizes[: n + 1]) for n in range(len(sizes))]
@@ -369,7 +370,7 @@ def test_a_burst_cut_by_a_rollover_fires_once_and_resolves_once(
         ]
         assert max(seen) >= 1.03 * limits.alert_rate
     else:
-        chaos = RandomChaos(random.Random(seed))
+        chaos = RandomFaults(random.Random(seed))
     Lambda(settings, {"shardId-child": chaos}, batch_size=100).run(
         shards, lineages=[["shardId-parent", "shardId-child"]]
     )
@@ -445,7 +446,7 @@ def test_a_share_incident_resolves_when_its_table_goes_quiet(stats_table_name: s
         assert table_total(found, "profiles", T0 + window * WINDOW) < 0.75 * settings.share_min_wcu
     # When both shards are consumed, out of step
     rng = random.Random(5)
-    Lambda(settings, RandomChaos(rng)).run(shards, out_of_step(shards, rng))
+    Lambda(settings, RandomFaults(rng)).run(shards, out_of_step(shards, rng))
     # Then the share incident fires once and resolves once
     alerts = delivered(topic["queue"])
     assert statuses(alerts) == Counter({("popular", "share", "firing"): 1, ("popular", "share", "resolved"): 1}), [
@@ -496,7 +497,7 @@ def test_the_fault_suites_burst_cut_at_31_s_fires_when_delivered_cleanly(aws: No
     found = oracle.partitions(counted)
     assert oracle.verdict(found[("tickets", None, "event#42", T0)], limits).must_fire
     # When it is delivered without faults, in batches of 500
-    result = faults.run(work, Chaos(), None, schedule)
+    result = faults.run(work, Deliveries(), None, schedule)
     # Then the burst key and the two index partitions it moves between fire once and resolve once
     assert Counter((a["key"], a["status"]) for a in result["alerts"]) == faults.EXPECTED_ALERTS
 

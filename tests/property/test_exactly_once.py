@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Chaos, Delivery, RandomChaos, consume_lineage
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Deliveries, Delivery, consume_lineage
 from hotkeys.cli.events import stream_arn
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_entry
@@ -51,6 +51,7 @@ from hotkeys.detector.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
 from tests import reference_gsi, reference_sizing
+from tests.esm_faults import RandomFaults
 from tests.stream_wire import WireStream
 from tests.support import TABLE, layouts_of, ttl_record, write_record
 
@@ -249,7 +250,7 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
     records_of: dict[str, list[dict[str, Any]]] = {}
     parents: dict[str, str] = {}
     for index, records in enumerate(shards):
-        chaos = RandomChaos(rng, reorder_probability=schedule.reorder) if schedule.seed is not None else Chaos()
+        chaos = RandomFaults(rng, reorder_probability=schedule.reorder) if schedule.seed is not None else Deliveries()
         shard_lineage = lineage(records, index, schedule.cuts)
         records_of.update(shard_lineage)
         parents.update((child, parent) for (parent, _), (child, _) in itertools.pairwise(shard_lineage))

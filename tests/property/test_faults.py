@@ -34,7 +34,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Chaos, Delivery, RandomChaos
+from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Deliveries, Delivery
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import redrive_entry
@@ -46,6 +46,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.wiring import build_ports
 from tests import reference_partitions as oracle
 from tests import support
+from tests.esm_faults import RandomFaults
 from tests.integration.test_table_wide import Lambda, describe, out_of_step
 from tests.stream_wire import WireStream
 
@@ -273,7 +274,7 @@ class Schedule:
 
 def run(
     work: Workload,
-    chaos: Chaos,
+    chaos: Deliveries,
     faults: FaultInjector | None,
     schedule: Schedule = Schedule(),
     order: random.Random | None = None,
@@ -375,7 +376,7 @@ def clean(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
             patch.setenv(name, value)
         patch.delenv("AWS_ENDPOINT_URL", raising=False)
         work = workload()
-        yield {"work": work, "result": run(work, Chaos(), None)}
+        yield {"work": work, "result": run(work, Deliveries(), None)}
 
 
 def test_clean_run_matches_the_exact_figures(clean: dict[str, Any]) -> None:
@@ -417,7 +418,7 @@ def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], se
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
     schedule = schedule_of(seed, rng)
     work = workload(schedule.shards, schedule.burst_shard)
-    result = run(work, RandomChaos(rng, lose_probability=0.15), faults, schedule, random.Random(seed))
+    result = run(work, RandomFaults(rng, lose_probability=0.15), faults, schedule, random.Random(seed))
     # Stats: identical to the clean pass on one shard
     assert result["figures"] == clean["result"]["figures"], (dict(faults.injected), schedule)
     # Archive: every TTL deletion, nothing else; duplicates only as copies of the same event_id
@@ -447,7 +448,7 @@ def test_records_redelivered_out_of_order_are_counted_and_archived_exactly(
     an alert is still never published twice."""
     rng = random.Random(1000 + seed)
     faults = FaultInjector(rng, probability=rng.choice([0.02, 0.05, 0.1]))
-    chaos = RandomChaos(rng, lose_probability=0.15, reorder_probability=0.5)
+    chaos = RandomFaults(rng, lose_probability=0.15, reorder_probability=0.5)
     schedule = Schedule.draw(rng)
     work = workload(schedule.shards, schedule.burst_shard)
     result = run(work, chaos, faults, schedule, random.Random(seed))
@@ -466,7 +467,7 @@ def test_the_schedules_really_inject_faults(clean: dict[str, Any], aws: None) ->
     for seed in range(100, 110):
         rng = random.Random(seed)
         faults = FaultInjector(rng, probability=0.15)
-        result = run(clean["work"], RandomChaos(rng, lose_probability=0.15), faults)
+        result = run(clean["work"], RandomFaults(rng, lose_probability=0.15), faults)
         assert result["figures"] == clean["result"]["figures"]
         assert Counter(a["status"] for a in result["alerts"]) == Counter({"firing": 3, "resolved": 3})
         seen.update(faults.injected)
@@ -500,7 +501,7 @@ def test_the_schedules_really_dead_letter_redrive_and_roll_over(clean: dict[str,
     faults = FaultInjector(rng, probability=0.15)
     schedule = Schedule(1, "previous", shards=3, burst_shard=1, cuts=(None, Cut(38), Cut(29, 2)))
     work = workload(3, 1)
-    result = run(work, RandomChaos(rng, lose_probability=0.3), faults, schedule)
+    result = run(work, RandomFaults(rng, lose_probability=0.3), faults, schedule)
     assert result["redriven"] > 0
     assert result["figures"] == clean["result"]["figures"]
     assert set(result["archived"]) == work.ttl

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from hotkeys.cli.esm import RandomChaos
 from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.config import Settings
 from tests import reference_partitions as oracle
+from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered
 from tests.integration.test_table_wide import (
     Lambda,
@@ -63,7 +63,7 @@ def test_an_index_partition_fires_iff_its_merged_rate_must(
         verdict = oracle.verdict(found[("tickets", "by-status", "PENDING", T0)], limits)
         # When the shards are consumed out of step (up to `lead` windows), with or without faults of delivery
         rng = random.Random(seed)
-        Lambda(setup, RandomChaos(rng) if seed is not None else None, batch_size).run(
+        Lambda(setup, RandomFaults(rng) if seed is not None else None, batch_size).run(
             records, out_of_step(records, rng, lead)
         )
         arrived = delivered(queue)

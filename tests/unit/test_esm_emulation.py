@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hotkeys.cli.esm import Chaos, Delivery, ShardConsumer, ShardStuck, consume_lineage
+from hotkeys.cli.esm import Deliveries, Delivery, ShardConsumer, ShardStuck, consume_lineage
 from hotkeys.cli.events import sequence_number
 from hotkeys.deployment import EventSourceSettings
 
@@ -100,7 +100,7 @@ def test_function_errors_bisect_then_retries_end_in_the_dlq_with_coordinates() -
     )
 
 
-class LoseFirst(Chaos):
+class LoseFirst(Deliveries):
     """Loses the answer of the first invocation only."""
 
     lost = False
@@ -127,7 +127,7 @@ def test_a_lost_response_is_a_function_error_bisected_with_the_state_from_before
 
 def test_lost_responses_use_up_the_retries_and_end_in_the_dlq() -> None:
     # Given a single-record batch whose answers are always lost, and 2 retry attempts
-    class LoseAll(Chaos):
+    class LoseAll(Deliveries):
         def lose_response(self) -> bool:
             return True
 

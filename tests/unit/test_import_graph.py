@@ -3,7 +3,8 @@
 * no import cycles between the project's modules;
 * the Lambda code (`hotkeys.detector`) imports nothing of the CLI: its asset leaves the CLI out;
 * the detector's logic imports neither the handler layer nor AWS SDKs (I/O stays in adapters);
-* the CDK app imports nothing that builds Powertools objects (nothing of the function runs at synth).
+* the CDK app imports nothing that builds Powertools objects (nothing of the function runs at synth);
+* no fault injection ships: the ESM emulation's delivery choices are its clean defaults.
 """
 
 from __future__ import annotations
@@ -135,3 +136,22 @@ def module_path(name: str) -> Path:
         if (candidate / "__init__.py").is_file():
             return candidate / "__init__.py"
     raise KeyError(name)
+
+
+# Modules under functions/ that draw random numbers, and why: fault injection is test machinery
+# (tests/esm_faults.py), so any other use is named here first.
+RANDOM_USERS = {
+    "hotkeys.cli.generate": "synthetic workloads, seeded",
+    "hotkeys.detector.layout": "spreads the layout refresh of a deploy's containers",
+}
+
+
+def test_no_fault_injection_ships_under_functions() -> None:
+    drawing = {name for name, path in ((n, module_path(n)) for n in GRAPH) if "random" in imports_of(path)}
+    drawing = {name for name in drawing if name.startswith("hotkeys.")}
+    assert drawing == set(RANDOM_USERS), drawing
+    import hotkeys.cli.esm as esm
+
+    # the emulation's delivery choices ship with their clean defaults only
+    subclasses = [c for c in vars(esm).values() if isinstance(c, type) and issubclass(c, esm.Deliveries)]
+    assert subclasses == [esm.Deliveries]

@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from hotkeys.cli.esm import Chaos, Delivery, ShardRun
+from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
 from hotkeys.cli.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second, stream_lag
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
@@ -56,7 +56,7 @@ def emulate(
     lineages: Sequence[Lineage],
     *,
     start: int | None = None,
-    chaos: Sequence[Chaos] | None = None,
+    deliveries: Sequence[Deliveries] | None = None,
     mapping: EventSourceSettings | None = None,
     delivery: Delivery | None = None,
     handler: HandlerFactory | None = None,
@@ -111,7 +111,7 @@ def emulate(
     runs, lanes = consume_side_by_side(
         list(lineages),
         handlers,
-        list(chaos) if chaos is not None else [Chaos() for _ in lineages],
+        list(deliveries) if deliveries is not None else [Deliveries() for _ in lineages],
         mapping,
         delivery,
         turns,

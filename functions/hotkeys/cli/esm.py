@@ -14,7 +14,7 @@ Delivery
   A failed batch of two or more records is split (attempts unchanged); a failed single
   record is retried until ``retry_attempts`` retries are used.
 * A timeout or a lost response is a function error like any other: Lambda never saw a
-  success. (``Chaos.lose_response``: the function's side effects happened all the same.)
+  success. (``Deliveries.lose_response``: the function's side effects happened all the same.)
 * "When Lambda discards a batch of records that's too old or has exhausted all retries,
   Lambda sends details about the batch to the queue or topic" (``DeadLetter``: the
   coordinates, never the records), and the shard continues after that batch.
@@ -53,14 +53,14 @@ that never reach the function ("This doesn't apply to service errors or throttle
 the batch didn't reach the function"), ParallelizationFactor > 1 (the stack refuses it
 with a tumbling window).
 
-``Chaos`` injects what production does to a consumer: lost responses, odd batch sizes
-and redelivered overlaps.
+``Deliveries`` holds the choices the documentation leaves to Lambda (batch sizes, a lost response,
+a redelivered overlap, the order of a split's retries): by default a clean run, the one the replay
+uses; the tests and benchmarks pass their own to play what production does (``tests/esm_faults.py``).
 """
 
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -77,8 +77,9 @@ WINDOW_CLOCKS: tuple[WindowClock, ...] = ("insertion", "record")
 _END: Any = object()  # the end of a window's records (a malformed record may be None)
 
 
-class Chaos:
-    """No faults: a clean run. Subclasses override the decisions."""
+class Deliveries:
+    """The delivery choices left to Lambda, made as in a clean run: full batches, every response seen,
+    nothing redelivered, a split's halves in order. Subclasses make other choices."""
 
     def batch_size(self, limit: int) -> int:
         return limit
@@ -95,32 +96,6 @@ class Chaos:
         """A bisected batch's halves are retried later half first: "If records are processed more than
         once, they might be processed out of order" (the order of a split's retries is not documented)."""
         return False
-
-
-@dataclass
-class RandomChaos(Chaos):
-    rng: random.Random
-    lose_probability: float = 0.2
-    # 0: a split's halves are retried in order (and the generator is not consulted).
-    reorder_probability: float = 0.0
-    # How many splits were retried later half first.
-    reordered: int = 0
-
-    def second_half_first(self) -> bool:
-        swap = self.reorder_probability > 0 and self.rng.random() < self.reorder_probability
-        self.reordered += swap
-        return swap
-
-    def batch_size(self, limit: int) -> int:
-        return self.rng.randint(1, limit)
-
-    def lose_response(self) -> bool:
-        return self.rng.random() < self.lose_probability
-
-    def overlap(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not batch or self.rng.random() >= self.lose_probability:
-            return []
-        return batch[self.rng.randrange(len(batch)) :]
 
 
 class ShardStuck(RuntimeError):
@@ -211,14 +186,14 @@ class ShardConsumer:
         invoke: Invoke,
         shard_id: str,
         settings: EventSourceSettings = EVENT_SOURCE,
-        chaos: Chaos | None = None,
+        deliveries: Deliveries | None = None,
         stream_arn: str | None = None,
         delivery: Delivery | None = None,
     ) -> None:
         self._invoke = invoke
         self._shard_id = shard_id
         self._settings = settings
-        self._chaos = chaos or Chaos()
+        self._deliveries = deliveries or Deliveries()
         self._stream_arn = stream_arn
         self._delivery = delivery or Delivery()
         self.run = ShardRun()
@@ -239,11 +214,11 @@ class ShardConsumer:
         remaining = iter(records)
         following = next(remaining, _END)
         while following is not _END:
-            size = self._chaos.batch_size(self._settings.batch_size)
+            size = self._deliveries.batch_size(self._settings.batch_size)
             batch = [following, *itertools.islice(remaining, size - 1)]
             following = next(remaining, _END)
             state = self._deliver(batch, window, state)
-            again = self._chaos.overlap(batch)
+            again = self._deliveries.overlap(batch)
             if again:
                 state = self._deliver(again, window, state)
         if window is not None:
@@ -269,7 +244,7 @@ class ShardConsumer:
                 if self._settings.bisect_batch_on_error and len(current) > 1:
                     middle = len(current) // 2
                     halves = [(current[:middle], attempts), (current[middle:], attempts)]
-                    pending[:0] = halves[::-1] if self._chaos.second_half_first() else halves
+                    pending[:0] = halves[::-1] if self._deliveries.second_half_first() else halves
                 elif attempts >= self._settings.retry_attempts:
                     self._dead_letter(current, "RetryAttemptsExhausted")
                 else:
@@ -335,7 +310,7 @@ class ShardConsumer:
             text = f"{type(error).__name__}: {error}"
             self.run.errors[text] = self.run.errors.get(text, 0) + 1
             return None
-        if self._chaos.lose_response():
+        if self._deliveries.lose_response():
             return None
         if window is not None and not isinstance(response.get("state"), dict):
             return None
@@ -346,14 +321,14 @@ def consume_lineage(
     invoke: Invoke,
     shards: Sequence[tuple[str, Iterable[dict[str, Any]]]],
     settings: EventSourceSettings = EVENT_SOURCE,
-    chaos: Chaos | None = None,
+    deliveries: Deliveries | None = None,
     stream_arn: str | None = None,
     delivery: Delivery | None = None,
 ) -> list[ShardRun]:
     """A parent shard, then its children in order: each ends its windows at its end, and each
     child starts the same windows again with a fresh state."""
     return [
-        ShardConsumer(invoke, shard_id, settings, chaos, stream_arn, delivery).consume(records)
+        ShardConsumer(invoke, shard_id, settings, deliveries, stream_arn, delivery).consume(records)
         for shard_id, records in shards
     ]
 

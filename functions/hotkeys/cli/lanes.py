@@ -13,7 +13,7 @@ The emulated time of an invocation (the emulation has none of its own), stated o
 * Batches are cut as the event source mapping cuts them: at ``batch_size`` records, at Lambda's
   6 MB invocation payload (the records' JSON, estimated from their strings), or when the records span
   the batching window (``EventSourceSettings.max_batching_window_seconds``, W): a batch holds the records whose event
-  time is before its first record's plus W (``Lane.batch_size``; a chaos' own odd batch sizes
+  time is before its first record's plus W (``Lane.batch_size``; a test's own odd batch sizes
   apply below that). Batches never span tumbling windows.
 * A batch cut by size or payload is invoked when it filled: at the end of its last record's event second
   (last + 1). Any other batch waits out the batching window: its first record's event second + W.
@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from hotkeys.cli.esm import Chaos, Delivery, ShardRun, consume_lineage
+from hotkeys.cli.esm import Deliveries, Delivery, ShardRun, consume_lineage
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.records import stream_time
 
@@ -178,13 +178,13 @@ class _Ahead:
 
 
 @dataclass
-class Lane(Chaos):
-    """One lineage's batching, clock and invocations (a ``Chaos`` so the emulation asks it for batch sizes)."""
+class Lane(Deliveries):
+    """One lineage's batching, clock and invocations (its ``Deliveries``: the emulation asks it for batch sizes)."""
 
     number: int
     turns: Turns
     lineage: Lineage
-    inner: Chaos
+    inner: Deliveries
     settings: EventSourceSettings
     # Each further attempt of a failed batch runs this much later (0: retries are immediate).
     retry_seconds: float = 0.0
@@ -231,7 +231,7 @@ class Lane(Chaos):
                 return max(0.0, now - first)
         return 0.0
 
-    # -- Chaos ------------------------------------------------------------------------------
+    # -- Deliveries ---------------------------------------------------------------------------
     def batch_size(self, limit: int) -> int:
         cap = min(limit, self.inner.batch_size(limit))
         ahead = self._shards[self._current]
@@ -354,7 +354,7 @@ def _epoch(text: str) -> int:
 def consume_side_by_side(
     lineages: list[Lineage],
     handlers: list[Invoke],
-    chaos: list[Chaos],
+    deliveries: list[Deliveries],
     settings: EventSourceSettings,
     delivery: Delivery | None = None,
     turns: Turns | None = None,
@@ -363,14 +363,14 @@ def consume_side_by_side(
     stream_arns: Sequence[str | None] = (),
     delays: Sequence[float] = (),
 ) -> tuple[list[list[ShardRun]], list[Lane]]:
-    """Every lineage through the ESM emulation (its own handler, i.e. container, and chaos), one
+    """Every lineage through the ESM emulation (its own handler, i.e. container, and deliveries), one
     invocation at a time in emulated-time order; ``tickers`` (made with the turns, their lane number and
     the shards' lanes) act in the same order."""
     turns = turns or Turns()
     behind = list(delays) or [0.0] * len(lineages)
     lanes = [
         Lane(number, turns, lineage, inner, settings, retry_seconds, behind[number])
-        for number, (lineage, inner) in enumerate(zip(lineages, chaos, strict=True))
+        for number, (lineage, inner) in enumerate(zip(lineages, deliveries, strict=True))
     ]
     clocks = [make(turns, len(lanes) + number, lanes) for number, make in enumerate(tickers)]
 
