@@ -150,7 +150,7 @@ def test_no_fault_injection_ships_under_functions() -> None:
     drawing = {name for name, path in ((n, module_path(n)) for n in GRAPH) if "random" in imports_of(path)}
     drawing = {name for name in drawing if name.startswith("hotkeys.")}
     assert drawing == set(RANDOM_USERS), drawing
-    import hotkeys.cli.esm as esm
+    from hotkeys.cli import esm
 
     # the emulation's delivery choices ship with their clean defaults only
     subclasses = [c for c in vars(esm).values() if isinstance(c, type) and issubclass(c, esm.Deliveries)]
