@@ -155,3 +155,28 @@ def test_no_fault_injection_ships_under_functions() -> None:
     # the emulation's delivery choices ship with their clean defaults only
     subclasses = [c for c in vars(esm).values() if isinstance(c, type) and issubclass(c, esm.Deliveries)]
     assert subclasses == [esm.Deliveries]
+
+
+# The calls through which a Lambda function's environment reaches the one settings schema (config.py).
+SETTINGS_READERS = {"load_settings", "container_from", "required_setting"}
+
+
+def test_the_lambda_code_reads_its_environment_only_through_the_settings_schema() -> None:
+    # The CLI (hotkeys.cli) reads its own variables (HOTKEYS_LOG_LEVEL, AWS_REGION): not a function's.
+    readers: list[str] = []
+    for name in GRAPH:
+        if not name.startswith("hotkeys.") or name.startswith("hotkeys.cli"):
+            continue
+        tree = ast.parse(module_path(name).read_text())
+        passed = {
+            id(argument)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) in SETTINGS_READERS
+            for argument in node.args
+        }
+        for node in ast.walk(tree):
+            reads = isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv")
+            if reads and id(node) not in passed:
+                readers.append(f"{name}:{node.lineno}")
+    assert readers == []

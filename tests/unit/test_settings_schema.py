@@ -37,6 +37,10 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "share_threshold": ("0.25", 0.25),
     "share_min_wcu": ("100", 100),
     "alert_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:t", "arn:aws:sns:eu-west-1:111122223333:t"),
+    "webhook_secret_arn": (
+        "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hook",
+        "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hook",
+    ),
     "watched_tables": ("orders, users", "orders, users"),
     "consumer_function_name": ("HotKeyDetector-Consumer", "HotKeyDetector-Consumer"),
     "partition_key_attribute": ("tenant", "tenant"),
@@ -119,6 +123,7 @@ def test_only_what_the_stack_sets_itself_has_no_context_option() -> None:
     assert {o.variable for o in OPTIONS if not o.context_key} == {
         "STATS_TABLE_NAME",
         "ALERT_TOPIC_ARN",
+        "WEBHOOK_SECRET_ARN",
         "ARCHIVE_BUCKET_NAME",
         "WATCHED_TABLES",
         "CONSUMER_FUNCTION_NAME",

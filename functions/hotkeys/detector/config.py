@@ -203,6 +203,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("alert_topic_arn", "ALERT_TOPIC_ARN", "text", None, "the alert topic (set by the stack)"),
     Option(
+        "webhook_secret_arn",
+        "WEBHOOK_SECRET_ARN",
+        "text",
+        None,
+        "the secret holding the Slack webhook URL: the webhook notifier's (set by the stack)",
+    ),
+    Option(
         "watched_tables",
         "WATCHED_TABLES",
         "text",
@@ -338,6 +345,7 @@ class Settings:
     share_threshold: float = field(default=default_of("share_threshold"))
     share_min_wcu: int = field(default=default_of("share_min_wcu"))
     alert_topic_arn: str | None = None
+    webhook_secret_arn: str | None = None
     watched_tables: str | None = None
     consumer_function_name: str | None = None
     partition_key_attribute: str | None = None
@@ -401,6 +409,16 @@ def load_settings(env: Mapping[str, str]) -> Settings:
     A variable that is unset or empty takes the setting's default (``Settings``'s own)."""
     given = {option.name: option.parse(env[option.variable]) for option in OPTIONS if _given(env, option)}
     return settings_from(given)
+
+
+def required_setting(env: Mapping[str, str], name: str) -> str:
+    """One text setting of a function that needs no other (the webhook notifier, which has no stats table
+    to build ``Settings`` around), parsed by its option; unset is refused naming its variable."""
+    option = OPTION_BY_NAME[name]
+    value = option.parse(env.get(option.variable))
+    if not isinstance(value, str) or not value:
+        raise ConfigError(option.variable, f"is required: {option.help}")
+    return value
 
 
 def _given(env: Mapping[str, str], option: Option) -> bool:

@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
-from hotkeys.detector.config import ConfigError
+from hotkeys.detector.config import ConfigError, Settings, load_settings
 from hotkeys.detector.observability import logger
 from hotkeys.detector.throttle_explainer import NotAnAlarmEvent, handle_alarm
 
@@ -25,22 +25,29 @@ def _aws() -> AwsClients:
     return AwsClients()
 
 
+# Once per container, as the consumer's: the schema parses and checks them (KEY_DISPLAY=hash needs its salt).
+@cache
+def _settings() -> tuple[Settings, str]:
+    """The function's settings and its alert topic (required here, optional to the schema)."""
+    settings = load_settings(os.environ)
+    if not settings.alert_topic_arn:
+        raise ConfigError("ALERT_TOPIC_ARN", "is required: the alert topic (set by the stack)")
+    return settings, settings.alert_topic_arn
+
+
 @logger.inject_lambda_context(log_event=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    topic = os.environ.get("ALERT_TOPIC_ARN", "").strip()
-    stats = os.environ.get("STATS_TABLE_NAME", "").strip()
-    if not topic or not stats:
-        raise ConfigError("ALERT_TOPIC_ARN" if not topic else "STATS_TABLE_NAME", "is required (set by the stack)")
+    settings, topic = _settings()
     aws = _aws()
     try:
         outcome = handle_alarm(
             event,
             CloudWatchInsights(aws.client("dynamodb"), aws.client("cloudwatch")),
-            DynamoIncidentStore(aws.resource("dynamodb").Table(stats)),
+            DynamoIncidentStore(aws.resource("dynamodb").Table(settings.stats_table_name)),
             aws.client("sns").publish,
             topic,
-            os.environ.get("KEY_DISPLAY", "raw"),
-            os.environ.get("KEY_HASH_SALT", ""),
+            settings.key_display,
+            settings.key_hash_salt,
         )
     except NotAnAlarmEvent as error:
         logger.warning("not a CloudWatch alarm action's event", extra={"reason": str(error)})

@@ -28,7 +28,7 @@ from hotkeys.detector.alerts.inbound import (
     classify,
     slack_payload,
 )
-from hotkeys.detector.config import ConfigError
+from hotkeys.detector.config import ConfigError, required_setting
 from hotkeys.detector.observability import logger
 
 SECRET_CACHE_SECONDS = 300
@@ -68,10 +68,7 @@ def post(url: str, payload: dict[str, Any]) -> int:
 
 @logger.inject_lambda_context(log_event=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    secret_id = os.environ.get("WEBHOOK_SECRET_ARN", "").strip()
-    if not secret_id:
-        raise ConfigError("WEBHOOK_SECRET_ARN", "is required: the secret holding the webhook URL")
-    url = webhook_url(secret_id)
+    url = webhook_url(required_setting(os.environ, "webhook_secret_arn"))
     delivered = 0
     for record in event.get("Records", []):
         sns = record.get("Sns") if isinstance(record, dict) else None
