@@ -23,20 +23,17 @@ flags left out is refused, naming the flags (``ASKED``).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from enum import Enum
-from typing import Any, cast
+from typing import Any
 
 from botocore.exceptions import ClientError, ParamValidationError
 
 from hotkeys.cli.common import UserError
 from hotkeys.cli.deployed import Deployment
+from hotkeys.cli.function_logs import function_logs
 from hotkeys.cli.streams import RangeNotRead, read_range
 from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.archive import TtlArchiver
@@ -340,57 +337,11 @@ def redrive_records(
     if mode is Archiving.DEPLOYED and ports.archiver is None:
         raise ValueError("redrive with the deployment's archive needs an archiver port")
     undecided = undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
-    shard_id = result.shard_id
-    window_seconds = settings.window_seconds
-    by_window: dict[int, list[dict[str, Any]]] = {}
-    snapshots: dict[int, list[SegmentSnapshot]] = {}
-    waiting = 0
-    needs: set[str] = set()
-    for record in records:
-        sequence = int(record["dynamodb"]["SequenceNumber"])
-        try:
-            change = parse_change(record, ports.resolve_key)
-        except MalformedRecord as error:
-            result.malformed.append({"sequence_number": str(sequence), "reason": str(error)})
-            continue
-        window = window_start(change.event_time, window_seconds)
-        if window not in snapshots:
-            clash = clashing_window(reader, table, window, window_seconds)
-            if clash is not None:
-                result.refused = (
-                    f"{table} at {iso_utc(window)} was counted in {clash[1]} s windows, these settings count "
-                    f"{window_seconds} s windows (WINDOW_SECONDS changed since?): redriving would count "
-                    f"records twice; redrive this range with --no-stack --window-seconds {clash[1]}"
-                )
-                return result
-            try:
-                snapshots[window] = reader.window_segments(table, window)
-            except WindowRetired as error:  # the figures of before an upgrade, kept until they expire
-                result.refused = retired_refusal(error.window)
-                return result
-        covered = _covered(snapshots[window], shard_id, sequence)
-        if covered is None:
-            result.refused = (
-                f"{table} at {iso_utc(window)} is still being counted by shard {shard_id} (its stored figures "
-                "may be a failed attempt's, which the consumer replaces when it finishes the window): run "
-                "redrive again once the consumer has passed that window"
-            )
-            return result
-        if covered:
-            result.already_counted += 1
-            continue
-        by_window.setdefault(window, []).append(record)
-        flags = undecided(change, record)
-        waiting += bool(flags)
-        needs.update(flags)
-    if waiting:
-        result.needs = [flag for flag in ASKED if flag in needs]
-        result.refused = (
-            f"{waiting} TTL deletion(s) to count, and without the stack redrive does not know "
-            f"{unknown_text(result.needs)}; counted now, they could never be archived as deployed: "
-            f"{give(result.needs)}"
-        )
+    by_window = _uncounted(records, table, result, settings, ports, reader, undecided)
+    if by_window is None:
         return result
+    window_seconds = settings.window_seconds
+    shard_id = result.shard_id
     pipeline_ports = Ports(
         stats=ports.stats,
         resolve_key=ports.resolve_key,
@@ -419,22 +370,80 @@ def redrive_records(
     return result
 
 
-@contextlib.contextmanager
-def function_logs_quiet() -> Iterator[None]:
-    """The pipeline's structured logs go to stdout (CloudWatch reads them in Lambda): here they would
-    mix into the command's own output (``--json`` included). Quiet, as ``hotkeys replay`` keeps them,
-    unless HOTKEYS_LOG_LEVEL says otherwise, and then on stderr; the command reports what they would say."""
-    from hotkeys.detector.observability import logger
+def _uncounted(
+    records: list[dict[str, Any]],
+    table: str,
+    result: RedriveResult,
+    settings: Settings,
+    ports: Ports,
+    reader: Any,
+    undecided: Undecided,
+) -> dict[int, list[dict[str, Any]]] | None:
+    """The range's records no stored range covers, by window; None when the range is refused whole
+    (``result.refused``, and ``result.needs`` for the flags a record waits for). Malformed records and
+    those already counted are noted in ``result``."""
+    shard_id = result.shard_id
+    window_seconds = settings.window_seconds
+    by_window: dict[int, list[dict[str, Any]]] = {}
+    snapshots: dict[int, list[SegmentSnapshot]] = {}
+    waiting = 0
+    needs: set[str] = set()
+    for record in records:
+        sequence = int(record["dynamodb"]["SequenceNumber"])
+        try:
+            change = parse_change(record, ports.resolve_key)
+        except MalformedRecord as error:
+            result.malformed.append({"sequence_number": str(sequence), "reason": str(error)})
+            continue
+        window = window_start(change.event_time, window_seconds)
+        if window not in snapshots:
+            refusal = _window_refusal(reader, table, window, window_seconds, snapshots)
+            if refusal is not None:
+                result.refused = refusal
+                return None
+        covered = _covered(snapshots[window], shard_id, sequence)
+        if covered is None:
+            result.refused = (
+                f"{table} at {iso_utc(window)} is still being counted by shard {shard_id} (its stored figures "
+                "may be a failed attempt's, which the consumer replaces when it finishes the window): run "
+                "redrive again once the consumer has passed that window"
+            )
+            return None
+        if covered:
+            result.already_counted += 1
+            continue
+        by_window.setdefault(window, []).append(record)
+        flags = undecided(change, record)
+        waiting += bool(flags)
+        needs.update(flags)
+    if waiting:
+        result.needs = [flag for flag in ASKED if flag in needs]
+        result.refused = (
+            f"{waiting} TTL deletion(s) to count, and without the stack redrive does not know "
+            f"{unknown_text(result.needs)}; counted now, they could never be archived as deployed: "
+            f"{give(result.needs)}"
+        )
+        return None
+    return by_window
 
-    handler = cast("logging.StreamHandler[Any]", logger.registered_handler)  # powertools': a StreamHandler
-    level, stream = logger.log_level, handler.stream
-    logger.setLevel(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL"))
-    handler.setStream(sys.stderr)
+
+def _window_refusal(
+    reader: Any, table: str, window: int, window_seconds: int, snapshots: dict[int, list[SegmentSnapshot]]
+) -> str | None:
+    """Why a window's records cannot be redriven (counted in windows of another length, or stored in a
+    retired layout), or None, with the window's stored snapshots read into ``snapshots``."""
+    clash = clashing_window(reader, table, window, window_seconds)
+    if clash is not None:
+        return (
+            f"{table} at {iso_utc(window)} was counted in {clash[1]} s windows, these settings count "
+            f"{window_seconds} s windows (WINDOW_SECONDS changed since?): redriving would count "
+            f"records twice; redrive this range with --no-stack --window-seconds {clash[1]}"
+        )
     try:
-        yield
-    finally:
-        handler.setStream(stream)
-        logger.setLevel(level)
+        snapshots[window] = reader.window_segments(table, window)
+    except WindowRetired as error:  # the figures of before an upgrade, kept until they expire
+        return retired_refusal(error.window)
+    return None
 
 
 def batch_info(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -492,7 +501,7 @@ def redrive_queue(
     (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run."""
     drained = drain(sqs, plan.dlq_url)
     results: list[dict[str, Any]] = []
-    with function_logs_quiet():
+    with function_logs():
         for message in drained.messages:
             info = batch_info(message)
             if info is None:

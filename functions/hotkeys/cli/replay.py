@@ -13,17 +13,16 @@ import dataclasses
 import io
 import json
 import logging
-import os
-import sys
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from hotkeys.cli.emulation import emulate
 from hotkeys.cli.esm import DeadLetter
+from hotkeys.cli.function_logs import function_logs
 from hotkeys.cli.io import BadEventFile, EventReader, NotAnEvent
 from hotkeys.cli.lanes import Invoke, event_second
 from hotkeys.cli.local import LocalResources, create_stats_table
@@ -379,10 +378,6 @@ def run_replay(
     side by side in emulated time, and the judge on its schedule. Records stream; ``observe`` sees each
     one once, as it is read (the report's heat map, the progress bar).
     """
-    from hotkeys.detector.app import Container, build_handler
-    from hotkeys.detector.observability import logger, metrics
-    from hotkeys.detector.pipeline import Ports
-
     aws = aws or AwsClients()
     settings = settings or replay_settings(resources)
     plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
@@ -392,46 +387,16 @@ def run_replay(
     )
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
 
-    def lambda_handler(ports: Ports) -> Invoke:
-        """A container running the deployed Lambda handler (its Powertools decorators included)."""
-        handler = build_handler(lambda: Container(settings, ports))
-
-        def invoke(event: dict[str, Any]) -> dict[str, Any]:
-            try:
-                with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-                    # An invocation that fails before counting has no metrics; Powertools warns about that on
-                    # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
-                    # The metrics it does publish are EMF lines on stdout (CloudWatch reads them in Lambda):
-                    # kept out of the replay's own output.
-                    warnings.filterwarnings("ignore", message="No application metrics to publish")
-                    return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
-            finally:
-                metrics.clear_metrics()
-
-        return invoke
-
     def seen(record: Any) -> None:
         if lacks_images(record):
             report.without_images += 1
         if observe is not None:
             observe(record)
 
-    # The function's logs stay quiet unless HOTKEYS_LOG_LEVEL asks for them (its handler's level);
-    # its errors still reach the replay, which reports why records were not counted.
-    handler = cast("logging.StreamHandler[Any]", logger.registered_handler)  # powertools': a StreamHandler
-    level, shown, stream = logger.log_level, handler.level, handler.stream
-    wanted = logging.getLevelName(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL").upper())
-    wanted = wanted if isinstance(wanted, int) else logging.CRITICAL
     reasons = _MalformedReasons()
     errors: dict[str, int] = {}
-    logger.setLevel(min(wanted, logging.ERROR))
-    handler.setLevel(wanted)
-    # In Lambda they go to stdout, which CloudWatch reads; here stdout is the command's (``--json``).
-    handler.setStream(sys.stderr)
-    function_log = logging.getLogger(logger.name)
-    function_log.addHandler(reasons)
     span = plan.span()
-    try:
+    with function_logs(reasons):
         # Every shard side by side in emulated time, each in a container of its own, and the judge on
         # its schedule (the records' own time: a replay of an old capture alerts as it would have live).
         emulated = emulate(
@@ -440,7 +405,7 @@ def run_replay(
             [[(source.shard_id, _observed(source.read(), seen))] for source in plan.shards],
             start=span[0] if span else None,
             mapping=mapping,
-            handler=lambda_handler,
+            handler=lambda ports: deployed_handler(settings, ports),
             stream_arns=[source.stream_arn for source in plan.shards],
             tables=tuple(plan.table_folders),
         )
@@ -451,13 +416,30 @@ def run_replay(
             for text, times in run.errors.items():
                 errors[text] = errors.get(text, 0) + times
         _send_dead_letters(resources, report.dead_letters, aws)
-    finally:
-        function_log.removeHandler(reasons)
-        handler.setLevel(shown)
-        handler.setStream(stream)
-        logger.setLevel(level)
     report.uncounted = reasons.explain(report.dead_letters, errors)
     return report
+
+
+def deployed_handler(settings: Settings, ports: Any) -> Invoke:
+    """A container running the deployed Lambda handler (its Powertools decorators included) on ``ports``."""
+    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.observability import metrics
+
+    handler = build_handler(lambda: Container(settings, ports))
+
+    def invoke(event: dict[str, Any]) -> dict[str, Any]:
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                # An invocation that fails before counting has no metrics; Powertools warns about that on
+                # stderr, which is noise for a person reading the replay (Lambda logs it, harmlessly).
+                # The metrics it does publish are EMF lines on stdout (CloudWatch reads them in Lambda):
+                # kept out of the replay's own output.
+                warnings.filterwarnings("ignore", message="No application metrics to publish")
+                return handler(event, FakeLambdaContext())  # type: ignore[arg-type]
+        finally:
+            metrics.clear_metrics()
+
+    return invoke
 
 
 def _observed(records: Iterator[Any], observe: Callable[[Any], None]) -> Iterator[Any]:

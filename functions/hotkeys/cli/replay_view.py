@@ -459,8 +459,46 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     if report_path is not None:
         # Checked before the replay, which may take minutes, so that nothing is lost to a typo.
         check_writable(report_path, "--report")
-    if report_path is not None and importlib.util.find_spec("plotly") is None:
-        raise UserError("--report draws with plotly, which is not installed: pip install 'dynamodb-hotkeys[report]'")
+        if importlib.util.find_spec("plotly") is None:
+            raise UserError(
+                "--report draws with plotly, which is not installed: pip install 'dynamodb-hotkeys[report]'"
+            )
+    result, resources = _replayed(args, chosen, report_path)
+    # Nothing counted is no answer: the exit status says so (some records dead-lettered is the DLQ's job).
+    status = 1 if result["records"] and not result["counted"] else 0
+    if args.json:
+        print(json.dumps(result, indent=2, default=str))
+        return status
+    for line in input_problems(result):
+        console.print(line, markup=False, highlight=False, soft_wrap=True, style="bold red")
+    headline = verdict(result, chosen) if not status else ["No verdict: nothing was counted."]
+    for line in headline:
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if args.endpoint_url:
+        # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
+        _say(
+            console,
+            f"Created on {args.endpoint_url}: stats table {resources.stats_table}, topic {resources.topic_arn}, "
+            f"bucket {resources.bucket}, DLQ {resources.dlq_url}",
+        )
+    console.print(
+        f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
+        f"in {result['invocations']} invocations."
+    )
+    render_top(console, result["top"], chosen, "Top keys per window")
+    render_families(console, result["families"])
+    render_throttles(console, result.get("throttles"))
+    _render_alerts(console, result["alerts"])
+    _render_archive(console, result["archived"], resources.bucket)
+    _render_dead_letters(console, result["dead_letters"])
+    if args.report:
+        console.print(f"Report written to {args.report}")
+    return status
+
+
+def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | None) -> tuple[dict[str, Any], Any]:
+    """The replay of ``args.event_files`` on the chosen backend: what ``collect`` gathers, and the
+    resources it created; the report written when asked for."""
     with backend(args.endpoint_url):
         aws = aws_clients(args, default_region="us-east-1")
         try:
@@ -484,77 +522,54 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         except ReplayError as error:
             raise UserError(str(error)) from None
         result = collect(report, args.limit, aws)
-        report_bucket = report.resources.bucket
     if report_path is not None and heat is not None:
         _write_report(report_path, result, heat, chosen)
-    # Nothing counted is no answer: the exit status says so (some records dead-lettered is the DLQ's job).
-    status = 1 if result["records"] and not result["counted"] else 0
-    if args.json:
-        print(json.dumps(result, indent=2, default=str))
-        return status
-    for line in input_problems(result):
-        console.print(line, markup=False, highlight=False, soft_wrap=True, style="bold red")
-    headline = verdict(result, chosen) if not status else ["No verdict: nothing was counted."]
-    for line in headline:
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
-    if args.endpoint_url:
-        # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
-        created = report.resources
-        console.print(
-            f"Created on {args.endpoint_url}: stats table {created.stats_table}, topic {created.topic_arn}, "
-            f"bucket {created.bucket}, DLQ {created.dlq_url}",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(
-        f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
-        f"in {result['invocations']} invocations."
-    )
-    render_top(console, result["top"], chosen, "Top keys per window")
-    render_families(console, result["families"])
-    render_throttles(console, result.get("throttles"))
-    if result["alerts"]:
-        console.print(f"[bold]Alerts published[/] ({len(result['alerts'])}):")
-        for alert in result["alerts"]:
-            console.print(f"  {alert['subject']}", markup=False, highlight=False)
-            if alert["status"] != "resolved":
-                console.print(
-                    f"      when sent: window {alert['window_start']}, {alert['wcu']:,} WCU so far, "
-                    f"{100 * alert['share']:.1f}% of the table's writes so far; fix: "
-                    + short_fix(alert["key"], alert["suggested_shards"], alert["share"], alert.get("index")),
-                    markup=False,
-                    highlight=False,
-                    soft_wrap=True,
-                )
-    else:
+    return result, report.resources
+
+
+def _say(console: Console, line: str) -> None:
+    console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
+    """Each alert as its subscriber received it, with the figures it was sent with."""
+    if not alerts:
         console.print("No alerts were published.")
-    if result["archived"]:
-        total = sum(item["items"] for item in result["archived"])
-        console.print(f"[bold]TTL archive[/]: {total} expired items in {len(result['archived'])} object(s):")
-        for item in result["archived"]:
-            console.print(
-                f"  s3://{report_bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
+        return
+    console.print(f"[bold]Alerts published[/] ({len(alerts)}):")
+    for alert in alerts:
+        console.print(f"  {alert['subject']}", markup=False, highlight=False)
+        if alert["status"] != "resolved":
+            _say(
+                console,
+                f"      when sent: window {alert['window_start']}, {alert['wcu']:,} WCU so far, "
+                f"{100 * alert['share']:.1f}% of the table's writes so far; fix: "
+                + short_fix(alert["key"], alert["suggested_shards"], alert["share"], alert.get("index")),
             )
-    else:
+
+
+def _render_archive(console: Console, archived: list[dict[str, Any]], bucket: str | None) -> None:
+    if not archived:
         console.print("No TTL deletions were archived.")
-    if result["dead_letters"]:
-        console.print(
-            "[bold red]Sent to the DLQ[/] (batch coordinates in the event files: fix those records and replay them):"
-        )
-        for letter in result["dead_letters"][:DEAD_LETTERS_SHOWN]:
-            console.print(
-                f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
-                f"{letter['endSequenceNumber']} ({letter['batchSize']} record{'' if letter['batchSize'] == 1 else 's'})"
-            )
-        hidden = len(result["dead_letters"]) - DEAD_LETTERS_SHOWN
-        if hidden > 0:
-            console.print(f"  ... and {hidden} more (--json lists them all)", markup=False, highlight=False)
-    else:
+        return
+    total = sum(item["items"] for item in archived)
+    console.print(f"[bold]TTL archive[/]: {total} expired items in {len(archived)} object(s):")
+    for item in archived:
+        _say(console, f"  s3://{bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)")
+
+
+def _render_dead_letters(console: Console, letters: list[dict[str, Any]]) -> None:
+    if not letters:
         console.print("Nothing was sent to the DLQ.")
-    if args.report:
-        console.print(f"Report written to {args.report}")
-    return status
+        return
+    console.print(
+        "[bold red]Sent to the DLQ[/] (batch coordinates in the event files: fix those records and replay them):"
+    )
+    for letter in letters[:DEAD_LETTERS_SHOWN]:
+        console.print(
+            f"  {letter['shardId']}: {letter['startSequenceNumber']} .. "
+            f"{letter['endSequenceNumber']} ({letter['batchSize']} record{'' if letter['batchSize'] == 1 else 's'})"
+        )
+    hidden = len(letters) - DEAD_LETTERS_SHOWN
+    if hidden > 0:
+        console.print(f"  ... and {hidden} more (--json lists them all)", markup=False, highlight=False)
