@@ -1,13 +1,30 @@
-"""The TTL archive: an encrypted, private, TLS-only bucket, logged, tiered, and readable by Athena."""
+"""The TTL archive: an encrypted, private, TLS-only bucket, logged, tiered, and readable by Athena.
+
+With a ``key`` (``-c compliance=controltower``, infra/compliance.py) both buckets also pass AWS Control Tower's
+proactive controls: SSE-KMS with that key (CT.S3.PR.10), versioned (CT.S3.PR.11), Object Lock on with no default
+retention (CT.S3.PR.9; S3 refuses a log destination with a default retention period), EventBridge notifications
+(CT.S3.PR.4), no ACLs (CT.S3.PR.5: the log bucket takes its logs through a bucket policy), and server access logging
+on the access-log bucket too (CT.S3.PR.2): into itself, under its own prefix.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_glue as glue
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
+
+# Where the archive's server access logs go in the access-log bucket.
+ARCHIVE_LOGS_PREFIX = "archive/"
+# With a key, the access-log bucket logs its own requests under this prefix.
+OWN_ACCESS_LOGS_PREFIX = "access-logs-bucket/"
+# Versioned buckets (compliance mode): an object expired or deleted stays as a noncurrent version this long.
+NONCURRENT_DAYS = 1
 
 ARCHIVE_COLUMNS = [
     ("event_id", "string"),
@@ -27,19 +44,29 @@ class ArchiveBucket(Construct):
         prefix: str,
         transition_days: int,
         expiration_days: int | None,
+        key: kms.IKey | None = None,
     ) -> None:
+        """``key``: compliance mode's key (None: SSE-S3, the default)."""
         super().__init__(scope, construct_id)
         self.prefix = prefix
+        self.key = key
         self.database_name = glue_database_name(Stack.of(self).stack_name)
+        noncurrent = Duration.days(NONCURRENT_DAYS) if key else None
         self.access_logs = s3.Bucket(
             self,
             "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))],
+            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90), noncurrent_version_expiration=noncurrent)],
             removal_policy=RemovalPolicy.RETAIN,
+            **(
+                _controlled(key)
+                if key
+                else {
+                    "encryption": s3.BucketEncryption.S3_MANAGED,
+                    "object_ownership": s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+                }
+            ),
         )
         rules = [
             s3.LifecycleRule(
@@ -51,17 +78,26 @@ class ArchiveBucket(Construct):
                     )
                 ],
                 expiration=Duration.days(expiration_days) if expiration_days else None,
+                # Versioned (compliance mode): an expired item's data goes too, a day after its expiration.
+                noncurrent_version_expiration=noncurrent,
             )
         ]
         self.bucket = s3.Bucket(
             self,
             "Bucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             enforce_ssl=True,
-            versioned=False,
-            server_access_logs_bucket=self.access_logs,
-            server_access_logs_prefix="archive/",
+            # With a key, its logging is set below (without ACLs, which CDK would turn on for the log bucket)
+            **(
+                _controlled(key)
+                if key
+                else {
+                    "encryption": s3.BucketEncryption.S3_MANAGED,
+                    "versioned": False,
+                    "server_access_logs_bucket": self.access_logs,
+                    "server_access_logs_prefix": ARCHIVE_LOGS_PREFIX,
+                }
+            ),
             lifecycle_rules=rules,
             # Stated, not left to the account's default: objects under 128 KB never transition. Archive
             # objects are one shard's TTL deletions per invocation, usually a few KB; Glacier Instant
@@ -72,6 +108,42 @@ class ArchiveBucket(Construct):
             removal_policy=RemovalPolicy.RETAIN,
         )
         self._athena_table(prefix)
+        if key:
+            self._log_to_access_logs(self.bucket, ARCHIVE_LOGS_PREFIX)
+            # The access-log bucket's own requests, into itself (no DestinationBucketName): S3 advises against it
+            # (each delivery is itself logged: a trickle of small objects, which the 90-day expiration bounds), but
+            # any other destination in the stack would need logging of its own in turn.
+            self._log_to_access_logs(self.access_logs, OWN_ACCESS_LOGS_PREFIX)
+            for bucket in (self.access_logs, self.bucket):
+                resource = bucket.node.default_child
+                assert isinstance(resource, s3.CfnBucket)
+                # Object-level events on the account's default event bus (AWS service events are not charged),
+                # without the custom resource (a function) that CDK's event_bridge_enabled would add.
+                resource.notification_configuration = s3.CfnBucket.NotificationConfigurationProperty(
+                    event_bridge_configuration=s3.CfnBucket.EventBridgeConfigurationProperty(event_bridge_enabled=True)
+                )
+
+    def _log_to_access_logs(self, source: s3.Bucket, prefix: str) -> None:
+        """``source``'s server access logs into the access-log bucket under ``prefix``, delivered through its bucket
+        policy (S3 user guide, "Enabling Amazon S3 server access logging": the logging service principal, with the
+        source bucket and account as conditions), not an ACL."""
+        resource = source.node.default_child
+        assert isinstance(resource, s3.CfnBucket)
+        resource.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
+            destination_bucket_name=None if source is self.access_logs else self.access_logs.bucket_name,
+            log_file_prefix=prefix,
+        )
+        self.access_logs.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
+                actions=["s3:PutObject"],
+                resources=[self.access_logs.arn_for_objects(f"{prefix}*")],
+                conditions={
+                    "ArnLike": {"aws:SourceArn": source.bucket_arn},
+                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                },
+            )
+        )
 
     def _athena_table(self, prefix: str) -> None:
         database = glue.CfnDatabase(
@@ -126,6 +198,19 @@ class ArchiveBucket(Construct):
             ),
         )
         self.glue_database = database
+
+
+def _controlled(key: kms.IKey) -> dict[str, Any]:
+    """The bucket properties compliance mode sets (the module's docstring says for which control)."""
+    return {
+        "encryption": s3.BucketEncryption.KMS,
+        "encryption_key": key,
+        # S3 asks KMS for a data key once per bucket key period, not once per object.
+        "bucket_key_enabled": True,
+        "object_ownership": s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+        "versioned": True,
+        "object_lock_enabled": True,
+    }
 
 
 def glue_database_name(stack_name: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from aws_cdk import Duration, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sns_subscriptions as subscriptions
@@ -51,7 +52,9 @@ class HotKeyDetector(Construct):
         *,
         tables: Sequence[WatchedTable],
         options: DetectorOptions | None = None,
+        data_key: kms.IKey | None = None,
     ) -> None:
+        """``data_key``: compliance mode's key (infra/compliance.py), which then encrypts the archive."""
         super().__init__(scope, construct_id)
         options = options or DetectorOptions()
         options.validate()
@@ -67,6 +70,7 @@ class HotKeyDetector(Construct):
             prefix=options.archive_prefix,
             transition_days=options.archive_transition_days,
             expiration_days=options.archive_expiration_days,
+            key=data_key,
         )
         self.dead_letters = DeadLetterQueue(self, "DeadLetters")
         self.consumer = DetectorFunction(
@@ -185,6 +189,16 @@ class HotKeyDetector(Construct):
                 resources=[self.archive.bucket.arn_for_objects(f"{self.archive.prefix}*")],
             )
         )
+        if self.archive.key is not None:
+            # The archive under compliance mode's key (SSE-KMS): S3 asks KMS for the data key as the consumer.
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    sid="EncryptArchive",
+                    actions=["kms:GenerateDataKey"],
+                    resources=[self.archive.key.key_arn],
+                    conditions={"StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}},
+                )
+            )
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="DescribeSourceTables",

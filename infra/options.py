@@ -26,6 +26,14 @@ from hotkeys.detector.config import (
     setting_text,
 )
 
+# ``-c compliance=controltower``: AWS Control Tower's proactive controls (docs/security.md, docs/decisions.md §70).
+CONTROL_TOWER = "controltower"
+# CT.CLOUDWATCH.PR.2: a log group is kept at least a year.
+COMPLIANT_LOG_RETENTION_DAYS = 365
+# Lambda's limits on a function's VpcConfig.
+MAX_SUBNETS = 16
+MAX_SECURITY_GROUPS = 5
+
 
 class ContextError(ValueError):
     """A `-c key=value` option is invalid; the message names it."""
@@ -188,10 +196,39 @@ STACK_OPTIONS: tuple[Option, ...] = (
         "logRetentionDays",
         "int",
         30,
-        "days the functions' logs are kept",
+        "days the functions' logs are kept (compliance=controltower: at least 365)",
         low=1,
         high=3653,
         context_key="logRetentionDays",
+        default_text="30 (compliance=controltower: 365)",
+    ),
+    Option(
+        "compliance",
+        "compliance",
+        "choice",
+        None,
+        "controltower: the stack passes every AWS Control Tower proactive control that cdk-validator-cfnguard "
+        "bundles (a KMS key of the stack's for logs and the archive, logs kept a year, versioned and locked "
+        "buckets, functions in your subnets; docs/security.md); needs vpcSubnetIds and vpcSecurityGroupIds",
+        choices=(CONTROL_TOWER,),
+        context_key="compliance",
+    ),
+    Option(
+        "vpc_subnet_ids",
+        "vpcSubnetIds",
+        "text",
+        None,
+        "with compliance=controltower: comma-separated subnets every function of the stack runs in (at most 16, "
+        "private, with a route to the AWS APIs the functions call: docs/security.md)",
+        context_key="vpcSubnetIds",
+    ),
+    Option(
+        "vpc_security_group_ids",
+        "vpcSecurityGroupIds",
+        "text",
+        None,
+        "with compliance=controltower: comma-separated security groups of those functions (at most 5)",
+        context_key="vpcSecurityGroupIds",
     ),
 )
 STACK_OPTION_BY_KEY = {option.variable: option for option in STACK_OPTIONS}
@@ -224,6 +261,11 @@ class DetectorOptions:
     consumer_system_log_level: str = "WARN"
     powertools_layer_arn: str | None = None
     log_retention_days: int = 30
+    # "controltower": every Control Tower proactive control passes (infra/compliance.py); None: the default.
+    compliance: str | None = None
+    # Every function's subnets and security groups (None: Lambda's own network).
+    vpc_subnet_ids: tuple[str, ...] = ()
+    vpc_security_group_ids: tuple[str, ...] = ()
     extra_environment: Mapping[str, str] = field(default_factory=dict)
 
     @cached_property
@@ -287,6 +329,41 @@ class DetectorOptions:
             key_arn(self.slack_webhook_key_arn, "slackWebhookKeyArn")
         for key in self.table_kms_key_arns:
             key_arn(key)
+        self._validate_network()
+        if self.compliance is not None:
+            self._validate_compliance()
+
+    def _validate_network(self) -> None:
+        if (self.vpc_subnet_ids or self.vpc_security_group_ids) and self.compliance is None:
+            raise ContextError(f"vpcSubnetIds and vpcSecurityGroupIds go with -c compliance={CONTROL_TOWER}")
+        if bool(self.vpc_subnet_ids) != bool(self.vpc_security_group_ids):
+            raise ContextError("vpcSubnetIds and vpcSecurityGroupIds go together (a function in a VPC needs both)")
+        for option, ids, pattern, most in (
+            ("vpcSubnetIds", self.vpc_subnet_ids, _SUBNET, MAX_SUBNETS),
+            ("vpcSecurityGroupIds", self.vpc_security_group_ids, _SECURITY_GROUP, MAX_SECURITY_GROUPS),
+        ):
+            wrong = [text for text in ids if not pattern.fullmatch(text)]
+            if wrong:
+                raise ContextError(f"-c {option}: {', '.join(map(repr, wrong))} is not an id of that kind")
+            if len(set(ids)) != len(ids):
+                raise ContextError(f"-c {option} lists an id more than once")
+            if len(ids) > most:
+                raise ContextError(f"-c {option}: Lambda takes at most {most}, got {len(ids)}")
+
+    def _validate_compliance(self) -> None:
+        if self.compliance != CONTROL_TOWER:
+            raise ContextError(f"-c compliance must be {CONTROL_TOWER}, got {self.compliance!r}")
+        if self.log_retention_days < COMPLIANT_LOG_RETENTION_DAYS:
+            raise ContextError(
+                f"-c compliance={CONTROL_TOWER} keeps logs at least {COMPLIANT_LOG_RETENTION_DAYS} days "
+                f"(CT.CLOUDWATCH.PR.2), but logRetentionDays is {self.log_retention_days}: raise it or leave it out"
+            )
+        if not self.vpc_subnet_ids:
+            raise ContextError(
+                f"-c compliance={CONTROL_TOWER} runs every function in your VPC (CT.LAMBDA.PR.3): give "
+                "-c vpcSubnetIds=subnet-...,subnet-... and -c vpcSecurityGroupIds=sg-... (private subnets with a "
+                "route to the AWS APIs; docs/security.md)"
+            )
 
     def validate_environment(self, region: str | None, account: str | None) -> None:
         """The ARNs given must be where the stack's functions can use them (None: not known at synth): the
@@ -319,6 +396,8 @@ def parse_arn(text: str) -> Arn | None:
 
 
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
+_SUBNET = re.compile(r"subnet-[0-9a-f]{8}(?:[0-9a-f]{9})?")
+_SECURITY_GROUP = re.compile(r"sg-[0-9a-f]{8}(?:[0-9a-f]{9})?")
 _ACCOUNT = re.compile(r"\d{12}")
 
 
@@ -525,6 +604,13 @@ def _stack_option(context: Mapping[str, Any], key: str) -> Any:
         raise ContextError(f"-c {error}") from None
 
 
+def _log_retention_days(context: Mapping[str, Any]) -> int:
+    """30 days by default; a year in compliance mode (an explicit shorter one is refused there, by ``validate``)."""
+    if _get(context, "logRetentionDays") is None and _get(context, "compliance") is not None:
+        return COMPLIANT_LOG_RETENTION_DAYS
+    return int(_stack_option(context, "logRetentionDays"))
+
+
 def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
     position = _stack_option(context, "startingPosition")
     options = DetectorOptions(
@@ -545,7 +631,10 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         judge_memory_mb=_stack_option(context, "judgeMemoryMb"),
         consumer_system_log_level=_stack_option(context, "consumerSystemLogLevel"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),
-        log_retention_days=_stack_option(context, "logRetentionDays"),
+        log_retention_days=_log_retention_days(context),
+        compliance=_stack_option(context, "compliance"),
+        vpc_subnet_ids=_list(context, "vpcSubnetIds"),
+        vpc_security_group_ids=_list(context, "vpcSecurityGroupIds"),
     )
     options.validate()
     return options

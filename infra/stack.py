@@ -8,6 +8,7 @@ from aws_cdk import Annotations, CfnOutput, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from infra.compliance import ControlTower
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
 from infra.options import DetectorOptions, SourceSpec, concrete
@@ -40,8 +41,25 @@ class HotKeyDetectorStack(Stack):
                 f"CloudWatch, though {options.plaintext_concern}; AWS advises against it for such tables",
             )
         source.validate_environment(concrete(self.region), concrete(self.account))
+        # -c compliance=controltower: AWS Control Tower's proactive controls (infra/compliance.py)
+        self.control_tower = (
+            ControlTower(
+                self,
+                "ControlTower",
+                subnet_ids=options.vpc_subnet_ids,
+                security_group_ids=options.vpc_security_group_ids,
+            )
+            if options.compliance
+            else None
+        )
         tables = self._watched_tables(source, options)
-        detector = HotKeyDetector(self, "Detector", tables=tables, options=options)
+        detector = HotKeyDetector(
+            self,
+            "Detector",
+            tables=tables,
+            options=options,
+            data_key=self.control_tower.key if self.control_tower else None,
+        )
         # DynamoDB's own throttle metrics by cause, per table and GSI, on the same alert topic.
         self.throttle_alarms = ThrottleAlarms(self, "ThrottleAlarms", tables=tables, topic=detector.alerts.topic)
         # Each throttle alarm also invokes the explainer, which names the keys and the limit hit. CloudWatch's
@@ -80,6 +98,9 @@ class HotKeyDetectorStack(Stack):
         for watched in tables:
             if isinstance(watched.table, dynamodb.TableV2):
                 CfnOutput(self, "DemoTableName", value=watched.table.table_name)
+        if self.control_tower:
+            # Last: every log group, key, queue and function of the finished stack.
+            self.control_tower.apply(self)
 
     def _watched_tables(self, source: SourceSpec, options: DetectorOptions) -> list[WatchedTable]:
         if source.mode == "demo":
@@ -106,6 +127,7 @@ class HotKeyDetectorStack(Stack):
                     self,
                     log_retention_days=options.log_retention_days,
                     powertools_layer_arn=options.powertools_layer_arn,
+                    controlled=options.compliance is not None,
                 )
                 enabler = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider)
                 table = dynamodb.Table.from_table_attributes(

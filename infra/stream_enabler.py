@@ -12,9 +12,12 @@ from __future__ import annotations
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from infra.compliance import VENDED_LOG_GROUP_PREFIX, log_group_name
 from infra.detector_function import DetectorFunction, retained_log_group
 from infra.nag import acknowledge, finding_text
 
@@ -25,8 +28,16 @@ class StreamEnablerProvider(Construct):
     """The stack's one provider: two small functions and the framework's waiter."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, log_retention_days: int, powertools_layer_arn: str | None
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        log_retention_days: int,
+        powertools_layer_arn: str | None,
+        controlled: bool = False,
     ) -> None:
+        """``controlled`` (compliance mode): the waiter state machine logs its errors and is traced
+        (CT.STEPFUNCTIONS.PR.1 and PR.2)."""
         super().__init__(scope, construct_id)
         handlers = {
             name: DetectorFunction(
@@ -61,13 +72,84 @@ class StreamEnablerProvider(Construct):
             log_group=retained_log_group(self, "FrameworkLogs", log_retention_days),
         )
         acknowledge_provider_framework(self, self.provider)
+        if controlled:
+            self._control_waiter(log_retention_days)
+
+    def _control_waiter(self, log_retention_days: int) -> None:
+        """The framework's waiter state machine logs its errors (without execution data: a table name, a stream
+        ARN) to a group of the stack's and is traced with X-Ray (CT.STEPFUNCTIONS.PR.1 and PR.2). Set on the state
+        machine itself: the provider's own log options would also allow logs:CreateLogStream and PutLogEvents on '*',
+        which vended-log delivery does not need (Step Functions developer guide, "Logging using CloudWatch Logs"
+        and "AWS X-Ray and Step Functions": the actions below, which AWS defines on '*' only)."""
+        group = retained_log_group(self, "WaiterLogs", log_retention_days)
+        resource = group.node.default_child
+        assert isinstance(resource, logs.CfnLogGroup)
+        resource.log_group_name = log_group_name(group, VENDED_LOG_GROUP_PREFIX)
+        (machine,) = [c for c in self.provider.node.find_all() if isinstance(c, sfn.CfnStateMachine)]
+        machine.logging_configuration = sfn.CfnStateMachine.LoggingConfigurationProperty(
+            destinations=[
+                sfn.CfnStateMachine.LogDestinationProperty(
+                    cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
+                        log_group_arn=group.log_group_arn
+                    )
+                )
+            ],
+            level="ERROR",
+            include_execution_data=False,
+        )
+        machine.tracing_configuration = sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True)
+        (role,) = [c for c in machine.node.scope.node.find_all() if isinstance(c, iam.Role)]  # type: ignore[union-attr]
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="WaiterLogDelivery",
+                actions=[
+                    "logs:CreateLogDelivery",
+                    "logs:GetLogDelivery",
+                    "logs:UpdateLogDelivery",
+                    "logs:DeleteLogDelivery",
+                    "logs:ListLogDeliveries",
+                    "logs:PutResourcePolicy",
+                    "logs:DescribeResourcePolicies",
+                    "logs:DescribeLogGroups",
+                ],
+                resources=["*"],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                sid="WaiterTracing",
+                actions=[
+                    "xray:PutTraceSegments",
+                    "xray:PutTelemetryRecords",
+                    "xray:GetSamplingRules",
+                    "xray:GetSamplingTargets",
+                ],
+                resources=["*"],
+            )
+        )
+        # Step Functions checks the role's log delivery permissions when it creates the state machine.
+        machine.node.add_dependency(role)
+        acknowledge(
+            role,
+            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+            "Only actions AWS defines on '*' alone: CloudWatch Logs' log delivery actions (the waiter's execution "
+            "logs) and X-Ray's (tracing), which Step Functions needs.",
+        )
 
     @classmethod
-    def of(cls, stack: Stack, *, log_retention_days: int, powertools_layer_arn: str | None) -> StreamEnablerProvider:
+    def of(
+        cls, stack: Stack, *, log_retention_days: int, powertools_layer_arn: str | None, controlled: bool = False
+    ) -> StreamEnablerProvider:
         existing = stack.node.try_find_child(PROVIDER_ID)
         if isinstance(existing, StreamEnablerProvider):
             return existing
-        return cls(stack, PROVIDER_ID, log_retention_days=log_retention_days, powertools_layer_arn=powertools_layer_arn)
+        return cls(
+            stack,
+            PROVIDER_ID,
+            log_retention_days=log_retention_days,
+            powertools_layer_arn=powertools_layer_arn,
+            controlled=controlled,
+        )
 
     def allow(self, table_arn: str) -> None:
         """Each handler gets the calls it makes on this table: ``on_event`` reads the table and turns

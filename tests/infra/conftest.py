@@ -20,6 +20,11 @@ WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/w
 CUSTOMER_KEY = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 EXISTING_STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
 
+# -c compliance=controltower needs the subnets and security groups the functions run in
+SUBNETS = "subnet-0123456789abcdef0,subnet-0fedcba9876543210"
+SECURITY_GROUP = "sg-0123456789abcdef0"
+COMPLIANCE = {"compliance": "controltower", "vpcSubnetIds": SUBNETS, "vpcSecurityGroupIds": SECURITY_GROUP}
+
 MODES: dict[str, dict[str, Any]] = {
     "demo": {},
     "existing": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM},
@@ -39,6 +44,14 @@ MODES: dict[str, dict[str, Any]] = {
         "consumerSystemLogLevel": "info",
         # asked for despite the customer-managed key (a synth warning; off by default with one)
         "throttledKeyInsights": "true",
+    },
+    # AWS Control Tower's proactive controls (infra/compliance.py), with every kind of function and queue
+    "compliance": {
+        "tableNames": "orders,users",
+        "enableStream": "true",
+        "alertEmails": "oncall@example.com",
+        "slackWebhookSecretArn": WEBHOOK_SECRET,
+        **COMPLIANCE,
     },
 }
 

@@ -132,3 +132,43 @@ def test_the_stack_checks_stream_arns_against_the_environment_the_cli_gives_it(m
 )
 def test_the_webhook_secret_grant_covers_complete_and_partial_arns(given: str, granted: str) -> None:
     assert secret_resource(given) == granted
+
+
+COMPLIANCE = {
+    "compliance": "controltower",
+    "vpcSubnetIds": "subnet-0123456789abcdef0,subnet-0fedcba9876543210",
+    "vpcSecurityGroupIds": "sg-0123456789abcdef0",
+}
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        ({"compliance": "nist"}, "compliance must be one of controltower, got .nist."),
+        # CT.LAMBDA.PR.3 cannot pass without the user's network
+        ({"compliance": "controltower"}, "runs every function in your VPC .* vpcSubnetIds"),
+        # CT.CLOUDWATCH.PR.2: a year of logs at least
+        ({**COMPLIANCE, "logRetentionDays": "30"}, r"at least 365 days \(CT.CLOUDWATCH.PR.2\), but logRetentionDays"),
+        ({"vpcSubnetIds": "subnet-0123456789abcdef0", "vpcSecurityGroupIds": "sg-01234567"}, "go with -c compliance"),
+        ({**COMPLIANCE, "vpcSecurityGroupIds": ""}, "vpcSubnetIds and vpcSecurityGroupIds go together"),
+        ({**COMPLIANCE, "vpcSubnetIds": "subnet-xyz"}, "vpcSubnetIds: 'subnet-xyz' is not an id of that kind"),
+        ({**COMPLIANCE, "vpcSecurityGroupIds": "subnet-0123456789abcdef0"}, "vpcSecurityGroupIds: .* not an id"),
+        ({**COMPLIANCE, "vpcSecurityGroupIds": "sg-01234567,sg-01234567"}, "lists an id more than once"),
+        (
+            {**COMPLIANCE, "vpcSecurityGroupIds": ",".join(f"sg-0123456{n}" for n in range(6))},
+            "Lambda takes at most 5, got 6",
+        ),
+    ],
+)
+def test_compliance_options_a_deploy_would_fail_on_are_refused(context: dict[str, Any], message: str) -> None:
+    with pytest.raises(ContextError, match=message):
+        options_from_context(context)
+
+
+def test_compliance_mode_keeps_logs_a_year_unless_told_longer() -> None:
+    assert options_from_context(COMPLIANCE).log_retention_days == 365
+    assert options_from_context({**COMPLIANCE, "logRetentionDays": "731"}).log_retention_days == 731
+    assert options_from_context({}).log_retention_days == 30
+    options = options_from_context(COMPLIANCE)
+    assert options.vpc_subnet_ids == ("subnet-0123456789abcdef0", "subnet-0fedcba9876543210")
+    assert options.vpc_security_group_ids == ("sg-0123456789abcdef0",)

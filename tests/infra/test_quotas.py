@@ -87,6 +87,13 @@ def _enabled(count: int) -> dict[str, str]:
     return {"tableNames": ",".join(f"orders-{number:02d}" for number in range(count)), "enableStream": "true"}
 
 
+COMPLIANCE = {
+    "compliance": "controltower",
+    "vpcSubnetIds": "subnet-0123456789abcdef0",
+    "vpcSecurityGroupIds": "sg-0123456789abcdef0",
+}
+
+
 @pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
 def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota(
     context: Any, most: int
@@ -95,3 +102,9 @@ def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_t
     assert len(_synth(context(most))["Resources"]) <= MAX_RESOURCES
     with pytest.raises(Exception, match=r"more than CloudFormation's 500 per stack: watch fewer tables"):
         _synth(context(most + 1))
+
+
+@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
+def test_compliance_mode_holds_as_many_tables_as_the_readme_says(context: Any, most: int) -> None:
+    # -c compliance=controltower adds the stack's key (and the waiter's log group), nothing per table
+    assert len(_synth({**context(most), **COMPLIANCE})["Resources"]) <= MAX_RESOURCES
