@@ -246,14 +246,19 @@ def _fold(
         segment = state.apply(change, window_seconds, counting, names)
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
-        if change.kind is ChangeKind.TTL_DELETE:
-            outcome.ttl_deletes += 1
-        else:
-            outcome.counted += 1
-            for name, _key, wcu in change.index_writes:
-                index = (change.table, name)
-                outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
+        _tally(outcome, change)
     return to_archive
+
+
+def _tally(outcome: BatchOutcome, change: Change) -> None:
+    """A counted change in the invocation's totals (its metrics)."""
+    if change.kind is ChangeKind.TTL_DELETE:
+        outcome.ttl_deletes += 1
+        return
+    outcome.counted += 1
+    for name, _key, wcu in change.index_writes:
+        index = (change.table, name)
+        outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu
 
 
 class _StoredCoverage:
