@@ -11,8 +11,8 @@ import sys
 import time
 
 from bench.shapes import records
-from hotkeys.detector.archive import archive_line
-from hotkeys.detector.records import Change, ChangeKind
+from hotkeys.detector.consumer.archive import archive_line
+from hotkeys.detector.domain.records import Change, ChangeKind
 
 LEVELS = (1, 3, 6, 9)
 RECORDS = 3000

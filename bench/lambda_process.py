@@ -10,7 +10,7 @@ Two parts:
 
 * ``gc``: the garbage-collection policy at initialisation, CPython's default against
   ``gc.freeze()`` after initialisation, and against freezing plus a higher young-collection threshold
-  (what ``hotkeys.detector.app.settle_heap`` does), on ~1 KB items.
+  (what ``hotkeys.detector.handlers.app.settle_heap`` does), on ~1 KB items.
 * ``matrix``: the deployed wiring (stats table, alerts and TTL archive on, AWS answered in-process
   by ``bench.answers``: real boto3 clients, canned answers, so the client side is measured and no
   server) over item shapes, operation mixes, key schemas and batch sizes. Per cell: CPU µs per
@@ -137,9 +137,9 @@ def child(mode: str, folder: str) -> dict[str, Any]:
     _container_environment()
     from bench.stubs import NullStats
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
-    from hotkeys.detector.app import Container, build_handler, settle_heap
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import Ports
+    from hotkeys.detector.consumer.pipeline import Ports
+    from hotkeys.detector.handlers.app import Container, build_handler, settle_heap
 
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
     container = Container(Settings(stats_table_name="bench-stats"), ports)  # AWS answered in-process
@@ -208,9 +208,9 @@ def deployed_handler(composite: bool = False, indexes: int = 0, clock: Any = Non
     _container_environment()
     from bench.answers import CannedAws
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import Container, MetricsBuffer, build_handler, settle_heap
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.wiring import build_ports
+    from hotkeys.detector.handlers.app import Container, MetricsBuffer, build_handler, settle_heap
+    from hotkeys.detector.handlers.wiring import build_ports
 
     settings = Settings(
         stats_table_name="bench-stats",
@@ -230,7 +230,7 @@ def deployed_handler(composite: bool = False, indexes: int = 0, clock: Any = Non
     container = Container(settings, build_ports(settings, aws), buffer)
     handle = build_handler(lambda: container)
     gc.collect()
-    settle_heap()  # as hotkeys.detector.app does at the end of its import
+    settle_heap()  # as hotkeys.detector.handlers.app does at the end of its import
     return handle, answers
 
 
@@ -289,7 +289,7 @@ def _floor(paths: list[Path], sized: bool = False) -> float:
     extracted and counted (CPU seconds). ``sized``: the least a consumer that counts write units pays,
     each record's sequence number and event time read and both images sized by the detector's own
     walk (the documented rules), its write units added to its key."""
-    from hotkeys.detector.sizing import image_sizes, write_units
+    from hotkeys.detector.domain.sizing import image_sizes, write_units
 
     gc.disable()
     floor = 0.0
@@ -401,7 +401,7 @@ Python {platform.python_version()}, measured {measured or f"{datetime.now(UTC):%
 Each cell runs in a fresh interpreter holding what the function's container holds: the handler's
 imports, its clients, one event at a time (read as bytes outside the timing) and the carried state,
 with the heap settled after initialisation as the function does (`gc.freeze()` and a young-collection
-threshold of 10,000: `hotkeys.detector.app.settle_heap`). Each cell makes {PASSES} passes over its
+threshold of 10,000: `hotkeys.detector.handlers.app.settle_heap`). Each cell makes {PASSES} passes over its
 events in the same container (a warm one; each pass starts a fresh window state), each pass followed
 by the floors on the same events; every figure is the median of the passes. The wiring is the stack's: stats
 table, alerts and TTL archive on, logs at INFO, EMF metrics and active tracing on (X-Ray segments sent

@@ -50,9 +50,9 @@ def _timed(action: Callable[[], Any]) -> float:
 def per_record_cost(records: list[dict[str, Any]], batch_size: int, repeats: int) -> dict[str, float]:
     """Median per-record microseconds and same-run ratios."""
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
-    from hotkeys.detector.app import Container, build_handler
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import Ports
+    from hotkeys.detector.consumer.pipeline import Ports
+    from hotkeys.detector.handlers.app import Container, build_handler
 
     ports = Ports(stats=NullStats(), resolve_key=PartitionKeyResolver(None, lambda name: {}))
     container = Container(Settings(stats_table_name="bench-stats"), ports)  # AWS calls stubbed
@@ -114,7 +114,7 @@ def _item_bytes(item: dict[str, Any]) -> int:
     """DynamoDB size of a resource-level item (plain Python values, bytes for binary, at any depth)."""
     from boto3.dynamodb.types import Binary, TypeSerializer
 
-    from hotkeys.detector.sizing import image_size
+    from hotkeys.detector.domain.sizing import image_size
 
     serializer = TypeSerializer()
 
@@ -139,9 +139,9 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
     from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import parse_event, process_batch
-    from hotkeys.detector.sizing import write_units
-    from hotkeys.detector.wiring import build_ports
+    from hotkeys.detector.consumer.pipeline import parse_event, process_batch
+    from hotkeys.detector.domain.sizing import write_units
+    from hotkeys.detector.handlers.wiring import build_ports
 
     counted = {"requests": 0, "wcu": 0}
 
@@ -171,7 +171,7 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
 
 
 def _record_wcu(record: dict[str, Any]) -> int:
-    from hotkeys.detector.sizing import larger_image_size, write_units
+    from hotkeys.detector.domain.sizing import larger_image_size, write_units
 
     stream = record["dynamodb"]
     return write_units(larger_image_size(stream.get("OldImage"), stream.get("NewImage")))

@@ -88,10 +88,10 @@ class Log:
 def _snapshots(count: int, rng: random.Random) -> list[Any]:
     """Snapshots of a minute of a saturated shard's traffic: Zipf(1.1) over 100,000 keys."""
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.records import Change, ChangeKind
-    from hotkeys.detector.snapshots import snapshot_of
-    from hotkeys.detector.state import ShardState
-    from hotkeys.detector.summary import Counting
+    from hotkeys.detector.consumer.snapshots import snapshot_of
+    from hotkeys.detector.consumer.state import ShardState
+    from hotkeys.detector.domain.records import Change, ChangeKind
+    from hotkeys.detector.domain.summary import Counting
 
     counting = Counting.of(Settings(stats_table_name="s"))
     weights = [1 / (rank**1.1) for rank in range(1, 100_001)]
@@ -118,9 +118,9 @@ class Sized:
 def _sized(snapshots: list[Any]) -> list[Sized]:
     from hotkeys.cli.events import to_dynamodb_json
     from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
-    from hotkeys.detector.indexes import entry_size
-    from hotkeys.detector.sizing import image_size, write_units
-    from hotkeys.detector.snapshots import to_item
+    from hotkeys.detector.consumer.snapshots import to_item
+    from hotkeys.detector.domain.indexes import entry_size
+    from hotkeys.detector.domain.sizing import image_size, write_units
 
     spec = _heads_spec()
     found = []
@@ -140,7 +140,7 @@ def _heads_spec() -> Any:
 
     from hotkeys.cli.local import create_stats_table
     from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
-    from hotkeys.detector.indexes import specs_from_description
+    from hotkeys.detector.domain.indexes import specs_from_description
 
     with mock_aws():
         client = boto3.client("dynamodb")
@@ -161,7 +161,7 @@ class Index:
         self.renaming = 0.0  # process time spent giving each shard its own keys (not the judge's)
 
     def heads_since(self, table: str, first_window: int, buckets: int) -> list[Any]:
-        from hotkeys.detector.snapshots import from_head_item
+        from hotkeys.detector.consumer.snapshots import from_head_item
 
         by_bucket: dict[int, list[tuple[str, int, int, bool, float]]] = defaultdict(list)
         for (shard, window), (bucket, written, pool, final) in self.heads.items():
@@ -201,7 +201,7 @@ class Layouts:
     """The layout registry (``LAYOUT`` items): the judge's reads and raises, counted."""
 
     def __init__(self, log: Log) -> None:
-        from hotkeys.detector.layout import Layout
+        from hotkeys.detector.consumer.layout import Layout
 
         self.log = log
         self.stored = {TABLE: Layout(TABLE, 60)}
@@ -274,10 +274,10 @@ def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> di
     An index partition takes at most ``PARTITION_WRITE_LIMIT`` write units a second: a head write past it
     is throttled, and its consumer (the batch retried a second later) re-reads the layout first, as
     ``pipeline._save`` makes it do."""
-    from hotkeys.detector import layout as layouts
     from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge
     from hotkeys.detector.alerts.notifier import Notifier
     from hotkeys.detector.config import DEFAULT_FLUSH_SECONDS, Settings
+    from hotkeys.detector.consumer import layout as layouts
 
     rng = random.Random(seed)
     log = Log()
@@ -386,8 +386,8 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.alerts.rules import peak_rate
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.layout import heads_pk
-    from hotkeys.detector.snapshots import heads_sk, segment_pk
+    from hotkeys.detector.consumer.layout import heads_pk
+    from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
 
     source = "hotkeys-stats"  # the stats table, as a watched table
     writes: list[Write] = [w for w in result["log"].snapshots if w.window >= result["steady_from"]]

@@ -16,8 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from hotkeys.detector.items import ItemStats, item_digest
-from hotkeys.detector.state import MAX_RANGES, max_state_bytes
+from hotkeys.detector.consumer.state import MAX_RANGES, max_state_bytes
+from hotkeys.detector.domain.items import ItemStats, item_digest
 
 TRIALS = 300
 SIZES = (5, 12, 25, 60, 120, 250)

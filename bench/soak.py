@@ -74,7 +74,7 @@ def fast_records(
 
 
 def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dict[str, int]) -> list[dict[str, Any]]:
-    from hotkeys.detector.pipeline import StreamBatch, process_batch
+    from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
 
     rows = []
     records = fast_records(shard, 1000, T0, minutes * 60, 100_000, seed=shard)
@@ -113,7 +113,7 @@ def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dic
 
 def _summary_keys(state: dict[str, Any]) -> int:
     """Keys in the largest summary the carried state holds (decoded: the state stores them compressed)."""
-    from hotkeys.detector.state import Segment
+    from hotkeys.detector.consumer.state import Segment
 
     return max((len(Segment.from_json(seg).summary.entries) for seg in state.get("seg", [])), default=0)
 
@@ -135,7 +135,7 @@ def ranges(rows: list[dict[str, Any]]) -> dict[str, list[float]]:
 def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
     """One 900 s window (the longest Lambda allows) holding over a million distinct keys: the summary,
     the state and the traced memory stay bounded. The distinct keys are counted, not assumed."""
-    from hotkeys.detector.pipeline import StreamBatch, process_batch
+    from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
 
     rate, seconds = 1112, 900  # 1,000,800 records, every one in the window, each key written once
     records = fast_records(99, rate, T0, seconds, 10, seed=99, unique_keys=True)
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     from hotkeys.cli.local import create_stats_table
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.wiring import build_ports
+    from hotkeys.detector.handlers.wiring import build_ports
 
     counter = {"requests": 0}
     with mock_aws():

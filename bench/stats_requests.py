@@ -258,9 +258,9 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
 def _function_sees(mapping: Any) -> None:
     """The function knows the deployed mapping's batch size (a batch short of it was cut by the batching
     window: ``pipeline._flush_due``): in a scaled run, the scaled one."""
-    import hotkeys.detector.pipeline
+    import hotkeys.detector.consumer.pipeline
 
-    hotkeys.detector.pipeline.EVENT_SOURCE = mapping  # type: ignore[attr-defined]
+    hotkeys.detector.consumer.pipeline.EVENT_SOURCE = mapping  # type: ignore[attr-defined]
 
 
 def _clients(session: Any, counting: Counting) -> Any:
@@ -397,8 +397,8 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
     from hotkeys.cli.emulation import judge_times
     from hotkeys.cli.esm import Deliveries, consume_lineage
     from hotkeys.cli.lanes import Ticker
+    from hotkeys.detector.handlers.wiring import build_judge
     from hotkeys.detector.observability import logger
-    from hotkeys.detector.wiring import build_judge
 
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     os.environ["AWS_ENDPOINT_URL"] = endpoint
@@ -452,8 +452,8 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
 
 def _handler(settings: Any, aws: Any, turns: Any) -> Any:
     """A container of the consumer on emulated time (``RemoteTurns.now``)."""
-    from hotkeys.detector.pipeline import parse_event, process_batch
-    from hotkeys.detector.wiring import build_ports
+    from hotkeys.detector.consumer.pipeline import parse_event, process_batch
+    from hotkeys.detector.handlers.wiring import build_ports
 
     clock = lambda: turns.now  # noqa: E731
     ports = build_ports(settings, aws, clock=clock, wall_clock=clock)

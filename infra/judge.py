@@ -28,7 +28,7 @@ from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge
 
-# The judge's own metrics (hotkeys.detector.judge_app) as the dashboard graphs them: counts summed, and
+# The judge's own metrics (hotkeys.detector.handlers.judge_app) as the dashboard graphs them: counts summed, and
 # how late its looks were (seconds after their due time) at worst.
 JUDGE_METRICS = {
     "JudgeLooks": "Sum",

@@ -33,7 +33,7 @@ DETECTOR_METRICS = (
 
 ALARM_WIDGET_WIDTH = 6
 
-# What the StatesDiscarded alarm tells the reader (hotkeys.detector.pipeline: a carried state this version
+# What the StatesDiscarded alarm tells the reader (hotkeys.detector.consumer.pipeline: a carried state this version
 # did not write is not read, the shard starts afresh; docs/decisions.md, "One value type for a summary").
 STATES_DISCARDED = (
     "A shard's carried tumbling-window state was not written by this version of the detector and was "

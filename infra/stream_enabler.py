@@ -1,7 +1,7 @@
 """Turns on NEW_AND_OLD_IMAGES streams on tables the stack does not own, and waits until they are usable.
 
 A custom resource on the CDK provider framework, with the project's own Python handlers
-(``hotkeys.detector.stream_enabler_app``): ``on_event`` enables the stream (on create and on update, so
+(``hotkeys.detector.handlers.stream_enabler_app``): ``on_event`` enables the stream (on create and on update, so
 changing ``-c tableName`` enables the new table), ``is_complete`` is polled until the stream is
 ENABLED, so the event source mapping is created only then. A stream already on with another view
 type fails the deploy with the fix; no stream is ever disabled. One provider serves every table.
@@ -46,7 +46,7 @@ class StreamEnablerProvider(Construct):
                 environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-enabler"},
                 log_retention_days=log_retention_days,
                 powertools_layer_arn=powertools_layer_arn,
-                handler=f"hotkeys.detector.stream_enabler_app.{handler}",
+                handler=f"hotkeys.detector.handlers.stream_enabler_app.{handler}",
                 description=f"enables a table's NEW_AND_OLD_IMAGES stream at deploy time ({handler})",
                 failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
                 "CloudFormation, which rolls the deploy back; nothing is left to redrive.",

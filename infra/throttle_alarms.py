@@ -15,7 +15,7 @@ for that table. AWS: "When you create an alarm based on a Metrics Insights query
 automatically adjusts as resources are added to or removed from your monitored group" (CloudWatch user
 guide, "Create a CloudWatch alarm based on a Metrics Insights query"): a GSI added later is watched
 without a redeploy. Which GSI throttled the query does not say: the throttle explainer reads the table from
-the query (``hotkeys.detector.metrics_insights``), lists its GSIs and names each one's throttled keys
+the query (``hotkeys.detector.throttling.metrics_insights``), lists its GSIs and names each one's throttled keys
 (decisions §69); the dashboard graphs each GSI, and ``hotkeys doctor`` reports each.
 """
 

@@ -1,7 +1,7 @@
 """The throttle explainer: a Lambda function each throttle alarm invokes as its alarm action (issue #28).
 
 It reads the throttled-keys rules of the alarm's table or index for the alarm's minutes, the stream's open
-incidents, and publishes one alert on the alert topic (``hotkeys.detector.throttle_explainer``). CloudWatch
+incidents, and publishes one alert on the alert topic (``hotkeys.detector.throttling.throttle_explainer``). CloudWatch
 user guide, "Invoke a Lambda function from an alarm": "When you specify a Lambda function as an alarm
 action, you must create a resource policy for the function to allow the CloudWatch service principal to
 invoke the function" (``lambda.alarms.cloudwatch.amazonaws.com``): one statement for every throttle alarm,
@@ -25,7 +25,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from hotkeys.detector.throttles import rule_arn_patterns
+from hotkeys.detector.throttling.throttles import rule_arn_patterns
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge, finding_text
@@ -81,7 +81,7 @@ class ThrottleExplainer(Construct):
             },
             log_retention_days=log_retention_days,
             powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.throttle_app.handler",
+            handler="hotkeys.detector.handlers.throttle_app.handler",
             description="Names the keys behind a DynamoDB throttle alarm and the limit hit, on the alert topic",
             async_dead_letter_queue=self.undelivered,
         )

@@ -1,7 +1,7 @@
 """Contributor Insights in throttled-keys mode on watched tables the stack does not own, and their GSIs.
 
 A custom resource on the CDK provider framework with the project's own handler
-(``hotkeys.detector.insights_enabler_app.on_event``): it enables THROTTLED_KEYS only where Contributor
+(``hotkeys.detector.handlers.insights_enabler_app.on_event``): it enables THROTTLED_KEYS only where Contributor
 Insights is DISABLED, never switches the full mode down, and on delete turns off only what the detector
 turned on, once no other resource wants it. A table the stack creates sets
 ``ContributorInsightsSpecification`` itself (infra/demo_table.py).
@@ -61,7 +61,7 @@ class ThrottleInsightsProvider(Construct):
             environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-throttle-insights"},
             log_retention_days=log_retention_days,
             powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.insights_enabler_app.on_event",
+            handler="hotkeys.detector.handlers.insights_enabler_app.on_event",
             description="turns on Contributor Insights (throttled keys) on a watched table and its GSIs at deploy time",
             failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
             "CloudFormation, which rolls the deploy back; nothing is left to redrive.",

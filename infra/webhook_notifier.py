@@ -34,7 +34,7 @@ class WebhookNotifier(Construct):
             environment={"WEBHOOK_SECRET_ARN": secret_arn},
             log_retention_days=log_retention_days,
             powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.webhook_app.handler",
+            handler="hotkeys.detector.handlers.webhook_app.handler",
             description="Posts hot-key alerts to a Slack-compatible incoming webhook",
             async_dead_letter_queue=self.undelivered,
         )

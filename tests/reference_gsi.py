@@ -1,4 +1,4 @@
-"""An independent reading of the GSI write rules, for tests to check ``hotkeys.detector.indexes`` against.
+"""An independent reading of the GSI write rules, for tests to check ``hotkeys.detector.domain.indexes`` against.
 
 Written from the DynamoDB developer guide ("Global secondary indexes", "Write capacity units") in a
 different shape than the production code: it builds the item's entry in the index before and after

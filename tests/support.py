@@ -124,6 +124,6 @@ class Routed:
 def layouts_of(stats: Any, window_seconds: int = 60) -> Any:
     """A consumer container's layouts (``layout.LayoutCache``) over a ``DynamoStatsStore``: what
     ``wiring.build_ports`` gives the pipeline, so the tables it counts are registered for ``top``."""
-    from hotkeys.detector.layout import LayoutCache
+    from hotkeys.detector.consumer.layout import LayoutCache
 
     return LayoutCache(stats.layout, lambda: 0.0, window_seconds, lambda fresh: stats.save_layout(None, fresh))

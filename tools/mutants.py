@@ -49,10 +49,10 @@ FUNCTIONS = ROOT / "functions"
 # needed to kill a mutant here). Rules first, the summary last.
 TARGETS: dict[str, tuple[str, ...]] = {
     "hotkeys.detector.alerts.rules": ("tests/unit/test_rules.py",),
-    "hotkeys.detector.windows": ("tests/unit/test_windows.py",),
-    "hotkeys.detector.sizing": ("tests/unit/test_sizing.py",),
-    "hotkeys.detector.indexes": ("tests/unit/test_index_writes.py",),
-    "hotkeys.detector.summary": ("tests/unit/test_summary_behaviour.py",),
+    "hotkeys.detector.domain.windows": ("tests/unit/test_windows.py",),
+    "hotkeys.detector.domain.sizing": ("tests/unit/test_sizing.py",),
+    "hotkeys.detector.domain.indexes": ("tests/unit/test_index_writes.py",),
+    "hotkeys.detector.domain.summary": ("tests/unit/test_summary_behaviour.py",),
 }
 
 # Heavy packages the tests import: loaded once in the parent, shared by every forked child.

@@ -17,8 +17,8 @@ LAMBDA_RUNTIME = "python3.13"
 LAMBDA_ARCHITECTURE = "arm64"
 # AWS's public parameter naming the managed Powertools layer for exactly this runtime, architecture and release.
 POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{LAMBDA_RUNTIME}/{POWERTOOLS_VERSION}"
-HANDLER = "hotkeys.detector.app.handler"
-JUDGE_HANDLER = "hotkeys.detector.judge_app.handler"
+HANDLER = "hotkeys.detector.handlers.app.handler"
+JUDGE_HANDLER = "hotkeys.detector.handlers.judge_app.handler"
 # The judge's schedule (an EventBridge rule) and its function: a run covers one minute of looks
 # (``judge_app.RUN_SECONDS``), so its timeout leaves room for a late start and the last look.
 JUDGE_SCHEDULE_SECONDS = 60

@@ -16,12 +16,12 @@ from hotkeys.cli.emulation import emulate
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import JUDGE_HANDLER, JUDGE_SCHEDULE_SECONDS, JUDGE_TIMEOUT_SECONDS
-from hotkeys.detector import judge_app
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import OPTIONS, Settings
-from hotkeys.detector.wiring import build_judge
+from hotkeys.detector.handlers import judge_app
+from hotkeys.detector.handlers.wiring import build_judge
 from tests.infra.conftest import Synthesized, written_out
 
 T0 = 1_796_083_200
@@ -135,7 +135,7 @@ def test_the_judges_failed_looks_alarm_watches_the_line_the_handler_writes(
 
 def test_the_judge_is_configured_like_the_consumer(synthesized: dict[str, Synthesized]) -> None:
     multi = synthesized["multi"]
-    consumer_id, consumer = _function(multi, "hotkeys.detector.app.handler")
+    consumer_id, consumer = _function(multi, "hotkeys.detector.handlers.app.handler")
     _judge_id, judge = _function(multi, JUDGE_HANDLER)
     ours, theirs = judge["Environment"]["Variables"], consumer["Environment"]["Variables"]
     # Every function setting the consumer runs with, the judge runs with too (one set of thresholds)

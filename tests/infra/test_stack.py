@@ -169,7 +169,7 @@ def test_the_consumer_sends_lambdas_start_and_report_records_only_when_asked(
         for f in functions
         if "LoggingConfig" in f["Properties"]
     }
-    assert levels.pop("hotkeys.detector.app.handler") == level
+    assert levels.pop("hotkeys.detector.handlers.app.handler") == level
     assert levels and set(levels.values()) <= {None, "INFO"}, levels
 
 
@@ -177,11 +177,11 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
     (props,) = [
         f["Properties"]
         for f in demo.resources("AWS::Lambda::Function").values()
-        if f["Properties"].get("Handler") == "hotkeys.detector.app.handler"
+        if f["Properties"].get("Handler") == "hotkeys.detector.handlers.app.handler"
     ]
     assert props["Runtime"] == "python3.13"
     assert props["Architectures"] == ["arm64"]
-    assert props["Handler"] == "hotkeys.detector.app.handler"
+    assert props["Handler"] == "hotkeys.detector.handlers.app.handler"
     assert props["TracingConfig"] == {"Mode": "Active"}
     assert props["LoggingConfig"]["LogFormat"] == "JSON"
     assert props["MemorySize"] == 512 and props["Timeout"] == 60
@@ -276,8 +276,8 @@ def test_enable_stream_mode_waits_for_the_stream_before_mapping_it(synthesized: 
         if "stream_enabler_app" in str(f["Properties"].get("Handler"))
     }
     assert handlers == {
-        "hotkeys.detector.stream_enabler_app.on_event",
-        "hotkeys.detector.stream_enabler_app.is_complete",
+        "hotkeys.detector.handlers.stream_enabler_app.on_event",
+        "hotkeys.detector.handlers.stream_enabler_app.is_complete",
     }
     waiters = synth.resources("AWS::StepFunctions::StateMachine")
     assert len(waiters) == 1  # the provider framework's is_complete poller
@@ -313,7 +313,7 @@ def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dic
 
 def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic(demo: Synthesized) -> None:
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
-    consumer = {"Ref": _function_id(demo, "hotkeys.detector.app.handler")}
+    consumer = {"Ref": _function_id(demo, "hotkeys.detector.handlers.app.handler")}
     alarms = {
         a["Properties"]["MetricName"]: a["Properties"]
         for logical_id, a in demo.resources("AWS::CloudWatch::Alarm").items()
@@ -350,9 +350,9 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
 def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesized) -> None:
     """Each alarm on the function's own metrics (StatesDiscarded among them) names the namespace and the
     dimension set of the EMF line the handler writes, and the deployed function is configured with them."""
-    from hotkeys.detector.app import _record_metrics
+    from hotkeys.detector.consumer.pipeline import BatchOutcome
+    from hotkeys.detector.handlers.app import _record_metrics
     from hotkeys.detector.observability import metrics
-    from hotkeys.detector.pipeline import BatchOutcome
 
     # Given the line an invocation writes when each rare event happened once
     _record_metrics(BatchOutcome(states_discarded=1, out_of_order=1, spooled=1, without_images=1))
@@ -384,7 +384,7 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
     consumer = next(
         f["Properties"]
         for f in demo.resources("AWS::Lambda::Function").values()
-        if f["Properties"].get("Handler") == "hotkeys.detector.app.handler"
+        if f["Properties"].get("Handler") == "hotkeys.detector.handlers.app.handler"
     )
     variables = consumer["Environment"]["Variables"]
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == directive["Namespace"]
@@ -411,7 +411,7 @@ def test_the_throttle_explainers_failed_invocations_are_alarmed_like_the_detecto
     (explainer,) = [
         logical_id
         for logical_id, function in synth.resources("AWS::Lambda::Function").items()
-        if function["Properties"].get("Handler") == "hotkeys.detector.throttle_app.handler"
+        if function["Properties"].get("Handler") == "hotkeys.detector.handlers.throttle_app.handler"
     ]
     (invoke_config,) = [
         config
@@ -547,7 +547,7 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
         for f in synth.resources("AWS::Lambda::Function").values()
         if "Handler" in f["Properties"]
     }
-    sender = functions["hotkeys.detector.webhook_app.handler"]
+    sender = functions["hotkeys.detector.handlers.webhook_app.handler"]
     assert sender["Environment"]["Variables"]["WEBHOOK_SECRET_ARN"] == WEBHOOK_SECRET
     secret_reads = [s for s in _statements(synth) if "secretsmanager:GetSecretValue" in _actions(s)]
     # a partial ARN names the secret without Secrets Manager's 6-character suffix: the grant adds it
@@ -561,7 +561,7 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
     sender_id = next(
         k
         for k, f in synth.resources("AWS::Lambda::Function").items()
-        if f["Properties"].get("Handler") == "hotkeys.detector.webhook_app.handler"
+        if f["Properties"].get("Handler") == "hotkeys.detector.handlers.webhook_app.handler"
     )
     (invoke,) = [
         c["Properties"]

@@ -115,7 +115,7 @@ def _explainer(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     (found,) = [
         (k, v)
         for k, v in _of(template, "AWS::Lambda::Function").items()
-        if v["Properties"]["Handler"] == "hotkeys.detector.throttle_app.handler"
+        if v["Properties"]["Handler"] == "hotkeys.detector.handlers.throttle_app.handler"
     ]
     return found
 

@@ -101,7 +101,7 @@ def test_an_existing_table_alarms_on_its_own_metrics_and_on_every_gsi_it_has(syn
 
 @pytest.mark.parametrize("mode", EXISTING_MODES)
 def test_the_explainer_reads_each_every_gsi_query_and_may_list_those_tables_gsis(synthesized: dict, mode: str) -> None:
-    from hotkeys.detector.throttle_explainer import parse_alarm_event
+    from hotkeys.detector.throttling.throttle_explainer import parse_alarm_event
     from tests.infra.conftest import written_out
 
     synth = synthesized[mode]
@@ -174,7 +174,7 @@ def test_existing_tables_get_throttled_keys_insights_from_the_custom_resource(sy
         for f in synth.resources("AWS::Lambda::Function").values()
         if "insights_enabler_app" in str(f["Properties"].get("Handler"))
     }
-    assert handlers == {"hotkeys.detector.insights_enabler_app.on_event"}
+    assert handlers == {"hotkeys.detector.handlers.insights_enabler_app.on_event"}
     # Its role may describe each watched table and change Contributor Insights on it and its indexes, nothing else
     statements = _statements_of(synth, "ThrottleInsightsProviderOnEventRole")
     dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in _actions(s))]

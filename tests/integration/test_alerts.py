@@ -23,8 +23,8 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import parse_event, process_batch
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.consumer.pipeline import parse_event, process_batch
+from hotkeys.detector.handlers.wiring import build_ports
 from tests.esm_faults import RandomFaults
 from tests.support import ORDERS_ALERT
 
@@ -453,9 +453,9 @@ def test_shards_that_find_a_partition_hot_pay_one_request_per_incident_not_per_w
     from hotkeys.detector.adapters.publisher import SnsPublisher
     from hotkeys.detector.alerts.first_alarm import FirstAlarm
     from hotkeys.detector.alerts.notifier import Notifier
-    from hotkeys.detector.records import Change, ChangeKind
-    from hotkeys.detector.state import ShardState
-    from hotkeys.detector.summary import Counting
+    from hotkeys.detector.consumer.state import ShardState
+    from hotkeys.detector.domain.records import Change, ChangeKind
+    from hotkeys.detector.domain.summary import Counting
 
     table = boto3.resource("dynamodb").Table(stats_table_name)
     calls: Counter[str] = Counter()

@@ -15,8 +15,8 @@ from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import BatchError, parse_event, process_batch
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.consumer.pipeline import BatchError, parse_event, process_batch
+from hotkeys.detector.handlers.wiring import build_ports
 from tests.support import layouts_of
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z
@@ -228,8 +228,8 @@ def test_expired_items_survive_an_s3_outage_of_seven_days(stats_table_name: str,
     from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.archive import TtlArchiver
-    from hotkeys.detector.pipeline import Ports
+    from hotkeys.detector.consumer.archive import TtlArchiver
+    from hotkeys.detector.consumer.pipeline import Ports
 
     # Given TTL deletions (and writes) every six hours for seven days, then every hour for a day, on a shard
     hours = [T0 + 6 * 3600 * quarter for quarter in range(7 * 4)] + [T0 + 7 * 86_400 + 3600 * h for h in range(24)]

@@ -413,7 +413,7 @@ def test_top_for_one_table_finds_its_windows_when_another_table_is_newer(
     from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
+    from hotkeys.detector.consumer.pipeline import Ports, StreamBatch, process_batch
     from tests.support import layouts_of, write_record
 
     settings = Settings(stats_table_name=stats_table_name)
@@ -544,8 +544,8 @@ WINDOW_START = 1_796_083_200
 
 def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
     from hotkeys.cli.top import key_row
-    from hotkeys.detector.snapshots import WindowFigures
-    from hotkeys.detector.summary import Entry, Summary
+    from hotkeys.detector.consumer.snapshots import WindowFigures
+    from hotkeys.detector.domain.summary import Entry, Summary
 
     def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
         # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket

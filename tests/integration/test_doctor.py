@@ -24,7 +24,7 @@ from hotkeys.deployment import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
+from hotkeys.detector.consumer.pipeline import Ports, StreamBatch, process_batch
 from tests.support import Routed, create_source_table, layouts_of, write_record
 
 STACK = "HotKeyDetector"

@@ -25,9 +25,9 @@ from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import ChangeKind, parse_change
-from hotkeys.detector.snapshots import WindowFigures
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.consumer.snapshots import WindowFigures
+from hotkeys.detector.domain.records import ChangeKind, parse_change
+from hotkeys.detector.handlers.wiring import build_ports
 from tests import reference_sizing
 from tests.stream_wire import NOWHERE, WireStream, as_get_records, get_records_answer
 from tests.support import create_source_table, ttl_record, write_record

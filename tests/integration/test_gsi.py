@@ -139,10 +139,10 @@ def test_counting_indexes_can_be_turned_off(stats_table_name: str, topic: dict[s
 def test_an_invocation_reports_the_index_write_units_it_counted(stats_table_name: str, orders: None) -> None:
     # Given one batch of the burst through the real wiring
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import _record_metrics
+    from hotkeys.detector.consumer.pipeline import parse_event, process_batch
+    from hotkeys.detector.handlers.app import _record_metrics
+    from hotkeys.detector.handlers.wiring import build_ports
     from hotkeys.detector.observability import metrics
-    from hotkeys.detector.pipeline import parse_event, process_batch
-    from hotkeys.detector.wiring import build_ports
 
     settings = Settings(stats_table_name=stats_table_name)
     outcome = process_batch(

@@ -14,10 +14,10 @@ import pytest
 from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.detector.adapters.aws import AwsClients
-from hotkeys.detector.app import build_handler, container_from
 from hotkeys.detector.config import ConfigError
-from hotkeys.detector.pipeline import NotAStreamEvent
-from hotkeys.detector.state import STATE_VERSION
+from hotkeys.detector.consumer.pipeline import NotAStreamEvent
+from hotkeys.detector.consumer.state import STATE_VERSION
+from hotkeys.detector.handlers.app import build_handler, container_from
 from tests.conftest import load_event
 
 
@@ -78,7 +78,7 @@ def test_an_event_that_is_not_a_stream_event_gets_a_clear_error(lambda_env: dict
 
 LAMBDA_LIKE = """
 import json, sys
-from hotkeys.detector.app import handler
+from hotkeys.detector.handlers.app import handler
 from hotkeys.cli.replay import FakeLambdaContext
 event = json.load(open(sys.argv[1]))
 try:
@@ -139,7 +139,7 @@ def test_the_deployed_handler_reads_its_settings_and_endpoint_from_the_environme
 GC_PROBE = """
 import gc, json, sys
 if sys.argv[1] == "function":
-    import hotkeys.detector.app
+    import hotkeys.detector.handlers.app
 image = {f"attribute{n}": {"S": "value" * 4} for n in range(20)}
 text = json.dumps({"Records": [{"dynamodb": {"NewImage": image, "OldImage": image}} for _ in range(1000)]})
 young, oldest = gc.get_stats()[0]["collections"], gc.get_stats()[2]["collections"]

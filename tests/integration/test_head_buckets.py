@@ -9,13 +9,13 @@ import random
 
 import boto3
 
-from hotkeys.detector import layout as layouts
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
-from hotkeys.detector.layout import Layout
-from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.wiring import build_judge
+from hotkeys.detector.consumer import layout as layouts
+from hotkeys.detector.consumer.layout import Layout
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot
+from hotkeys.detector.handlers.wiring import build_judge
 from tests.unit.test_verdicts import T0, head
 
 WINDOW = T0 + 600

@@ -23,7 +23,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.handlers.wiring import build_ports
 from tests.integration.test_alerts import T0, delivered, traffic
 
 

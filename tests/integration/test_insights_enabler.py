@@ -21,15 +21,15 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
 
-from hotkeys.detector.insights_enabler_app import InsightsError, on_event
-from hotkeys.detector.insights_owners import (
+from hotkeys.detector.handlers.insights_enabler_app import InsightsError, on_event
+from hotkeys.detector.observability import logger
+from hotkeys.detector.throttling.insights_owners import (
     OWNER_TAG,
     TABLE_FLAG,
     index_token,
     owners_in,
     recorded,
 )
-from hotkeys.detector.observability import logger
 from tests.support import Routed, create_source_table
 
 MODE = "THROTTLED_KEYS"

@@ -20,7 +20,7 @@ from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.alerts.incidents import TAKEOVER_SECONDS
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
-from hotkeys.detector.wiring import build_judge
+from hotkeys.detector.handlers.wiring import build_judge
 from tests.integration.test_alerts import T0, delivered, traffic
 
 MAPPING = dataclasses.replace(EVENT_SOURCE, batch_size=500, retry_attempts=3)

@@ -20,11 +20,11 @@ import pytest
 
 from hotkeys.cli import cost
 from hotkeys.cli.events import stream_record
-from hotkeys.detector import app
 from hotkeys.detector.adapters.aws import AwsClients
-from hotkeys.detector.app import build_handler, container_from
+from hotkeys.detector.consumer.pipeline import BatchOutcome
+from hotkeys.detector.handlers import app
+from hotkeys.detector.handlers.app import build_handler, container_from
 from hotkeys.detector.observability import logger
-from hotkeys.detector.pipeline import BatchOutcome
 
 T0 = 1_796_083_200
 TABLE = "customer-orders-prod"
@@ -161,9 +161,9 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
 
 def judge_run_bytes() -> int:
     """What one judge run prints: its EMF line and its "judge run" line (a run of five looks)."""
-    from hotkeys.detector import judge_app
     from hotkeys.detector.alerts.judge import LookOutcome
     from hotkeys.detector.config import Settings
+    from hotkeys.detector.handlers import judge_app
 
     class Judge:
         def look(self) -> LookOutcome:

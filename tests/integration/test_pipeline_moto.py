@@ -15,9 +15,9 @@ from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
-from hotkeys.detector.state import STATE_VERSION
-from hotkeys.detector.windows import iso_utc as iso
+from hotkeys.detector.consumer.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
+from hotkeys.detector.consumer.state import STATE_VERSION
+from hotkeys.detector.domain.windows import iso_utc as iso
 from tests.support import layouts_of, ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows
@@ -411,7 +411,7 @@ def test_a_segment_sealed_while_out_of_order_records_arrive_trusts_no_earlier_at
 ) -> None:
     # Given segments that seal after three ranges, a counted record r5, and an attempt at [r0..r3] (each out of
     # order: its own range) that sealed the segment, stored it, and lost its answer
-    monkeypatch.setattr("hotkeys.detector.state.MAX_RANGES", 3)
+    monkeypatch.setattr("hotkeys.detector.consumer.state.MAX_RANGES", 3)
     ports = ports_for(settings)
     r = [write_record("k", i, T0 + i) for i in range(6)]
     state = process_batch(tumbling([r[5]]), settings, ports).state

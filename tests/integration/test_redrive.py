@@ -13,8 +13,8 @@ from hotkeys.cli.main import main
 from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import StreamBatch, process_batch
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
+from hotkeys.detector.handlers.wiring import build_ports
 from tests.support import create_source_table
 
 

@@ -30,8 +30,8 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings, load_settings
-from hotkeys.detector.pipeline import Ports, StreamBatch, process_batch
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.consumer.pipeline import Ports, StreamBatch, process_batch
+from hotkeys.detector.handlers.wiring import build_ports
 from tests.support import create_source_table, layouts_of, ttl_record, write_record
 
 STACK = "HotKeyDetector"

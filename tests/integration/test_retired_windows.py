@@ -21,7 +21,7 @@ from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.local import LocalResources
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import run_replay
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.domain.windows import iso_utc
 from tests.support import create_source_table
 
 # The burst sample's two windows (60 s, table "tickets"): the replay writes them in the current layout.

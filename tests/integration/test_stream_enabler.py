@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hotkeys.detector.stream_enabler_app import WrongStream, is_complete, on_event
+from hotkeys.detector.handlers.stream_enabler_app import WrongStream, is_complete, on_event
 from tests.support import create_source_table
 
 

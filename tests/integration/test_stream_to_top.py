@@ -13,7 +13,7 @@ from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.deployment import EVENT_SOURCE
-from hotkeys.detector.sizing import image_size, write_units
+from hotkeys.detector.domain.sizing import image_size, write_units
 
 
 def read_stream(table: str) -> list[dict[str, Any]]:
@@ -51,7 +51,7 @@ def test_writes_through_the_stream_show_up_in_top(
     assert len(records) == 51 and ":table/events/stream/" in records[0]["eventSourceARN"]
     assert all(isinstance(r["dynamodb"]["ApproximateCreationDateTime"], int) for r in records)
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.app import build_handler, container_from
+    from hotkeys.detector.handlers.app import build_handler, container_from
 
     handler = build_handler(lambda: container_from({"STATS_TABLE_NAME": stats_table_name}, AwsClients()))
     ShardConsumer(lambda event: handler(event, FakeLambdaContext()), "shardId-0001", EVENT_SOURCE).consume(records)

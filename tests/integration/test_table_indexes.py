@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.key_schema import KeySchemaError, TableIndexes, describe_table_with
-from hotkeys.detector.indexes import ALL, INCLUDE, KEYS_ONLY
+from hotkeys.detector.domain.indexes import ALL, INCLUDE, KEYS_ONLY
 
 
 def create_table(name: str, with_include: bool = True) -> None:

@@ -23,7 +23,7 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
 from hotkeys.detector.alerts.incidents import started
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
-from hotkeys.detector.throttle_explainer import (
+from hotkeys.detector.throttling.throttle_explainer import (
     ACCOUNT,
     KEY_RANGE,
     ON_DEMAND_MAXIMUM,
@@ -196,7 +196,7 @@ def test_ok_and_unrelated_alarms_publish_nothing(stats_table_name: str, topic: t
 def test_the_handler_on_an_endpoint_without_contributor_insights_still_alerts(
     stats_table_name: str, topic: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hotkeys.detector import throttle_app
+    from hotkeys.detector.handlers import throttle_app
 
     throttle_app._aws.cache_clear()
     monkeypatch.setenv("ALERT_TOPIC_ARN", topic[0])
@@ -501,7 +501,7 @@ def test_the_handler_lists_the_gsis_of_an_every_gsi_alarm_from_dynamodb(
     stats_table_name: str, topic: tuple[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # moto answers DescribeTable; it does not implement Contributor Insights, which each GSI's note says
-    from hotkeys.detector import throttle_app
+    from hotkeys.detector.handlers import throttle_app
 
     orders_table("by-status", "by-venue")
     throttle_app._aws.cache_clear()

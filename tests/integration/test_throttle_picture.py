@@ -18,8 +18,8 @@ from rich.console import Console
 
 from hotkeys.cli.main import main
 from hotkeys.cli.top import show_throttles
-from hotkeys.detector.snapshots import WindowFigures
-from hotkeys.detector.summary import Entry, Summary
+from hotkeys.detector.consumer.snapshots import WindowFigures
+from hotkeys.detector.domain.summary import Entry, Summary
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 RULE = "DynamoDBContributorInsights-PKT-tenant-events-1796000000000"

@@ -129,7 +129,7 @@ ALARM_NAME = "HotKeyDetector-DetectorMonitoringIteratorAgeAlarm4C1E2B11-Q9ZK3W5Y
 
 
 def test_alert_is_posted_to_the_webhook_from_the_secret(configured: None) -> None:
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     assert handler(alert_event(ALERT), FakeLambdaContext()) == {"delivered": 1}
     (payload,) = Receiver.received
@@ -141,7 +141,7 @@ def test_alert_is_posted_to_the_webhook_from_the_secret(configured: None) -> Non
 def test_a_resolved_alert_is_posted_as_resolved(configured: None) -> None:
     from dataclasses import replace
 
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     handler(alert_event(replace(ALERT, status=RESOLVED)), FakeLambdaContext())
     (payload,) = Receiver.received
@@ -153,7 +153,7 @@ def test_a_cloudwatch_alarm_is_posted_as_an_alarm_with_its_state_reason_and_cons
     configured: None, log: io.StringIO
 ) -> None:
     # Given the notification CloudWatch publishes when the stack's lag alarm goes from OK to ALARM
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     message = alarm_fixture("alarm")["Message"]
     # When the webhook function receives it from the topic
@@ -181,7 +181,7 @@ def test_a_cloudwatch_alarm_is_posted_as_an_alarm_with_its_state_reason_and_cons
 
 
 def test_an_alarm_back_to_ok_is_posted_as_ok_without_a_description_it_does_not_have(configured: None) -> None:
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     handler(alarm_event("ok"), FakeLambdaContext())
     (payload,) = Receiver.received
@@ -206,7 +206,7 @@ def test_an_alarm_back_to_ok_is_posted_as_ok_without_a_description_it_does_not_h
 def test_anything_else_is_posted_as_an_unrecognised_message_and_logged(
     configured: None, log: io.StringIO, publish: dict[str, Any], why: str
 ) -> None:
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     event = lambda_sns_event(**publish)
     assert handler(event, FakeLambdaContext()) == {"delivered": 1}
@@ -237,7 +237,7 @@ def test_a_refused_post_raises_so_lambda_retries(aws: None, webhook: str, monkey
     arn = boto3.client("secretsmanager").create_secret(Name="hotkeys/webhook2", SecretString=webhook)["ARN"]
     monkeypatch.setenv("WEBHOOK_SECRET_ARN", arn)
     Receiver.status = 500
-    from hotkeys.detector.webhook_app import WebhookError, handler
+    from hotkeys.detector.handlers.webhook_app import WebhookError, handler
 
     with pytest.raises(WebhookError, match="500"):
         handler(alert_event(ALERT), FakeLambdaContext())
@@ -248,7 +248,7 @@ def test_plain_http_to_a_remote_host_is_refused(aws: None, monkeypatch: pytest.M
         Name="hotkeys/webhook3", SecretString="http://hooks.example.com/x"
     )["ARN"]
     monkeypatch.setenv("WEBHOOK_SECRET_ARN", arn)
-    from hotkeys.detector.webhook_app import handler
+    from hotkeys.detector.handlers.webhook_app import handler
 
     with pytest.raises(ConfigError, match="https"):
         handler(alert_event(ALERT), FakeLambdaContext())

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.archive import _exact_line, archive_line
-from hotkeys.detector.records import Change, ChangeKind
-from hotkeys.detector.sizing import SizingError, image_sizes
+from hotkeys.detector.consumer.archive import _exact_line, archive_line
+from hotkeys.detector.domain.records import Change, ChangeKind
+from hotkeys.detector.domain.sizing import SizingError, image_sizes
 
 
 def _a_dynamodb_number(text: str) -> bool:

@@ -27,9 +27,9 @@ from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import Settings
-from hotkeys.detector.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.consumer.archive import TtlArchiver
+from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from tests import reference_sizing
 from tests.support import layouts_of
 

@@ -11,7 +11,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.diagnosis import (
+from hotkeys.detector.domain.diagnosis import (
     LOW_CARDINALITY,
     SINGLE_KEY,
     TIME_BUCKET,

@@ -45,11 +45,11 @@ from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, describe_table_with
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import OPTION_BY_NAME, Settings
-from hotkeys.detector.indexes import IndexSpec, specs_from_description
-from hotkeys.detector.pipeline import Ports, parse_event, process_batch
-from hotkeys.detector.snapshots import SegmentSnapshot, WindowFigures
+from hotkeys.detector.consumer.archive import TtlArchiver
+from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot, WindowFigures
+from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
 from tests import reference_gsi, reference_sizing
 from tests.esm_faults import RandomFaults
 from tests.stream_wire import WireStream

@@ -43,7 +43,7 @@ from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.handlers.wiring import build_ports
 from tests import reference_partitions as oracle
 from tests import support
 from tests.esm_faults import RandomFaults

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.events import stream_record
-from hotkeys.detector.items import (
+from hotkeys.detector.consumer.state import ShardState
+from hotkeys.detector.domain.items import (
     HOT_ITEM,
     HOT_ITEM_SHARE,
     ITEM_SLOTS,
@@ -26,9 +27,8 @@ from hotkeys.detector.items import (
     item_digest,
     verdict,
 )
-from hotkeys.detector.records import parse_change
-from hotkeys.detector.state import ShardState
-from hotkeys.detector.summary import Counting
+from hotkeys.detector.domain.records import parse_change
+from hotkeys.detector.domain.summary import Counting
 
 T0 = 1_796_083_200
 

@@ -38,10 +38,10 @@ from hotkeys.cli.main import main
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
-from hotkeys.detector.app import Container, build_handler
 from hotkeys.detector.config import load_settings
-from hotkeys.detector.pipeline import Ports
-from hotkeys.detector.sizing import image_size, utf8_len, write_units
+from hotkeys.detector.consumer.pipeline import Ports
+from hotkeys.detector.domain.sizing import image_size, utf8_len, write_units
+from hotkeys.detector.handlers.app import Container, build_handler
 from tests.integration.test_alerts import delivered
 
 T0 = 1_796_083_200

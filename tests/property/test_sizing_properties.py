@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.sizing import image_size, image_sizes, larger_image_size
+from hotkeys.detector.domain.sizing import image_size, image_sizes, larger_image_size
 from tests import reference_sizing
 
 names = st.text(min_size=1, max_size=12)

@@ -7,10 +7,10 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector.records import Change, ChangeKind
-from hotkeys.detector.state import ShardState
-from hotkeys.detector.summary import Counting
-from hotkeys.detector.windows import iso_utc, parse_iso_utc, window_start
+from hotkeys.detector.consumer.state import ShardState
+from hotkeys.detector.domain.records import Change, ChangeKind
+from hotkeys.detector.domain.summary import Counting
+from hotkeys.detector.domain.windows import iso_utc, parse_iso_utc, window_start
 
 
 @given(event_time=st.integers(min_value=0, max_value=4_102_444_800), seconds=st.integers(min_value=1, max_value=900))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from hotkeys.detector.archive import DRAIN_INTERVAL_SECONDS, RETRY_DRAIN_SECONDS, TtlArchiver
+from hotkeys.detector.consumer.archive import DRAIN_INTERVAL_SECONDS, RETRY_DRAIN_SECONDS, TtlArchiver
+from hotkeys.detector.domain.records import Change, ChangeKind
 from hotkeys.detector.ports import ObjectStore
-from hotkeys.detector.records import Change, ChangeKind
 
 
 class Spool:

@@ -2,7 +2,8 @@
 
 * no import cycles between the project's modules;
 * the Lambda code (`hotkeys.detector`) imports nothing of the CLI: its asset leaves the CLI out;
-* the detector's logic imports neither the handler layer nor AWS SDKs (I/O stays in adapters);
+* the detector's logic imports neither the handlers nor AWS SDKs (I/O stays in adapters);
+* each package of the Lambda code uses only those before it in the data's flow (`LAYERS`);
 * the CDK app imports nothing that builds Powertools objects (nothing of the function runs at synth);
 * no fault injection ships: the ESM emulation's delivery choices are its clean defaults.
 """
@@ -16,14 +17,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "functions"
-HANDLER_LAYER = {
-    "hotkeys.detector.app",
-    "hotkeys.detector.wiring",
-    "hotkeys.detector.stream_enabler_app",
-    "hotkeys.detector.insights_enabler_app",
-    "hotkeys.detector.webhook_app",
-    "hotkeys.detector.throttle_app",
-    "hotkeys.detector.judge_app",
+HANDLERS = "hotkeys.detector.handlers"
+# The Lambda code's packages, in the order data flows through them, each with the packages it may use
+# (config, names, ports and observability are shared by all; adapters implement ports for the handlers).
+SHARED = {"config", "names", "ports", "observability"}
+LAYERS = {
+    "domain": set(),
+    "consumer": {"domain"},
+    "alerts": {"domain", "consumer"},
+    "throttling": {"domain", "alerts"},
+    "adapters": {"domain", "consumer", "alerts", "throttling"},
+    "handlers": {"domain", "consumer", "alerts", "throttling", "adapters"},
 }
 
 
@@ -86,9 +90,9 @@ GRAPH = project_graph()
 
 
 def test_the_graph_sees_the_package() -> None:
-    assert "hotkeys.detector.pipeline" in GRAPH and "hotkeys.cli.main" in GRAPH and "infra.stack" in GRAPH
-    assert "hotkeys.detector.config" in GRAPH["hotkeys.detector.pipeline"] or closure(
-        GRAPH, "hotkeys.detector.pipeline"
+    assert "hotkeys.detector.consumer.pipeline" in GRAPH and "hotkeys.cli.main" in GRAPH and "infra.stack" in GRAPH
+    assert "hotkeys.detector.config" in GRAPH["hotkeys.detector.consumer.pipeline"] or closure(
+        GRAPH, "hotkeys.detector.consumer.pipeline"
     ) >= {"hotkeys.detector.config"}
 
 
@@ -108,13 +112,13 @@ def test_the_detectors_logic_stays_out_of_the_handler_layer_and_the_sdk() -> Non
         name
         for name in GRAPH
         if name.startswith("hotkeys.detector.")
-        and name not in HANDLER_LAYER
+        and not name.startswith(HANDLERS)
         and not name.startswith("hotkeys.detector.adapters")
     ]
-    assert "hotkeys.detector.pipeline" in logic and "hotkeys.detector.summary" in logic
+    assert "hotkeys.detector.consumer.pipeline" in logic and "hotkeys.detector.domain.summary" in logic
     for name in logic:
         reached = closure(GRAPH, name) | {name}
-        assert not reached & HANDLER_LAYER, (name, reached & HANDLER_LAYER)
+        assert not {m for m in reached if m.startswith(HANDLERS)}, name
         assert not {m for m in reached if m.startswith("hotkeys.detector.adapters")}, name
         external = {i for m in reached for i in imports_of(module_path(m))}
         assert not {i for i in external if i.split(".")[0] in ("boto3", "botocore")}, name
@@ -142,7 +146,7 @@ def module_path(name: str) -> Path:
 # (tests/esm_faults.py), so any other use is named here first.
 RANDOM_USERS = {
     "hotkeys.cli.generate": "synthetic workloads, seeded",
-    "hotkeys.detector.layout": "spreads the layout refresh of a deploy's containers",
+    "hotkeys.detector.consumer.layout": "spreads the layout refresh of a deploy's containers",
 }
 
 
@@ -180,3 +184,22 @@ def test_the_lambda_code_reads_its_environment_only_through_the_settings_schema(
             if reads and id(node) not in passed:
                 readers.append(f"{name}:{node.lineno}")
     assert readers == []
+
+
+def _package(module: str) -> str | None:
+    """The Lambda code's package of ``module`` (``LAYERS``, ``SHARED``), None outside it."""
+    if not module.startswith("hotkeys.detector."):
+        return None
+    return module.split(".")[2]
+
+
+def test_each_package_uses_only_the_packages_before_it() -> None:
+    assert {_package(name) for name in GRAPH} - {None} == set(LAYERS) | SHARED
+    crossing = []
+    for name, targets in GRAPH.items():
+        home = _package(name)
+        if home is None:
+            continue
+        allowed = LAYERS.get(home, set(LAYERS)) | SHARED | {home}  # a shared module may use any (its types)
+        crossing += [f"{name} -> {target}" for target in targets if _package(target) not in allowed | {None}]
+    assert crossing == []

@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.detector.indexes import (
+from hotkeys.detector.domain.indexes import (
     ALL,
     INCLUDE,
     KEYS_ONLY,
@@ -20,7 +20,7 @@ from hotkeys.detector.indexes import (
     index_writes,
     specs_from_description,
 )
-from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
+from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
 
 TYPES = {"pk": "S", "sk": "S", "status": "S", "region": "S", "day": "N"}
 

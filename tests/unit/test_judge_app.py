@@ -3,9 +3,9 @@ looks it was woken too late for at once, and stops before its time runs out mid-
 
 from __future__ import annotations
 
-from hotkeys.detector import judge_app
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
 from hotkeys.detector.config import Settings
+from hotkeys.detector.handlers import judge_app
 
 MINUTE = 1_796_083_200  # a minute's start (the epoch's minutes are the schedule's)
 

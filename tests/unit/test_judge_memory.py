@@ -9,8 +9,8 @@ from hotkeys.detector.alerts.incidents import Incident
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.config import Settings
-from hotkeys.detector.layout import Layout
-from hotkeys.detector.snapshots import SegmentSnapshot
+from hotkeys.detector.consumer.layout import Layout
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot
 from tests.unit.test_verdicts import T0, burst, head
 
 SETTINGS = Settings(stats_table_name="stats", alert_topic_arn="arn:aws:sns:us-east-1:1:t", share_min_wcu=10**9)

@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.events import to_dynamodb_json
-from hotkeys.detector import summary
 from hotkeys.detector.alerts.messages import (
     ESCALATED,
     FIRING,
@@ -33,13 +32,14 @@ from hotkeys.detector.alerts.messages import (
     subject,
 )
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, incident_key
-from hotkeys.detector.app import MAX_METRIC_NAME, index_metric_name
-from hotkeys.detector.diagnosis import Family, classify
-from hotkeys.detector.items import SPREAD, verdict
-from hotkeys.detector.layout import MAX_BUCKETS
-from hotkeys.detector.sizing import image_size, utf8_len
-from hotkeys.detector.snapshots import snapshot_of, to_item
-from hotkeys.detector.state import MAX_INDEX_NAME, MAX_RANGES
+from hotkeys.detector.consumer.layout import MAX_BUCKETS
+from hotkeys.detector.consumer.snapshots import snapshot_of, to_item
+from hotkeys.detector.consumer.state import MAX_INDEX_NAME, MAX_RANGES
+from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.diagnosis import Family, classify
+from hotkeys.detector.domain.items import SPREAD, verdict
+from hotkeys.detector.domain.sizing import image_size, utf8_len
+from hotkeys.detector.handlers.app import MAX_METRIC_NAME, index_metric_name
 from tests.unit.test_state_size import INDEX_NAMES, fill
 from tests.unit.test_summary import worst_case_keys
 

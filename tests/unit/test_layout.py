@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import random
 
-from hotkeys.detector import layout as layouts
-from hotkeys.detector.layout import Layout, LayoutCache
+from hotkeys.detector.consumer import layout as layouts
+from hotkeys.detector.consumer.layout import Layout, LayoutCache
 
 
 def _caches(count: int, now: list[float], reads: list[float]) -> list[LayoutCache]:

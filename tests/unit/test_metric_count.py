@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 
 from hotkeys.cli.cost import CUSTOM_METRICS
-from hotkeys.detector.app import _record_metrics
+from hotkeys.detector.consumer.pipeline import BatchOutcome
+from hotkeys.detector.handlers.app import _record_metrics
 from hotkeys.detector.observability import metrics
-from hotkeys.detector.pipeline import BatchOutcome
 
 
 def test_the_cost_model_counts_every_metric_the_handler_can_publish() -> None:

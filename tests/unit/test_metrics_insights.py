@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hotkeys.detector.metrics_insights import Query, UnreadableQuery, is_query, parse_query
+from hotkeys.detector.throttling.metrics_insights import Query, UnreadableQuery, is_query, parse_query
 
 # infra.throttle_alarms.insights_query's text for `orders`, written out (the infra tests check the template's
 # queries against this reader too: tests/infra/test_throttling.py)

@@ -11,8 +11,8 @@ from hotkeys.detector import ports
 
 SOURCES = Path(__file__).resolve().parents[2] / "functions" / "hotkeys"
 ELSEWHERE = {
-    ("detector/records.py", "ResolveKey"),
-    ("detector/records.py", "IndexesOf"),
+    ("detector/domain/records.py", "ResolveKey"),
+    ("detector/domain/records.py", "IndexesOf"),
     ("detector/alerts/rules.py", "Figures"),
 }
 
@@ -35,5 +35,5 @@ def test_every_port_is_defined_in_the_ports_module() -> None:
 
 def test_the_ports_module_names_every_port() -> None:
     defined = {name for module, name in protocols() if module == "detector/ports.py"}
-    named = {name for module, name in ELSEWHERE if module == "detector/records.py"}
+    named = {name for module, name in ELSEWHERE if module == "detector/domain/records.py"}
     assert set(ports.__all__) == defined | named | {"Archived"}

@@ -31,10 +31,10 @@ from hotkeys.detector.alerts.rules import (
 )
 from hotkeys.detector.alerts.verdicts import Merged, merge
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import Change, ChangeKind
-from hotkeys.detector.snapshots import head_of, snapshot_of
-from hotkeys.detector.state import Segment, View
-from hotkeys.detector.summary import Counting, Entry, Summary
+from hotkeys.detector.consumer.snapshots import head_of, snapshot_of
+from hotkeys.detector.consumer.state import Segment, View
+from hotkeys.detector.domain.records import Change, ChangeKind
+from hotkeys.detector.domain.summary import Counting, Entry, Summary
 
 T0 = 1_796_083_200  # a window start (aligned to 60 s)
 SETTINGS = Settings(stats_table_name="stats")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hotkeys.detector.sizing import (
+from hotkeys.detector.domain.sizing import (
     SizingError,
     binary_size,
     image_size,

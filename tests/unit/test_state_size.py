@@ -14,10 +14,7 @@ import zlib
 
 import pytest
 
-from hotkeys.detector import summary
-from hotkeys.detector.indexes import IndexSpec, index_key_text
-from hotkeys.detector.records import Change, ChangeKind
-from hotkeys.detector.state import (
+from hotkeys.detector.consumer.state import (
     LAMBDA_STATE_LIMIT_BYTES,
     MAX_COUNTED_INDEXES,
     MAX_INDEX_NAME,
@@ -28,6 +25,9 @@ from hotkeys.detector.state import (
     mark_of,
     max_state_bytes,
 )
+from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.indexes import IndexSpec, index_key_text
+from hotkeys.detector.domain.records import Change, ChangeKind
 from tests.unit.test_summary import worst_case_keys
 
 T0 = 1_796_083_200

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.detector import summary
+from hotkeys.detector.domain import summary
 
 streams = st.lists(
     st.tuples(st.integers(min_value=0, max_value=60).map(lambda i: f"k{i}"), st.integers(min_value=1, max_value=400)),

@@ -2,7 +2,7 @@
 compacting, encoding. What a key's figures are is read through ``figures`` below (the one place that
 knows how an entry is laid out), so these tests pin behaviour, not representation.
 
-Promises (module doc of hotkeys.detector.summary): exact while within capacity and budget; after a
+Promises (module doc of hotkeys.detector.domain.summary): exact while within capacity and budget; after a
 prune a tracked key's counter is at most its true weight and at least true - pruned, an untracked
 key's weight is at most ``pruned``, and ``pruned <= W / (k + 1)``; the encoded size stays within the
 budget; merges add counts, series bucket by bucket and bounds; a compacted summary's bound covers
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from hotkeys.detector import summary
+from hotkeys.detector.domain import summary
 
 T0 = 1_796_083_200  # aligned to every bucket length used here
 BUCKET = 10

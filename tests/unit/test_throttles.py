@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import Stubber
 
 from hotkeys.detector.adapters.insights import DENIED, CloudWatchInsights, report_request
-from hotkeys.detector.throttle_sources import Source
-from hotkeys.detector.throttles import (
+from hotkeys.detector.throttling.throttle_sources import Source
+from hotkeys.detector.throttling.throttles import (
     THROTTLED_AND_LANDED,
     THROTTLED_ONLY,
     Landed,

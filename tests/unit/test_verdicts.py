@@ -12,7 +12,6 @@ import dataclasses
 
 import pytest
 
-from hotkeys.detector import summary
 from hotkeys.detector.alerts import incidents
 from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, HotKey, incident_key
@@ -27,7 +26,8 @@ from hotkeys.detector.alerts.verdicts import (
     read_heads,
 )
 from hotkeys.detector.config import Settings
-from hotkeys.detector.snapshots import SegmentSnapshot, head_of
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot, head_of
+from hotkeys.detector.domain import summary
 
 T0 = 1_796_083_200
 SETTINGS = Settings(stats_table_name="stats", share_min_wcu=10**9)

@@ -4,15 +4,15 @@ fields renamed for what they mean keep their stored names."""
 from __future__ import annotations
 
 from hotkeys.cli.top import top_rows
-from hotkeys.detector import summary
-from hotkeys.detector.snapshots import (
+from hotkeys.detector.consumer.snapshots import (
     SegmentSnapshot,
     from_item,
     merge_window,
     snapshot_of,
     to_item,
 )
-from hotkeys.detector.state import Segment
+from hotkeys.detector.consumer.state import Segment
+from hotkeys.detector.domain import summary
 
 T0 = 1_796_083_200
 COUNTING = summary.Counting(capacity=3, alert_min_span_seconds=10)

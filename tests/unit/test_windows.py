@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hotkeys.detector import windows
-from hotkeys.detector.windows import iso_utc, parse_iso_utc, window_start
+from hotkeys.detector.domain import windows
+from hotkeys.detector.domain.windows import iso_utc, parse_iso_utc, window_start
 
 T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 

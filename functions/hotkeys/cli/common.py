@@ -28,7 +28,7 @@ from hotkeys.detector.config import (
     Settings,
     settings_from,
 )
-from hotkeys.detector.windows import parse_iso_utc
+from hotkeys.detector.domain.windows import parse_iso_utc
 
 
 class UserError(Exception):

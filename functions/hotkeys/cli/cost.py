@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS
-from hotkeys.detector import layout
 from hotkeys.detector.alerts import judge
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
+from hotkeys.detector.consumer import layout
 from hotkeys.throttling import THROTTLE_METRICS
 
 PRICES_DATED = "2026-11 (us-east-1 list prices; update functions/hotkeys/cli/cost.py PRICES if they changed)"
@@ -88,9 +88,9 @@ PLATFORM_RECORDS = (
     + ',"status":"success"}}',
 )
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
-# The metrics the handler publishes (hotkeys.detector.app._record_metrics), one dimension set each.
+# The metrics the handler publishes (hotkeys.detector.handlers.app._record_metrics), one dimension set each.
 CUSTOM_METRICS = 14
-# The judge's (hotkeys.detector.judge_app.handler): looks, alerts published, failed looks, look lateness.
+# The judge's (hotkeys.detector.handlers.judge_app.handler): looks, alerts published, failed looks, look lateness.
 JUDGE_CUSTOM_METRICS = 4
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
 # without images, spooled archive objects, records out of order, carried states discarded; and the

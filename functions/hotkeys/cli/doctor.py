@@ -31,8 +31,8 @@ from botocore.exceptions import ClientError
 
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
-from hotkeys.detector.layout import heads_pk
-from hotkeys.detector.snapshots import LAYOUT_PK
+from hotkeys.detector.consumer.layout import heads_pk
+from hotkeys.detector.consumer.snapshots import LAYOUT_PK
 from hotkeys.throttling import (
     INDEX_DIMENSION,
     NAMESPACE,

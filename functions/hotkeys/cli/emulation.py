@@ -24,11 +24,11 @@ from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.config import Settings
-from hotkeys.detector.judge_app import look_times
-from hotkeys.detector.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
+from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
+from hotkeys.detector.handlers.judge_app import look_times
+from hotkeys.detector.handlers.wiring import build_judge, build_ports
 from hotkeys.detector.ports import Publisher
-from hotkeys.detector.records import MalformedRecord, table_from_arn
-from hotkeys.detector.wiring import build_judge, build_ports
 
 # How long the judge keeps looking after the last invocation: a table that stops writing has its
 # incidents resolved within it (docs/decisions.md §64).

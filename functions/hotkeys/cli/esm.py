@@ -67,7 +67,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
-from hotkeys.detector.records import stream_time
+from hotkeys.detector.domain.records import stream_time
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]

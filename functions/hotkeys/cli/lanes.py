@@ -47,7 +47,7 @@ from typing import Any
 
 from hotkeys.cli.esm import Deliveries, Delivery, ShardRun, consume_lineage
 from hotkeys.deployment import EventSourceSettings
-from hotkeys.detector.records import stream_time
+from hotkeys.detector.domain.records import stream_time
 
 # "6 MB each for request and response (synchronous)": an event source mapping's batch must fit.
 PAYLOAD_LIMIT = 6 * 1024 * 1024

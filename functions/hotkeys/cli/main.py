@@ -32,8 +32,8 @@ from hotkeys.cli.common import (
     settings_from_args,
 )
 from hotkeys.detector.config import OPTIONS
-from hotkeys.detector.summary import EncodingRetired
-from hotkeys.detector.windows import parse_iso_utc
+from hotkeys.detector.domain.summary import EncodingRetired
+from hotkeys.detector.domain.windows import parse_iso_utc
 
 # The settings each command that runs the detector's code takes, as the function's own flags.
 REPLAY_SETTINGS = tuple(option.name for option in OPTIONS if option.cli_flag)

@@ -25,7 +25,7 @@ from hotkeys.cli.redrive import (
     unknown_text,
 )
 from hotkeys.detector.adapters.aws import AwsClients
-from hotkeys.detector.wiring import build_ports
+from hotkeys.detector.handlers.wiring import build_ports
 
 
 def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[str, ...], default_stack: str) -> int:

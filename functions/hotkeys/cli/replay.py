@@ -29,7 +29,7 @@ from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.records import _partial
+from hotkeys.detector.domain.records import _partial
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -318,7 +318,7 @@ def _follows(source: ShardSource, group: ShardSource) -> bool:
 
 
 def _note_table(table_folders: dict[str, list[Path]], arn: str, file: Path) -> None:
-    from hotkeys.detector.records import MalformedRecord, table_from_arn
+    from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 
     with contextlib.suppress(MalformedRecord):
         folders = table_folders.setdefault(table_from_arn(arn), [])
@@ -422,7 +422,7 @@ def run_replay(
 
 def deployed_handler(settings: Settings, ports: Any) -> Invoke:
     """A container running the deployed Lambda handler (its Powertools decorators included) on ``ports``."""
-    from hotkeys.detector.app import Container, build_handler
+    from hotkeys.detector.handlers.app import Container, build_handler
     from hotkeys.detector.observability import metrics
 
     handler = build_handler(lambda: Container(settings, ports))

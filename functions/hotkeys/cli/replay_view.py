@@ -31,12 +31,12 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings
-from hotkeys.detector.diagnosis import SHARD_FAMILY
-from hotkeys.detector.throttles import THROTTLED_ONLY
+from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
+from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 if TYPE_CHECKING:
     from hotkeys.cli.report import HeatMap
-    from hotkeys.detector.snapshots import WindowFigures
+    from hotkeys.detector.consumer.snapshots import WindowFigures
 
 
 @contextlib.contextmanager

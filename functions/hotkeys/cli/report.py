@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.records import MalformedRecord, parse_change
+from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.ports import IndexesOf, ResolveKey
-from hotkeys.detector.records import MalformedRecord, parse_change
-from hotkeys.detector.throttles import THROTTLED_ONLY
-from hotkeys.detector.windows import parse_iso_utc, window_start
+from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 MAX_KEYS = 30
 # Colour is linear in the share of the partition limit (docs/decisions.md §34): pale yellow to orange below

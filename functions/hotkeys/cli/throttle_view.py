@@ -20,8 +20,8 @@ from rich.console import Console
 from rich.table import Table
 
 from hotkeys.detector.ports import InsightsPort, TableInsightsPort
-from hotkeys.detector.throttle_sources import RuleStatus, Source
-from hotkeys.detector.throttles import (
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
+from hotkeys.detector.throttling.throttles import (
     THROTTLED_ONLY,
     InsightsUnavailable,
     Landed,

@@ -7,10 +7,7 @@ from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.alerts.rules import alert_rate, peak_rate
-from hotkeys.detector.diagnosis import shard_families
-from hotkeys.detector.items import verdict
-from hotkeys.detector.ports import StatsReader
-from hotkeys.detector.snapshots import (
+from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
     WindowFigures,
@@ -18,8 +15,11 @@ from hotkeys.detector.snapshots import (
     index_names,
     merge_window,
 )
-from hotkeys.detector.summary import Entry
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.domain.diagnosis import shard_families
+from hotkeys.detector.domain.items import verdict
+from hotkeys.detector.domain.summary import Entry
+from hotkeys.detector.domain.windows import iso_utc
+from hotkeys.detector.ports import StatsReader
 
 # How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).
 LOOKBACK_SECONDS_PER_WINDOW = 900

@@ -13,8 +13,8 @@ from hotkeys.cli import throttle_view
 from hotkeys.cli.common import render_families, render_top
 from hotkeys.cli.top import TopRow
 from hotkeys.detector.config import Settings
-from hotkeys.detector.snapshots import RetiredWindow
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.consumer.snapshots import RetiredWindow
+from hotkeys.detector.domain.windows import iso_utc
 
 
 def json_text(rows: list[TopRow], families: list[dict[str, Any]], throttles: Mapping[str, Any] | None) -> str:

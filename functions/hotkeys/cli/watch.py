@@ -15,11 +15,11 @@ from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, l
 from hotkeys.cli.top import TopRow, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
-from hotkeys.detector.indexes import IndexSpec, specs_from_description
-from hotkeys.detector.records import MalformedRecord, parse_change
-from hotkeys.detector.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
-from hotkeys.detector.state import ShardState
-from hotkeys.detector.summary import Counting
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
+from hotkeys.detector.consumer.state import ShardState
+from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
+from hotkeys.detector.domain.records import MalformedRecord, parse_change
+from hotkeys.detector.domain.summary import Counting
 
 
 class StreamWatcher:

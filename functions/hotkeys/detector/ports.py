@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 from hotkeys.detector.alerts.incidents import Incident
 from hotkeys.detector.alerts.messages import Alert
-from hotkeys.detector.layout import Layout
-from hotkeys.detector.records import Change, IndexesOf, ResolveKey
-from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.state import Segment, ShardState
-from hotkeys.detector.throttle_sources import RuleStatus, Source
+from hotkeys.detector.consumer.layout import Layout
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot
+from hotkeys.detector.consumer.state import Segment, ShardState
+from hotkeys.detector.domain.records import Change, IndexesOf, ResolveKey
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 
 __all__ = [
     "Alerting",

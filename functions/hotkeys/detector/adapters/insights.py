@@ -15,8 +15,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
-from hotkeys.detector.throttle_sources import RuleStatus, Source
-from hotkeys.detector.throttles import (
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
+from hotkeys.detector.throttling.throttles import (
     MAX_CONTRIBUTORS,
     REPORT_METRICS,
     REPORT_ORDER_BY,

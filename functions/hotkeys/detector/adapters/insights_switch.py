@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hotkeys.detector.insights_owners import SwitchFailed, TableGone
-from hotkeys.detector.throttle_sources import RuleStatus, Source
-from hotkeys.detector.throttles import throttled_key_rule
+from hotkeys.detector.throttling.insights_owners import SwitchFailed, TableGone
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
+from hotkeys.detector.throttling.throttles import throttled_key_rule
 
 T = TypeVar("T")
 

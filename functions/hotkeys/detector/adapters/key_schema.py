@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hotkeys.detector.indexes import IndexSpec, specs_from_description
+from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
+from hotkeys.detector.domain.records import MalformedRecord
 from hotkeys.detector.observability import logger
-from hotkeys.detector.records import MalformedRecord
 
 
 class KeySchemaError(RuntimeError):

@@ -8,9 +8,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_check_failure, query_all
-from hotkeys.detector.layout import Layout, heads_pk
-from hotkeys.detector.observability import logger
-from hotkeys.detector.snapshots import (
+from hotkeys.detector.consumer.layout import Layout, heads_pk
+from hotkeys.detector.consumer.snapshots import (
     LAYOUT_PK,
     IdentityTaken,
     RetiredWindow,
@@ -23,8 +22,9 @@ from hotkeys.detector.snapshots import (
     stored_ranges,
     to_item,
 )
-from hotkeys.detector.state import ranges_overlap
-from hotkeys.detector.summary import EncodingRetired
+from hotkeys.detector.consumer.state import ranges_overlap
+from hotkeys.detector.domain.summary import EncodingRetired
+from hotkeys.detector.observability import logger
 
 # BatchGetItem takes at most 100 keys per request.
 BATCH_GET_KEYS = 100

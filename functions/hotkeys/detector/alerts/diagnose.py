@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from hotkeys.detector import diagnosis, items
 from hotkeys.detector.alerts.rules import HotKey
-from hotkeys.detector.items import ItemStats
-from hotkeys.detector.summary import Entry
+from hotkeys.detector.domain import diagnosis, items
+from hotkeys.detector.domain.items import ItemStats
+from hotkeys.detector.domain.summary import Entry
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,7 @@ from hotkeys.detector.alerts.diagnose import Context, diagnosed
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.config import Settings
-from hotkeys.detector.state import MAX_MARKS, Segment, ShardState, View, mark_of
+from hotkeys.detector.consumer.state import MAX_MARKS, Segment, ShardState, View, mark_of
 
 # Keys this container remembers as hot or firing (per table and incident): beyond it, it forgets the
 # oldest (a forgotten key costs one conditional write when next found hot).

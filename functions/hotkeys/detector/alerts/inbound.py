@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import quote
 
 from hotkeys.detector.alerts.messages import ALERT_FIELDS, FIRING, REMINDER, RESOLVED, short_fix
-from hotkeys.detector.diagnosis import SHARD_FAMILY
+from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
 
 # How much of an unrecognised message the chat shows (the log has the rest's length and its id).
 BODY_PREVIEW_CHARS = 500

@@ -22,17 +22,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hotkeys.deployment import EVENT_SOURCE
-from hotkeys.detector import layout as layouts
 from hotkeys.detector.alerts import verdicts
 from hotkeys.detector.alerts.incidents import Incident, Pending
 from hotkeys.detector.alerts.messages import PublishRefused
 from hotkeys.detector.alerts.notifier import Notifier, Stored
 from hotkeys.detector.config import Settings
-from hotkeys.detector.layout import Layout
+from hotkeys.detector.consumer import layout as layouts
+from hotkeys.detector.consumer.layout import Layout
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot
+from hotkeys.detector.domain.windows import window_start
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import HeadsReader, IncidentStore, LayoutStore
-from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.windows import window_start
 
 # After a flush boundary, the judge looks once every shard on time has written its head of it: the
 # mapping's batching window, and a second for the write to reach the window-heads index.

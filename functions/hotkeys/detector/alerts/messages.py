@@ -9,8 +9,8 @@ from typing import Any
 
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
-from hotkeys.detector.diagnosis import key_in_text
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.domain.diagnosis import key_in_text
+from hotkeys.detector.domain.windows import iso_utc
 
 # SNS Publish: "Subjects must be UTF-8 text with no line breaks or control characters, and less than
 # 100 characters long" (earlier versions of the reference: "ASCII text that begins with a letter,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hotkeys.detector.config import Settings
-from hotkeys.detector.summary import Entry
+from hotkeys.detector.domain.summary import Entry
 
 PARTITION_LIMIT = "partition_limit"
 SHARE = "share"

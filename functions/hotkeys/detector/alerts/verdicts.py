@@ -30,15 +30,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hotkeys.detector import items as item_figures
-from hotkeys.detector import summary
 from hotkeys.detector.alerts import incidents, rules
 from hotkeys.detector.alerts.diagnose import Context, diagnosed
 from hotkeys.detector.alerts.incidents import Incident
 from hotkeys.detector.config import Settings
-from hotkeys.detector.items import ItemStats
-from hotkeys.detector.snapshots import SegmentSnapshot
-from hotkeys.detector.summary import Entry
+from hotkeys.detector.consumer.snapshots import SegmentSnapshot
+from hotkeys.detector.domain import items as item_figures
+from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.items import ItemStats
+from hotkeys.detector.domain.summary import Entry
 
 # Windows before the latest one a look reads: shards out of step by up to this many windows are
 # judged together, and an incident's resolution finds the window it needs.

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
-from hotkeys.detector.indexes import IndexImageError, IndexSpec, index_writes
-from hotkeys.detector.sizing import SizingError, image_size, image_sizes, number_size, write_units
-from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
+from hotkeys.detector.domain.indexes import IndexImageError, IndexSpec, index_writes
+from hotkeys.detector.domain.sizing import SizingError, image_size, image_sizes, number_size, write_units
+from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 FULL_VIEW = "NEW_AND_OLD_IMAGES"

@@ -28,7 +28,8 @@ from typing import Any
 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.insights_switch import DynamoInsightsSwitch
-from hotkeys.detector.insights_owners import (
+from hotkeys.detector.observability import logger
+from hotkeys.detector.throttling.insights_owners import (
     InsightsError,
     SwitchFailed,
     TableGone,
@@ -38,7 +39,6 @@ from hotkeys.detector.insights_owners import (
     physical_id,
     release,
 )
-from hotkeys.detector.observability import logger
 
 __all__ = ["InsightsError", "on_event"]
 

@@ -17,7 +17,7 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
 from hotkeys.detector.config import ConfigError, Settings, load_settings
 from hotkeys.detector.observability import logger
-from hotkeys.detector.throttle_explainer import NotAnAlarmEvent, handle_alarm
+from hotkeys.detector.throttling.throttle_explainer import NotAnAlarmEvent, handle_alarm
 
 
 @cache

@@ -22,10 +22,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings, load_settings
+from hotkeys.detector.consumer.pipeline import BatchOutcome, Ports, parse_event, process_batch
+from hotkeys.detector.handlers.wiring import build_ports
 from hotkeys.detector.names import INDEX_METRIC_PREFIX
 from hotkeys.detector.observability import logger, metrics, tracer
-from hotkeys.detector.pipeline import BatchOutcome, Ports, parse_event, process_batch
-from hotkeys.detector.wiring import build_ports
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 

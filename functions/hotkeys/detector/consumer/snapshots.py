@@ -30,11 +30,11 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from hotkeys.detector import summary
-from hotkeys.detector.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
-from hotkeys.detector.layout import heads_pk
-from hotkeys.detector.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
-from hotkeys.detector.summary import Counting, Entry, Summary
+from hotkeys.detector.consumer.layout import heads_pk
+from hotkeys.detector.consumer.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
+from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
+from hotkeys.detector.domain.summary import Counting, Entry, Summary
 
 LAYOUT_PK = "LAYOUT"
 # Keys per summary in a segment's head: what the judge merges across a window's segments. A key

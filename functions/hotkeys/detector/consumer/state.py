@@ -42,8 +42,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from hotkeys.detector import summary
-from hotkeys.detector.items import (
+from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.items import (
     MAX_ITEM_JSON,
     MAX_ITEM_KEYS,
     ItemStats,
@@ -52,9 +52,9 @@ from hotkeys.detector.items import (
     item_digest,
     sort_key_ordinal,
 )
-from hotkeys.detector.records import Change, ChangeKind
-from hotkeys.detector.summary import Counting, Entry, Summary
-from hotkeys.detector.windows import window_start
+from hotkeys.detector.domain.records import Change, ChangeKind
+from hotkeys.detector.domain.summary import Counting, Entry, Summary
+from hotkeys.detector.domain.windows import window_start
 
 STATE_VERSION = 4
 # Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).

@@ -16,10 +16,10 @@ from hotkeys.detector.adapters.stream_lag import IteratorAge
 from hotkeys.detector.alerts.first_alarm import FirstAlarm
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.notifier import Notifier
-from hotkeys.detector.archive import TtlArchiver
 from hotkeys.detector.config import ConfigError, Settings
-from hotkeys.detector.layout import LayoutCache
-from hotkeys.detector.pipeline import Ports
+from hotkeys.detector.consumer.archive import TtlArchiver
+from hotkeys.detector.consumer.layout import LayoutCache
+from hotkeys.detector.consumer.pipeline import Ports
 from hotkeys.detector.ports import Publisher
 
 # Who claims the consumers' messages (each claim names its shard: ``FirstAlarm``).

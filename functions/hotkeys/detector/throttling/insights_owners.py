@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import InsightsSwitch
-from hotkeys.detector.throttle_sources import RuleStatus, Source
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 
 MODE = "THROTTLED_KEYS"
 FULL_MODE = "ACCESSED_AND_THROTTLED_KEYS"

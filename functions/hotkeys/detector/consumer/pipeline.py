@@ -13,14 +13,14 @@ from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
-from hotkeys.detector.indexes import IndexSpec
+from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
+from hotkeys.detector.consumer.state import Segment, ShardState, StateError
+from hotkeys.detector.domain.indexes import IndexSpec
+from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, parse_change, sequence_of
+from hotkeys.detector.domain.summary import Counting
+from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
-from hotkeys.detector.records import Change, ChangeKind, MalformedRecord, parse_change, sequence_of
-from hotkeys.detector.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
-from hotkeys.detector.state import Segment, ShardState, StateError
-from hotkeys.detector.summary import Counting
-from hotkeys.detector.windows import parse_iso_utc, window_start
 
 SECONDS_PER_DAY = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.

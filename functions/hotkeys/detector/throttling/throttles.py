@@ -41,9 +41,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import InsightsPort
-from hotkeys.detector.throttle_sources import Source
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.throttling.throttle_sources import Source
 
 RULE_PREFIX = "DynamoDBContributorInsights-"
 PARTITION_KEY_THROTTLED = "PKT"

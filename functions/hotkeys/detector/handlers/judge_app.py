@@ -21,8 +21,8 @@ from hotkeys.deployment import JUDGE_SCHEDULE_SECONDS
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge, LookOutcome
 from hotkeys.detector.config import Settings, load_settings
+from hotkeys.detector.handlers.wiring import build_judge
 from hotkeys.detector.observability import logger, metrics
-from hotkeys.detector.wiring import build_judge
 
 # The schedule's period (the stack's rule): a run covers the looks of the minute it was woken in.
 RUN_SECONDS = JUDGE_SCHEDULE_SECONDS

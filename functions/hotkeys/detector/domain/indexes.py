@@ -46,8 +46,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hotkeys.detector.sizing import SizingError, image_size, value_size, write_units
-from hotkeys.detector.summary import MAX_KEY_TEXT_BYTES
+from hotkeys.detector.domain.sizing import SizingError, image_size, value_size, write_units
+from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
 
 KEYS_ONLY, INCLUDE, ALL = "KEYS_ONLY", "INCLUDE", "ALL"
 _SCALAR_TYPES = ("S", "N", "B")

@@ -44,12 +44,12 @@ from typing import Any
 
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
-from hotkeys.detector.diagnosis import key_in_text
-from hotkeys.detector.metrics_insights import UnreadableQuery, is_query, parse_query
+from hotkeys.detector.domain.diagnosis import key_in_text
+from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
-from hotkeys.detector.throttle_sources import Source
-from hotkeys.detector.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
-from hotkeys.detector.windows import iso_utc
+from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
+from hotkeys.detector.throttling.throttle_sources import Source
+from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
 
 LOOKBACK_SECONDS = 300
 KEYS_NAMED = 10
