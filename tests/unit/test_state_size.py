@@ -18,7 +18,6 @@ from hotkeys.detector.consumer.state import (
     LAMBDA_STATE_LIMIT_BYTES,
     MAX_COUNTED_INDEXES,
     MAX_INDEX_NAME,
-    MAX_MARKS,
     MAX_RANGES,
     Segment,
     ShardState,
@@ -84,8 +83,7 @@ def fill(
             state.apply(
                 Change("t" * 255, key, T0 + 1, sequence, 10**9, ChangeKind.WRITE, sort_key=sort_key), 60, COUNTING
             )
-        if len(state.notified) < MAX_MARKS:  # as the alert desk caps them
-            state.notified[mark_of("t", f"partition_limit#{key}")] = T0
+        state.remember_handled(mark_of("t", f"partition_limit#{key}"), T0)  # capped at MAX_MARKS
     state.sealed.clear()  # sealed segments are flushed before the state is returned
     return state
 

@@ -23,7 +23,7 @@ from hotkeys.detector.alerts.diagnose import Context, diagnosed
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.config import Settings
-from hotkeys.detector.consumer.state import MAX_MARKS, Segment, ShardState, View, mark_of
+from hotkeys.detector.consumer.state import Segment, ShardState, View, mark_of
 
 # Keys this container remembers as hot or firing (per table and incident): beyond it, it forgets the
 # oldest (a forgotten key costs one conditional write when next found hot).
@@ -52,7 +52,7 @@ class FirstAlarm:
     def _on_hot(self, shard_id: str, state: ShardState, segment: Segment, view: View, hot: rules.HotKey) -> int:
         window = hot.window_start
         mark = mark_of(hot.table, hot.incident_key)
-        if state.notified.get(mark) == window:
+        if state.handled(mark, window):
             return 0  # handled by this shard in this window
         remembered = (hot.table, hot.incident_key)
         previous = self._firing.get(remembered)
@@ -61,8 +61,7 @@ class FirstAlarm:
             published = self._start(shard_id, segment, view, hot)
         if published >= 0:
             self._remember(remembered, window)
-        if len(state.notified) < MAX_MARKS:  # beyond it, later invocations ask again (idempotent)
-            state.notified[mark] = window
+        state.remember_handled(mark, window)
         return max(published, 0)
 
     def _start(self, shard_id: str, segment: Segment, view: View, hot: rules.HotKey) -> int:

@@ -430,6 +430,16 @@ class ShardState:
         if len(self.reopened) > MAX_REOPENED:  # one table per stream: a few windows per Lambda window
             del self.reopened[min(self.reopened, key=lambda item: item[1])]
 
+    def handled(self, mark: str, window: int) -> bool:
+        """Whether this shard's first alarm already handled the incident ``mark`` in ``window``."""
+        return self.notified.get(mark) == window
+
+    def remember_handled(self, mark: str, window: int) -> None:
+        """The incident ``mark`` handled in ``window``, while there is room (``MAX_MARKS``): beyond it,
+        later invocations ask the incident store again, which is idempotent."""
+        if mark in self.notified or len(self.notified) < MAX_MARKS:
+            self.notified[mark] = window
+
     def covers(self, sequence: int) -> bool:
         """Whether a segment this state holds (of any table or window) already folded this record."""
         return any(segment.covers(sequence) for segment in (*self.segments.values(), *self.sealed))
