@@ -115,6 +115,17 @@ def _reference(token: dict[str, Any]) -> str:
     return f"${{{logical_id}.{attribute}}}"
 
 
+def synth_template(context: dict[str, str]) -> dict[str, Any]:
+    """The stack's template for ``context`` (``-c`` keys), synthesized in-process into a fresh folder."""
+    from infra.app_factory import STACK_NAME, build_app
+
+    outdir = tempfile.mkdtemp(prefix="cdk-")
+    app, _stack = build_app(context, outdir=outdir)
+    app.synth()
+    template: dict[str, Any] = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
+    return template
+
+
 @pytest.fixture(scope="session")
 def synthesized() -> dict[str, Synthesized]:
     from infra.app_factory import STACK_NAME, build_app

@@ -5,15 +5,13 @@ resource-based policy within Lambda's 20 KB (it cannot be raised), and the stack
 from __future__ import annotations
 
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.app_factory import STACK_NAME, build_app
+from infra.app_factory import STACK_NAME
 from infra.quotas import MAX_RESOURCES
-from tests.infra.conftest import written_out
+from tests.infra.conftest import synth_template, written_out
 
 # Lambda: "The final policy size is bigger than the limit" past 20 KB (a fixed quota).
 POLICY_LIMIT_BYTES = 20 * 1024
@@ -56,17 +54,9 @@ def _existing(count: int) -> dict[str, str]:
     return {"tableNames": ",".join(names), "tableStreamArns": ",".join(streams)}
 
 
-def _synth(context: dict[str, str]) -> dict[str, Any]:
-    outdir = tempfile.mkdtemp(prefix="cdk-quotas-")
-    app, _stack = build_app(context, outdir=outdir)
-    app.synth()
-    template: dict[str, Any] = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
-    return template
-
-
 @pytest.mark.parametrize("tables", [1, 3, 10, 12])
 def test_every_functions_resource_policy_stays_under_lambdas_20_kb(tables: int) -> None:
-    template = _synth(_existing(tables))
+    template = synth_template(_existing(tables))
     policies: dict[str, list[dict[str, Any]]] = {}
     for logical_id, resource in template["Resources"].items():
         if resource["Type"] == "AWS::Lambda::Permission":
@@ -99,12 +89,12 @@ def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_t
     context: Any, most: int
 ) -> None:
     # README's figures: the most tables one stack holds, each way of watching them
-    assert len(_synth(context(most))["Resources"]) <= MAX_RESOURCES
+    assert len(synth_template(context(most))["Resources"]) <= MAX_RESOURCES
     with pytest.raises(Exception, match=r"more than CloudFormation's 500 per stack: watch fewer tables"):
-        _synth(context(most + 1))
+        synth_template(context(most + 1))
 
 
 @pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
 def test_compliance_mode_holds_as_many_tables_as_the_readme_says(context: Any, most: int) -> None:
     # -c compliance=controltower adds the stack's key (and the waiter's log group), nothing per table
-    assert len(_synth({**context(most), **COMPLIANCE})["Resources"]) <= MAX_RESOURCES
+    assert len(synth_template({**context(most), **COMPLIANCE})["Resources"]) <= MAX_RESOURCES

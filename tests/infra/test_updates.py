@@ -4,15 +4,12 @@ watched") says the same; a change Lambda would refuse is marked with its issue."
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.app_factory import STACK_NAME, build_app
 from tests.infra.cloudformation_update import mapping_conflicts
+from tests.infra.conftest import synth_template
 
 pytestmark = pytest.mark.infra
 
@@ -21,14 +18,6 @@ STREAMS = {
     for name in ("orders", "users")
 }
 POSITIONAL = "#35 item 2: mappings are named by position, and a replacement is created before the old one is deleted"
-
-
-def _synth(context: dict[str, str]) -> dict[str, Any]:
-    outdir = tempfile.mkdtemp(prefix="cdk-update-")
-    app, _stack = build_app(context, outdir=outdir)
-    app.synth()
-    template: dict[str, Any] = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
-    return template
 
 
 def _watching(names: str, way: str, **more: str) -> dict[str, str]:
@@ -40,36 +29,41 @@ def _watching(names: str, way: str, **more: str) -> dict[str, str]:
 WAYS = ["enableStream", "tableStreamArns"]
 
 
+def _update(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The mapping conflicts of a deploy of ``after``'s context over a stack deployed with ``before``'s."""
+    return mapping_conflicts(synth_template(before), synth_template(after))
+
+
 @pytest.mark.parametrize("way", WAYS)
 def test_adding_a_table_at_the_end_creates_its_mapping_and_replaces_none(way: str) -> None:
-    assert mapping_conflicts(_synth(_watching("orders", way)), _synth(_watching("orders,users", way))) == []
+    assert _update(_watching("orders", way), _watching("orders,users", way)) == []
 
 
 @pytest.mark.parametrize("way", WAYS)
 def test_a_mapping_setting_that_updates_in_place_replaces_none(way: str) -> None:
-    before, after = _synth(_watching("orders", way)), _synth(_watching("orders", way, maxRecordAgeHours="12"))
-    assert mapping_conflicts(before, after) == []
+    assert _update(_watching("orders", way), _watching("orders", way, maxRecordAgeHours="12")) == []
 
 
 @pytest.mark.xfail(strict=True, reason=POSITIONAL)
 @pytest.mark.parametrize("way", WAYS)
 def test_removing_the_first_table_keeps_the_others_mappings(way: str) -> None:
-    assert mapping_conflicts(_synth(_watching("orders,users", way)), _synth(_watching("users", way))) == []
+    assert _update(_watching("orders,users", way), _watching("users", way)) == []
 
 
 @pytest.mark.xfail(strict=True, reason=POSITIONAL)
 def test_reordering_the_tables_replaces_no_mapping() -> None:
-    before, after = _synth(_watching("orders,users", "enableStream")), _synth(_watching("users,orders", "enableStream"))
-    assert mapping_conflicts(before, after) == []
+    assert _update(_watching("orders,users", "enableStream"), _watching("users,orders", "enableStream")) == []
 
 
 @pytest.mark.xfail(
     strict=True, reason="#35 item 2: StartingPosition requires replacement, on the same function and stream"
 )
 def test_changing_the_starting_position_after_a_deploy_updates_without_a_rollback() -> None:
-    before = _synth(_watching("orders", "tableStreamArns"))
-    after = _synth(_watching("orders", "tableStreamArns", startingPosition="TRIM_HORIZON"))
-    assert mapping_conflicts(before, after) == []
+    before, after = (
+        _watching("orders", "tableStreamArns"),
+        _watching("orders", "tableStreamArns", startingPosition="TRIM_HORIZON"),
+    )
+    assert _update(before, after) == []
 
 
 def _template(**mappings: dict[str, Any]) -> dict[str, Any]:

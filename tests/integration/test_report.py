@@ -341,22 +341,21 @@ def test_the_report_renders_offline_in_headless_chromium_hottest_first_with_the_
     assert sum(image.getpixel((round(where[1][0]), round(where[1][1])))) > 600  # pale
 
 
-@pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
-def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_without_its_script_says_so(
-    tmp_path: Path,
-) -> None:
+BUCKETS = [1_796_083_200 + 10 * i for i in range(6)]
+
+
+def _side_by_side(tmp_path: Path, first: tuple[str, int], second: tuple[str, int], then: Any = None) -> Any:
+    """Two keys of one table in Chromium, the first writing ``first[1]`` WCU per bucket in the first three
+    buckets, the second ``second[1]`` in the last three: each one's cell colour, and what ``then(page,
+    report)`` returns (run before the browser closes)."""
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    # Given a report with a key at 90% of the limit and one at 30%, side by side in time
-    buckets = [1_796_083_200 + 10 * i for i in range(6)]
-    rows = [Row(None, "at-90", [9_000, 9_000, 9_000, 0, 0, 0]), Row(None, "at-30", [0, 0, 0, 3_000, 3_000, 3_000])]
+    rows = [Row(None, first[0], [first[1]] * 3 + [0] * 3), Row(None, second[0], [0] * 3 + [second[1]] * 3)]
     path = tmp_path / "report.html"
-    panels = [Panel("t", 10, buckets, rows, 2)]
-    write(path, render({"alerts": [], "top": []}, panels, Settings("s"), verdict=["Verdict."]))
-    alone = tmp_path / "moved" / "report.html"
-    alone.parent.mkdir()
-    shutil.copy(path, alone)
+    write(
+        path, render({"alerts": [], "top": []}, [Panel("t", 10, BUCKETS, rows, 2)], Settings("s"), verdict=["Verdict."])
+    )
     shot = tmp_path / "t.png"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
@@ -365,15 +364,31 @@ def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_wi
         page.goto(path.as_uri())
         page.wait_for_selector("#heat-t .main-svg")
         page.locator("#heat-t").screenshot(path=str(shot))
-        where = page.evaluate(LOCATE_CELLS, {"id": "heat-t", "cells": [[buckets[1], "at-90"], [buckets[4], "at-30"]]})
-        # And the same page moved without its script
-        page.goto(alone.as_uri())
-        missing = page.locator("#no-plotly")
-        missing_shown, missing_text = missing.is_visible(), missing.inner_text()
-        verdict_shown = page.locator("#verdict").inner_text()
+        cells = [[BUCKETS[1], first[0]], [BUCKETS[4], second[0]]]
+        where = page.evaluate(LOCATE_CELLS, {"id": "heat-t", "cells": cells})
+        found = then(page, path) if then is not None else None
         browser.close()
     image = Image.open(shot).convert("RGB")
-    hot, warm = (image.getpixel((round(x), round(y))) for x, y in where)
+    return [image.getpixel((round(x), round(y))) for x, y in where], found
+
+
+@pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
+def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_without_its_script_says_so(
+    tmp_path: Path,
+) -> None:
+    def moved(page: Any, report: Path) -> tuple[bool, str, str]:
+        # the same page moved without its script
+        alone = tmp_path / "moved" / "report.html"
+        alone.parent.mkdir()
+        shutil.copy(report, alone)
+        page.goto(alone.as_uri())
+        missing = page.locator("#no-plotly")
+        return missing.is_visible(), missing.inner_text(), page.locator("#verdict").inner_text()
+
+    # Given a report with a key at 90% of the limit and one at 30%, side by side in time
+    (hot, warm), (missing_shown, missing_text, verdict_shown) = _side_by_side(
+        tmp_path, ("at-90", 9_000), ("at-30", 3_000), moved
+    )
     # Then each cell shows the scale's colour, and the two are far apart: dark red against pale yellow
     assert _close(hot, colour_at(0.9, 0.8)) and _close(warm, colour_at(0.3, 0.8)), (hot, warm)
     assert sum((a - b) ** 2 for a, b in zip(hot, warm, strict=True)) ** 0.5 > 150
@@ -384,31 +399,10 @@ def test_in_chromium_30_and_90_percent_of_the_limit_look_different_and_a_page_wi
 
 @pytest.mark.skipif(BROWSER is None, reason=BROWSER_SKIP)
 def test_in_chromium_131_percent_of_the_limit_does_not_look_like_100(tmp_path: Path) -> None:
-    from PIL import Image
-    from playwright.sync_api import sync_playwright
-
     from hotkeys.cli.report import scale_top
 
     # Given a key at the limit and one at 131% of it, side by side in time
-    buckets = [1_796_083_200 + 10 * i for i in range(6)]
-    rows = [
-        Row(None, "at-100", [10_000, 10_000, 10_000, 0, 0, 0]),
-        Row(None, "at-131", [0, 0, 0, 13_100, 13_100, 13_100]),
-    ]
-    path = tmp_path / "report.html"
-    write(path, render({"alerts": [], "top": []}, [Panel("t", 10, buckets, rows, 2)], Settings("s"), verdict=["V."]))
-    shot = tmp_path / "t.png"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=BROWSER, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        _offline(page)
-        page.goto(path.as_uri())
-        page.wait_for_selector("#heat-t .main-svg")
-        page.locator("#heat-t").screenshot(path=str(shot))
-        where = page.evaluate(LOCATE_CELLS, {"id": "heat-t", "cells": [[buckets[1], "at-100"], [buckets[4], "at-131"]]})
-        browser.close()
-    image = Image.open(shot).convert("RGB")
-    limit, over = (image.getpixel((round(x), round(y))) for x, y in where)
+    (limit, over), _ = _side_by_side(tmp_path, ("at-100", 10_000), ("at-131", 13_100))
     # Then each shows the scale's colour: the limit's dark red, and past it another colour
     top = scale_top(1.31)
     assert _close(limit, colour_at(1.0, 0.8)) and _close(over, colour_at(1.31 / top, 0.8, top)), (limit, over)
