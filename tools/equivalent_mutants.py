@@ -28,95 +28,96 @@ _SKIPS_FEWER = "the fast skip only passes more keys to the full judgement, which
 
 EQUIVALENT: dict[str, str] = {
     # rules.py
-    "rules.partition_limit_hot: '*' -> '/' #1": _SKIPS_FEWER + " (the floor becomes lower)",
-    "rules._hot: 1.0 -> 1.1 #1": (
+    "rules.partition_limit_hot: `floor = limit_rate * span ⟨limit_rate * span⟩` '*' -> '/'": _SKIPS_FEWER
+    + " (the floor becomes lower)",
+    "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…0d35d39b` 1.0 -> 1.1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
     ),
     # windows.py: the cache of printed seconds changes what formatting costs, never what it prints
-    "windows.<module>: 4096 -> 4097 #1": "the cache's size: one entry more before it is cleared",
-    "windows.iso_utc: 'is' -> 'is not' #1": "floats take the cache and ints format directly: the same texts",
-    "windows.iso_utc: if c -> if not c #3": "floats take the cache and ints format directly: the same texts",
-    "windows.iso_utc: '>=' -> '>' #1": "the cache holds one entry more before it is cleared",
-    "windows.iso_utc: if c -> if not c #1": "the cache is cleared at every new second: each text is formatted again",
+    "windows.<module>: `_ISO_CACHE_LIMIT = 4096` 4096 -> 4097": "the cache's size: one entry more before it is cleared",
+    "windows.iso_utc: `if type(epoch_seconds) is int ⟨type(epoch_seconds) is int⟩` 'is' -> 'is not'": "floats take the cache and ints format directly: the same texts",
+    "windows.iso_utc: `if type(epoch_seconds) is int` if c -> if not c": "floats take the cache and ints format directly: the same texts",
+    "windows.iso_utc: `if len(_iso_texts) >= _ISO_CACHE_LIMIT ⟨len(_iso_texts) >= _ISO_CACHE_LIMIT⟩` '>=' -> '>'": "the cache holds one entry more before it is cleared",
+    "windows.iso_utc: `if len(_iso_texts) >= _ISO_CACHE_LIMIT` if c -> if not c": "the cache is cleared at every new second: each text is formatted again",
     # sizing.py
-    "sizing.<module>: 4096 -> 4097 #1": "the name cache's size",
-    "sizing._name_size: '<' -> '<=' #1": "the name cache holds one name more",
-    "sizing._name_size: if c -> if not c #1": "names are cached only once the cache is full: sizes are the same",
-    "sizing.number_size: 0 -> 1 #2": _EXPONENT_FIRST,
-    "sizing.number_size: '<' -> '<=' #1": _EXPONENT_FIRST,
-    "sizing.number_size: 0 -> 1 #3": _EXPONENT_FIRST,
-    "sizing.number_size: '>=' -> '>' #1": _EXPONENT_FIRST,
-    "sizing.binary_size: '//' -> '/' #1": "the length is a multiple of 4 (checked above): / 4 is exact",
-    "sizing._element_size: 1 -> 2 #2": _ZERO,
-    "sizing.image_size: 1 -> 2 #2": _ZERO,
-    "sizing.image_size: 1 -> 2 #5": _ZERO + ' ("0.000")',
-    "sizing.image_size: 'is not' -> 'is' #2": _FAST_PATH_OFF,
-    "sizing.image_size: if c -> if not c #10": _FAST_PATH_OFF,
-    "sizing.image_size: 'is not' -> 'is' #3": _FAST_PATH_OFF,
-    "sizing.image_size: if c -> if not c #9": _FAST_PATH_OFF,
-    "sizing.image_size: 'is not' -> 'is' #4": _FAST_PATH_OFF,
-    "sizing.image_size: if c -> if not c #8": _FAST_PATH_OFF,
-    "sizing.image_size: 'is' -> 'is not' #4": (
+    "sizing.<module>: `_NAME_CACHE_LIMIT = 4096` 4096 -> 4097": "the name cache's size",
+    "sizing._name_size: `if len(_name_sizes) < _NAME_CACHE_LIMIT ⟨len(_name_sizes) < _NAME_CACHE_LIMIT⟩` '<' -> '<='": "the name cache holds one name more",
+    "sizing._name_size: `if len(_name_sizes) < _NAME_CACHE_LIMIT` if c -> if not c": "names are cached only once the cache is full: sizes are the same",
+    "sizing.number_size: `if exponent_at < 0` 0 -> 1": _EXPONENT_FIRST,
+    "sizing.number_size: `if exponent_at < 0 ⟨exponent_at < 0⟩` '<' -> '<='": _EXPONENT_FIRST,
+    "sizing.number_size: `if exponent_at >= 0` 0 -> 1": _EXPONENT_FIRST,
+    "sizing.number_size: `if exponent_at >= 0 ⟨exponent_at >= 0⟩` '>=' -> '>'": _EXPONENT_FIRST,
+    "sizing.binary_size: `return length * 3 // 4 - padding ⟨length * 3 // 4⟩` '//' -> '/'": "the length is a multiple of 4 (checked above): / 4 is exact",
+    "sizing._element_size: `significant = len(raw.strip('0')) or 1` 1 -> 2": _ZERO,
+    "sizing.image_size: `significant = len(raw.strip('0')) or 1` 1 -> 2": _ZERO,
+    "sizing.image_size: `significant = len((integral + fraction).strip('0')) or 1` 1 -> 2": _ZERO + ' ("0.000")',
+    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is'": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None` if c -> if not c #3": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is' #2": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None` if c -> if not c #2": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is' #3": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None` if c -> if not c": _FAST_PATH_OFF,
+    "sizing.image_size: `if type(raw) is dict ⟨type(raw) is dict⟩` 'is' -> 'is not'": (
         _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
     ),
-    "sizing.image_size: if c -> if not c #6": (
+    "sizing.image_size: `if type(raw) is dict` if c -> if not c": (
         _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
     ),
-    "sizing.image_sizes: '+=' -> '-=' #1": (
+    "sizing.image_sizes: `shared += 1` '+=' -> '-='": (
         "the count of shared attributes only decides whether to look for added ones; looking finds none extra"
     ),
-    "sizing.image_sizes: '<' -> '<=' #1": (
+    "sizing.image_sizes: `if shared < len(new) ⟨shared < len(new)⟩` '<' -> '<='": (
         "the count of shared attributes only decides whether to look for added ones; looking finds none extra"
     ),
     # indexes.py
-    "indexes.IndexSpec: False -> True #3": "a derived field compared too: equal whenever the fields it is made of are",
-    "indexes.IndexSpec: False -> True #5": "a derived field compared too: equal whenever the fields it is made of are",
-    "indexes.IndexSpec: False -> True #7": "a derived field compared too: equal whenever the fields it is made of are",
-    "indexes.index_writes: 'and' -> 'or' #4": "an assert that holds either way: both images are present there",
+    "indexes.IndexSpec: `key_attributes: tuple[str, ...] = field(init=False, compare=False)` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.IndexSpec: `entry_attributes: frozenset[str] = field(init=False, compare=False)` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.IndexSpec: `typed_keys: tuple[tuple[str, str | None], ...] = field(init=…b14057c8` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.index_writes: `assert old is not None and new is not None ⟨old is not None and new is not None⟩` 'and' -> 'or'": "an assert that holds either way: both images are present there",
     # summary.py
-    "summary.<module>: if c -> if not c #1": (
+    "summary.<module>: `if TYPE_CHECKING` if c -> if not c": (
         "the settings type is imported for annotations only: importing it at run time changes nothing"
     ),
-    "summary.Entry.bump: '<' -> '<=' #1": "assigns the first second it already holds",
-    "summary.Entry.bump: '>' -> '>=' #1": "assigns the peak it already holds",
-    "summary.Entry.bump: '>' -> '>=' #2": "the equal bucket returned above",
-    "summary.Entry.bump: '>' -> '>=' #3": "assigns the peak it already holds",
-    "summary.Entry._add_earlier: 1 -> 2 #1": (
+    "summary.Entry.bump: `if event_time < self.first_seen ⟨event_time < self.first_seen⟩` '<' -> '<='": "assigns the first second it already holds",
+    "summary.Entry.bump: `if total > self.peak ⟨total > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
+    "summary.Entry.bump: `if bucket > latest ⟨bucket > latest⟩` '>' -> '>='": "the equal bucket returned above",
+    "summary.Entry.bump: `if wcu > self.peak ⟨wcu > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
+    "summary.Entry._add_earlier: `position = len(self.buckets) - 1` 1 -> 2": (
         "bump sends only writes to a bucket before the latest here, so the search's first step (past the "
         "latest bucket) is the same whether it starts there or one before"
     ),
-    "summary.Entry.series: True -> False #1": _SAME_LENGTHS,
-    "summary.merge_entries: True -> False #1": _SAME_LENGTHS,
-    "summary.encode_entries: True -> False #1": _SAME_LENGTHS,
-    "summary.merge_entries: max() -> min() #1": (
+    "summary.Entry.series: `return dict(zip(self.buckets, self.units, strict=True))` True -> False": _SAME_LENGTHS,
+    "summary.merge_entries: `for … in zip(entry.buckets, entry.units, strict=True)` True -> False": _SAME_LENGTHS,
+    "summary.encode_entries: `for … in zip(buckets, units, strict=True)` True -> False": _SAME_LENGTHS,
+    "summary.merge_entries: `peak = max(peak, entry.peak) ⟨max(peak, entry.peak)⟩` max() -> min()": (
         "a series never drops its heaviest bucket (the lightest earlier one gives way), so the merged "
         "buckets always show each part's own peak"
     ),
-    "summary.Summary: False -> True #2": "a summary's repr: read by nothing but a person debugging",
-    "summary.Summary: False -> True #4": "a summary's repr: read by nothing but a person debugging",
-    "summary.allotment: '//' -> '/' #1": (
+    "summary.Summary: `max_bytes: int = field(default=MAX_SUMMARY_BYTES, compare=Fa…0f35c448` False -> True #2": "a summary's repr: read by nothing but a person debugging",
+    "summary.Summary: `used_bytes: int = field(default=0, compare=False, repr=False)` False -> True #2": "a summary's repr: read by nothing but a person debugging",
+    "summary.allotment: `return MAX_SUMMARY_BYTES // max(1, summaries) ⟨MAX_SUMMARY_BYTES // max(1, summaries)⟩` '//' -> '/'": (
         "the budget is only compared with whole byte counts and floor-divided: n > x and n > floor(x) agree"
     ),
-    "summary.keep_floor: '//' -> '/' #1": (
+    "summary.keep_floor: `return min(MIN_KEEP, max(1, max_bytes // MAX_ENTRY_BYTES - 1)) ⟨max_bytes // MAX_ENTRY_BYTES⟩` '//' -> '/'": (
         "only prune reads it, comparing whole key counts with it: n <= x and n <= floor(x) agree"
     ),
-    "summary.prune: '<=' -> '<' #1": (
+    "summary.prune: `if len(entries) <= floor ⟨len(entries) <= floor⟩` '<=' -> '<'": (
         "never reached with exactly the floor's keys: they fit the budget by keep_floor's definition and "
         "are fewer than twice the capacity, so no count or admission prunes them"
     ),
-    "summary.prune: 0 -> 1 #1": "the same unreachable return as the line above",
-    "summary.prune: '//' -> '/' #1": "half of a whole byte budget, compared with whole byte counts",
-    "summary.compact: '<=' -> '<' #1": "the general path keeps every entry too, with a bound of 0",
-    "summary.<module>: 7 -> 8 #1": _MARK,
-    "summary.<module>: '-x' -> 'x' #1": _MARK,
-    "summary.encode_entries: 6 -> 7 #1": "the default zlib level: the same bytes decode to the same entries",
-    "summary.pack: 6 -> 7 #1": "the default zlib level: the same bytes decode to the same entries",
+    "summary.prune: `return 0` 0 -> 1": "the same unreachable return as the line above",
+    "summary.prune: `target = max_bytes // 2 ⟨max_bytes // 2⟩` '//' -> '/'": "half of a whole byte budget, compared with whole byte counts",
+    "summary.compact: `if len(entries) <= max_entries and max_bytes is None ⟨len(entries) <= max_entries⟩` '<=' -> '<'": "the general path keeps every entry too, with a bound of 0",
+    "summary.<module>: `ENCODING_MARK = -7` 7 -> 8": _MARK,
+    "summary.<module>: `ENCODING_MARK = -7 ⟨-7⟩` '-x' -> 'x'": _MARK,
+    "summary.encode_entries: `def encode_entries(entries: Mapping[str, Entry], level: int=…75e386fe` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
+    "summary.pack: `def pack(summary: Summary, level: int=6, text: bool=False) -…37c7ce6e` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
     # Constants whose +1 keeps every promise (estimates stay at or above the encoding, budgets stay
     # within the state and the item): tuning, not rules
-    "summary.<module>: 200 -> 201 #1": "the default capacity: callers pass Settings.summary_capacity",
-    "summary.<module>: 80 -> 81 #1": "the per-entry estimate one byte higher still covers the encoding",
-    "summary.<module>: 24 -> 25 #1": "the per-pair estimate one byte higher still covers the encoding",
-    "summary.<module>: 330000 -> 330001 #1": "a budget one byte larger still fits the state and the item",
+    "summary.<module>: `DEFAULT_CAPACITY = 200` 200 -> 201": "the default capacity: callers pass Settings.summary_capacity",
+    "summary.<module>: `ENTRY_OVERHEAD = 80` 80 -> 81": "the per-entry estimate one byte higher still covers the encoding",
+    "summary.<module>: `SERIES_PAIR_BYTES = 24` 24 -> 25": "the per-pair estimate one byte higher still covers the encoding",
+    "summary.<module>: `MAX_SUMMARY_BYTES = 330000` 330000 -> 330001": "a budget one byte larger still fits the state and the item",
 }

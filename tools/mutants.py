@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FUNCTIONS = ROOT / "functions"
@@ -107,13 +108,15 @@ class Mutant:
     function: str  # the enclosing function or class (``<module>`` at the top level)
     line: int
     change: str  # what the mutation does, e.g. ``'<' -> '<='``
-    occurrence: int  # the same change in the same function: 1, 2, ...
+    occurrence: int  # the same change of the same code in the same function: 1, 2, ...
+    context: str = ""  # the mutated code as written (normalised by ast.unparse)
 
     @property
     def ident(self) -> str:
-        """A name that survives edits elsewhere in the module (no line number)."""
+        """A name that survives edits anywhere but in the mutated code itself (no line number, no ordinal)."""
         short = self.module.rsplit(".", 1)[-1]
-        return f"{short}.{self.function}: {self.change} #{self.occurrence}"
+        suffix = f" #{self.occurrence}" if self.occurrence > 1 else ""
+        return f"{short}.{self.function}: `{self.context}` {self.change}{suffix}"
 
 
 class Mutator(ast.NodeTransformer):
@@ -122,8 +125,43 @@ class Mutator(ast.NodeTransformer):
 
     def __init__(self, apply: int | None = None) -> None:
         self.apply = apply
-        self.sites: list[tuple[str, int, str]] = []  # (function, line, change)
+        self.sites: list[tuple[str, int, str, str]] = []  # (function, line, change, context)
         self._scope: list[str] = []
+        self._statements: list[ast.stmt] = []
+        self._parents: list[ast.AST] = []
+
+    def visit(self, node: ast.AST) -> Any:
+        self._parents.append(node)
+        if isinstance(node, ast.stmt):
+            self._statements.append(node)
+        try:
+            return super().visit(node)
+        finally:
+            self._parents.pop()
+            if isinstance(node, ast.stmt):
+                self._statements.pop()
+
+    def _context(self, node: ast.AST) -> str:
+        """Where a site is: its statement as written (a compound statement by its head), normalised by
+        ast.unparse, then the mutated expression when it is not the whole statement."""
+        if self.apply is not None:
+            return ""  # only the listing pass names sites (children may already be mutated here)
+        statement = self._statements[-1] if self._statements else None
+        if statement is None:
+            return ast.unparse(node)
+        head = {ast.If: "test", ast.While: "test", ast.For: "iter", ast.With: None}.get(type(statement), "")
+        if head == "":
+            where = ast.unparse(statement)
+        elif head is None:
+            where = "with " + ", ".join(ast.unparse(item) for item in statement.items)  # type: ignore[attr-defined]
+        else:
+            keyword = "for … in" if isinstance(statement, ast.For) else type(statement).__name__.lower()
+            where = f"{keyword} {ast.unparse(getattr(statement, head))}"
+        where = " ".join(where.split())
+        if len(where) > 72:
+            where = where[:60] + "…" + hashlib.sha256(where.encode()).hexdigest()[:8]
+        what = "" if node is statement or isinstance(node, ast.Constant) else ast.unparse(node)
+        return where if not what or what == where else f"{where} ⟨{what[:40]}⟩"
 
     # Scopes and what is never mutated
     def _scoped(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> ast.AST:
@@ -183,7 +221,7 @@ class Mutator(ast.NodeTransformer):
     def _site(self, node: ast.AST, change: str) -> bool:
         """Numbers one site; True if it is the one to mutate."""
         function = ".".join(self._scope) or "<module>"
-        self.sites.append((function, getattr(node, "lineno", 0), change))
+        self.sites.append((function, getattr(node, "lineno", 0), change, self._context(node)))
         return self.apply == len(self.sites) - 1
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
@@ -260,11 +298,11 @@ def mutants_of(module: str) -> list[Mutant]:
     tree = ast.parse(source_path(module).read_text(encoding="utf-8"))
     mutator = Mutator()
     mutator.visit(tree)
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str, str], int] = {}
     found = []
-    for ordinal, (function, line, change) in enumerate(mutator.sites):
-        seen[(function, change)] = seen.get((function, change), 0) + 1
-        found.append(Mutant(module, ordinal, function, line, change, seen[(function, change)]))
+    for ordinal, (function, line, change, context) in enumerate(mutator.sites):
+        seen[(function, context, change)] = seen.get((function, context, change), 0) + 1
+        found.append(Mutant(module, ordinal, function, line, change, seen[(function, context, change)], context))
     return found
 
 
@@ -497,7 +535,7 @@ CACHE = ROOT / ".mutants"
 
 
 # Bumped when the mutations change (the report's wording may change without rerunning them).
-MUTATIONS_VERSION = "1"
+MUTATIONS_VERSION = "2"  # 2: ids name the mutated code (no occurrence numbers that move with edits)
 
 
 def _digest(module: str) -> str:

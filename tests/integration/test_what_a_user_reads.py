@@ -252,3 +252,13 @@ def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: 
             }
             assert int(alerted[1].replace(",", "")) in rates
     assert checked == 3  # the demo's three hot keys
+
+
+@pytest.mark.parametrize("text", [".", "-.", "1.2.3", "\u0663", "1__0", "--1"])
+def test_a_number_that_is_no_number_is_refused_where_it_is_sized(text: str) -> None:
+    from hotkeys.detector.domain.sizing import SizingError, image_size
+
+    with pytest.raises(SizingError):
+        image_size({"n": {"N": text}})
+    with pytest.raises(SizingError):
+        image_size({"l": {"L": [{"N": text}]}})

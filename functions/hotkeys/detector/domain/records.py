@@ -7,7 +7,14 @@ from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
 from hotkeys.detector.domain.indexes import IndexImageError, IndexSpec, index_writes
-from hotkeys.detector.domain.sizing import SizingError, image_size, image_sizes, number_size, write_units
+from hotkeys.detector.domain.sizing import (
+    MAX_NUMBER_DIGITS,
+    SizingError,
+    image_size,
+    image_sizes,
+    number_size,
+    write_units,
+)
 from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
 
 TTL_PRINCIPAL = "dynamodb.amazonaws.com"
@@ -106,8 +113,8 @@ def key_text(value: Any) -> str:
             raw = value.get("N")
             if raw is None:
                 raw = value.get("B")
-            else:
-                _check_number(raw)
+            elif not (type(raw) is str and raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS):
+                _check_number(raw)  # plain integers of up to 38 digits are valid as they stand
         if type(raw) is str:
             if len(raw) > MAX_KEY_TEXT_BYTES or not raw.isascii():
                 _check_key_bytes(raw)

@@ -47,12 +47,12 @@ def number_size(text: str) -> int:
         exponent_at = digits.find("E")
     if exponent_at >= 0:
         digits = digits[:exponent_at]
-    significant = digits.replace(".", "").strip("0")
+    significant = digits.replace(".", "", 1).strip("0")
     if not significant:
-        if not digits or digits.strip("0.") != "":
+        if not digits.strip(".") or digits.count(".") > 1 or digits.strip("0.") != "":
             raise SizingError(f"not a number: {text!r}")
         return 2  # zero
-    if not significant.isdigit():
+    if not (significant.isdigit() and significant.isascii()):
         raise SizingError(f"not a number: {text!r}")
     if len(significant) > MAX_NUMBER_DIGITS:
         raise SizingError(f"number has more than {MAX_NUMBER_DIGITS} significant digits: {text!r:.60}")
@@ -131,7 +131,7 @@ def _element_size(value: Any) -> int:
         if type(raw) is str:
             return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
         raw = value.get("N")
-        if type(raw) is str and raw.isdigit() and len(raw) <= MAX_NUMBER_DIGITS:
+        if type(raw) is str and raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS:
             significant = len(raw.strip("0")) or 1
             return (significant + 1) // 2 + 1
         raw = value.get("M")
@@ -173,14 +173,17 @@ def image_size(image: Any) -> int:
                 raw = value.get("N")
                 if raw is not None:
                     if type(raw) is str:
-                        if raw.isdigit():
+                        # Plain integers and decimals in DynamoDB's range as they stand; anything else
+                        # (exponents, signs, more than 38 digits) through number_size's full checks.
+                        if raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS:
                             significant = len(raw.strip("0")) or 1
                             total += (significant + 1) // 2 + 1
                             continue
                         # Decimals (prices, ratios) are the next most common numbers.
                         integral, dot, fraction = raw.partition(".")
-                        if dot and integral.isdigit() and fraction.isdigit():
-                            significant = len((integral + fraction).strip("0")) or 1
+                        digits = integral + fraction
+                        if dot and digits.isdigit() and digits.isascii() and len(digits) <= MAX_NUMBER_DIGITS:
+                            significant = len(digits.strip("0")) or 1
                             total += (significant + 1) // 2 + 1
                             continue
                 else:
