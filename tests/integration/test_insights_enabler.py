@@ -297,6 +297,44 @@ def test_an_update_to_another_table_enables_it_under_a_new_id_and_the_old_ids_de
     assert owners_in(table_tags("orders")) == set() and len(owners_in(table_tags("users"))) == 1
 
 
+def test_an_update_rolled_back_to_its_table_takes_its_old_tag_again_and_a_delete_leaves_no_owner(
+    aws: None,
+) -> None:
+    # Given a resource on orders moved to users by an update that then rolled back: CloudFormation sends an
+    # Update back to orders (naming the users id), then deletes the users id
+    moto_table("orders", status_index=False)
+    moto_table("users", status_index=False)
+    logical = "Insightsorders"
+    old = (
+        Calls()
+        .status("orders", None, "DISABLED")
+        .enable("orders", None)
+        .run(request("Create", "orders", logical=logical))
+    )
+    moved = (
+        Calls()
+        .status("users", None, "DISABLED")
+        .enable("users", None)
+        .run(request("Update", "users", old["PhysicalResourceId"], logical=logical))
+    )
+    back = (
+        Calls()
+        .status("orders", None, "ENABLED", MODE)
+        .run(request("Update", "orders", moved["PhysicalResourceId"], logical=logical))
+    )
+    Calls().status("users", None, "ENABLED", MODE).disable("users", None).run(
+        request("Delete", "users", moved["PhysicalResourceId"])
+    )
+    # Then the resource is orders' old owner again, the only one
+    assert back["PhysicalResourceId"] == old["PhysicalResourceId"]
+    assert len(owners_in(table_tags("orders"))) == 1
+    # and the stack's delete leaves orders as it found it: off, no owner left
+    Calls().status("orders", None, "ENABLED", MODE).disable("orders", None).run(
+        request("Delete", "orders", back["PhysicalResourceId"])
+    )
+    assert owners_in(table_tags("orders")) == set()
+
+
 # -- delete: only the last owner turns off, only what the detector turned on -----------------------------
 
 

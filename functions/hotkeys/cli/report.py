@@ -268,7 +268,8 @@ the tables do not.</p>
 <p>{result.get("records", 0):,} records from {result.get("shards", 0)} shard(s). Heat: each key's write units per
 second in {seconds}-second buckets (exact, from the records), as a share of the {partition_limit:,} WCU/s
 partition limit: yellow to orange below the {100 * threshold:.0f}% alert threshold,
-red from it to the limit. Tables hottest first; rows ordered by peak; alerted keys are always shown. Drag to zoom,
+red from it to the limit, magenta to purple over it (to {100 * OVER_LIMIT:.0f}% and beyond). Tables hottest first;
+rows ordered by peak; alerted keys are always shown. Drag to zoom,
 double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
 <script type="application/json" id="heat-data">{data}</script>

@@ -26,10 +26,14 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from hotkeys.detector.adapters.aws import AwsClients
+import boto3
+from botocore.config import Config
+
+from hotkeys.detector.adapters.aws import SDK_CONFIG
 from hotkeys.detector.adapters.insights_switch import DynamoInsightsSwitch
 from hotkeys.detector.observability import logger
 from hotkeys.detector.throttling.insights_owners import (
+    OWNER_TAG,
     InsightsError,
     SwitchFailed,
     TableGone,
@@ -43,9 +47,16 @@ from hotkeys.detector.throttling.insights_owners import (
 __all__ = ["InsightsError", "on_event"]
 
 
-@cache  # one set of clients per container
-def _clients() -> AwsClients:
-    return AwsClients()
+# At deploy time no Lambda retry stands behind a call, and every watched table's resource runs at once
+# against DynamoDB's account-wide tag rate ("You can call TagResource up to five times per second, per
+# account", TagResource API reference): more attempts than the consumer's, paced by the adaptive mode,
+# within the function's minute.
+DEPLOY_RETRIES = Config(retries={"mode": "adaptive", "max_attempts": 5})
+
+
+@cache  # one client per container
+def _dynamodb() -> Any:
+    return boto3.client("dynamodb", config=SDK_CONFIG.merge(DEPLOY_RETRIES))
 
 
 def on_event(
@@ -58,10 +69,10 @@ def on_event(
     if kind == "Delete":
         # Everything a delete does, the client included, is inside what it logs and never raises.
         resource_id = str(event.get("PhysicalResourceId", ""))
-        _delete(lambda: DynamoInsightsSwitch(dynamodb or _clients().client("dynamodb")), resource_id)
+        _delete(lambda: DynamoInsightsSwitch(dynamodb or _dynamodb()), resource_id)
         return {"PhysicalResourceId": resource_id}
     table = str(event["ResourceProperties"]["TableName"])
-    switch = DynamoInsightsSwitch(dynamodb or _clients().client("dynamodb"))
+    switch = DynamoInsightsSwitch(dynamodb or _dynamodb())
     if kind == "Update":
         previous = held(str(event.get("PhysicalResourceId", "")))
         if previous is not None and previous.owner is not None and previous.table == table:
@@ -73,7 +84,7 @@ def on_event(
     )
     claimed = claim(switch, table, owner, pause)
     return {
-        "PhysicalResourceId": physical_id(table, owner),
+        "PhysicalResourceId": physical_id(table, claimed.owner),
         "Data": {"Targets": str(claimed.targets), "Enabled": str(claimed.enabled)},
     }
 
@@ -99,6 +110,13 @@ def _delete(switch: Callable[[], DynamoInsightsSwitch], resource_id: str) -> Non
                     f"aws dynamodb update-contributor-insights --table-name {mine.table} "
                     "--contributor-insights-action DISABLE (and --index-name per GSI)"
                     if mine
+                    else None
+                ),
+                # Its owner tag, if it stayed, keeps every later delete from turning anything off.
+                "untag": (
+                    f"aws dynamodb untag-resource --resource-arn $(aws dynamodb describe-table --table-name "
+                    f"{mine.table} --query Table.TableArn --output text) --tag-keys {OWNER_TAG}{mine.owner}"
+                    if mine and mine.owner
                     else None
                 ),
             },

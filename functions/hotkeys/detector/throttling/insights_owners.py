@@ -11,7 +11,8 @@ not only in a resource's physical id (which no other resource can see):
 * ``hotkeys:insights:enabled:<n>``: what the detector turned on (the table ``T``, a GSI the short hash
   of its name), in chunks of one tag value; anything else was on already and is never turned off.
 
-A create tags its owner first (so a concurrent delete elsewhere sees it), enables where DISABLED, adds
+A create tags its owner first (so a delete elsewhere sees it, once listed: a delete in another stack in
+the same few seconds may not, and turn off what this owner wants until its next deploy), enables where DISABLED, adds
 what it enabled to the record, and waits until its owner tag is listed: DynamoDB's tags are eventually
 consistent ("ListTagsOfResource API will only reflect the changes after a few seconds", TagResource API
 reference), and the delete of the resource it replaces must see it. If any step fails, it turns off what
@@ -184,16 +185,23 @@ def claim(switch: InsightsSwitch, table: str, owner: Owner, pause: Callable[[flo
     doing = f"read the tags of table {table!r}"
     try:
         tags = switch.tags(arn)
+        # This resource's own tag from before (an update rolled back to this table after moving it to
+        # another): the same owner again, or the old tag would stay behind as an owner nobody releases.
+        owner = next(
+            (Owner(token, owner.label) for token in owners_in(tags) if tags[OWNER_TAG + token] == owner.label), owner
+        )
         doing = f"tag table {table!r} as watched by {owner.label} ({owner.tag})"
+        # Set before the call (one the service applied but whose answer was lost is undone too), and only
+        # for a tag this call adds: a failure must not remove this resource's tag from before.
+        tagged = owner.tag not in tags
         switch.tag(arn, {owner.tag: owner.label})
-        tagged = True
         for source in sources:
             doing = f"read Contributor Insights on {source.where}"
             if switch.status(source).status != "DISABLED":
                 continue  # on in either mode, or someone else is changing it: left as it is
             doing = f"enable Contributor Insights ({MODE}) on {source.where}"
+            enabled.append(source)  # before the call, as the tag
             switch.enable(source, MODE)
-            enabled.append(source)
         before = recorded(tags)
         after = before | {flag(source) for source in enabled}
         if after != before:
