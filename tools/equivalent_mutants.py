@@ -52,7 +52,15 @@ EQUIVALENT: dict[str, str] = {
     "sizing.binary_size: `return length * 3 // 4 - padding ⟨length * 3 // 4⟩` '//' -> '/'": "the length is a multiple of 4 (checked above): / 4 is exact",
     "sizing._element_size: `significant = len(raw.strip('0')) or 1` 1 -> 2": _ZERO,
     "sizing.image_size: `significant = len(raw.strip('0')) or 1` 1 -> 2": _ZERO,
-    "sizing.image_size: `significant = len((integral + fraction).strip('0')) or 1` 1 -> 2": _ZERO + ' ("0.000")',
+    "sizing.image_size: `significant = len(digits.strip('0')) or 1` 1 -> 2": _ZERO + ' ("0.000")',
+    "sizing.number_size: `if exponent_at >= 0 or len(digits) > MAX_NUMBER_DIGITS` 0 -> 1": _EXPONENT_FIRST,
+    "sizing.number_size: `if exponent_at >= 0 or len(digits) > MAX_NUMBER_DIGITS ⟨exponent_at >= 0⟩` '>=' -> '>'": _EXPONENT_FIRST,
+    "sizing.number_size: `if exponent_at >= 0 or len(digits) > MAX_NUMBER_DIGITS ⟨len(digits) > MAX_NUMBER_DIGITS⟩` '>' -> '>='": (
+        "a number of exactly 38 digits and no exponent has its magnitude checked as well, which it passes (under 1E+38)"
+    ),
+    "sizing._element_size: `if type(raw) is str and raw.isdigit() and raw.isascii() and …ecd9ae26 ⟨len(raw) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw.isdigit() and raw.isascii() and (len(raw) <= MAX_NUMBER_DIGITS) ⟨len(raw) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
+    "sizing.image_size: `if dot and digits.isdigit() and digits.isascii() and (len(di…f6f3ef4c ⟨len(digits) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
     "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is'": _FAST_PATH_OFF,
     "sizing.image_size: `if raw is not None` if c -> if not c #3": _FAST_PATH_OFF,
     "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is' #2": _FAST_PATH_OFF,

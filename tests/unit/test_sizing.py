@@ -204,3 +204,28 @@ def test_sets_of_each_kind_are_checked_element_by_element() -> None:
         value_size({"NS": "1"})
     with pytest.raises(SizingError):
         value_size({"BS": ["AAA"]})
+
+
+# DynamoDB's numbers (Developer Guide, "Data types"): "up to 38 digits of precision", positive from
+# 1E-130 to 9.9999999999999999999999999999999999999E+125, negative alike.
+IN_RANGE = ["1" * 38, "9" * 38 + "0" * 10, "1E-130", "-1E-130", "9.9999999999999999999999999999999999999E+125", "1E+2"]
+OUT_OF_RANGE = ["1" * 39, "1." + "1" * 38, "1E-131", "1E+126", "-1E+126", "1e400", "1.2.3", "0..0", "\u0663"]
+
+
+@pytest.mark.parametrize("number", IN_RANGE)
+def test_numbers_in_dynamodbs_range_are_sized_everywhere(number: str) -> None:
+    size = number_size(number)
+    assert value_size({"N": number}) == size
+    assert image_size({"n": {"N": number}}) == size + 1
+    assert image_size({"l": {"L": [{"N": number}]}}) == size + 5
+
+
+@pytest.mark.parametrize("number", OUT_OF_RANGE)
+def test_numbers_out_of_dynamodbs_range_are_refused_everywhere(number: str) -> None:
+    for size in (
+        lambda: number_size(number),
+        lambda: image_size({"n": {"N": number}}),
+        lambda: image_size({"l": {"L": [{"N": number}]}}),
+    ):
+        with pytest.raises(SizingError):
+            size()

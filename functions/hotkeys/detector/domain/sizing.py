@@ -49,7 +49,8 @@ def number_size(text: str) -> int:
         digits = digits[:exponent_at]
     significant = digits.replace(".", "", 1).strip("0")
     if not significant:
-        if not digits.strip(".") or digits.count(".") > 1 or digits.strip("0.") != "":
+        # (a second dot is left in ``significant``: such a text is never zero, and is refused below)
+        if not digits.strip(".") or digits.strip("0.") != "":
             raise SizingError(f"not a number: {text!r}")
         return 2  # zero
     if not (significant.isdigit() and significant.isascii()):
