@@ -102,7 +102,7 @@ def test_top_text_points_at_json_that_holds_what_it_left_out(
     assert main(["top", "--stats-table", stats_table_name, "--since", "2026-12-01", "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
     # Then the JSON holds every note the line summed up, the families and the rows
-    assert len(found["throttled_keys"]["notes"]) == int(more[1]) + 1
+    assert len(found["throttles"]["notes"]) == int(more[1]) + 1
     assert found["rows"] and isinstance(found["families"], list)
     # and `top --help` says it shows the throttled keys
     assert main(["top", "--help"]) == 0
@@ -116,7 +116,7 @@ def test_an_input_with_no_records_is_no_verdict(tmp_path: Path, capsys: pytest.C
     assert main(["replay", str(empty)]) == 2
     out, err = capsys.readouterr()
     # Then it says so in one line, and prints no verdict
-    assert out == "" and err == "hotkeys: the event file holds no stream records: nothing to judge\n"
+    assert out == "" and err == f"hotkeys: no stream records in {empty}: nothing to judge\n"
     # and generate refuses to write such a file
     assert main(["generate", "--out", str(tmp_path / "w.json"), "--rate", "0"]) == 2
     assert "no records" in capsys.readouterr().err and not (tmp_path / "w.json").exists()
@@ -244,13 +244,15 @@ def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: 
         ]
         assert top and top[0]["peak_wcu_per_second"] == stored["peak_wcu_per_second"]
         alerted = re.search(r"alerted at ([\d,]+) WCU/s", line)
-        if alerted:
-            rates = {
-                round(a["wcu_per_second"])
+        if alerted:  # the rate the incident fired at: its firing message's, as its subscriber first read it
+            firing = next(
+                a
                 for a in result["alerts"]
                 if (a["table"], a.get("index"), a["key"]) == (table, index, key)
-            }
-            assert int(alerted[1].replace(",", "")) in rates
+                and a["status"] == "firing"
+                and a["reason"] == "partition_limit"
+            )
+            assert int(alerted[1].replace(",", "")) == round(firing["wcu_per_second"])
     assert checked == 3  # the demo's three hot keys
 
 

@@ -327,7 +327,9 @@ def _rank(incident: _Incident) -> float:
 
 def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Settings) -> str:
     alerts = incident.reason_alerts()
-    fired = max(alerts, key=lambda alert: (alert["wcu_per_second"], alert["window_start"]))
+    # The rate the incident fired at (its firing message's), as its subscriber first read it
+    firing = [alert for alert in alerts if alert["status"] == "firing"]
+    fired = firing[0] if firing else max(alerts, key=lambda alert: (alert["wcu_per_second"], alert["window_start"]))
     limit = int(fired["partition_limit_wcu"])
     alert_rate = float(fired["wcu_per_second"])
     row = incident.figure()
@@ -505,10 +507,8 @@ def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | No
             plan = plan_replay(args.event_files)
             if not plan.records:
                 # No traffic is no verdict: "no hot key" would read as if traffic had been judged.
-                raise ReplayError(
-                    f"the event file{'s hold' if len(args.event_files) > 1 else ' holds'} no stream records: "
-                    "nothing to judge"
-                )
+                files = ", ".join(args.event_files)
+                raise ReplayError(f"no stream records in {files}: nothing to judge")
             resources = create_resources(aws)
             heat = _heat_map(aws, chosen) if report_path is not None else None
             with progress_bar("replaying", plan.records) as advance:
@@ -542,7 +542,7 @@ def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
         if alert["status"] != "resolved":
             _say(
                 console,
-                f"      when sent: window {alert['window_start']}, {alert['wcu']:,} WCU so far, "
+                f"      when sent: window {alert['window_start']}, up to {alert['wcu']:,} WCU so far, "
                 f"{100 * alert['share']:.1f}% of the table's writes so far; fix: "
                 + short_fix(alert["key"], alert["suggested_shards"], alert["share"], alert.get("index")),
             )

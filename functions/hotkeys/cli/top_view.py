@@ -19,10 +19,9 @@ from hotkeys.detector.domain.windows import iso_utc
 
 def json_text(rows: list[TopRow], families: list[dict[str, Any]], throttles: Mapping[str, Any] | None) -> str:
     """What the text shows, whole: the rows, the families, and the throttled keys with every note on why
-    a table or index's could not be read (``throttled_keys`` null when there were no rows to compare)."""
-    return json.dumps(
-        {"rows": [row.to_json() for row in rows], "families": families, "throttled_keys": throttles}, indent=2
-    )
+    a table or index's could not be read (``throttles``, as the replay's JSON names it; null when there were
+    no rows to compare)."""
+    return json.dumps({"rows": [row.to_json() for row in rows], "families": families, "throttles": throttles}, indent=2)
 
 
 def render(
