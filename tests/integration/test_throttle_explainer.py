@@ -39,6 +39,35 @@ T0 = 1_796_083_200  # 2026-12-01T00:00:00Z, the first minute the fixture's alarm
 RULE = "DynamoDBContributorInsights-PKT-tickets-1796000000000"
 
 
+def _report_request(rule: str) -> dict[str, Any]:
+    """The GetInsightRuleReport request the explainer makes for the alarm's three minutes."""
+    return {
+        "RuleName": rule,
+        "StartTime": datetime.fromtimestamp(T0, tz=UTC),
+        "EndTime": datetime.fromtimestamp(T0 + 180, tz=UTC),
+        "Period": 60,
+        "MaxContributorCount": 100,
+        "Metrics": ["MaxContributorValue"],
+        "OrderBy": "Sum",
+    }
+
+
+def _rule_report(contributors: Any) -> dict[str, Any]:
+    """A GetInsightRuleReport answer: each (key, [(second, requests)]) as a contributor."""
+    return {
+        "Contributors": [
+            {
+                "Keys": [key],
+                "ApproximateAggregateValue": sum(v for _t, v in points),
+                "Datapoints": [
+                    {"Timestamp": datetime.fromtimestamp(t, tz=UTC), "ApproximateValue": v} for t, v in points
+                ],
+            }
+            for key, points in contributors
+        ]
+    }
+
+
 def alarm_event(metric: str = "WriteKeyRangeThroughputThrottleEvents", **dimensions: str) -> dict[str, Any]:
     event = copy.deepcopy(json.loads(FIXTURE.read_text()))
     described = event["alarmData"]["configuration"]["metrics"][0]["metricStat"]["metric"]
@@ -75,27 +104,8 @@ def stubbed_insights(contributors: list[tuple[str, list[tuple[int, float]]]], in
     )
     cw.add_response(
         "get_insight_rule_report",
-        {
-            "Contributors": [
-                {
-                    "Keys": [key],
-                    "ApproximateAggregateValue": sum(v for _t, v in points),
-                    "Datapoints": [
-                        {"Timestamp": datetime.fromtimestamp(t, tz=UTC), "ApproximateValue": v} for t, v in points
-                    ],
-                }
-                for key, points in contributors
-            ]
-        },
-        {
-            "RuleName": RULE,
-            "StartTime": datetime.fromtimestamp(T0, tz=UTC),
-            "EndTime": datetime.fromtimestamp(T0 + 180, tz=UTC),
-            "Period": 60,
-            "MaxContributorCount": 100,
-            "Metrics": ["MaxContributorValue"],
-            "OrderBy": "Sum",
-        },
+        _rule_report(contributors),
+        _report_request(RULE),
     )
     ddb.activate()
     cw.activate()
@@ -301,27 +311,8 @@ def every_index_insights(listed: list[str], rules: dict[str, list[tuple[str, lis
             continue
         cw.add_response(
             "get_insight_rule_report",
-            {
-                "Contributors": [
-                    {
-                        "Keys": [key],
-                        "ApproximateAggregateValue": sum(v for _t, v in points),
-                        "Datapoints": [
-                            {"Timestamp": datetime.fromtimestamp(t, tz=UTC), "ApproximateValue": v} for t, v in points
-                        ],
-                    }
-                    for key, points in contributors
-                ]
-            },
-            {
-                "RuleName": index_rule(index),
-                "StartTime": datetime.fromtimestamp(T0, tz=UTC),
-                "EndTime": datetime.fromtimestamp(T0 + 180, tz=UTC),
-                "Period": 60,
-                "MaxContributorCount": 100,
-                "Metrics": ["MaxContributorValue"],
-                "OrderBy": "Sum",
-            },
+            _rule_report(contributors),
+            _report_request(index_rule(index)),
         )
     ddb.activate()
     cw.activate()
