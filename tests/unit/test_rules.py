@@ -89,6 +89,14 @@ def hot_keys(figures: Figures, settings: Settings = SETTINGS) -> dict[str, HotKe
 # Partition limit
 
 
+def test_every_hot_key_is_found_whatever_the_keys_before_it() -> None:
+    # Given cold keys written first, then two hot ones (the summary keeps keys in the order they came)
+    changes = writes("cold-1", 5, 0, 10) + writes("cold-2", 5, 0, 10) + writes("hot-1", 900, 0, 10)
+    changes += writes("hot-2", 850, 0, 10)
+    # Then both hot keys fire (the search goes on past a cold key, and past a hot one)
+    assert set(hot_keys(tallied(changes))) == {"hot-1", "hot-2"}
+
+
 def test_a_key_at_the_alert_rate_over_the_minimum_span_fires_with_its_figures() -> None:
     # Given a key writing 800 WCU/s for 10 seconds (80 writes), the minimum span
     segment = tallied(writes("hot", 800, 0, 10))

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
+import pytest
+
 from hotkeys.detector.domain import windows
 from hotkeys.detector.domain.windows import iso_utc, parse_iso_utc, window_start
 
@@ -38,3 +42,16 @@ def test_timestamps_parse_with_or_without_a_zone() -> None:
     assert parse_iso_utc("2026-12-01T00:00:00") == T0  # naive: UTC
     assert parse_iso_utc("2026-12-01T01:00:00+01:00") == T0
     assert parse_iso_utc("2026-12-01T00:00:01.999Z") == T0 + 1
+
+
+def test_times_are_utc_whatever_the_machines_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a machine whose local zone is not UTC (Lambda's is; a laptop's may not be)
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert windows.iso_utc(1_234_567_891) == "2009-02-13T23:31:31Z"
+        assert windows.iso_utc(1_234_567_893.5) == "2009-02-13T23:31:33Z"
+        assert windows.parse_iso_utc("2009-02-13T23:31:31") == 1_234_567_891  # naive: taken as UTC
+    finally:
+        monkeypatch.undo()
+        time.tzset()
