@@ -264,3 +264,38 @@ def test_a_number_that_is_no_number_is_refused_where_it_is_sized(text: str) -> N
         image_size({"n": {"N": text}})
     with pytest.raises(SizingError):
         image_size({"l": {"L": [{"N": text}]}})
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--archive-prefix", "x/"], "--archive-prefix"),
+        (["--archive-replicated-ttl", "true"], "--archive-replicated-ttl"),
+    ],
+)
+def test_redrive_refuses_settings_of_an_archive_it_is_told_does_not_exist(
+    flags: list[str], named: str, stats_table_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import boto3
+
+    dlq = boto3.client("sqs").create_queue(QueueName="dlq")["QueueUrl"]
+    argv = ["redrive", "--no-stack", "--dlq-url", dlq, "--stats-table", stats_table_name, "--no-archive", *flags]
+    # When redrive is told there is no archive, and given one of the archive's settings
+    assert main(argv) == 2
+    # Then it says the two contradict, in one line, before reading anything
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--no-archive contradicts" in err and named in err
+
+
+def test_a_log_level_that_is_no_level_is_said_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOTKEYS_LOG_LEVEL", "bogus")
+    assert main(["replay", str(EVENTS / "poison-record.json"), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["records"] > 0
+    said = [line for line in captured.err.splitlines() if "HOTKEYS_LOG_LEVEL" in line]
+    assert said == [
+        "hotkeys: HOTKEYS_LOG_LEVEL=bogus is not a level (DEBUG, INFO, WARNING or ERROR): "
+        "the function's logs stay quiet"
+    ]

@@ -20,8 +20,15 @@ def function_logs(*listeners: logging.Handler) -> Iterator[None]:
 
     handler = cast("logging.StreamHandler[Any]", logger.registered_handler)  # powertools': a StreamHandler
     level, shown, stream = logger.log_level, handler.level, handler.stream
-    wanted = logging.getLevelName(os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL").upper())
-    wanted = wanted if isinstance(wanted, int) else logging.CRITICAL
+    asked = os.environ.get("HOTKEYS_LOG_LEVEL", "CRITICAL")
+    wanted = logging.getLevelName(asked.upper())
+    if not isinstance(wanted, int):
+        print(
+            f"hotkeys: HOTKEYS_LOG_LEVEL={asked} is not a level (DEBUG, INFO, WARNING or ERROR): the function's "
+            "logs stay quiet",
+            file=sys.stderr,
+        )
+        wanted = logging.CRITICAL
     logger.setLevel(min(wanted, logging.ERROR))
     handler.setLevel(wanted)
     handler.setStream(sys.stderr)

@@ -601,6 +601,8 @@ def _as_loaded(name: str, value: Value) -> Value:
     return value
 
 
+# The archive's settings redrive asks for without the stack: flag -> setting.
+ARCHIVE_SETTINGS = {"--archive-prefix": "archive_prefix", "--archive-replicated-ttl": "archive_replicated_ttl"}
 NO_STACK_NEEDS = "--no-stack needs --dlq-url and --stats-table (or leave --no-stack out to read them from the stack)"
 
 
@@ -608,14 +610,19 @@ def plan_without_stack(flags: RedriveFlags, settings: Settings) -> RedrivePlan:
     """Settings from flags alone (``--no-stack``): the archive is what the flags say, or unknown."""
     if not flags.dlq_url or not flags.stats_table:
         raise UserError(NO_STACK_NEEDS)
+    archive_flags = [flag for flag, name in ARCHIVE_SETTINGS.items() if flags.settings.get(name) not in (None, False)]
+    if flags.no_archive and archive_flags:
+        # Settings of an archive said to be absent: one of the two statements is wrong, and which is not known.
+        raise UserError(
+            f"--no-archive contradicts {' and '.join(archive_flags)}: an archive that does not exist has no settings"
+        )
     if flags.archive_bucket:
         archiving = Archiving.DEPLOYED
     else:
         archiving = Archiving.ABSENT if flags.no_archive else Archiving.UNKNOWN
     # A setting not given takes the function's default in ``settings``; what the deployment has is not
     # known, and matters only where it may archive.
-    settings_asked = {"--archive-prefix": "archive_prefix", "--archive-replicated-ttl": "archive_replicated_ttl"}
-    unknown = {flag for flag, name in settings_asked.items() if flags.settings.get(name) is None}
+    unknown = {flag for flag, name in ARCHIVE_SETTINGS.items() if flags.settings.get(name) is None}
     unknown |= {"--archive-bucket"} if archiving is Archiving.UNKNOWN else set()
     if archiving is Archiving.ABSENT:
         unknown = set()
