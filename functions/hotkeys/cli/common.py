@@ -165,7 +165,7 @@ def add_setting_flags(
 def _setting_help(option: Any) -> str:
     """An option's help with its default and variable, the default said once (a help that names it
     already, "(default: read with DescribeTable)", keeps its own words)."""
-    if "(default" in option.help:
+    if "(default" in option.help and option.help.endswith(")"):
         return f"{option.help[:-1]}; the function's {option.variable})"
     return f"{option.help} (default {option.documented_default}; the function's {option.variable})"
 
@@ -230,6 +230,16 @@ def cli_region(
     return flag or environ.get("AWS_REGION") or default_region
 
 
+def where_of(table: str, index: str | None) -> str:
+    """A table, or a table's GSI ("orders index by-status"), as every view names it."""
+    return table if not index else f"{table} index {index}"
+
+
+def partition_of(table: str, index: str | None, key: str) -> str:
+    """A partition as every view names it: "orders/event#42", or "orders index by-status: PENDING"."""
+    return f"{table}/{key}" if not index else f"{where_of(table, index)}: {key}"
+
+
 def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings, title: str) -> None:
     console.print(top_table(rows, settings, title, width=console.width))
 
@@ -287,8 +297,8 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         width = max(len(line) for line in column.split("\n"))
         grid.add_column(column, justify="right", overflow="ellipsis", no_wrap=True, min_width=width)
     for row in rows:
-        table = row["table"] if not row.get("index") else f"{row['table']} index {row['index']}"
-        key = f"{table}/{row['key']}" if not row.get("index") else f"{table}: {row['key']}"
+        table = where_of(row["table"], row.get("index"))
+        key = partition_of(row["table"], row.get("index"), row["key"])
         cells = {
             "wide": [row["window_start"], table, row["key"]],
             "narrow": [row["window_start"], key],
@@ -319,6 +329,6 @@ def render_families(console: Console, families: list[dict[str, Any]]) -> None:
         return
     console.print(f"[bold]Write-sharded key families[/] ({len(families)}):")
     for family in families:
-        where = family["table"] if not family.get("index") else f"{family['table']} index {family['index']}"
+        where = where_of(family["table"], family.get("index"))
         line = f"  {family['window_start']} {where}: {family['verdict']}"
         console.print(line, markup=False, highlight=False, soft_wrap=True)

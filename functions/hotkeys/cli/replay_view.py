@@ -7,7 +7,7 @@ import contextlib
 import gzip
 import importlib.util
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from hotkeys.cli.common import (
     UserError,
     aws_clients,
     partial_images_warning,
+    partition_of,
     render_families,
     render_top,
     settings_from_args,
@@ -197,7 +198,7 @@ class _Incident:
 
     @property
     def where(self) -> str:
-        return f"{self.table}/{self.key}" if self.index is None else f"{self.table} index {self.index}: {self.key}"
+        return partition_of(self.table, self.index, self.key)
 
     def reason_alerts(self) -> list[dict[str, Any]]:
         """The alerts of the incident's kind: partition-limit ones when there are any, else share ones."""
@@ -232,16 +233,9 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     merged heaviest aligned burst bucket of the key's window, the share the whole window's; a throttled
     count is the throttled-keys table's. The rate an alert fired at (the rule's rate when that invocation
     ran) is named apart when it differs. A write-sharded family's line is the families line of that window."""
-    grouped: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
-    for alert in result["alerts"]:
-        if alert["status"] != "resolved":
-            grouped.setdefault((alert["table"], alert.get("index"), alert["key"]), []).append(alert)
-    stored: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
-    for row in result.get("alerted_figures", []):
-        stored.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
-    throttled: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
-    for row in (result.get("throttles") or {}).get("rows", []):
-        throttled.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
+    grouped = _by_partition(alert for alert in result["alerts"] if alert["status"] != "resolved")
+    stored = _by_partition(result.get("alerted_figures", []))
+    throttled = _by_partition((result.get("throttles") or {}).get("rows", []))
     incidents = [
         _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
     ]
@@ -279,6 +273,17 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     return lines
 
 
+Partition = tuple[str, str | None, str]  # (table, index or None, key)
+
+
+def _by_partition(rows: Iterable[dict[str, Any]]) -> dict[Partition, list[dict[str, Any]]]:
+    """Alerts or rows of the result, by the partition they name, in their order."""
+    found: dict[Partition, list[dict[str, Any]]] = {}
+    for row in rows:
+        found.setdefault((row["table"], row.get("index"), row["key"]), []).append(row)
+    return found
+
+
 def _requests(rows: list[dict[str, Any]]) -> int:
     return sum(int(row["throttled_requests"]) for row in rows)
 
@@ -293,9 +298,9 @@ def _throttled_text(rows: list[dict[str, Any]]) -> str:
     return " and ".join(parts)
 
 
-def _throttled_line(name: tuple[str, str | None, str], rows: list[dict[str, Any]]) -> str:
+def _throttled_line(name: Partition, rows: list[dict[str, Any]]) -> str:
     table, index, key = name
-    where = f"{table}/{key}" if index is None else f"{table} index {index}: {key}"
+    where = partition_of(table, index, key)
     if all(row["status"] == THROTTLED_ONLY for row in rows):
         landed = (
             "none of its writes landed on the stream (throttled only: its reads, or writes that never landed); "

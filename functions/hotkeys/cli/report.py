@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hotkeys.cli.common import where_of
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
@@ -435,7 +436,7 @@ def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float
     for r in top:
         peak, alert = r.get("peak_wcu_per_second"), r.get("alert_wcu_per_second")
         rate = alert if alert is not None else max(r["avg_wcu_per_second"], peak or 0.0)
-        where = r["table"] if not r.get("index") else f"{r['table']} index {r['index']}"
+        where = where_of(r["table"], r.get("index"))
         hot = " class='hot'" if rate >= threshold * partition_limit else ""
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
@@ -476,7 +477,7 @@ def _throttle_section(found: dict[str, Any] | None) -> str:
 def _throttle_row(r: dict[str, Any]) -> str:
     from hotkeys.cli.throttle_view import landed_text, status_text
 
-    where = r["table"] if not r.get("index") else f"{r['table']} index {r['index']}"
+    where = where_of(r["table"], r.get("index"))
     marked = " class='hot'" if r["status"] == THROTTLED_ONLY else ""
     return (
         f"<tr{marked}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
+from hotkeys.cli.common import where_of
 from hotkeys.detector.ports import InsightsPort, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import (
@@ -95,7 +96,7 @@ def render(console: Console, found: Mapping[str, Any] | None) -> None:
     for row in rows[:SHOWN_ROWS]:
         grid.add_row(
             row["window_start"],
-            row["table"] if not row.get("index") else f"{row['table']} index {row['index']}",
+            where_of(row["table"], row.get("index")),
             row["key"],
             landed_text(row),
             f"{row['throttled_requests']:,}",
