@@ -33,6 +33,7 @@ from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_P
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK
+from hotkeys.detector.throttling.throttle_sources import Source, insights_command
 from hotkeys.throttling import (
     INDEX_DIMENSION,
     NAMESPACE,
@@ -278,11 +279,7 @@ def throttling_checks(clients: Clients, table: str, now: float) -> list[Check]:
 def _check_insights(clients: Clients, scope: _Scope) -> Check:
     """Contributor Insights' status and mode (DescribeContributorInsights); off: the command that enables it."""
     name = f"contributor insights of {scope.label}"
-    index = f" --index-name {scope.index}" if scope.index is not None else ""
-    enable = (
-        f"aws dynamodb update-contributor-insights --table-name {scope.table}{index} "
-        f"--contributor-insights-action ENABLE --contributor-insights-mode {THROTTLED_KEYS}"
-    )
+    enable = insights_command(Source(scope.table, scope.index))
     try:
         answer = clients.dynamodb.describe_contributor_insights(**scope.arguments())
     except ClientError as error:

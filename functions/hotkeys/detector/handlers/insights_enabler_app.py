@@ -43,6 +43,7 @@ from hotkeys.detector.throttling.insights_owners import (
     physical_id,
     release,
 )
+from hotkeys.detector.throttling.throttle_sources import Source, insights_command
 
 __all__ = ["InsightsError", "on_event"]
 
@@ -107,8 +108,7 @@ def _delete(switch: Callable[[], DynamoInsightsSwitch], resource_id: str) -> Non
                 "left": "on where this resource had turned it on, unless another stack still watches the table "
                 "(its hotkeys:insights:owner:* tags)",
                 "command": (
-                    f"aws dynamodb update-contributor-insights --table-name {mine.table} "
-                    "--contributor-insights-action DISABLE (and --index-name per GSI)"
+                    insights_command(Source(mine.table, None), "DISABLE") + " (and --index-name per GSI)"
                     if mine
                     else None
                 ),

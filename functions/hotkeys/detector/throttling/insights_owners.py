@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import InsightsSwitch
-from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
+from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source, insights_command
 
 MODE = "THROTTLED_KEYS"
 FULL_MODE = "ACCESSED_AND_THROTTLED_KEYS"
@@ -153,15 +153,6 @@ def mode_of(status: RuleStatus) -> str | None:
     return status.mode
 
 
-def cli(source: Source, action: str) -> str:
-    index = f" --index-name {source.index}" if source.index is not None else ""
-    mode = f" --contributor-insights-mode {MODE}" if action == "ENABLE" else ""
-    return (
-        f"aws dynamodb update-contributor-insights --table-name {source.table}{index} "
-        f"--contributor-insights-action {action}{mode}"
-    )
-
-
 @dataclass(frozen=True)
 class Claimed:
     """A create's outcome: counts only (a custom resource's response must stay under 4 KB)."""
@@ -225,7 +216,7 @@ def _undo(switch: InsightsSwitch, arn: str, enabled: list[Source], owner: Owner 
         except SwitchFailed as error:
             logger.warning(
                 "could not turn off Contributor Insights a failed create had turned on",
-                extra={"target": source.where, "reason": str(error), "command": cli(source, "DISABLE")},
+                extra={"target": source.where, "reason": str(error), "command": insights_command(source, "DISABLE")},
             )
     if owner is not None:
         try:
@@ -295,7 +286,7 @@ def release(switch: InsightsSwitch, resource_id: str) -> Released:
         except SwitchFailed as error:
             logger.warning(
                 "could not turn Contributor Insights off",
-                extra={"target": source.where, "reason": str(error), "command": cli(source, "DISABLE")},
+                extra={"target": source.where, "reason": str(error), "command": insights_command(source, "DISABLE")},
             )
             left.append(source)
             continue

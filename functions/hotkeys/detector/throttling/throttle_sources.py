@@ -34,7 +34,7 @@ class RuleStatus:
         if self.status == "DISABLED":
             return (
                 f"Contributor Insights is disabled on {self.source.where}; "
-                f"to name its throttled keys: {enable_command(self.source)}"
+                f"to name its throttled keys: {insights_command(self.source)}"
             )
         if self.status != "ENABLED":
             return f"Contributor Insights is {self.status.lower()} on {self.source.where}"
@@ -43,10 +43,12 @@ class RuleStatus:
         return None
 
 
-def enable_command(source: Source) -> str:
-    """The AWS CLI command that turns throttled-keys mode on for a table or one GSI."""
+def insights_command(source: Source, action: str = "ENABLE") -> str:
+    """The AWS CLI command that turns Contributor Insights on (throttled-keys mode) or off (``DISABLE``) for
+    a table or one GSI."""
     index = f" --index-name {source.index}" if source.index is not None else ""
+    mode = " --contributor-insights-mode THROTTLED_KEYS" if action == "ENABLE" else ""
     return (
         f"aws dynamodb update-contributor-insights --table-name {source.table}{index} "
-        "--contributor-insights-action ENABLE --contributor-insights-mode THROTTLED_KEYS"
+        f"--contributor-insights-action {action}{mode}"
     )
