@@ -77,6 +77,27 @@ def alarm_event(metric: str = "WriteKeyRangeThroughputThrottleEvents", **dimensi
 
 
 @pytest.fixture
+def cold_container(
+    monkeypatch: pytest.MonkeyPatch, topic: tuple[str, str], stats_table_name: str
+) -> Iterator[tuple[Any, Any]]:
+    """The explainer's handler module as a new container sees it, with this test's topic and table: its
+    settings and clients are cached once per container, so each test starts one and leaves none behind."""
+    from hotkeys.detector.handlers import throttle_app
+
+    def cold() -> None:
+        throttle_app._aws.cache_clear()
+        throttle_app._settings.cache_clear()
+
+    monkeypatch.setenv("ALERT_TOPIC_ARN", topic[0])
+    monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
+    cold()
+    context = type("Context", (), {"function_name": "f", "memory_limit_in_mb": 128, "aws_request_id": "r"})()
+    context.invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+    yield throttle_app, context
+    cold()
+
+
+@pytest.fixture
 def topic(stats_table_name: str) -> Iterator[tuple[str, str]]:
     sns, sqs = boto3.client("sns"), boto3.client("sqs")
     arn = sns.create_topic(Name="alerts")["TopicArn"]
@@ -204,15 +225,9 @@ def test_ok_and_unrelated_alarms_publish_nothing(stats_table_name: str, topic: t
 
 
 def test_the_handler_on_an_endpoint_without_contributor_insights_still_alerts(
-    stats_table_name: str, topic: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    topic: tuple[str, str], cold_container: tuple[Any, Any]
 ) -> None:
-    from hotkeys.detector.handlers import throttle_app
-
-    throttle_app._aws.cache_clear()
-    monkeypatch.setenv("ALERT_TOPIC_ARN", topic[0])
-    monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
-    context = type("Context", (), {"function_name": "f", "memory_limit_in_mb": 128, "aws_request_id": "r"})()
-    context.invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"  # type: ignore[attr-defined]
+    throttle_app, context = cold_container
     assert throttle_app.handler(alarm_event(), context)["published"] == 1  # type: ignore[arg-type]
     ((subject, document),) = received(topic[1])
     assert subject == "[throttling] tickets: key range limit"
@@ -489,17 +504,11 @@ def test_gsis_that_cannot_be_listed_are_one_line_and_the_limit_is_still_named(
 
 
 def test_the_handler_lists_the_gsis_of_an_every_gsi_alarm_from_dynamodb(
-    stats_table_name: str, topic: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    topic: tuple[str, str], cold_container: tuple[Any, Any]
 ) -> None:
     # moto answers DescribeTable; it does not implement Contributor Insights, which each GSI's note says
-    from hotkeys.detector.handlers import throttle_app
-
     orders_table("by-status", "by-venue")
-    throttle_app._aws.cache_clear()
-    monkeypatch.setenv("ALERT_TOPIC_ARN", topic[0])
-    monkeypatch.setenv("STATS_TABLE_NAME", stats_table_name)
-    context = type("Context", (), {"function_name": "f", "memory_limit_in_mb": 128, "aws_request_id": "r"})()
-    context.invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"  # type: ignore[attr-defined]
+    throttle_app, context = cold_container
     assert throttle_app.handler(query_event(), context)["published"] == 1  # type: ignore[arg-type]
     ((subject, document),) = received(topic[1])
     assert subject == "[throttling] a GSI of orders: key range limit"
