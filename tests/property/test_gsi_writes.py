@@ -31,6 +31,7 @@ from hotkeys.cli.events import stream_record
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 from hotkeys.detector.domain.indexes import IndexSpec, in_index, index_writes
 from hotkeys.detector.domain.records import parse_change
+from hotkeys.detector.proposals import Proposal
 from tests import reference_gsi, reference_sizing
 
 DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}
@@ -119,9 +120,13 @@ class MotoTables:
     def __init__(self, client: Any) -> None:
         self._client = client
         self._names: dict[str, str] = {}
-        describe = describe_table_with(client)
-        self.resolve_key = PartitionKeyResolver(None, describe)
-        self.indexes = TableIndexes(describe)
+        self._describe = describe_table_with(client)
+        self.resolve_key = PartitionKeyResolver(None, self._describe)
+        self.indexes = TableIndexes(self._describe)
+
+    def with_proposals(self, proposals: tuple[Proposal, ...]) -> TableIndexes:
+        """The tables' indexes and these what-if proposals, as a function configured with them reads them."""
+        return TableIndexes(self._describe, proposals=proposals)
 
     def create(self, request: dict[str, Any]) -> str:
         shape = json.dumps(request, sort_keys=True)

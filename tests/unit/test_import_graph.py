@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "functions"
 HANDLERS = "hotkeys.detector.handlers"
 # The Lambda code's packages, in the order data flows through them, each with the packages it may use
-# (config, names, ports and observability are shared by all; adapters implement ports for the handlers).
-SHARED = {"config", "names", "ports", "observability"}
+# (config, names, ports, observability and proposals are shared by all; adapters implement ports for the handlers).
+SHARED = {"config", "names", "ports", "observability", "proposals"}
 LAYERS = {
     "domain": set(),
     "consumer": {"domain"},

@@ -37,6 +37,9 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "share_threshold": ("0.25", 0.25),
     "share_min_wcu": ("100", 100),
     "alert_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:t", "arn:aws:sns:eu-west-1:111122223333:t"),
+    "what_if_topic_arn": ("arn:aws:sns:eu-west-1:111122223333:w", "arn:aws:sns:eu-west-1:111122223333:w"),
+    "what_if_indexes": ("by-status=status", "by-status=status"),
+    "what_if_keys": ("orders:customer+region", "orders:customer+region"),
     "webhook_secret_arn": (
         "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hook",
         "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hook",
@@ -71,6 +74,8 @@ INVALID: dict[str, str] = {
     "archive_replicated_ttl": "maybe",
     "count_indexes": "sometimes",
     "key_display": "base64",
+    "what_if_indexes": "by-status",
+    "what_if_keys": "a b",
 }
 # What some samples need beside them (a hashed key needs its salt).
 COMPANIONS: dict[str, dict[str, str]] = {"key_display": {"key_hash_salt": "pepper"}}
@@ -83,7 +88,7 @@ def by_name(name: str) -> Any:
 
 def test_every_option_has_a_sample_and_is_a_setting() -> None:
     assert set(SAMPLES) == {option.name for option in OPTIONS} == set(settings_fields())
-    assert {o.name for o in OPTIONS if o.kind != "text"} == set(INVALID)
+    assert {o.name for o in OPTIONS if o.kind != "text" or o.check} == set(INVALID)
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -123,6 +128,7 @@ def test_only_what_the_stack_sets_itself_has_no_context_option() -> None:
     assert {o.variable for o in OPTIONS if not o.context_key} == {
         "STATS_TABLE_NAME",
         "ALERT_TOPIC_ARN",
+        "WHAT_IF_TOPIC_ARN",
         "WEBHOOK_SECRET_ARN",
         "ARCHIVE_BUCKET_NAME",
         "WATCHED_TABLES",

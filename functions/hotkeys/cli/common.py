@@ -29,6 +29,7 @@ from hotkeys.detector.config import (
     settings_from,
 )
 from hotkeys.detector.domain.windows import parse_iso_utc
+from hotkeys.detector.proposals import where
 
 
 class UserError(Exception):
@@ -231,8 +232,8 @@ def cli_region(
 
 
 def where_of(table: str, index: str | None) -> str:
-    """A table, or a table's GSI ("orders index by-status"), as every view names it."""
-    return table if not index else f"{table} index {index}"
+    """A table, a table's GSI ("orders index by-status") or a what-if proposal, as every view names it."""
+    return where(table, index)
 
 
 def partition_of(table: str, index: str | None, key: str) -> str:

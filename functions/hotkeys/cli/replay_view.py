@@ -22,6 +22,7 @@ from hotkeys.cli.common import (
     render_families,
     render_top,
     settings_from_args,
+    where_of,
 )
 from hotkeys.cli.progress import progress_bar
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan_replay, replay_settings, run_replay
@@ -29,6 +30,7 @@ from hotkeys.cli.throttle_view import recorded_picture
 from hotkeys.cli.throttle_view import render as render_throttles
 from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts import what_if
 from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings
@@ -90,6 +92,10 @@ def collect(
             for w in figures
         ],
         "alerts": alerts,
+        "what_if": [
+            {"subject": what_if.subject(found), **what_if.document(found)}
+            for found in what_if.findings(figures, report.settings)
+        ],
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),
@@ -253,6 +259,7 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         lines.extend(_hot_line(incident, families, settings) for incident in hot)
     else:
         lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
+    lines.extend(what_if_lines(result.get("what_if", [])))
     if unalerted:
         many = len(unalerted) > 1
         lines.append(
@@ -270,6 +277,25 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
             f"writes (share-of-table alert{'s' if many else ''}; under the partition-limit threshold, not hot):"
         )
         lines.extend(_share_line(incident, families) for incident in shares)
+    return lines
+
+
+def what_if_lines(found: list[dict[str, Any]]) -> list[str]:
+    """Each proposal's hottest partition, apart from the real ones: a notice's subject and fix when it
+    would pass the alert rate, else how far under it stays."""
+    if not found:
+        return []
+    lines = ["What-if (proposals counted from the same writes; never an incident, nobody paged):"]
+    for row in found:
+        where = where_of(row["table"], row["proposal"])
+        if row["hot"]:
+            lines.append(f"  {row['subject'].removeprefix('[what-if] ')} in the window starting {row['window_start']}")
+            lines.append(f"      fix: {row['advice']}")
+        else:
+            lines.append(
+                f"  {where}: no hot partition (hottest {row['key']} peaks at {row['peak_wcu_per_second']:,.0f} WCU/s, "
+                f"{row['percent_of_limit']:.0f}% of a partition)"
+            )
     return lines
 
 
@@ -445,7 +471,11 @@ def _heat_map(aws: AwsClients, chosen: Settings) -> HeatMap:
     # indexes, as in the handler. Both read the table lazily: after the replay has created it.
     describe = describe_table_with(aws.client("dynamodb"))
     resolver = PartitionKeyResolver(chosen.partition_key_attribute, describe)
-    return HeatMap(resolver, chosen.alert_min_span_seconds, TableIndexes(describe) if chosen.count_indexes else None)
+    return HeatMap(
+        resolver,
+        chosen.alert_min_span_seconds,
+        TableIndexes(describe, proposals=chosen.proposals) if chosen.count_indexes else None,
+    )
 
 
 def _write_report(path: Path, result: dict[str, Any], heat: HeatMap, chosen: Settings) -> None:

@@ -33,7 +33,9 @@ class StreamWatcher:
         # key of this description.
         self._resolve_key = PartitionKeyResolver(settings.partition_key_attribute, lambda _table: description)
         # The table's global secondary indexes, counted as the function counts them.
-        self._indexes: tuple[IndexSpec, ...] = specs_from_description(description) if settings.count_indexes else ()
+        self._indexes: tuple[IndexSpec, ...] = (
+            specs_from_description(description, settings.proposals) if settings.count_indexes else ()
+        )
         self._cursors: dict[str, ShardCursor] = {}
         self._states: dict[str, ShardState] = {}
         self.records = 0

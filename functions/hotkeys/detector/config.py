@@ -11,9 +11,12 @@ given, so what ``cdk synth`` accepts the function accepts too. No dependencies, 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+from hotkeys.detector.proposals import Proposal, ProposalError
+from hotkeys.detector.proposals import parse as parse_proposals
 
 MAX_TUMBLING_WINDOW_SECONDS = 900  # Lambda's limit for a stream mapping's tumbling window
 DEFAULT_SPAN_SECONDS = 10  # the alert span, unless the window is shorter
@@ -52,6 +55,7 @@ class Option:
     context_key: str | None = None  # `cdk deploy -c key=value`; None: the stack sets it itself
     cli_flag: str | None = None  # the flag of the CLI commands that emulate the function
     default_text: str | None = None  # how the default reads where it depends on another setting
+    check: Callable[[str], object] | None = None  # a text's grammar: raises ValueError saying what is wrong
 
     def parse(self, raw: str | None) -> Value:
         """The typed value of ``raw`` (the default when empty), or ConfigError naming the variable."""
@@ -72,6 +76,11 @@ class Option:
             if not chosen:
                 raise ConfigError(self.variable, f"must be one of {', '.join(self.choices)}, got {text!r}")
             return chosen[0]
+        if self.check is not None:
+            try:
+                self.check(text)
+            except ValueError as error:
+                raise ConfigError(self.variable, f"is invalid: {error}") from None
         return text
 
     def _number(self, text: str, kind: type[int] | type[float], noun: str) -> float:
@@ -203,6 +212,13 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("alert_topic_arn", "ALERT_TOPIC_ARN", "text", None, "the alert topic (set by the stack)"),
     Option(
+        "what_if_topic_arn",
+        "WHAT_IF_TOPIC_ARN",
+        "text",
+        None,
+        "the what-if topic: the judge's notices about proposals (set by the stack when there are proposals)",
+    ),
+    Option(
         "webhook_secret_arn",
         "WEBHOOK_SECRET_ARN",
         "text",
@@ -231,6 +247,28 @@ OPTIONS: tuple[Option, ...] = (
         "the partition key's attribute name, for every watched table (default: read with DescribeTable)",
         context_key="partitionKeyAttribute",
         cli_flag="--partition-key-attribute",
+    ),
+    Option(
+        "what_if_indexes",
+        "WHAT_IF_INDEXES",
+        "text",
+        None,
+        "proposed GSIs counted as if they existed, ';'-separated: '[TABLE:]NAME=ATTR[+ATTR][/SORT][:PROJECTION]', "
+        "PROJECTION ALL (default), KEYS_ONLY or INCLUDE(a,b)",
+        context_key="whatIfIndexes",
+        cli_flag="--what-if-index",
+        check=lambda text: parse_proposals(text, None),
+    ),
+    Option(
+        "what_if_keys",
+        "WHAT_IF_KEYS",
+        "text",
+        None,
+        "proposed table partition keys counted as if the table were keyed by them, ';'-separated: "
+        "'[TABLE:]ATTR[+ATTR]'",
+        context_key="whatIfKeys",
+        cli_flag="--what-if-key",
+        check=lambda text: parse_proposals(None, text),
     ),
     Option(
         "count_indexes",
@@ -345,10 +383,13 @@ class Settings:
     share_threshold: float = field(default=default_of("share_threshold"))
     share_min_wcu: int = field(default=default_of("share_min_wcu"))
     alert_topic_arn: str | None = None
+    what_if_topic_arn: str | None = None
     webhook_secret_arn: str | None = None
     watched_tables: str | None = None
     consumer_function_name: str | None = None
     partition_key_attribute: str | None = None
+    what_if_indexes: str | None = None
+    what_if_keys: str | None = None
     count_indexes: bool = field(default=default_of("count_indexes"))
     summary_capacity: int = field(default=default_of("summary_capacity"))
     flush_seconds: int = WINDOW_DEFAULT  # resolved in __post_init__ (FOLLOW_THE_WINDOW)
@@ -373,12 +414,18 @@ class Settings:
             if option.kind == "choice" and value not in option.choices:
                 raise ConfigError(option.variable, f"must be one of {', '.join(option.choices)}, got {value!r}")
         _check_together(self)
+        _check_proposals(self)
         if not self.archive_prefix.endswith("/"):
             object.__setattr__(self, "archive_prefix", self.archive_prefix + "/")
 
     @property
     def alert_wcu_per_second(self) -> float:
         return self.alert_threshold * self.partition_wcu_limit
+
+    @property
+    def proposals(self) -> tuple[Proposal, ...]:
+        """The what-if proposals (``WHAT_IF_INDEXES``, then ``WHAT_IF_KEYS``), parsed once per value."""
+        return parse_proposals(self.what_if_indexes, self.what_if_keys)
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -401,6 +448,18 @@ def _check_together(settings: Settings) -> None:
             )
     if settings.key_display == "hash" and not settings.key_hash_salt:
         raise ConfigError("KEY_HASH_SALT", "is required when KEY_DISPLAY=hash (an unsalted hash of a key is guessable)")
+
+
+def _check_proposals(settings: Settings) -> None:
+    """Each proposal setting on its own (an error names it), then both together (counts, names)."""
+    given = (("WHAT_IF_INDEXES", settings.what_if_indexes, None), ("WHAT_IF_KEYS", None, settings.what_if_keys))
+    for variable, indexes, keys in (*given, ("WHAT_IF_INDEXES", settings.what_if_indexes, settings.what_if_keys)):
+        try:
+            parse_proposals(indexes, keys)
+        except ProposalError as error:
+            raise ConfigError(variable, f"is invalid: {error}") from None
+    if settings.proposals and not settings.count_indexes:
+        raise ConfigError("COUNT_INDEXES", "must be true to count what-if proposals (they are counted as indexes)")
 
 
 def load_settings(env: Mapping[str, str]) -> Settings:

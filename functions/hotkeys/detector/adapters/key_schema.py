@@ -9,6 +9,7 @@ from typing import Any
 from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.domain.records import MalformedRecord
 from hotkeys.detector.observability import logger
+from hotkeys.detector.proposals import Proposal
 
 
 class KeySchemaError(RuntimeError):
@@ -62,7 +63,8 @@ class TableIndexes:
     fails, the last known indexes stay in use (logged) and the read is tried again at the next
     refresh. When the first read fails the invocation fails (KeySchemaError: Lambda retries it), so
     a throttled DescribeTable never leaves a window's indexes uncounted; a table that no longer
-    exists (its stream still delivers its last records) has no index left to count.
+    exists (its stream still delivers its last records) has no index left to count, only the what-if
+    proposals (``proposals``), keyed without the table's key attributes it can no longer describe.
     """
 
     def __init__(
@@ -70,8 +72,10 @@ class TableIndexes:
         describe_table: Callable[[str], dict[str, Any]],
         refresh_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
+        proposals: tuple[Proposal, ...] = (),
     ) -> None:
         self._describe_table = describe_table
+        self._proposals = proposals
         self._refresh_seconds = refresh_seconds
         self._clock = clock
         self._known: dict[str, tuple[float, tuple[IndexSpec, ...]]] = {}
@@ -82,12 +86,12 @@ class TableIndexes:
         if known is not None and now - known[0] < self._refresh_seconds:
             return known[1]
         try:
-            specs = specs_from_description(self._describe_table(table))
+            specs = specs_from_description(self._describe_table(table), self._proposals)
         except Exception as error:
             code = getattr(error, "response", {}).get("Error", {}).get("Code")
             if code == "ResourceNotFoundException":
                 logger.info("the table no longer exists: no index to count", extra={"table": table})
-                specs = ()
+                specs = specs_from_description({"TableName": table}, self._proposals)
             elif known is not None:
                 logger.warning(
                     "could not refresh the table's global secondary indexes; using the last known ones",

@@ -24,6 +24,7 @@ from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.state import Segment, ShardState, View, mark_of
+from hotkeys.detector.proposals import is_proposed
 
 # Keys this container remembers as hot or firing (per table and incident): beyond it, it forgets the
 # oldest (a forgotten key costs one conditional write when next found hot).
@@ -45,6 +46,8 @@ class FirstAlarm:
         published = 0
         for segment in segments:
             for view in segment.views():
+                if is_proposed(view.index):
+                    continue  # a what-if proposal is never an incident (alerts.what_if)
                 for hot in rules.partition_limit_hot(view, self._settings):
                     published += self._on_hot(shard_id, state, segment, view, hot)
         return published

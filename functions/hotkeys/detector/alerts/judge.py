@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from hotkeys.deployment import EVENT_SOURCE
-from hotkeys.detector.alerts import verdicts
+from hotkeys.detector.alerts import verdicts, what_if
 from hotkeys.detector.alerts.incidents import Incident, Pending
 from hotkeys.detector.alerts.messages import PublishRefused
 from hotkeys.detector.alerts.notifier import Notifier, Stored
+from hotkeys.detector.alerts.what_if import WhatIfNotices
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer import layout as layouts
 from hotkeys.detector.consumer.layout import Layout
@@ -100,6 +101,7 @@ class LookOutcome:
     refused: int = 0
     started: int = 0
     resolved: int = 0
+    what_ifs: int = 0  # what-if notices published (never alerts: alerts.what_if)
 
 
 def _with_peak(stored: Incident, version: int, known: Stored | None) -> Stored:
@@ -121,6 +123,7 @@ class Judge:
         lag: Callable[[], float],
         clock: Callable[[], float],
         tables: Iterable[str] = (),
+        what_ifs: WhatIfNotices | None = None,
     ) -> None:
         self._settings = settings
         self._heads = heads
@@ -130,6 +133,7 @@ class Judge:
         self._lag = lag
         self._clock = clock
         self._configured = tuple(tables)
+        self._what_ifs = what_ifs
         self._memory: dict[str, TableMemory] = {}
         self._known: dict[str, Layout] = {}
         self._layouts_read_at: float | None = None
@@ -217,6 +221,10 @@ class Judge:
             for verdict in verdicts.decide(look, standing, settings, self._notifier.owner):
                 if verdicts.name_of(verdict) in met:
                     self._apply(memory, verdict, now, outcome)
+        if self._what_ifs is not None:  # on settled windows: a notice quotes the figure `top` shows
+            settled = [w for w in look.windows if look.settled(w, look.shards_near(w, seconds), seconds)]
+            views = (figures for window in settled for figures in look.windows[window].values())
+            outcome.what_ifs += self._what_ifs.consider(what_if.findings(views, settings))
         self._grow(layout, heads, now)
 
     def _apply(self, memory: TableMemory, verdict: verdicts.Verdict, now: float, outcome: LookOutcome) -> bool:

@@ -11,6 +11,7 @@ from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.domain.diagnosis import key_in_text
 from hotkeys.detector.domain.windows import iso_utc
+from hotkeys.detector.proposals import where
 
 # SNS Publish: "Subjects must be UTF-8 text with no line breaks or control characters, and less than
 # 100 characters long" (earlier versions of the reference: "ASCII text that begins with a letter,
@@ -89,7 +90,7 @@ class Alert:
     @property
     def where(self) -> str:
         """The table, or 'table index NAME' (how subjects and listings name the partition's home)."""
-        return self.table if self.index is None else f"{self.table} index {self.index}"
+        return where(self.table, self.index)
 
     @property
     def percent_of_limit(self) -> float:

@@ -39,6 +39,7 @@ from hotkeys.detector.domain import items as item_figures
 from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.items import ItemStats
 from hotkeys.detector.domain.summary import Entry
+from hotkeys.detector.proposals import is_proposed
 
 # Windows before the latest one a look reads: shards out of step by up to this many windows are
 # judged together, and an incident's resolution finds the window it needs.
@@ -323,7 +324,9 @@ def _hot(look: Look, settings: Settings) -> dict[str, list[rules.HotKey]]:
     for window in sorted(look.windows):
         views = look.windows[window]
         shares_settled = look.settled(window, look.shards_near(window, seconds), seconds)
-        for figures in views.values():
+        for index, figures in views.items():
+            if is_proposed(index):
+                continue  # a what-if proposal is never an incident (alerts.what_if)
             hot = rules.partition_limit_hot(figures, settings)
             if shares_settled:
                 hot += rules.share_hot(figures, settings)

@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector.domain.sizing import SizingError, image_size, value_size, write_units
 from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
+from hotkeys.detector.proposals import Proposal
 
 KEYS_ONLY, INCLUDE, ALL = "KEYS_ONLY", "INCLUDE", "ALL"
 _SCALAR_TYPES = ("S", "N", "B")
@@ -96,9 +97,10 @@ class IndexSpec:
         object.__setattr__(self, "typed_keys", tuple((name, declared.get(name)) for name in keys))
 
 
-def specs_from_description(description: Mapping[str, Any]) -> tuple[IndexSpec, ...]:
+def specs_from_description(description: Mapping[str, Any], proposals: Iterable[Proposal] = ()) -> tuple[IndexSpec, ...]:
     """The counted secondary indexes of a DescribeTable answer (``{"Table": {...}}`` or the table
-    itself): its GSIs (by name), then its LSIs (``local``)."""
+    itself): its GSIs (by name), then its LSIs (``local``), then the what-if proposals that apply to it,
+    as GSIs of this table would be (its key attributes in every entry, its declared types)."""
     table = description.get("Table", description)
     types = {str(item["AttributeName"]): str(item["AttributeType"]) for item in table.get("AttributeDefinitions", ())}
     table_keys = tuple(str(item["AttributeName"]) for item in table.get("KeySchema", ()))
@@ -121,7 +123,20 @@ def specs_from_description(description: Mapping[str, Any]) -> tuple[IndexSpec, .
                     local=local,
                 )
             )
-    return tuple(sorted(specs, key=lambda spec: (spec.local, spec.name)))
+    proposed = [
+        IndexSpec(
+            name=proposal.name,
+            partition_key=proposal.partition_key,
+            sort_key=proposal.sort_key,
+            projection=proposal.projection,
+            included=proposal.included,
+            table_keys=table_keys,
+            types=types,
+        )
+        for proposal in proposals
+        if proposal.applies_to(str(table.get("TableName", "")))
+    ]
+    return tuple(sorted(specs, key=lambda spec: (spec.local, spec.name))) + tuple(proposed)
 
 
 def in_index(spec: IndexSpec, image: Mapping[str, Any] | None) -> bool:

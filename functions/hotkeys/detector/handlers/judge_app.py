@@ -83,6 +83,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     outcome = run(judge, settings, time.time, time.sleep, lambda: context.get_remaining_time_in_millis() / 1000)
     metrics.add_metric(name="JudgeLooks", unit=MetricUnit.Count, value=outcome.tables)
     metrics.add_metric(name="JudgeAlertsPublished", unit=MetricUnit.Count, value=outcome.published)
+    if outcome.what_ifs:
+        metrics.add_metric(name="JudgeWhatIfNotices", unit=MetricUnit.Count, value=outcome.what_ifs)
     # Looks that failed (the alarm's metric): every run writes it, so the alarm sees zeros, not gaps.
     metrics.add_metric(name="JudgeLooksFailed", unit=MetricUnit.Count, value=outcome.failed)
     logger.info("judge run", extra=vars(outcome))

@@ -13,9 +13,11 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableInde
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.adapters.stream_lag import IteratorAge
+from hotkeys.detector.adapters.what_if_store import DynamoWhatIfClaims, SnsWhatIfPublisher
 from hotkeys.detector.alerts.first_alarm import FirstAlarm
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.notifier import Notifier
+from hotkeys.detector.alerts.what_if import WhatIfNotices
 from hotkeys.detector.config import ConfigError, Settings
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.layout import LayoutCache
@@ -59,7 +61,9 @@ def build_ports(
         resolve_key=PartitionKeyResolver(settings.partition_key_attribute, describe_table),
         archiver=archiver,
         alerts=alerts,
-        indexes=TableIndexes(describe_table, clock=clock) if settings.count_indexes else None,
+        indexes=TableIndexes(describe_table, clock=clock, proposals=settings.proposals)
+        if settings.count_indexes
+        else None,
         layouts=LayoutCache(stats.layout, clock, settings.window_seconds, lambda fresh: stats.save_layout(None, fresh)),
         clock=wall_clock,
     )
@@ -87,4 +91,10 @@ def build_judge(
             lag = IteratorAge(aws.client("cloudwatch"), settings.consumer_function_name, clock)
         else:
             lag = lambda: 0.0  # noqa: E731 (no consumer named: a replay, which passes its own)
-    return Judge(settings, stats, stats, incidents, notifier, lag, clock, (*settings.tables, *tables))
+    what_ifs = None
+    if settings.proposals:  # logged always; published where the stack made a what-if topic
+        topic = settings.what_if_topic_arn
+        what_ifs = WhatIfNotices(
+            DynamoWhatIfClaims(table), SnsWhatIfPublisher(aws.client("sns"), topic) if topic else None
+        )
+    return Judge(settings, stats, stats, incidents, notifier, lag, clock, (*settings.tables, *tables), what_ifs)

@@ -1,0 +1,108 @@
+"""A what-if proposal over a whole incident, as its subscribers live it: a proposed index whose partition
+passes the limit is told once a day on the what-if topic with the figure `hotkeys top` shows, and never
+reaches the alert topic, never opens, escalates, reminds or resolves an incident. The deployment is
+emulated whole (each shard's consumer in its own container, the judge on its schedule)."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from typing import Any
+
+import boto3
+import pytest
+from boto3.dynamodb.conditions import Key
+
+from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts.what_if import findings
+from hotkeys.detector.config import Settings
+from hotkeys.detector.handlers.wiring import build_ports
+from tests.integration.test_alerts import T0, consume, delivered
+
+SHARDS = 3
+PROPOSAL = "by-status (proposed)"
+
+
+def orders(seconds: int, records_per_second: int, pending: float, shards: int = SHARDS) -> list[list[dict[str, Any]]]:
+    """Updates of 2,000 tickets, 4 write units each, ``pending`` of them PENDING (the rest spread over
+    three other statuses), each ticket's records on the shard its key hashes to."""
+    rng = random.Random(7)
+    lanes: list[list[dict[str, Any]]] = [[] for _ in range(shards)]
+    for number in range(seconds * records_per_second):
+        key = f"ticket#{rng.randint(1, 2000)}"
+        status = "PENDING" if rng.random() < pending else rng.choice(["PAID", "SHIPPED", "CANCELLED"])
+        image = {"pk": key, "status": status, "note": "n" * 3500, "v": number}
+        shard = zlib.crc32(key.encode()) % shards
+        lanes[shard].append(
+            stream_record(
+                table="tickets",
+                event_name="MODIFY",
+                keys={"pk": key},
+                sequence=sequence_number(shard, len(lanes[shard])),
+                event_time=T0 + number // records_per_second,
+                new_image=image,
+                old_image={**image, "v": number - 1},
+            )
+        )
+    return lanes
+
+
+@pytest.fixture
+def what_if_topic(topic: dict[str, str]) -> dict[str, str]:
+    sns, sqs = boto3.client("sns"), boto3.client("sqs")
+    topic_arn = sns.create_topic(Name="what-if")["TopicArn"]
+    queue_url = sqs.create_queue(QueueName="what-if-copies")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
+    return {"arn": topic_arn, "queue": queue_url}
+
+
+# On one shard the consumer's own first alarm sees the partition cross; on three only the judge does.
+@pytest.mark.parametrize("shards", [1, SHARDS])
+def test_a_hot_proposal_is_told_once_on_its_own_topic_and_never_as_an_incident(
+    stats_table_name: str, topic: dict[str, str], what_if_topic: dict[str, str], shards: int
+) -> None:
+    # Given a proposed index on `status` while 70% of 300 four-unit updates a second are PENDING (about
+    # 840 WCU/s on its partition, over the alert rate and for a while over the limit), for three windows
+    settings = Settings(
+        stats_table_name=stats_table_name,
+        alert_topic_arn=topic["arn"],
+        what_if_topic_arn=what_if_topic["arn"],
+        what_if_indexes="by-status=status",
+    )
+    consume(settings, orders(seconds=180, records_per_second=300, pending=0.7, shards=shards))
+    # Then the what-if topic received one notice, under its own subject
+    (notice,) = delivered(what_if_topic["queue"])
+    assert notice["subject"].startswith("[what-if] tickets index by-status (proposed): PENDING would peak at ")
+    assert notice["kind"] == "what-if" and notice["attributes"]["kind"]["Value"] == "what-if"
+    # and its figure is the one `hotkeys top` shows for the proposal's PENDING partition in the first window
+    # (a notice waits for its window to settle; the later windows, as hot, are the same day's: not told again)
+    store = build_ports(settings, AwsClients()).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    figures = window_figures(store, windows, ALL_INDEXES)  # type: ignore[arg-type]
+    rows = [row for row in top_rows(figures, 10) if row.index == PROPOSAL and row.key == "PENDING"]
+    assert len(rows) == 3
+    first = min(rows, key=lambda row: row.window_start)
+    assert notice["peak_wcu_per_second"] == first.peak_wcu_per_second
+    assert notice["window_start"] == first.window_start
+    # and the replay's what-if section (every window) names the same partition at its hottest window's peak
+    (finding,) = findings(figures, settings)
+    assert (finding.key, finding.peak_wcu_per_second) == ("PENDING", max(row.peak_wcu_per_second for row in rows))
+    # and the alert topic received nothing about it, and no incident names it
+    assert all(PROPOSAL not in str(alert.get("index")) for alert in delivered(topic["queue"]))
+    stored = boto3.resource("dynamodb").Table(stats_table_name)
+    incidents = stored.query(KeyConditionExpression=Key("pk").eq("INC#tickets"))["Items"]
+    assert [item for item in incidents if "proposed" in str(item.get("index_name"))] == []
+
+
+def test_a_proposal_counts_nothing_unless_asked(stats_table_name: str, topic: dict[str, str]) -> None:
+    # Given the same traffic without a proposal
+    settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"])
+    consume(settings, orders(seconds=60, records_per_second=300, pending=0.7))
+    # Then no index figures are stored for it (the table has no GSI), and nothing is sent
+    store = build_ports(settings, AwsClients()).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    assert [f.index for f in window_figures(store, windows, ALL_INDEXES)] == [None]  # type: ignore[arg-type]
+    assert delivered(topic["queue"]) == []
