@@ -172,11 +172,13 @@ class Cell:
     composite: bool = False
     records: int | None = None  # None: the run's --records
     indexes: int = 0  # global secondary indexes counted (bench.shapes.table_description)
+    proposed: bool = False  # the indexes are what-if proposals of the same GSIs (bench.shapes.proposals)
 
     @property
     def name(self) -> str:
         whole = ", one full window" if self.records else ""
-        gsis = f", {self.indexes} GSI{'s' if self.indexes > 1 else ''}" if self.indexes else ""
+        kind = "proposed GSI" if self.proposed else "GSI"
+        gsis = f", {self.indexes} {kind}{'s' if self.indexes > 1 else ''}" if self.indexes else ""
         key = "composite" if self.composite else "simple"
         return f"{self.shape} {self.mix} {key} key, batch {self.batch}{gsis}{whole}"
 
@@ -194,6 +196,8 @@ CELLS = (
     # The same 1 KB items on a table with low-cardinality indexes (every projection type).
     Cell("1KB-12", "mixed", 1000, indexes=1),
     Cell("1KB-12", "mixed", 1000, indexes=5),
+    # The same five indexes proposed (what-if): counted by the same code, so the same cost per index.
+    Cell("1KB-12", "mixed", 1000, indexes=5, proposed=True),
     # A saturated shard for a whole window (1,000 records/s for 60 s): the stats-table requests per
     # 1,000 records of a busy shard, flushes, catalog, alert reads and final snapshot included.
     Cell("100B", "mixed", 1000, records=60_000),
@@ -201,12 +205,15 @@ CELLS = (
 )
 
 
-def deployed_handler(composite: bool = False, indexes: int = 0, clock: Any = None) -> tuple[Any, Any]:
+def deployed_handler(
+    composite: bool = False, indexes: int = 0, clock: Any = None, proposed: bool = False
+) -> tuple[Any, Any]:
     """(handler, canned AWS) as the stack deploys the function (stats table, alerts and archive on),
     AWS answered in-process, the heap frozen after initialisation as the function does. ``clock``: what
     the container's metrics buffer paces its EMF lines by (default: the process's monotonic clock)."""
     _container_environment()
     from bench.answers import CannedAws
+    from bench.shapes import proposals
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers.app import Container, MetricsBuffer, build_handler, settle_heap
@@ -217,13 +224,14 @@ def deployed_handler(composite: bool = False, indexes: int = 0, clock: Any = Non
         alert_topic_arn="arn:aws:sns:us-east-1:123456789012:bench-alerts",
         archive_bucket_name="bench-archive",
         ttl_attribute="expireAt",
+        what_if_indexes=proposals(indexes) if proposed else None,
     )
     aws = AwsClients()
     answers = CannedAws(
         [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
         if composite
         else None,
-        indexes,
+        0 if proposed else indexes,
     )
     answers.attach(aws)
     buffer = MetricsBuffer(clock) if clock is not None else MetricsBuffer()
@@ -246,13 +254,13 @@ def write_events(folder: str, records: list[dict[str, Any]], batch: int) -> None
 PASSES = 3
 
 
-def matrix_child(folder: str, composite: bool, indexes: int = 0) -> dict[str, Any]:
+def matrix_child(folder: str, composite: bool, indexes: int = 0, proposed: bool = False) -> dict[str, Any]:
     """One cell, deployed wiring and GC policy, in this fresh process: ``PASSES`` passes of the handler
     over the events (a warm container; each pass starts a fresh window state), each followed by the
     floor on the same events; medians."""
     from statistics import median
 
-    handle, answers = deployed_handler(composite, indexes)
+    handle, answers = deployed_handler(composite, indexes, proposed=proposed)
     paths = sorted(Path(folder).glob("event-*.json"))
     bills, floors, sizing_floors = [], [], []
     requests: dict[str, int] = {}
@@ -333,6 +341,7 @@ def run_matrix(records_per_cell: int, only: str = "") -> list[dict[str, Any]]:
                     folder,
                     str(cell.composite),
                     str(cell.indexes),
+                    str(cell.proposed),
                 ],
                 check=True,
                 capture_output=True,
@@ -459,7 +468,9 @@ def _merge_partial(results: list[dict[str, Any]], command: str, records_per_cell
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", nargs=2, metavar=("MODE", "FOLDER"), help=argparse.SUPPRESS)
-    parser.add_argument("--matrix-child", nargs=3, metavar=("FOLDER", "COMPOSITE", "INDEXES"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--matrix-child", nargs=4, metavar=("FOLDER", "COMPOSITE", "INDEXES", "PROPOSED"), help=argparse.SUPPRESS
+    )
     parser.add_argument("--seconds", type=int, default=60, help="seconds of 1,000 records/s traffic (default 60)")
     parser.add_argument("--part", choices=["gc", "matrix", "all"], default="all")
     parser.add_argument("--records", type=int, default=10_000, help="records per matrix cell (default 10000)")
@@ -474,8 +485,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(*args.child)))
         return 0
     if args.matrix_child:
-        folder, composite, indexes = args.matrix_child
-        print(json.dumps(matrix_child(folder, composite == "True", int(indexes))))
+        folder, composite, indexes, proposed = args.matrix_child
+        print(json.dumps(matrix_child(folder, composite == "True", int(indexes), proposed == "True")))
         return 0
     if args.report_only:  # rewrite the report from the committed output, without measuring
         output = json.loads(OUTPUT.read_text())

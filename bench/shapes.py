@@ -85,6 +85,18 @@ _PROJECTIONS: tuple[dict[str, Any], ...] = (
 )
 
 
+def proposals(indexes: int) -> str:
+    """The same ``indexes`` GSIs as ``table_description`` gives, as what-if proposals (``WHAT_IF_INDEXES``)."""
+    texts = []
+    for number in range(indexes):
+        projection = _PROJECTIONS[number]
+        kind = str(projection["ProjectionType"])
+        if kind == "INCLUDE":
+            kind = f"INCLUDE({','.join(projection['NonKeyAttributes'])})"
+        texts.append(f"by-a{number}=a{number}:{kind}")
+    return ";".join(texts)
+
+
 def table_description(key_schema: list[dict[str, str]], indexes: int) -> dict[str, Any]:
     """DescribeTable's answer for the benchmark's table, with ``indexes`` GSIs (at most five)."""
     definitions = [{"AttributeName": element["AttributeName"], "AttributeType": "S"} for element in key_schema]

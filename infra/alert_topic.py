@@ -19,17 +19,31 @@ from constructs import Construct
 
 
 class AlertTopic(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    """An encrypted, TLS-only topic. ``for_alarms``: CloudWatch alarms of this account may publish (the
+    alert topic); the what-if topic takes only the judge's notices."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        display_name: str = "DynamoDB hot keys",
+        purpose: str = "alert",
+        for_alarms: bool = True,
+    ) -> None:
         super().__init__(scope, construct_id)
         # A customer-managed key: the AWS-managed SNS key cannot be granted to CloudWatch,
         # whose alarms publish to this topic too.
         self.key = kms.Key(
             self,
             "Key",
-            description="Encrypts the hot-key detector's alert topic",
+            description=f"Encrypts the hot-key detector's {purpose} topic",
             enable_key_rotation=True,
             removal_policy=RemovalPolicy.DESTROY,
         )
+        self.topic = sns.Topic(self, "Topic", display_name=display_name, master_key=self.key, enforce_ssl=True)
+        if not for_alarms:
+            return
         self.key.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowCloudWatchAlarmsToPublish",
@@ -39,7 +53,6 @@ class AlertTopic(Construct):
                 conditions=alarms_of_this_account(),
             )
         )
-        self.topic = sns.Topic(self, "Topic", display_name="DynamoDB hot keys", master_key=self.key, enforce_ssl=True)
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowCloudWatchAlarmsToPublish",

@@ -84,14 +84,22 @@ class HotKeyDetector(Construct):
         self._grant(tables, options.table_kms_key_arns)
         for index, watched in enumerate(tables):
             self.consumer.function.add_event_source(self._event_source(watched, options, index))
+        # What-if notices (proposals, never alerts): a topic of their own, made only when something is proposed.
+        self.what_if: AlertTopic | None = None
+        if options.settings.proposals:
+            self.what_if = AlertTopic(
+                self, "WhatIf", display_name="DynamoDB hot keys: what-if", purpose="what-if", for_alarms=False
+            )
         undelivered: dict[str, sqs.IQueue] = {}
-        if options.alert_emails:
-            # Undeliverable alert e-mails land here instead of vanishing.
+        if options.alert_emails or options.what_if_emails:
+            # Undeliverable alert (and what-if) e-mails land here instead of vanishing.
             undelivered["Email"] = DeadLetterQueue(self, "UndeliveredAlerts").queue
-            for address in options.alert_emails:
-                self.alerts.topic.add_subscription(
-                    subscriptions.EmailSubscription(address, dead_letter_queue=undelivered["Email"])
-                )
+            for topic, addresses in ((self.alerts, options.alert_emails), (self.what_if, options.what_if_emails)):
+                for address in addresses:
+                    assert topic is not None  # (what-if e-mails come with proposals: options.validate)
+                    topic.topic.add_subscription(
+                        subscriptions.EmailSubscription(address, dead_letter_queue=undelivered["Email"])
+                    )
         if options.slack_webhook_secret_arn:
             webhook = WebhookNotifier(
                 self,
@@ -118,6 +126,7 @@ class HotKeyDetector(Construct):
             stats_table=self.stats.table,
             topic=self.alerts.topic,
             topic_key=self.alerts.key,
+            what_if=self.what_if,
             consumer=self.consumer.function,
             tables=[watched.table.table_name for watched in tables],
             environment=self._environment(options, tables),

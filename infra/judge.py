@@ -25,6 +25,7 @@ from constructs import Construct
 from hotkeys.deployment import JUDGE_HANDLER, JUDGE_SCHEDULE_SECONDS, JUDGE_TIMEOUT_SECONDS
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.names import NAMESPACE, SERVICE
+from infra.alert_topic import AlertTopic
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge
 
@@ -47,6 +48,7 @@ class Judge(Construct):
         stats_table: dynamodb.ITable,
         topic: sns.ITopic,
         topic_key: kms.IKey,
+        what_if: AlertTopic | None,
         consumer: lambda_.IFunction,
         tables: Sequence[str],
         environment: Mapping[str, str],
@@ -62,6 +64,7 @@ class Judge(Construct):
                 **environment,
                 "STATS_TABLE_NAME": stats_table.table_name,
                 "ALERT_TOPIC_ARN": topic.topic_arn,
+                **({"WHAT_IF_TOPIC_ARN": what_if.topic.topic_arn} if what_if is not None else {}),
                 "WATCHED_TABLES": ",".join(tables),
                 "CONSUMER_FUNCTION_NAME": consumer.function_name,
             },
@@ -94,10 +97,12 @@ class Judge(Construct):
                 "A scheduled run carries no data: one that fails or is not delivered is replaced by the next "
                 "minute's, which reads everything again. The judge's errors and missing runs are alarmed.",
             )
-        self._grant(stats_table, topic, topic_key)
+        self._grant(stats_table, topic, topic_key, what_if)
         self.alarms = self._alarms()
 
-    def _grant(self, stats_table: dynamodb.ITable, topic: sns.ITopic, topic_key: kms.IKey) -> None:
+    def _grant(
+        self, stats_table: dynamodb.ITable, topic: sns.ITopic, topic_key: kms.IKey, what_if: AlertTopic | None
+    ) -> None:
         role = self.runner.role
         role.add_to_policy(
             iam.PolicyStatement(
@@ -115,13 +120,13 @@ class Judge(Construct):
                 resources=[f"{stats_table.table_arn}/index/{HEADS_INDEX}"],
             )
         )
+        topics, keys = [topic.topic_arn], [topic_key.key_arn]
+        if what_if is not None:
+            topics.append(what_if.topic.topic_arn)
+            keys.append(what_if.key.key_arn)
+        role.add_to_policy(iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=topics))
         role.add_to_policy(
-            iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[topic.topic_arn])
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="EncryptAlerts", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[topic_key.key_arn]
-            )
+            iam.PolicyStatement(sid="EncryptAlerts", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=keys)
         )
         # The consumer's IteratorAge: GetMetricData has no resource-level permissions (it is "*" alone).
         role.add_to_policy(iam.PolicyStatement(sid="StreamLag", actions=["cloudwatch:GetMetricData"], resources=["*"]))

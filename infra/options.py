@@ -109,6 +109,14 @@ STACK_OPTIONS: tuple[Option, ...] = (
         context_key="alertEmails",
     ),
     Option(
+        "what_if_emails",
+        "whatIfEmails",
+        "text",
+        None,
+        "comma-separated e-mail addresses subscribed to the what-if topic (with whatIfIndexes or whatIfKeys)",
+        context_key="whatIfEmails",
+    ),
+    Option(
         "slack_workspace_id",
         "slackWorkspaceId",
         "text",
@@ -247,6 +255,8 @@ class DetectorOptions:
     archive_transition_days: int = 30
     archive_expiration_days: int | None = None
     alert_emails: tuple[str, ...] = ()
+    # Subscribed to the what-if topic (made only when something is proposed): nobody else is told.
+    what_if_emails: tuple[str, ...] = ()
     slack_workspace_id: str | None = None
     slack_channel_id: str | None = None
     slack_webhook_secret_arn: str | None = None
@@ -314,6 +324,8 @@ class DetectorOptions:
             raise ContextError(f"startingPosition must be TRIM_HORIZON or LATEST, got {self.starting_position!r}")
         if bool(self.slack_workspace_id) != bool(self.slack_channel_id):
             raise ContextError("slackWorkspaceId and slackChannelId go together")
+        if self.what_if_emails and not self.settings.proposals:
+            raise ContextError("whatIfEmails goes with whatIfIndexes or whatIfKeys (nothing is proposed)")
         if self.archive_expiration_days is not None and self.archive_expiration_days <= self.archive_transition_days:
             # S3 refuses a rule whose expiration does not come after its transition (the deploy fails).
             raise ContextError(
@@ -530,13 +542,13 @@ def _throttled_key_insights(context: Mapping[str, Any]) -> bool:
     return bool(_stack_option(context, "throttledKeyInsights"))
 
 
-def _emails(context: Mapping[str, Any]) -> tuple[str, ...]:
-    found = _list(context, "alertEmails")
+def _emails(context: Mapping[str, Any], key: str = "alertEmails") -> tuple[str, ...]:
+    found = _list(context, key)
     wrong = [address for address in found if not _EMAIL.fullmatch(address)]
     if wrong:
-        raise ContextError(f"-c alertEmails: {', '.join(map(repr, wrong))} is not an e-mail address")
+        raise ContextError(f"-c {key}: {', '.join(map(repr, wrong))} is not an e-mail address")
     if len(set(found)) != len(found):
-        raise ContextError("-c alertEmails lists an address more than once")
+        raise ContextError(f"-c {key} lists an address more than once")
     return found
 
 
@@ -621,6 +633,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         archive_transition_days=_stack_option(context, "archiveTransitionDays"),
         archive_expiration_days=_stack_option(context, "archiveExpirationDays"),
         alert_emails=_emails(context),
+        what_if_emails=_emails(context, "whatIfEmails"),
         slack_workspace_id=_stack_option(context, "slackWorkspaceId"),
         slack_channel_id=_stack_option(context, "slackChannelId"),
         slack_webhook_secret_arn=_stack_option(context, "slackWebhookSecretArn"),

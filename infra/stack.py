@@ -91,6 +91,8 @@ class HotKeyDetectorStack(Stack):
         detector.monitoring.dashboard.add_widgets(*self.throttle_alarms.widgets())
         CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
         CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
+        if detector.what_if is not None:
+            CfnOutput(self, "WhatIfTopicArn", value=detector.what_if.topic.topic_arn)
         CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
         CfnOutput(self, "ArchiveDatabaseName", value=detector.archive.database_name)
         CfnOutput(self, "DeadLetterQueueUrl", value=detector.dead_letters.queue.queue_url)
