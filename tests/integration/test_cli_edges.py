@@ -167,6 +167,44 @@ def test_generate_refuses_a_workload_too_big_to_write(
     generate.Workload(rate=generate.MAX_RECORDS, duration=1).validate()
 
 
+@pytest.mark.parametrize(
+    ("attributes", "message"),
+    [
+        (["region"], "--attribute must look like 'region=4' (NAME=CARDINALITY), got 'region'"),
+        (["=4"], "--attribute '=4': the name is empty"),
+        (["region=0"], "--attribute 'region=0': the cardinality must be between 1 and 1,000,000"),
+        (["customer=1000001"], "the cardinality must be between 1 and 1,000,000"),
+        (["status=4"], "--attribute 'status=4': the items already have 'status'"),
+        (["region=4", "region=8"], "--attribute 'region' is given more than once"),
+    ],
+)
+def test_generate_refuses_a_bad_attribute(
+    attributes: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    flags = [flag for attribute in attributes for flag in ("--attribute", attribute)]
+    assert main(["generate", "--out", str(tmp_path / "x.json"), "--duration", "5", *flags]) == 2
+    assert message in _one_line_error(capsys)
+    assert not list(tmp_path.iterdir())
+
+
+def test_generate_json_names_the_attributes_its_items_carry(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Given a workload whose items carry a region and a customer
+    out = tmp_path / "x.json"
+    flags = ["--attribute", "region=4", "--attribute", "customer=100000"]
+    assert main(["generate", "--out", str(out), "--rate", "10", "--duration", "5", *flags, "--json"]) == 0
+    # Then --json says so, and the items carry them
+    (written,) = json.loads(capsys.readouterr().out)
+    assert written == {"path": str(out), "records": 50, "attributes": {"region": 4, "customer": 100000}}
+    images = [
+        record["dynamodb"].get("NewImage") or record["dynamodb"]["OldImage"]
+        for record in read_event_file(out)["Records"]
+    ]
+    assert all(image["region"]["S"].startswith("region#") and "customer" in image for image in images)
+    # and without --attribute, none
+    assert main(["generate", "--out", str(out), "--rate", "10", "--duration", "5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["attributes"] == {}
+
+
 def test_top_names_an_unknown_stats_table(aws: None, capsys: pytest.CaptureFixture) -> None:
     assert main(["top", "--stats-table", "no-such-stats"]) == 2
     err = _one_line_error(capsys)

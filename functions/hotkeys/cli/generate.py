@@ -3,12 +3,15 @@
 Keys follow a Zipf law; items are realistic (~15 attributes, nested map and
 list, a payload sized to the requested item size); hot keys can be injected at
 a given write-unit rate for a given time; keys map to shards by hash, as
-partitions do.
+partitions do. Items can carry grouping attributes (``--attribute region=4``): a value per
+partition key, Zipf-skewed, derived from the key by hashing so the random stream is unchanged.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
+import hashlib
 import heapq
 import itertools
 import random
@@ -26,6 +29,28 @@ T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 # (1e9) would otherwise run for hours before its first file is complete.
 MAX_RECORDS = 20_000_000
 _HOT = re.compile(r"^(?P<key>.+):(?P<wcu>\d+(\.\d+)?)wcu@(?P<start>\d+)s(\+(?P<duration>\d+)s)?$")
+_ATTRIBUTE = re.compile(r"^(?P<name>[^=]*)=(?P<cardinality>[+-]?\d+)$")
+# At most this many values of one --attribute: its Zipf weights are precomputed (~32 MB of floats at the cap).
+MAX_CARDINALITY = 1_000_000
+# The attributes a generated item (or a --hot key's image, or a TTL deletion's) already has.
+ITEM_ATTRIBUTES = frozenset(
+    {
+        "pk",
+        "status",
+        "createdAt",
+        "updatedAt",
+        "amount",
+        "currency",
+        "version",
+        "gift",
+        "address",
+        "lines",
+        "tags",
+        "note",
+        "expireAt",
+        "seat",
+    }
+)
 
 
 class GenerateError(ValueError):
@@ -87,6 +112,8 @@ class Workload:
     seed: int = 1
     start: int = T0
     hot: tuple[InjectedHotKey, ...] = field(default_factory=tuple)
+    # (name, cardinality) of each --attribute: items carry name = "name#1".."name#<cardinality>"
+    attributes: tuple[tuple[str, int], ...] = field(default_factory=tuple)
 
     @property
     def background_records(self) -> int:
@@ -117,6 +144,36 @@ class Workload:
             raise GenerateError("--ttl-fraction must be between 0 and 1")
         if self.item_bytes < 50 or self.item_bytes > 400_000:
             raise GenerateError("--item-bytes must be between 50 and 400000 (DynamoDB's item limit)")
+        check_attributes(self.attributes)
+
+
+def parse_attribute(text: str) -> tuple[str, int]:
+    """``NAME=CARDINALITY`` (``region=4``); the name and the bounds are checked by ``check_attributes``."""
+    match = _ATTRIBUTE.match(text)
+    if not match:
+        raise GenerateError(f"--attribute must look like 'region=4' (NAME=CARDINALITY), got {text!r}")
+    attribute = (match["name"], int(match["cardinality"]))
+    check_attributes((attribute,))
+    return attribute
+
+
+def check_attributes(attributes: tuple[tuple[str, int], ...]) -> None:
+    """Each attribute has a name of its own (not one the items use, not given twice) and 1..1,000,000 values."""
+    seen: set[str] = set()
+    for name, cardinality in attributes:
+        shown = repr(f"{name}={cardinality}")
+        if not name:
+            raise GenerateError(f"--attribute {shown}: the name is empty")
+        if name in ITEM_ATTRIBUTES:
+            raise GenerateError(
+                f"--attribute {shown}: the items already have {name!r} (their attributes: "
+                f"{', '.join(sorted(ITEM_ATTRIBUTES))}): choose another name"
+            )
+        if name in seen:
+            raise GenerateError(f"--attribute {name!r} is given more than once")
+        if not 1 <= cardinality <= MAX_CARDINALITY:
+            raise GenerateError(f"--attribute {shown}: the cardinality must be between 1 and {MAX_CARDINALITY:,}")
+        seen.add(name)
 
 
 def key_name(index: int) -> str:
@@ -127,7 +184,36 @@ def shard_of(key: str, shards: int) -> int:
     return zlib.crc32(key.encode()) % shards
 
 
-def _item(key: str, rng: random.Random, size: int, when: int) -> dict[str, Any]:
+def zipf_cumulative(count: int, exponent: float) -> list[float]:
+    """Cumulative weights of ranks 1..count under a Zipf law (rank r weighs 1/r**exponent), for bisecting."""
+    return list(itertools.accumulate(1 / (rank**exponent) for rank in range(1, count + 1)))
+
+
+@functools.lru_cache(maxsize=16)
+def _attribute_weights(cardinality: int) -> list[float]:
+    return zipf_cumulative(cardinality, 1.0)
+
+
+def attribute_value(key: str, name: str, cardinality: int, seed: int) -> str:
+    """``NAME#<n>``, n in 1..cardinality, Zipf-distributed over keys (1 the most common), a property of
+    the key: a hash of (seed, name, key) mapped through the Zipf law, the same at every write of the key."""
+    digest = hashlib.blake2b(f"{seed}\x00{name}\x00{key}".encode(), digest_size=8).digest()
+    uniform = (int.from_bytes(digest, "big") >> 11) / 2**53  # 53 bits: in [0, 1), never 1.0
+    weights = _attribute_weights(cardinality)
+    return f"{name}#{bisect.bisect_left(weights, uniform * weights[-1]) + 1}"
+
+
+def attribute_values(key: str, workload: Workload) -> dict[str, str]:
+    """The ``--attribute`` values of the key's items (none without ``--attribute``)."""
+    return {name: attribute_value(key, name, cardinality, workload.seed) for name, cardinality in workload.attributes}
+
+
+def _attributes_size(values: dict[str, str]) -> int:
+    # DynamoDB's rule for a String attribute: the UTF-8 bytes of its name and of its value.
+    return sum(len(name.encode()) + len(value.encode()) for name, value in values.items())
+
+
+def _item(key: str, rng: random.Random, size: int, when: int, extra: dict[str, str]) -> dict[str, Any]:
     item: dict[str, Any] = {
         "pk": key,
         "status": rng.choice(["NEW", "PAID", "SHIPPED", "DELIVERED"]),
@@ -141,9 +227,10 @@ def _item(key: str, rng: random.Random, size: int, when: int) -> dict[str, Any]:
         "lines": [{"sku": f"SKU-{rng.randint(1, 999)}", "qty": rng.randint(1, 5)} for _ in range(2)],
         "tags": {"web", "promo"},
         "note": "",
+        **extra,
     }
-    # The other attributes take ~209 bytes by DynamoDB's rules ("note" is 4 more).
-    item["note"] = "n" * max(0, size - 213)
+    # The other attributes take ~209 bytes by DynamoDB's rules ("note" is 4 more), the --attribute ones theirs.
+    item["note"] = "n" * max(0, size - 213 - _attributes_size(extra))
     return item
 
 
@@ -155,7 +242,7 @@ def _item_size(workload: Workload, rng: random.Random) -> int:
 
 def _background(workload: Workload, rng: random.Random) -> Iterator[tuple[float, str, str]]:
     """(time, key, kind) of the Zipf-distributed background traffic."""
-    weights = list(itertools.accumulate(1 / (rank**workload.zipf) for rank in range(1, workload.keys + 1)))
+    weights = zipf_cumulative(workload.keys, workload.zipf)
     total = weights[-1]
     for index in range(workload.background_records):
         key = key_name(bisect.bisect_left(weights, rng.random() * total))
@@ -212,19 +299,21 @@ def _record(
         "sequence": sequence,
         "event_time": when,
     }
+    extra = attribute_values(key, workload)
     if kind == "HOT":
-        image = {"pk": key, "seat": rng.randint(1, 50_000), "note": "h" * (880 - len(key))}
+        seat = rng.randint(1, 50_000)
+        image = {"pk": key, "seat": seat, **extra, "note": "h" * (880 - len(key) - _attributes_size(extra))}
         return stream_record(event_name="MODIFY", new_image=image, old_image=image, **common)
     size = _item_size(workload, rng)
     if kind == "ttl":
-        old = _item(key, rng, size, when)
+        old = _item(key, rng, size, when, extra)
         old["expireAt"] = when - rng.randint(1, 86_400)
         return stream_record(event_name="REMOVE", old_image=old, ttl_delete=True, **common)
-    new = _item(key, rng, size, when)
+    new = _item(key, rng, size, when, extra)
     if kind == "INSERT":
         return stream_record(event_name="INSERT", new_image=new, **common)
     if kind == "REMOVE":
-        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1), **common)
+        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1, extra), **common)
     # An update changes a few attributes: status, version, timestamp, and sometimes the note.
     old = dict(new, status="NEW", updatedAt=when - rng.randint(1, 3600), version=new["version"] - 1)
     if rng.random() < 0.3:

@@ -16,8 +16,9 @@ class Written:
     records: int
 
 
-def json_text(written: list[Written]) -> str:
-    return json.dumps([{"path": item.path, "records": item.records} for item in written])
+def json_text(written: list[Written], attributes: dict[str, int]) -> str:
+    """A line per file: its path, its records and the ``--attribute`` cardinalities its items carry."""
+    return json.dumps([{"path": item.path, "records": item.records, "attributes": attributes} for item in written])
 
 
 def render(console: Console, written: list[Written]) -> None:

@@ -121,6 +121,7 @@ EXAMPLES_GENERATE = """examples:
   hotkeys generate --out zipf.json --keys 100000 --rate 200 --duration 300
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
   hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
+  hotkeys generate --out gsi.json --attribute region=4 --attribute customer=100000
 """
 
 
@@ -279,6 +280,13 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)")
     gen.add_argument("--ttl-fraction", type=number(0, 1), default=0.0, help="share of records that are TTL deletions")
     gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
+    gen.add_argument(
+        "--attribute",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="items carry NAME#1..NAME#N (Zipf), stable per key: 'region=4'",
+    )
     gen.add_argument("--shards", type=at_least(1), default=1, help="stream shards (keys map to shards by hash)")
     gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
     gen.add_argument(
@@ -398,7 +406,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import generate_view
-    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload
+    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload, parse_attribute
 
     try:
         workload = Workload(
@@ -414,6 +422,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             seed=args.seed,
             start=args.start,
             hot=tuple(InjectedHotKey.parse(spec, args.duration) for spec in args.hot),
+            attributes=tuple(parse_attribute(spec) for spec in args.attribute),
         )
         workload.validate()
     except GenerateError as error:
@@ -427,7 +436,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
         return 130
     written = [generate_view.Written(path, count) for path, count in zip(paths, counts, strict=True)]
     if args.json:
-        print(generate_view.json_text(written))
+        print(generate_view.json_text(written, dict(workload.attributes)))
     else:
         generate_view.render(console, written)
     return 0
