@@ -173,3 +173,22 @@ def test_the_per_shard_cost_is_flat_from_1_to_10000_shards() -> None:
     per_shard = [variable(shards) for shards in (1, 10, 100, 1000, 10_000)]
     # Then it stays within a few percent (the judge's log lines, a fixed cost in the logs line, aside)
     assert max(per_shard) <= 1.05 * min(per_shard), per_shard
+
+
+def test_a_what_if_proposal_is_priced_as_the_gsi_it_is_counted_as_without_a_gsis_rules_and_alarms() -> None:
+    # Given the same workload with two GSIs, and with two proposals instead
+    with_gsis = cost.estimate(cost.CostInputs(writes_per_second=1000, gsis=2))
+    with_proposals = cost.estimate(cost.CostInputs(writes_per_second=1000, proposals=2))
+    plain = cost.estimate(cost.CostInputs(writes_per_second=1000))
+    # Then the consumer's compute, its metrics and logs are a GSI's (the same code counts them)
+    for item in ("lambda_compute", "custom_metrics", "cloudwatch_logs"):
+        assert with_proposals["detector"][item] == with_gsis["detector"][item] > plain["detector"][item], item
+    assert (
+        with_proposals["sustained_records_per_second_per_shard"] == with_gsis["sustained_records_per_second_per_shard"]
+    )
+    # and a proposal has no Contributor Insights rule and no throttle alarm: it does not exist in DynamoDB
+    assert with_proposals["contributor_insights_rules"] == plain["contributor_insights_rules"]
+    assert with_proposals["throttle_alarm_metrics"] == plain["throttle_alarm_metrics"]
+    # and more proposals than a table may have are refused
+    with pytest.raises(ValueError, match="at most 5 proposals"):
+        cost.estimate(cost.CostInputs(writes_per_second=1000, proposals=6))

@@ -16,6 +16,7 @@ from hotkeys.detector.alerts import judge
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
 from hotkeys.detector.consumer import layout
+from hotkeys.detector.proposals import MAX_PROPOSALS
 from hotkeys.throttling import THROTTLE_METRICS
 
 PRICES_DATED = "2026-11 (us-east-1 list prices; update functions/hotkeys/cli/cost.py PRICES if they changed)"
@@ -155,6 +156,9 @@ class CostInputs:
     window_seconds: int = default_of("window_seconds")
     flush_seconds: int = default_of("flush_seconds")
     gsis: int = 0  # global secondary indexes per table
+    # What-if proposals per table (-c whatIfIndexes/whatIfKeys): counted by the same code as a GSI (the
+    # per-record CPU, the EMF metric), with no Contributor Insights rule and no throttle alarm of their own.
+    proposals: int = 0
     sort_keys: bool = False  # the tables and their indexes have a sort key (Contributor Insights: 4 rules each)
     # Requests DynamoDB throttles (each an event of Contributor Insights in throttled-keys mode)
     throttled_per_second: float = 0.0
@@ -165,7 +169,14 @@ class CostInputs:
     # records of its invocations; DEBUG sends more than INFO's two, priced as INFO (a lower bound).
     consumer_system_log_level: str = "WARN"
 
+    @property
+    def counted_indexes(self) -> int:
+        """Indexes the consumer counts per table: the GSIs and the what-if proposals."""
+        return self.gsis + self.proposals
+
     def validate(self) -> None:
+        if self.proposals > MAX_PROPOSALS:
+            raise ValueError(f"--what-if: at most {MAX_PROPOSALS} proposals per table")
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
             raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
         if self.throttled_per_second < 0:
@@ -223,7 +234,7 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     shard_count = shards(inputs)
     invocations = consumer_invocations(inputs)
     vcpu = min(1.0, inputs.memory_mb / 1769)
-    per_record = CPU_SECONDS_PER_RECORD + inputs.gsis * CPU_SECONDS_PER_RECORD_PER_GSI
+    per_record = CPU_SECONDS_PER_RECORD + inputs.counted_indexes * CPU_SECONDS_PER_RECORD_PER_GSI
     seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
@@ -249,7 +260,7 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
         "cloudwatch_logs": log_bytes(inputs, invocations) / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
         # and one per counted GSI (IndexWriteUnits/<table>/<index>)
-        "custom_metrics": (CUSTOM_METRICS + JUDGE_CUSTOM_METRICS + inputs.tables * inputs.gsis)
+        "custom_metrics": (CUSTOM_METRICS + JUDGE_CUSTOM_METRICS + inputs.tables * inputs.counted_indexes)
         * PRICES["cloudwatch_custom_metric_month"],
         # the judge reads the consumer's IteratorAge once a minute (GetMetricData, one metric)
         "judge_lag_reads": JUDGE_RUNS_PER_MONTH * PRICES["cloudwatch_get_metric_data_metric"],
@@ -291,7 +302,7 @@ def log_bytes(inputs: CostInputs, invocations: float) -> float:
     shard), the judge's runs with their system records. Error, alert and spool lines are rare and left
     out; the archive's per-object line is DEBUG (the ItemsArchived metric counts what it said)."""
     container_minutes = shards(inputs) * SECONDS_PER_MONTH / 60
-    emf = container_minutes * (EMF_LINE_BYTES + inputs.gsis * EMF_BYTES_PER_INDEX)
+    emf = container_minutes * (EMF_LINE_BYTES + inputs.counted_indexes * EMF_BYTES_PER_INDEX)
     judge_bytes = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
     platform = 0.0 if inputs.consumer_system_log_level == "WARN" else invocations * PLATFORM_BYTES_PER_INVOCATION
     return platform + emf + judge_bytes
@@ -301,7 +312,7 @@ def sustained_records_per_second(inputs: CostInputs) -> float:
     """What one shard's function keeps up with (records/s of such items): full batches back to back,
     each costing its records' CPU at this memory's share of a vCPU plus the invocation overhead."""
     vcpu = min(1.0, inputs.memory_mb / 1769)
-    per_record = CPU_SECONDS_PER_RECORD + inputs.gsis * CPU_SECONDS_PER_RECORD_PER_GSI
+    per_record = CPU_SECONDS_PER_RECORD + inputs.counted_indexes * CPU_SECONDS_PER_RECORD_PER_GSI
     batch_seconds = inputs.batch_size * per_record / vcpu + INVOCATION_OVERHEAD_SECONDS
     return inputs.batch_size / batch_seconds
 

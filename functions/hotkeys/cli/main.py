@@ -223,6 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="global secondary indexes per table (default 0; CI bills rules per index)",
     )
     cost.add_argument(
+        "--what-if",
+        type=at_least(0),
+        default=0,
+        metavar="N",
+        help="what-if proposals per table (whatIfIndexes plus whatIfKeys; default 0): counted as a GSI is",
+    )
+    cost.add_argument(
         "--sort-keys",
         action="store_true",
         help="the tables and indexes have a sort key (Contributor Insights: 4 rules each instead of 2)",
@@ -499,6 +506,7 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
         ttl_deletes_per_second=args.ttl_deletes_per_second,
         memory_mb=args.memory_mb,
         gsis=args.gsis,
+        proposals=args.what_if,
         sort_keys=args.sort_keys,
         throttled_per_second=args.throttled_per_second,
         throttled_key_insights=not args.no_throttled_key_insights,

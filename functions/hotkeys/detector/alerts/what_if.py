@@ -83,10 +83,10 @@ def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]
 
 
 def subject(found: WhatIf) -> str:
-    """``[what-if] tickets: index by-status (proposed): PENDING would peak at 2,120 WCU/s, 212% of a
-    partition``, in printable ASCII and within SNS's subject limit (the key is cut first)."""
+    """``[what-if] tickets index by-status (proposed): PENDING would peak at 2,120 WCU/s, 212% of
+    limit``, in printable ASCII and within SNS's subject limit (the key is cut first)."""
     head = f"[what-if] {where(found.table, found.proposal)}: "
-    tail = f" would peak at {found.peak_wcu_per_second:,.0f} WCU/s, {found.percent_of_limit:.0f}% of a partition"
+    tail = f" would peak at {found.peak_wcu_per_second:,.0f} WCU/s, {found.percent_of_limit:.0f}% of limit"
     room = SUBJECT_LIMIT - len(head) - len(tail)
     key = printable_ascii(found.key[: SUBJECT_LIMIT + 1])
     key = key if len(key) <= room else key[: max(room - 3, 8)] + "..."
