@@ -173,3 +173,13 @@ def test_the_commands_readme_names_for_a_replays_stats_table_read_it(moto_endpoi
             text=True,
         )
         assert done.returncode == 0 and "event#42" in done.stdout, (command, done.stderr)
+
+
+def test_the_what_if_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:
+    # README's what-if example: its generate command (into a fresh folder), then its replay of those files
+    block = _block_after("## Before you create it")
+    generate, replay = (line.removeprefix("$ ") for line in block[:2])
+    assert generate.startswith("hotkeys generate --out /tmp/what-if.json.gz ")
+    _run(generate.replace("/tmp/what-if.json.gz", str(tmp_path / "what-if.json.gz")))
+    printed = _run(replay.replace("/tmp/", f"{tmp_path}/"))
+    _follows(_normalised("\n".join(block[2:])), printed)

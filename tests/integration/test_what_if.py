@@ -84,6 +84,8 @@ def test_a_hot_proposal_is_told_once_on_its_own_topic_and_never_as_an_incident(
     figures = window_figures(store, windows, ALL_INDEXES)  # type: ignore[arg-type]
     rows = [row for row in top_rows(figures, 10) if row.index == PROPOSAL and row.key == "PENDING"]
     assert len(rows) == 3
+    assert all(row.to_json()["proposed"] for row in rows)  # `top --json` marks them
+    assert all("proposed" not in row.to_json() for row in top_rows(figures, 10) if row.index is None)
     first = min(rows, key=lambda row: row.window_start)
     assert notice["peak_wcu_per_second"] == first.peak_wcu_per_second
     assert notice["window_start"] == first.window_start

@@ -288,14 +288,12 @@ def what_if_lines(found: list[dict[str, Any]]) -> list[str]:
     lines = ["What-if (proposals counted from the same writes; never an incident, nobody paged):"]
     for row in found:
         where = where_of(row["table"], row["proposal"])
+        peak = f"{row['peak_wcu_per_second']:,.0f} WCU/s, {row['percent_of_limit']:.0f}% of limit"
         if row["hot"]:
-            lines.append(f"  {row['subject'].removeprefix('[what-if] ')} in the window starting {row['window_start']}")
+            lines.append(f"  {where}: {row['key']} would peak at {peak}, in the window starting {row['window_start']}")
             lines.append(f"      fix: {row['advice']}")
         else:
-            lines.append(
-                f"  {where}: no hot partition (hottest {row['key']} peaks at {row['peak_wcu_per_second']:,.0f} WCU/s, "
-                f"{row['percent_of_limit']:.0f}% of a partition)"
-            )
+            lines.append(f"  {where}: no hot partition (hottest {row['key']} peaks at {peak})")
     return lines
 
 

@@ -20,6 +20,7 @@ from hotkeys.detector.domain.items import verdict
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import StatsReader
+from hotkeys.detector.proposals import is_proposed
 
 # How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).
 LOOKBACK_SECONDS_PER_WINDOW = 900
@@ -67,7 +68,8 @@ class TopRow:
     alert_wcu_per_second: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The row; a what-if proposal's says so (``proposed``), as its index name does."""
+        return {**asdict(self), **({"proposed": True} if is_proposed(self.index) else {})}
 
 
 def windows_in_range(

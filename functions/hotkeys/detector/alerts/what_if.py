@@ -132,7 +132,7 @@ def document(found: WhatIf) -> dict[str, Any]:
         "peak_wcu_per_second": round(found.peak_wcu_per_second, 1),
         "alert_wcu_per_second": round(found.alert_wcu_per_second, 1),
         "share": round(found.share, 4),
-        "percent_of_limit": round(found.percent_of_limit, 1),
+        "percent_of_limit": round(found.percent_of_limit, 2),
         "suggested_shards": found.suggested_shards,
         "hot": found.hot,
         "advice": advice(found),
