@@ -12,12 +12,21 @@ from bench.lambda_process import write_events
 from bench.shapes import records
 
 
-def measure(tmp_path: Path, shape: str, indexes: int) -> dict[str, Any]:
+def measure(tmp_path: Path, shape: str, indexes: int, proposed: bool = False) -> dict[str, Any]:
     """2,000 records of the mixed operations (TTL deletions among them) in two 1,000-record events,
-    measured as one matrix cell in its own process."""
+    measured as one matrix cell in its own process (``proposed``: the indexes are what-if proposals)."""
     write_events(str(tmp_path), records(shape, "mixed", 2000), 1000)
     output = subprocess.run(
-        [sys.executable, "-m", "bench.lambda_process", "--matrix-child", str(tmp_path), "False", str(indexes)],
+        [
+            sys.executable,
+            "-m",
+            "bench.lambda_process",
+            "--matrix-child",
+            str(tmp_path),
+            "False",
+            str(indexes),
+            str(proposed),
+        ],
         check=True,
         capture_output=True,
         text=True,
@@ -65,3 +74,11 @@ def test_the_same_day_comparison_runs_both_checkouts_as_deployed() -> None:
     # Then both sides were measured and their ratio reported
     assert len(result["before"]) == len(result["after"]) == 1
     assert min(result["before"] + result["after"]) > 0 and result["before_over_after"] > 0
+
+
+def test_a_cell_of_proposed_indexes_counts_them_without_reading_them_from_the_schema(tmp_path: Path) -> None:
+    # Given the same five indexes proposed (what-if) on a table that has none, when measured as one cell
+    result = measure(tmp_path, "1KB-12", indexes=5, proposed=True)
+    # Then the schema was read once (for the table's keys), and one snapshot per segment holds them
+    assert result["requests"]["DescribeTable"] == 1
+    assert result["requests"]["PutItem"] == 2

@@ -1,5 +1,5 @@
 """The detector's ports live in one module: every Protocol of the package is defined in
-``hotkeys.detector.ports``, except the two ``records.parse_change`` takes (named there too) and the
+``hotkeys.detector.ports``, except the three ``records.parse_change`` takes (named there too) and the
 rules' read view of a segment (``rules.Tallied``: figures, not I/O)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ SOURCES = Path(__file__).resolve().parents[2] / "functions" / "hotkeys"
 ELSEWHERE = {
     ("detector/domain/records.py", "ResolveKey"),
     ("detector/domain/records.py", "IndexesOf"),
+    ("detector/domain/records.py", "TtlAttributeOf"),
     ("detector/alerts/rules.py", "Figures"),
 }
 

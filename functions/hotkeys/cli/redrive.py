@@ -347,6 +347,7 @@ def redrive_records(
         resolve_key=ports.resolve_key,
         archiver=ports.archiver if mode is Archiving.DEPLOYED else None,
         indexes=ports.indexes,
+        ttl_attribute=ports.ttl_attribute,
     )
     for window, batch in sorted(by_window.items()):
         if not dry_run:

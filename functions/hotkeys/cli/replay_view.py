@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
 from rich.console import Console
 
 from hotkeys.cli.common import (
@@ -24,6 +25,7 @@ from hotkeys.cli.common import (
     settings_from_args,
     where_of,
 )
+from hotkeys.cli.health_view import Projections, health_lines, table_health
 from hotkeys.cli.progress import progress_bar
 from hotkeys.cli.replay import ReplayError, ReplayReport, create_resources, plan_replay, replay_settings, run_replay
 from hotkeys.cli.throttle_view import recorded_picture
@@ -96,6 +98,7 @@ def collect(
             {"subject": what_if.subject(found), **what_if.document(found)}
             for found in what_if.findings(figures, report.settings)
         ],
+        "health": table_health(figures, report.settings.partition_wcu_limit, projections_of(aws)),
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),
@@ -277,7 +280,27 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
             f"writes (share-of-table alert{'s' if many else ''}; under the partition-limit threshold, not hot):"
         )
         lines.extend(_share_line(incident, families) for incident in shares)
+    lines.extend(health_lines(result.get("health", {})))
     return lines
+
+
+def projections_of(aws: AwsClients) -> Projections:
+    """Each GSI's projection type, from the replay's source tables (None where a table has no schema)."""
+    known: dict[str, dict[str, str]] = {}
+
+    def projection(table: str, index: str) -> str | None:
+        if table not in known:
+            try:
+                described = aws.client("dynamodb").describe_table(TableName=table)["Table"]
+            except ClientError:
+                described = {}
+            known[table] = {
+                str(gsi["IndexName"]): str(gsi.get("Projection", {}).get("ProjectionType", ""))
+                for gsi in described.get("GlobalSecondaryIndexes", [])
+            }
+        return known[table].get(index)
+
+    return projection
 
 
 def what_if_lines(found: list[dict[str, Any]]) -> list[str]:

@@ -5,7 +5,7 @@ The logic (``pipeline``, ``alerts.judge``, ``archive``) and the CLI's readers ar
 adapters (docs/decisions.md §24). Tests and the benchmarks pass their own. Only value types are imported
 here, so every module that takes a port can import this one.
 
-``ResolveKey`` and ``IndexesOf`` are defined in ``records`` and named here: ``records.parse_change``
+``ResolveKey``, ``IndexesOf`` and ``TtlAttributeOf`` are defined in ``records`` and named here: ``records.parse_change``
 takes them, and ``records`` is below every value type this module needs (``Change``), so they cannot
 live here without an import cycle.
 """
@@ -21,7 +21,7 @@ from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.consumer.layout import Layout
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot
 from hotkeys.detector.consumer.state import Segment, ShardState
-from hotkeys.detector.domain.records import Change, IndexesOf, ResolveKey
+from hotkeys.detector.domain.records import Change, IndexesOf, ResolveKey, TtlAttributeOf
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "StatsReader",
     "StatsStore",
     "TableInsightsPort",
+    "TtlAttributeOf",
 ]
 
 

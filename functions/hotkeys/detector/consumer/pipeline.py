@@ -16,7 +16,14 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.indexes import IndexSpec
-from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, parse_change, sequence_of
+from hotkeys.detector.domain.records import (
+    Change,
+    ChangeKind,
+    MalformedRecord,
+    TtlAttributeOf,
+    parse_change,
+    sequence_of,
+)
 from hotkeys.detector.domain.summary import Counting
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.observability import logger
@@ -56,6 +63,8 @@ class Ports:
     indexes: IndexesOf | None = None
     # Where each table's heads go in the window-heads index (None: one bucket per table).
     layouts: Layouts | None = None
+    # Each table's TTL attribute, for the TTL health of the items written (None: not judged).
+    ttl_attribute: TtlAttributeOf | None = None
     # The container's clock: when a head was written (the judge tells quiet shards by it), and when an
     # alert was claimed.
     clock: Callable[[], float] = time.time
@@ -196,6 +205,7 @@ def _fold(
     archiver = ports.archiver
     stored = _StoredCoverage(ports.stats, shard_id, state)
     resolve_key = ports.resolve_key
+    ttl_attribute = ports.ttl_attribute
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
     counting = Counting.of(settings)
@@ -220,7 +230,7 @@ def _fold(
         below = sequence <= state.high_water
         duplicate = below and state.covers(sequence)
         try:
-            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below)
+            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below, ttl_attribute)
             if below and not duplicate:
                 duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
                 if not duplicate:

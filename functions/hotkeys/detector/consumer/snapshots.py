@@ -25,6 +25,7 @@ stored by ``summary.pack``, the codec the carried state uses too.
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -33,6 +34,7 @@ from typing import Any
 from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.state import Segment, decode_ranges, encode_ranges, padded_sequence, ranges_cover
 from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.health import Health
 from hotkeys.detector.domain.items import SNAPSHOT_ITEM_KEYS, ItemStats, decode_aligned, encode_aligned, merged
 from hotkeys.detector.domain.summary import Counting, Entry, Summary
 
@@ -84,6 +86,8 @@ class SegmentSnapshot:
     head_bytes: int = 0
     # Final, and written before its window's end: its shard ended (nothing more will come from it).
     closed_early: bool = False
+    # The items its writes left (domain.health); not in heads (the judge does not read it).
+    health: Health = field(default_factory=Health)
 
     def covers(self, sequence: int) -> bool:
         """Whether the invocations behind this snapshot folded this record (counted or skipped as bad)."""
@@ -147,6 +151,7 @@ def snapshot_of(
         final=final,
         written_at=written_at,
         closed_early=closed_early,
+        health=segment.health.copy(),
     )
 
 
@@ -281,6 +286,8 @@ def to_item(snapshot: SegmentSnapshot, expires_at: int, bucket: int = 0) -> dict
         item["pinned"] = True
     if snapshot.items:
         item["items_z"] = encode_aligned(snapshot.summary.entries, snapshot.items)
+    if snapshot.health.written:
+        item["health"] = json.dumps(snapshot.health.to_json(), separators=(",", ":"))
     return item
 
 
@@ -311,6 +318,7 @@ def from_item(item: dict[str, Any]) -> SegmentSnapshot:
         has_local_indexes=bool(item.get("pinned", False)),
         items=decode_aligned(table.entries, _binary(items)) if items is not None else {},
         final=bool(item["instance_closed"]),
+        health=Health.from_json(json.loads(str(item["health"]))) if "health" in item else Health(),
     )
 
 
@@ -335,6 +343,8 @@ class WindowFigures:
     # Index figures only: some of the window's segments did not count the index (it was created
     # during the window), so its figures miss their part.
     partial: bool = False
+    # The table's figures only: the items its writes left, merged over its segments.
+    health: Health = field(default_factory=Health)
 
     @property
     def entries(self) -> dict[str, Entry]:
@@ -386,7 +396,15 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         has_local_indexes=index is None and any(snap.has_local_indexes for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
         alert_min_span_seconds=max(snap.alert_min_span_seconds for snap in snapshots),
+        health=_merged_health(snapshots) if index is None else Health(),
     )
+
+
+def _merged_health(snapshots: list[SegmentSnapshot]) -> Health:
+    merged_health = Health()
+    for snap in snapshots:
+        merged_health.merge(snap.health)
+    return merged_health
 
 
 def _merged_items(snapshots: list[SegmentSnapshot]) -> dict[str, ItemStats]:

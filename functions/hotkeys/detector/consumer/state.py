@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.health import ITEM_LIMIT_BYTES, Health, TtlVerdict, size_bucket
 from hotkeys.detector.domain.items import (
     MAX_ITEM_JSON,
     MAX_ITEM_KEYS,
@@ -109,6 +110,8 @@ class Segment:
     items: dict[str, ItemStats] = field(default_factory=dict)
     # The table has local secondary indexes (an item collection cannot be split for heat).
     has_local_indexes: bool = False
+    # The items its writes left: TTL verdicts and sizes (domain.health).
+    health: Health = field(default_factory=Health)
     # Not carried: whether this invocation already opened its range.
     range_open: bool = field(default=False, compare=False)
 
@@ -143,6 +146,8 @@ class Segment:
         if change.kind is ChangeKind.TTL_DELETE:
             self.ttl_deletes += 1
             return
+        if change.size:
+            self.health.add(change.size, change.wcu, change.ttl)
         if change.index_writes:
             self._count_indexes(change, counting)
         if self.summary.count(change.key, change.wcu, event_time, counting):
@@ -206,7 +211,7 @@ class Segment:
         summary (``summary.pack``), ``x`` ttl_deletes, ``e0`` first_event, ``e1`` last_event, ``q``
         last_sequence, ``f`` flushed_at_event, ``d`` dirty, ``r`` ranges, ``ix`` indexes
         (each ``summary.pack``), ``sk`` has_sort_key, ``pc`` has_local_indexes (named ``pinned`` before:
-        the stored name stays), ``it`` items."""
+        the stored name stays), ``it`` items, ``hl`` health (``Health.to_json``)."""
         return {
             "t": self.table,
             "w": self.window_start,
@@ -225,6 +230,7 @@ class Segment:
             "sk": self.has_sort_key,
             "pc": self.has_local_indexes,
             "it": encode_items(self.summary.entries, self.items),
+            "hl": self.health.to_json(),
         }
 
     @classmethod
@@ -248,6 +254,7 @@ class Segment:
             has_sort_key=bool(data["sk"]),
             has_local_indexes=bool(data["pc"]),
             items=decode_items(table.entries, data["it"]),
+            health=Health.from_json(data.get("hl")),  # (absent from a state an older version carried)
         )
 
 
@@ -349,11 +356,14 @@ def max_state_bytes() -> int:
     index_chars = MAX_COUNTED_INDEXES * (MAX_INDEX_NAME + 4 * (22 + 16) + 32)
     marks_chars = MAX_MARKS * 35  # ~35 characters of JSON each
     reopened_chars = MAX_REOPENED * (MAX_TABLE_NAME + 2 * 22 + 8)
+    # Health: every size bucket with a count, the TTL verdicts and its counters, in JSON.
+    health_chars = (size_bucket(ITEM_LIMIT_BYTES) + 1) * (2 * 22 + 4) + len(TtlVerdict) * (16 + 22) + 8 * 32
     # Item figures of at most MAX_ITEM_KEYS keys, "0," for each other entry (at most twice the largest
     # SUMMARY_CAPACITY, 2,000), zlib'd and base64'd.
     item_raw = MAX_ITEM_KEYS * MAX_ITEM_JSON + 2 * (2 * 2000)
     items_chars = 4 * (item_raw * 1001 // 1000 + 64) // 3 + 4
-    return summary_chars + ranges_chars + index_chars + marks_chars + reopened_chars + items_chars + 4_096
+    fixed = summary_chars + ranges_chars + index_chars + marks_chars + reopened_chars + items_chars + health_chars
+    return fixed + 4_096
 
 
 class StateError(ValueError):

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
+from hotkeys.detector.domain.health import TtlVerdict, ttl_verdict
 from hotkeys.detector.domain.indexes import IndexImageError, IndexSpec, index_writes
 from hotkeys.detector.domain.sizing import (
     MAX_NUMBER_DIGITS,
@@ -67,6 +68,10 @@ class Change:
     sort_key: tuple[str, str] | None = None
     # The table has local secondary indexes: each item collection stays in one partition.
     has_local_indexes: bool = False
+    # The item the write left (its new image; 0: none, a delete or a record without images): its size,
+    # and what DynamoDB's TTL makes of it (None: the table has no TTL attribute).
+    size: int = 0
+    ttl: TtlVerdict | None = None
 
 
 # (table name, the record's Keys map) -> partition key attribute.
@@ -74,6 +79,12 @@ class ResolveKey(Protocol):
     """The port that names a record's partition key: (table, the record's Keys) → key attribute value."""
 
     def __call__(self, table: str, keys: dict[str, Any], /) -> str: ...
+
+
+class TtlAttributeOf(Protocol):
+    """The port that names a table's TTL attribute (None: TTL is off, or unknown)."""
+
+    def __call__(self, table: str, /) -> str | None: ...
 
 
 class IndexesOf(Protocol):
@@ -153,6 +164,7 @@ def parse_change(
     sequence: str | int | None = None,
     indexes: IndexesOf | None = None,
     size_ttl_images: bool = True,
+    ttl_attribute: TtlAttributeOf | None = None,
 ) -> Change:
     """Parse one record; raises MalformedRecord with the reason if it cannot be counted.
 
@@ -206,6 +218,12 @@ def parse_change(
     specs = indexes(table) if indexes is not None and writing else ()
     if specs:
         _add_index_writes(change, specs, stream, old_size, new_size)
+    new = stream.get("NewImage") if writing else None
+    if type(new) is dict:
+        change.size = new_size
+        attribute = ttl_attribute(table) if ttl_attribute is not None else None
+        if attribute is not None:
+            change.ttl = ttl_verdict(new.get(attribute), change.event_time)
     return change
 
 

@@ -46,11 +46,12 @@ def build_ports(
         notifier = Notifier(settings, DynamoIncidentStore(table), sns, CONSUMER)
         alerts = FirstAlarm(settings, notifier, wall_clock)
     archiver = None
+    ttl_attribute = TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb"))
     if settings.archive_bucket_name:  # no bucket, no archive
         archiver = TtlArchiver(
             S3ObjectStore(aws.client("s3"), settings.archive_bucket_name),
             settings.archive_prefix,
-            TtlAttributeResolver(settings.ttl_attribute, aws.client("dynamodb")),
+            ttl_attribute,
             replicated_ttl=settings.archive_replicated_ttl,
             spool=DynamoArchiveSpool(table),
             clock=clock,
@@ -66,6 +67,7 @@ def build_ports(
         else None,
         layouts=LayoutCache(stats.layout, clock, settings.window_seconds, lambda fresh: stats.save_layout(None, fresh)),
         clock=wall_clock,
+        ttl_attribute=ttl_attribute,
     )
 
 

@@ -1,0 +1,235 @@
+"""Data health from the items a window's writes left: a TTL attribute DynamoDB will never act on, and
+items near the 400 KB limit. Pure: the record's new image is read once, as it is sized.
+
+TTL (DynamoDB developer guide, "Formatting an item's TTL attribute"): "The item must contain the
+attribute specified when TTL was enabled on the table"; "The TTL attribute's value must be a
+top-level Number data type"; "must be a timestamp in Unix epoch time format in seconds. If you use
+any other format, the TTL processes ignore the item"; "must be a datetimestamp with an expiration of
+no more than five years in the past". A Number of 10^11 or more lies after the year 5138 read as
+seconds: it is milliseconds (10^11 to 10^14) or a finer unit (10^14 and more). AWS does not say how
+long five years is: only values older than five years of 366 days (``TOO_OLD_SECONDS``: every
+reading) are called too old.
+
+Sizes: each written item's size (its new image, by DynamoDB's size rules) goes into a bucket of a
+log scale with ``SUB_BUCKETS`` buckets per doubling, so a percentile is the upper bound of its
+bucket: at most 2^(1/8) - 1 (9%) above the true value, never below it. The largest size, the items
+within 12.5% of the limit and the items over 10 KB with their write units are counted exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+ITEM_LIMIT_BYTES = 400 * 1024
+NEAR_LIMIT_BYTES = ITEM_LIMIT_BYTES - ITEM_LIMIT_BYTES // 8  # within 12.5%: the write after next may fail
+LARGE_ITEM_BYTES = 10 * 1024
+TOO_OLD_SECONDS = 5 * 366 * 86_400
+MILLISECONDS_FROM = 10**11
+MICROSECONDS_FROM = 10**14
+SUB_BUCKETS = 8
+_SMALLEST = 64  # sizes up to this share the first bucket
+
+
+class TtlVerdict(StrEnum):
+    OK = "ok"
+    MISSING = "missing"
+    NOT_A_NUMBER = "not_a_number"
+    MILLISECONDS = "milliseconds"
+    MICROSECONDS = "microseconds"
+    TOO_OLD = "too_old"
+
+
+# What a verdict means for the item, and the fix; OK needs neither.
+TTL_PROBLEMS: dict[TtlVerdict, tuple[str, str]] = {
+    TtlVerdict.MISSING: ("carry no TTL attribute", "set it on every item that should expire"),
+    TtlVerdict.NOT_A_NUMBER: ("hold it as another type than Number", "write the epoch seconds as a Number"),
+    TtlVerdict.MILLISECONDS: ("hold it in milliseconds", "divide by 1,000: TTL reads epoch seconds"),
+    TtlVerdict.MICROSECONDS: ("hold it in microseconds or finer", "write epoch seconds: TTL reads no finer unit"),
+    TtlVerdict.TOO_OLD: ("hold a time more than five years past", "TTL ignores it: delete such items yourself"),
+}
+
+
+def ttl_verdict(value: Any, written_at: int) -> TtlVerdict:
+    """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (typed JSON, None: absent)."""
+    if value is None:
+        return TtlVerdict.MISSING
+    number = value.get("N") if type(value) is dict and len(value) == 1 else None
+    if type(number) is not str:
+        return TtlVerdict.NOT_A_NUMBER
+    try:
+        seconds = float(number)
+    except ValueError:
+        return TtlVerdict.NOT_A_NUMBER
+    if not math.isfinite(seconds):
+        return TtlVerdict.NOT_A_NUMBER
+    if seconds >= MICROSECONDS_FROM:
+        return TtlVerdict.MICROSECONDS
+    if seconds >= MILLISECONDS_FROM:
+        return TtlVerdict.MILLISECONDS
+    if seconds < written_at - TOO_OLD_SECONDS:
+        return TtlVerdict.TOO_OLD
+    return TtlVerdict.OK
+
+
+def size_bucket(size: int) -> int:
+    """The bucket of an item size (0: up to ``_SMALLEST`` bytes)."""
+    if size <= _SMALLEST:
+        return 0
+    return 1 + math.floor(SUB_BUCKETS * math.log2(size / _SMALLEST) - 1e-9)
+
+
+def bucket_bound(bucket: int) -> int:
+    """The largest size a bucket holds."""
+    return math.floor(_SMALLEST * 2 ** (bucket / SUB_BUCKETS) + 1e-9)
+
+
+@dataclass
+class Health:
+    """One window's written items: their TTL verdicts (when the table has a TTL attribute) and sizes."""
+
+    written: int = 0
+    wcu: int = 0
+    ttl: dict[str, int] = field(default_factory=dict)  # verdict -> items
+    sizes: dict[int, int] = field(default_factory=dict)  # size bucket -> items
+    max_size: int = 0
+    near_limit: int = 0
+    large: int = 0  # items over LARGE_ITEM_BYTES
+    large_wcu: int = 0
+
+    def add(self, size: int, wcu: int, ttl: TtlVerdict | None) -> None:
+        self.written += 1
+        self.wcu += wcu
+        if ttl is not None:
+            self.ttl[ttl] = self.ttl.get(ttl, 0) + 1
+        bucket = size_bucket(size)
+        self.sizes[bucket] = self.sizes.get(bucket, 0) + 1
+        self.max_size = max(self.max_size, size)
+        self.near_limit += size >= NEAR_LIMIT_BYTES
+        if size > LARGE_ITEM_BYTES:
+            self.large += 1
+            self.large_wcu += wcu
+
+    def copy(self) -> Health:
+        return Health.from_json(self.to_json())
+
+    def merge(self, other: Health) -> None:
+        self.written += other.written
+        self.wcu += other.wcu
+        for name, count in other.ttl.items():
+            self.ttl[name] = self.ttl.get(name, 0) + count
+        for bucket, count in other.sizes.items():
+            self.sizes[bucket] = self.sizes.get(bucket, 0) + count
+        self.max_size = max(self.max_size, other.max_size)
+        self.near_limit += other.near_limit
+        self.large += other.large
+        self.large_wcu += other.large_wcu
+
+    def percentile(self, fraction: float) -> int:
+        """The nearest-rank percentile's upper bound (its bucket's largest size, at most the largest item)."""
+        if not self.written:
+            return 0
+        rank = max(1, math.ceil(fraction * sum(self.sizes.values())))
+        seen = 0
+        for bucket in sorted(self.sizes):
+            seen += self.sizes[bucket]
+            if seen >= rank:
+                return min(bucket_bound(bucket), self.max_size)
+        return self.max_size
+
+    def to_json(self) -> dict[str, Any]:
+        """Stored form (``from_json`` reads it back): short names, sizes as [bucket, items] pairs."""
+        return {
+            "n": self.written,
+            "u": self.wcu,
+            "t": dict(sorted(self.ttl.items())),
+            "s": [[bucket, count] for bucket, count in sorted(self.sizes.items())],
+            "m": self.max_size,
+            "nl": self.near_limit,
+            "l": self.large,
+            "lu": self.large_wcu,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | None) -> Health:
+        if not data:
+            return cls()
+        return cls(
+            written=int(data["n"]),
+            wcu=int(data["u"]),
+            ttl={str(name): int(count) for name, count in data["t"].items()},
+            sizes={int(bucket): int(count) for bucket, count in data["s"]},
+            max_size=int(data["m"]),
+            near_limit=int(data["nl"]),
+            large=int(data["l"]),
+            large_wcu=int(data["lu"]),
+        )
+
+
+# Write units drawn by items over LARGE_ITEM_BYTES at which their share is worth a line (quiet below).
+LARGE_UNITS_SHARE = 0.25
+# An index whose write units reach this share of its table's is named with what it costs.
+COSTLY_INDEX_SHARE = 0.5
+# Under this share of the partition limit at its peak, a costly index's partitions are "cold".
+COLD_PEAK_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class IndexCost:
+    """One GSI's write units beside its table's, in the same windows."""
+
+    name: str
+    wcu: int
+    table_wcu: int
+    peak_share: float  # its hottest partition's peak, as a share of the partition limit
+    projection: str | None = None  # as DescribeTable states it, when known
+
+    @property
+    def share(self) -> float:
+        return self.wcu / self.table_wcu if self.table_wcu else 0.0
+
+
+def findings(table: str, health: Health, indexes: list[IndexCost]) -> list[str]:
+    """What the items written to ``table`` say, one line each, with the fix; none when all is well."""
+    # Items without the attribute are a problem only beside items that carry it: a table whose writes never
+    # carry it may simply not expire items (doctor says when TTL is on and nothing written carries it).
+    carried = sum(count for verdict, count in health.ttl.items() if verdict != TtlVerdict.MISSING)
+    lines = [
+        _ttl_line(table, health, verdict)
+        for verdict in TTL_PROBLEMS
+        if health.ttl.get(verdict) and (carried or verdict != TtlVerdict.MISSING)
+    ]
+    if health.near_limit:
+        lines.append(
+            f"{table}: {health.near_limit:,} item{'s' if health.near_limit > 1 else ''} written within 12.5% of "
+            f"DynamoDB's 400 KB item limit (largest {health.max_size / 1024:,.1f} KB): a few more attributes and "
+            "the write fails; move large attributes to S3 and keep a pointer, or compress them"
+        )
+    if health.large and health.wcu and health.large_wcu / health.wcu >= LARGE_UNITS_SHARE:
+        lines.append(
+            f"{table}: items over 10 KB are {health.large / health.written:.0%} of writes and "
+            f"{health.large_wcu / health.wcu:.0%} of write units (p50 up to {health.percentile(0.5) / 1024:,.1f} KB, "
+            f"p99 up to {health.percentile(0.99) / 1024:,.1f} KB): each write pays 1 unit per KB; split rarely "
+            "changed large attributes into an item of their own"
+        )
+    for index in indexes:
+        if index.share < COSTLY_INDEX_SHARE or index.peak_share >= COLD_PEAK_SHARE:
+            continue  # cheap, or busy enough to be read: its cost is in the figures, not a finding
+        projection = " (projection ALL: every write copies the whole item)" if index.projection == "ALL" else ""
+        lines.append(
+            f"{table} index {index.name}: {index.wcu:,} write units, {index.share:.0%} of the table's{projection}, "
+            "and its partitions stay cold (peak under 10% of a partition): if nothing reads it, drop it or project "
+            "less (reads are not in the stream: check its read metrics)"
+        )
+    return lines
+
+
+def _ttl_line(table: str, health: Health, verdict: TtlVerdict) -> str:
+    count = health.ttl[verdict]
+    judged = sum(health.ttl.values())
+    what, fix = TTL_PROBLEMS[verdict]
+    return (
+        f"{table}: {count:,} of {judged:,} items written ({count / judged:.1%}) {what}: TTL never deletes them; {fix}"
+    )
