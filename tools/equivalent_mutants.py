@@ -26,6 +26,17 @@ _SAME_LENGTHS = "a series' buckets and units always have the same length: zip's 
 # mutant that skips fewer keys (a lower floor, a larger bound) changes how much is computed, not what.
 _SKIPS_FEWER = "the fast skip only passes more keys to the full judgement, which decides as before"
 
+# A resolution's last window to look at is the latest that has ended: a later one is refused by settled
+# (the lag, never negative, is not younger than its end), which returns None as the loop's end does.
+_NOT_ENDED = (
+    "the windows it adds have not ended: settled refuses them, and _resolution returns None there as after its loop"
+)
+# Merged's key-schema defaults are taken only by Look.figures' empty window, whose figures are read for
+# the resolve level (rules.cooled, rules.level), never diagnosed.
+_UNREAD_WINDOW = "only an unread window's figures take it, and they list no key: its level is 0 whatever the rest says"
+# A dataclass field already compared through the fields it is derived from.
+_DERIVED = "a derived field compared too: equal whenever the fields it is made of are"
+
 EQUIVALENT: dict[str, str] = {
     # rules.py
     "rules.partition_limit_hot: `floor = limit_rate * span ⟨limit_rate * span⟩` '*' -> '/'": _SKIPS_FEWER
@@ -34,6 +45,47 @@ EQUIVALENT: dict[str, str] = {
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
+    ),
+    # verdicts.py
+    "verdicts.Merged: `has_sort_key: bool = False` False -> True": _UNREAD_WINDOW,
+    "verdicts.Merged: `has_local_indexes: bool = False` False -> True": _UNREAD_WINDOW,
+    "verdicts.Look.figures: `return Merged(self.table, index, window, window, {}, 0, {}, False)` 0 -> 1": _UNREAD_WINDOW,
+    "verdicts.Look.figures: `return Merged(self.table, index, window, window, {}, 0, {}, False)` False -> True": _UNREAD_WINDOW,
+    "verdicts.merge: `entries, _total = summary.merge(((part.entries, part.pruned)…f5e78c02` False -> True": (
+        "a key found in one head only is copied instead of shared: the same figures (neither is changed after)"
+    ),
+    "verdicts.merge: `entries, _total = summary.merge(((part.entries, part.pruned)…f5e78c02 ⟨summary.merge(((part.entries, part.prune⟩` copy= dropped": (
+        "a key found in one head only is copied (the default) instead of shared: the same figures"
+    ),
+    "verdicts.Look.settled: `if done is not None and done.ended and (done.latest_window <= window) ⟨done.latest_window <= window⟩` '<=' -> '<'": (
+        "an ended shard has finished its last window, so at that window the check below passes it too"
+    ),
+    "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds⟩` '-' -> '+'": _NOT_ENDED,
+    "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds ⟩` '-' -> '+'": _NOT_ENDED,
+    "verdicts._resolution: `for … in range(start, latest + 1, seconds)` 1 -> 2": (
+        "latest and start are window starts, a window apart or more: up to latest + 2 are the same windows"
+    ),
+    # judge.py
+    "judge.Judge._look_at: `found = self._heads.latest_window(table, layout.most_since(0))` 0 -> 1": (
+        "bucket counts change only at window starts, never at second 1: the most in force from 0 and from 1 agree"
+    ),
+    "judge.Judge._look_at: `memory.incidents = {**{name: stored for name, stored in memo…434a0b48` 0 -> 1 #3": (
+        "only resolved incidents reach it, and incidents.resolved always sets their window: the fallback is never read"
+    ),
+    "judge.Judge._look_at: `memory.incidents = {**{name: stored for name, stored in memo…434a0b48 ⟨(stored[0].resolved_window or 0) >= firs⟩` '>=' -> '>'": (
+        "resolved on the first window read: no hot window before it is read, so remembered or not, the same "
+        "hot windows (after it) start an incident"
+    ),
+    "judge.Judge._look_at: `memory.incidents = {**{name: stored for name, stored in memo…434a0b48 ⟨not stored[0].firing and (stored[0].reso⟩` 'and' -> 'or'": (
+        "it also remembers resolved incidents older than the first window read: decide starts one only on hot "
+        "windows after its resolution, which every window read is, so they count as none (firing ones still go)"
+    ),
+    "judge.Judge._look_at: `windows = {**{window: found for window, found in memory.kept…6aef5bef ⟨first <= window < unkept⟩` '<' -> '<='": (
+        "unkept is the first window not kept (or one past the latest, where nothing is kept): never in kept"
+    ),
+    "judge.Judge._apply: `return False` False -> True": (
+        "deciding again on the same look finds nothing more: the raised peak is already the incident's, and the "
+        "message and resolution checks give what they gave on it"
     ),
     # windows.py: the cache of printed seconds changes what formatting costs, never what it prints
     "windows.<module>: `_ISO_CACHE_LIMIT = 4096` 4096 -> 4097": "the cache's size: one entry more before it is cleared",
@@ -80,9 +132,12 @@ EQUIVALENT: dict[str, str] = {
         "the count of shared attributes only decides whether to look for added ones; looking finds none extra"
     ),
     # indexes.py
-    "indexes.IndexSpec: `key_attributes: tuple[str, ...] = field(init=False, compare=False)` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
-    "indexes.IndexSpec: `entry_attributes: frozenset[str] = field(init=False, compare=False)` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
-    "indexes.IndexSpec: `typed_keys: tuple[tuple[str, str | None], ...] = field(init=…b14057c8` False -> True #2": "a derived field compared too: equal whenever the fields it is made of are",
+    "indexes.IndexSpec: `key_attributes: tuple[str, ...] = field(init=False, compare=False)` False -> True #2": _DERIVED,
+    "indexes.IndexSpec: `entry_attributes: frozenset[str] = field(init=False, compare=False)` False -> True #2": _DERIVED,
+    "indexes.IndexSpec: `typed_keys: tuple[tuple[str, str | None], ...] = field(init=…b14057c8` False -> True #2": _DERIVED,
+    "indexes.IndexSpec: `key_attributes: tuple[str, ...] = field(init=False, compare=False) ⟨field(init=False, compare=False)⟩` compare= dropped": _DERIVED,
+    "indexes.IndexSpec: `entry_attributes: frozenset[str] = field(init=False, compare=False) ⟨field(init=False, compare=False)⟩` compare= dropped": _DERIVED,
+    "indexes.IndexSpec: `typed_keys: tuple[tuple[str, str | None], ...] = field(init=…b14057c8 ⟨field(init=False, compare=False)⟩` compare= dropped": _DERIVED,
     "indexes.index_writes: `assert old is not None and new is not None ⟨old is not None and new is not None⟩` 'and' -> 'or'": "an assert that holds either way: both images are present there",
     # summary.py
     "summary.<module>: `if TYPE_CHECKING` if c -> if not c": (
@@ -99,11 +154,16 @@ EQUIVALENT: dict[str, str] = {
     "summary.Entry.series: `return dict(zip(self.buckets, self.units, strict=True))` True -> False": _SAME_LENGTHS,
     "summary.merge_entries: `for … in zip(entry.buckets, entry.units, strict=True)` True -> False": _SAME_LENGTHS,
     "summary.encode_entries: `for … in zip(buckets, units, strict=True)` True -> False": _SAME_LENGTHS,
+    "summary.Entry.series: `return dict(zip(self.buckets, self.units, strict=True)) ⟨zip(self.buckets, self.units, strict=Tru⟩` strict= dropped": _SAME_LENGTHS,
+    "summary.merge_entries: `for … in zip(entry.buckets, entry.units, strict=True) ⟨zip(entry.buckets, entry.units, strict=T⟩` strict= dropped": _SAME_LENGTHS,
+    "summary.encode_entries: `for … in zip(buckets, units, strict=True) ⟨zip(buckets, units, strict=True)⟩` strict= dropped": _SAME_LENGTHS,
     "summary.merge_entries: `peak = max(peak, entry.peak) ⟨max(peak, entry.peak)⟩` max() -> min()": (
         "a series never drops its heaviest bucket (the lightest earlier one gives way), so the merged "
         "buckets always show each part's own peak"
     ),
     "summary.Summary: `max_bytes: int = field(default=MAX_SUMMARY_BYTES, compare=Fa…0f35c448` False -> True #2": "a summary's repr: read by nothing but a person debugging",
+    "summary.Summary: `max_bytes: int = field(default=MAX_SUMMARY_BYTES, compare=Fa…0f35c448 ⟨field(default=MAX_SUMMARY_BYTES, compare⟩` repr= dropped": "a summary's repr: read by nothing but a person debugging",
+    "summary.Summary: `used_bytes: int = field(default=0, compare=False, repr=False) ⟨field(default=0, compare=False, repr=Fal⟩` repr= dropped": "a summary's repr: read by nothing but a person debugging",
     "summary.Summary: `used_bytes: int = field(default=0, compare=False, repr=False)` False -> True #2": "a summary's repr: read by nothing but a person debugging",
     "summary.allotment: `return MAX_SUMMARY_BYTES // max(1, summaries) ⟨MAX_SUMMARY_BYTES // max(1, summaries)⟩` '//' -> '/'": (
         "the budget is only compared with whole byte counts and floor-divided: n > x and n > floor(x) agree"

@@ -17,8 +17,9 @@ The mutations (``Mutator``) are the classic ones: comparison operators (``<`` an
 and ``!=``, ``in`` and ``not in``, ``is`` and ``is not``), arithmetic (``+`` and ``-``, ``*``
 and ``/``, ``//`` to ``/``, ``%`` to ``/``), ``and`` and ``or``, ``not x`` to ``x``, ``-x`` to
 ``x``, ``max`` and ``min``, ``True`` and ``False``, an integer ``n`` to ``n + 1``, a float
-``x`` to ``1.1 x``, and an ``if``'s condition negated. Docstrings, strings and annotations are
-left alone.
+``x`` to ``1.1 x``, an ``if``'s condition negated, ``continue`` and ``break``, and a call's keyword
+argument dropped (one at a time: the callee's default, if it has one, is then used). Docstrings,
+strings, annotations and decorators are left alone.
 """
 
 from __future__ import annotations
@@ -47,9 +48,11 @@ FUNCTIONS = ROOT / "functions"
 
 # Module (dotted name) -> the test files that pin its behaviour: the fast unit tests that call it, so
 # each mutant costs seconds (the property tests of the same modules take minutes per run and are not
-# needed to kill a mutant here). Rules first, the summary last.
+# needed to kill a mutant here). Rules first, then the judge's verdicts and the judge, the summary last.
 TARGETS: dict[str, tuple[str, ...]] = {
     "hotkeys.detector.alerts.rules": ("tests/unit/test_rules.py",),
+    "hotkeys.detector.alerts.verdicts": ("tests/unit/test_verdicts.py", "tests/unit/test_rules.py"),
+    "hotkeys.detector.alerts.judge": ("tests/unit/test_judge_memory.py", "tests/unit/test_judge_app.py"),
     "hotkeys.detector.domain.windows": ("tests/unit/test_windows.py",),
     "hotkeys.detector.domain.sizing": ("tests/unit/test_sizing.py",),
     "hotkeys.detector.domain.indexes": ("tests/unit/test_index_writes.py",),
@@ -141,12 +144,14 @@ class Mutator(ast.NodeTransformer):
             if isinstance(node, ast.stmt):
                 self._statements.pop()
 
-    def _context(self, node: ast.AST) -> str:
+    def _context(self, node: ast.AST, statement: ast.stmt | None = None) -> str:
         """Where a site is: its statement as written (a compound statement by its head), normalised by
-        ast.unparse, then the mutated expression when it is not the whole statement."""
+        ast.unparse, then the mutated expression when it is not the whole statement. ``statement``: the
+        one to name instead of the innermost (a ``continue`` is named by the statement that holds it)."""
         if self.apply is not None:
             return ""  # only the listing pass names sites (children may already be mutated here)
-        statement = self._statements[-1] if self._statements else None
+        if statement is None:
+            statement = self._statements[-1] if self._statements else None
         if statement is None:
             return ast.unparse(node)
         head = {ast.If: "test", ast.While: "test", ast.For: "iter", ast.With: None}.get(type(statement), "")
@@ -218,10 +223,10 @@ class Mutator(ast.NodeTransformer):
         return node  # text
 
     # Sites
-    def _site(self, node: ast.AST, change: str) -> bool:
+    def _site(self, node: ast.AST, change: str, statement: ast.stmt | None = None) -> bool:
         """Numbers one site; True if it is the one to mutate."""
         function = ".".join(self._scope) or "<module>"
-        self.sites.append((function, getattr(node, "lineno", 0), change, self._context(node)))
+        self.sites.append((function, getattr(node, "lineno", 0), change, self._context(node, statement)))
         return self.apply == len(self.sites) - 1
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
@@ -273,7 +278,27 @@ class Mutator(ast.NodeTransformer):
             other = "min" if node.func.id == "max" else "max"
             if self._site(node, f"{node.func.id}() -> {other}()"):
                 node.func = ast.Name(id=other, ctx=ast.Load())
+        for keyword in list(node.keywords):
+            # One keyword argument dropped (``**mapping`` is left alone): the callee's default then
+            # applies, or the call fails (a required argument), which any test that reaches it sees.
+            if keyword.arg is not None and self._site(node, f"{keyword.arg}= dropped"):
+                node.keywords = [other for other in node.keywords if other is not keyword]
         return node
+
+    def _loop_exit(self, node: ast.Continue | ast.Break, other: type[ast.Continue | ast.Break]) -> ast.AST:
+        # Named by the statement that holds it (an ``if``'s head, a loop's), not by itself: a function's
+        # ``continue`` statements are told apart by where they are, not by their order.
+        holder = self._statements[-2] if len(self._statements) > 1 else None
+        mine, theirs = type(node).__name__.lower(), other.__name__.lower()
+        if self._site(node, f"{mine} -> {theirs}", holder):
+            return ast.copy_location(other(), node)
+        return node
+
+    def visit_Continue(self, node: ast.Continue) -> ast.AST:
+        return self._loop_exit(node, ast.Break)
+
+    def visit_Break(self, node: ast.Break) -> ast.AST:
+        return self._loop_exit(node, ast.Continue)
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         value = node.value
@@ -535,7 +560,8 @@ CACHE = ROOT / ".mutants"
 
 
 # Bumped when the mutations change (the report's wording may change without rerunning them).
-MUTATIONS_VERSION = "2"  # 2: ids name the mutated code (no occurrence numbers that move with edits)
+MUTATIONS_VERSION = "3"  # 2: ids name the mutated code (no occurrence numbers that move with edits); 3: continue
+# and break, keyword arguments dropped
 
 
 def _digest(module: str) -> str:

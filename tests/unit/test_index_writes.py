@@ -226,3 +226,18 @@ def test_the_counted_indexes_are_read_from_describe_table(aws: None) -> None:
         "GlobalSecondaryIndexes": [{**description["GlobalSecondaryIndexes"][0], "IndexStatus": "DELETING"}],
     }
     assert [s.name for s in specs_from_description(deleting)] == ["by-pk-status"]
+
+
+def test_an_index_not_counted_is_skipped_and_the_indexes_after_it_are_counted() -> None:
+    # Given a table whose first GSI is being deleted, listed before an active GSI and an LSI
+    keys = [{"AttributeName": "pk", "KeyType": "HASH"}]
+    description = {
+        "KeySchema": keys,
+        "GlobalSecondaryIndexes": [
+            {"IndexName": "a-old", "KeySchema": keys, "IndexStatus": "DELETING"},
+            {"IndexName": "b-new", "KeySchema": keys, "IndexStatus": "ACTIVE"},
+        ],
+        "LocalSecondaryIndexes": [{"IndexName": "c-local", "KeySchema": keys}],
+    }
+    # Then the two others are counted
+    assert [(s.name, s.local) for s in specs_from_description(description)] == [("b-new", False), ("c-local", True)]

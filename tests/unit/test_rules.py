@@ -444,3 +444,11 @@ def test_the_peak_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
     (own,) = segment.views()
     (hot,) = partition_limit_hot(own, span)
     assert hot.peak_wcu_per_second == 800.3
+
+
+def test_an_index_partitions_hot_key_names_its_index() -> None:
+    # Given the figures of the GSI "by-status" in which a key writes 900 WCU/s for 10 seconds
+    figures = dataclasses.replace(merged(writes("shipped", 900, 0, 10)), index="by-status")
+    # Then its hot key (and so its incident and alert) is the index's, not the table's
+    (hot,) = partition_limit_hot(figures, SETTINGS)
+    assert (hot.index, hot.incident_key) == ("by-status", incident_key(PARTITION_LIMIT, "shipped", "by-status"))

@@ -323,6 +323,12 @@ def test_compacting_keeps_the_heaviest_and_bounds_what_it_left_out() -> None:
     assert (figures(kept), bound) == (figures(entries), 0)
 
 
+def test_compacting_ranks_keys_by_weight_not_by_name() -> None:
+    entries, _ = fold([("a", 3, 0), ("m", 5, 0), ("z", 9, 0)])
+    kept, bound = summary.compact(entries, 1)
+    assert (set(kept), bound) == ({"z"}, 5)
+
+
 def test_compacting_within_bytes_keeps_fewer_keys() -> None:
     entries, _ = fold([("a", 9, 0), ("b", 7, 0), ("c", 5, 0)])
     one = summary.entry_bytes("a")

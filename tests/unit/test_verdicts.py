@@ -21,13 +21,17 @@ from hotkeys.detector.alerts.verdicts import (
     Change,
     Look,
     Resend,
+    ShardProgress,
     Start,
     decide,
+    merge,
+    name_of,
     read_heads,
 )
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot, head_of
-from hotkeys.detector.domain import summary
+from hotkeys.detector.domain import items, summary
+from hotkeys.detector.domain.items import ItemStats
 
 T0 = 1_796_083_200
 SETTINGS = Settings(stats_table_name="stats", share_min_wcu=10**9)
@@ -235,7 +239,9 @@ def test_a_rollovers_parent_that_ended_holds_nothing_a_silent_carrier_holds_the_
     # Its shard ended (its last head came before its window's end): window 1 is settled at once
     (verdict,) = decide(look(ended, T0 + 125), standing, SETTINGS, OWNER)
     assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
-    # Silent but not ended (no records, or stuck): only once the grace has passed since the window's end
+    # Silent but not ended (no records, or stuck): only once the grace (150 s, what CloudWatch takes to
+    # show a stuck shard in the lag) has passed since the window's end
+    assert SETTLE_GRACE_SECONDS == 150
     assert acted(decide(look(silent, T0 + 120 + SETTLE_GRACE_SECONDS - 1), standing, SETTINGS, OWNER)) == []
     (verdict,) = decide(look(silent, T0 + 120 + SETTLE_GRACE_SECONDS), standing, SETTINGS, OWNER)
     assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
@@ -302,3 +308,112 @@ def test_an_incidents_advice_and_duration() -> None:
     # from the crossing (T0 + 20) to the end of its last hot window (T0 + 120)
     assert incident.lasted(60) == 100
     assert incident_key(PARTITION_LIMIT, "hot") == incident.name
+
+
+# -- what a look is made of -------------------------------------------------------------------------------
+def test_a_windows_heads_merge_into_the_tables_figures_and_each_indexs() -> None:
+    stats = ItemStats(slots={7: 30}, wcu=30, bitmap=1)
+    a = dataclasses.replace(
+        head("a", T0, [("k", 30, 0)], index={"by-day": [("d", 5, 0)]}),
+        items={"k": stats},
+        has_sort_key=True,
+        has_local_indexes=True,
+    )
+    b = head("b", T0, [("k", 20, 1), ("j", 10, 2)])
+    table = merge("tickets", T0, [a, b], None)
+    # The table's figures: both heads' keys, each head's listing, its items and its key schema
+    assert (table.wcu, sorted(table.entries), table.items) == (60, ["j", "k"], {"k": items.merged([stats])})
+    assert [(shard, sorted(listed)) for shard, listed in table.listed] == [("a", ["k"]), ("b", ["j", "k"])]
+    assert (table.has_sort_key, table.has_local_indexes) == (True, True)
+    assert table.carriers("j") == {"b"} and table.carriers("k") == {"a", "b"}
+    # An index's: its own keys, no items, no key schema of the table's
+    index = merge("tickets", T0, [a, b], "by-day")
+    assert (index.index, index.wcu, sorted(index.entries), index.items) == ("by-day", 5, ["d"], {})
+    assert (index.has_sort_key, index.has_local_indexes) == (False, False)
+    # A table without a sort key or local indexes says so
+    plain = merge("tickets", T0, [b], None)
+    assert (plain.has_sort_key, plain.has_local_indexes) == (False, False)
+
+
+def test_a_partitions_carriers_are_the_shards_listing_it_from_a_window_on() -> None:
+    heads = [
+        head("a", T0, [("k", 10, 0)], index={"by-day": [("d", 5, 0)]}),
+        head("b", T0 + 60, [("k", 10, 0)]),
+        head("c", T0 + 120, [("x", 10, 0)], index={"by-day": [("d", 5, 0)]}),
+    ]
+    seen = look(heads, T0 + 200)
+    assert seen.carriers("k", None, T0) == {"a", "b"}
+    assert seen.carriers("k", None, T0 + 60) == {"b"}
+    assert seen.carriers("d", "by-day", T0) == {"a", "c"}
+    assert seen.carriers("d", "by-day", T0 + 60) == {"c"}
+
+
+def test_the_shards_near_a_window_are_those_with_heads_in_it_or_the_three_before() -> None:
+    heads = [head(shard, T0 + 60 * n, [("x", 1, 0)]) for n, shard in enumerate(["four-back", "three-back", "b", "c"])]
+    heads.append(head("now", T0 + 240, [("x", 1, 0)]))
+    assert look(heads, T0 + 400).shards_near(T0 + 240, 60) == {"three-back", "b", "c", "now"}
+
+
+def test_a_partitions_window_is_settled_by_its_carriers_whatever_other_shards_do() -> None:
+    # Shard b, which never listed the key, is still working on the window; its carrier a finished it
+    heads = [head("a", T0, [("k", 10, 0)]), head("b", T0, [("x", 10, 0)], final=False)]
+    seen = look(heads, T0 + 70)
+    assert seen.settled(T0, frozenset({"a"}), 60)
+    assert not seen.settled(T0, frozenset(), 60)  # with no carrier, every shard near it stands for one
+
+
+class Ordered(str):
+    """A shard id met in a set in a fixed order (its hash), whatever the run's hash seed."""
+
+    def __hash__(self) -> int:
+        return ord(self[0])
+
+
+def test_a_carrier_that_ended_does_not_excuse_the_carriers_after_it() -> None:
+    ended, working = Ordered("a"), Ordered("b")
+    progress = {
+        ended: ShardProgress(T0, frozenset({T0}), frozenset({T0}), ended=True),
+        working: ShardProgress(T0 + 60, frozenset(), frozenset({T0 + 60})),
+    }
+    seen = Look("tickets", {}, progress, T0, T0 + 200, 0.0)
+    assert list(frozenset({ended, working})) == [ended, working]
+    assert not seen.settled(T0 + 60, frozenset({ended, working}), 60)
+
+
+def test_an_incident_hot_again_within_its_mark_period_is_not_written() -> None:
+    # Marked in the second window of a period, hot again in its third: kept until the next write
+    before = firing(last_hot_window=T0 + 60)
+    assert not Change(before, dataclasses.replace(before, last_hot_window=T0 + 120)).writes
+    assert Change(before, dataclasses.replace(before, last_hot_window=T0 + MARK_SECONDS)).writes
+
+
+def test_a_verdict_names_its_incident() -> None:
+    incident = firing()
+    hot = HotKey("tickets", "hot", PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, peak_wcu_per_second=850.0)
+    assert name_of(Start(hot)) == name_of(Change(incident, incident)) == name_of(Resend(incident)) == incident.name
+
+
+def test_every_incident_of_a_look_gets_its_verdict_whatever_the_one_before_it() -> None:
+    keys = sorted(["hot", "warm", "cool"], key=lambda key: incident_key(PARTITION_LIMIT, key))
+    first, second, third = keys
+    # The first (by name) owes a message another claimed; the second resolved long ago; the third is hot
+    owed = firing(first, pending=Pending(Message.FIRING, "shardId-1", T0 + 26))
+    resolved = firing(second, status=Status.RESOLVED, resolved_window=T0 - 600)
+    heads = [head("a", T0 + 60, [*burst(second, 900, 10, 10), *burst(third, 900, 10, 10)])]
+    found = decide(look(heads, T0 + 90), {owed.name: owed, resolved.name: resolved}, SETTINGS, OWNER)
+    assert sorted(v.hot.key for v in found if isinstance(v, Start)) == sorted([second, third])
+
+
+def test_a_resolution_waits_for_the_keys_carriers_since_it_fired_only() -> None:
+    # b listed the key before it fired (on a alone), and is still working on the window after the firing
+    heads = [
+        head("b", T0 - 60, [("hot", 10, 0)]),
+        head("a", T0, burst("hot", 900, 10, 10)),
+        head("b", T0, [("bg", 1, 0)]),
+        cool(T0 + 60),
+        head("b", T0 + 60, [("bg", 1, 0)], final=False),
+    ]
+    incident = firing()
+    (verdict,) = decide(look(heads, T0 + 130, first=T0 - 60), {incident.name: incident}, SETTINGS, OWNER)
+    # Then a partition's resolution waits for a alone, its one carrier since
+    assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60

@@ -251,8 +251,7 @@ class Judge:
             return False
         incident, version = memory.incidents[verdict.incident.name]
         pending = incident.pending
-        if pending is None:
-            return False
+        assert pending is not None  # a Resend is decided only for an incident owing a message (verdicts.decide)
         if pending.owner != notifier.owner:  # taking over a claim its claimant never confirmed
             claimed = dataclasses.replace(incident, pending=Pending(pending.message, notifier.owner, now))
             written, stored = notifier.write((incident, version), claimed, now, verdict.hot)
@@ -279,10 +278,9 @@ class Judge:
         self._known = {found.table: found for found in self._layouts.layouts()}
         self._layouts_read_at = now
         for table in self._configured:
-            if table not in self._known:  # registered here: consumers and `hotkeys top` find it
-                fresh = Layout(table, self._settings.window_seconds)
-                if self._layouts.save_layout(None, fresh):
-                    self._known[table] = fresh
+            if table not in self._known:  # registered here: consumers and `hotkeys top` find it (this judge
+                # reads it as ``_layout``'s fallback, the same layout, until its next read of the registry)
+                self._layouts.save_layout(None, Layout(table, self._settings.window_seconds))
 
     def _layout(self, table: str) -> Layout:
         return self._known.get(table) or Layout(table, self._settings.window_seconds)

@@ -423,7 +423,7 @@ def pack(summary: Summary, level: int = 6, text: bool = False) -> dict[str, Any]
     }
 
 
-def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES, sized: bool = True) -> Summary:
+def unpack(fields: Mapping[str, Any], sized: bool = True) -> Summary:
     """``pack``'s map (other attributes beside it are ignored) as a summary: ``entries_z`` as bytes, a
     boto3 ``Binary``, or base64 text."""
     raw = fields["entries_z"]
@@ -434,7 +434,6 @@ def unpack(fields: Mapping[str, Any], max_bytes: int = MAX_SUMMARY_BYTES, sized:
         int(fields["pruned"]),
         int(fields["writes"]),
         int(fields["wcu"]),
-        max_bytes=max_bytes,
         # (sized=False: a summary only read, never counted into, skips the sum; its used_bytes stays 0)
         used_bytes=encoded_bytes(entries) if sized else 0,
     )
