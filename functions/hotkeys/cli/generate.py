@@ -5,6 +5,9 @@ list, a payload sized to the requested item size); hot keys can be injected at
 a given write-unit rate for a given time; keys map to shards by hash, as
 partitions do. Items can carry grouping attributes (``--attribute region=4``): a value per
 partition key, Zipf-skewed, derived from the key by hashing so the random stream is unchanged.
+Items can carry a TTL attribute in formats that DynamoDB's TTL ignores (``--ttl-values``), and a share
+of keys can have items near the 400 KB limit (``--large-fraction``): both a property of the key, by
+hashing too, so a workload without them is the one it always was.
 """
 
 from __future__ import annotations
@@ -14,15 +17,17 @@ import functools
 import hashlib
 import heapq
 import itertools
+import math
 import random
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
+from hotkeys.detector.domain.sizing import image_size, number_size
 
 T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 # At most this many records per run: generating is ~µs-per-record Python work, so a mistyped rate
@@ -51,6 +56,20 @@ ITEM_ATTRIBUTES = frozenset(
         "seat",
     }
 )
+
+
+# --ttl-values: the TTL attribute (the one TTL deletions' old images carry) and the formats it is written in.
+TTL_ATTRIBUTE = "expireAt"
+TTL_FORMATS = ("seconds", "milliseconds", "microseconds", "string", "missing", "too_old")
+TTL_SHARE_TOLERANCE = 1e-9
+DAY = 86_400
+# A "too_old" value: six years (of 365.25 days) before the write, past DynamoDB's five-year bound however counted.
+TOO_OLD_SECONDS = 2_191 * DAY + DAY // 2
+# --large-bytes: at most 400 KB (409,600 bytes) less a margin, as an update's old image holds up to 200 more
+# bytes of note and 4 more of updatedAt than its new one, and a TTL deletion's old image 14 of expireAt.
+ITEM_LIMIT_BYTES = 409_600
+MAX_LARGE_BYTES = ITEM_LIMIT_BYTES - 256
+DEFAULT_LARGE_BYTES = 380_000
 
 
 class GenerateError(ValueError):
@@ -114,6 +133,10 @@ class Workload:
     hot: tuple[InjectedHotKey, ...] = field(default_factory=tuple)
     # (name, cardinality) of each --attribute: items carry name = "name#1".."name#<cardinality>"
     attributes: tuple[tuple[str, int], ...] = field(default_factory=tuple)
+    # (format, share) of each --ttl-values format; none: items carry no TTL attribute (TTL deletions aside)
+    ttl_values: tuple[tuple[str, float], ...] = field(default_factory=tuple)
+    large_fraction: float = 0.0  # share of keys whose items are large_bytes (--large-fraction)
+    large_bytes: int = DEFAULT_LARGE_BYTES
 
     @property
     def background_records(self) -> int:
@@ -145,6 +168,14 @@ class Workload:
         if self.item_bytes < 50 or self.item_bytes > 400_000:
             raise GenerateError("--item-bytes must be between 50 and 400000 (DynamoDB's item limit)")
         check_attributes(self.attributes)
+        check_ttl_values(self.ttl_values)
+        if not 0 <= self.large_fraction <= 1:
+            raise GenerateError(f"--large-fraction must be between 0 and 1, got {self.large_fraction:g}")
+        if not 1 <= self.large_bytes <= MAX_LARGE_BYTES:
+            raise GenerateError(
+                f"--large-bytes must be between 1 and {MAX_LARGE_BYTES} (every image stays within DynamoDB's "
+                f"400 KB, {ITEM_LIMIT_BYTES:,} bytes), got {self.large_bytes}"
+            )
 
 
 def parse_attribute(text: str) -> tuple[str, int]:
@@ -174,6 +205,41 @@ def check_attributes(attributes: tuple[tuple[str, int], ...]) -> None:
         if not 1 <= cardinality <= MAX_CARDINALITY:
             raise GenerateError(f"--attribute {shown}: the cardinality must be between 1 and {MAX_CARDINALITY:,}")
         seen.add(name)
+
+
+def parse_ttl_values(text: str) -> tuple[tuple[str, float], ...]:
+    """``FORMAT=SHARE,...`` (``seconds=0.9,milliseconds=0.1``); the formats and shares are checked by
+    ``check_ttl_values``."""
+    values = []
+    for part in text.split(","):
+        format_, equals, share = part.partition("=")
+        if not equals:
+            raise GenerateError(
+                f"--ttl-values must look like 'seconds=0.9,milliseconds=0.1' (FORMAT=SHARE,...), got {text!r}"
+            )
+        try:
+            values.append((format_.strip(), float(share)))
+        except ValueError:
+            raise GenerateError(f"--ttl-values: the share of {format_.strip()!r} is not a number: {share!r}") from None
+    checked = tuple(values)
+    check_ttl_values(checked)
+    return checked
+
+
+def check_ttl_values(values: tuple[tuple[str, float], ...]) -> None:
+    """Known formats, each once, shares from 0 to 1 summing to 1 (none at all: no TTL attribute)."""
+    seen: set[str] = set()
+    for format_, share in values:
+        if format_ not in TTL_FORMATS:
+            raise GenerateError(f"--ttl-values: unknown format {format_!r} (the formats: {', '.join(TTL_FORMATS)})")
+        if format_ in seen:
+            raise GenerateError(f"--ttl-values: {format_!r} is given more than once")
+        if not 0 <= share <= 1:
+            raise GenerateError(f"--ttl-values: the share of {format_!r} must be between 0 and 1, got {share:g}")
+        seen.add(format_)
+    total = math.fsum(share for _format, share in values)
+    if values and abs(total - 1) > TTL_SHARE_TOLERANCE:
+        raise GenerateError(f"--ttl-values: the shares must sum to 1, they sum to {total:.12g}")
 
 
 def key_name(index: int) -> str:
@@ -208,12 +274,69 @@ def attribute_values(key: str, workload: Workload) -> dict[str, str]:
     return {name: attribute_value(key, name, cardinality, workload.seed) for name, cardinality in workload.attributes}
 
 
-def _attributes_size(values: dict[str, str]) -> int:
-    # DynamoDB's rule for a String attribute: the UTF-8 bytes of its name and of its value.
-    return sum(len(name.encode()) + len(value.encode()) for name, value in values.items())
+def _key_digest(seed: int, name: str, key: str) -> bytes:
+    # ``name`` is one the items have (expireAt, note): no --attribute can share it, so no hash is another's.
+    return hashlib.blake2b(f"{seed}\x00{name}\x00{key}".encode(), digest_size=16).digest()
 
 
-def _item(key: str, rng: random.Random, size: int, when: int, extra: dict[str, str]) -> dict[str, Any]:
+def _uniform(digest: bytes) -> float:
+    return (int.from_bytes(digest[:8], "big") >> 11) / 2**53  # 53 bits: in [0, 1), never 1.0
+
+
+def ttl_format(key: str, workload: Workload) -> str | None:
+    """The key's ``--ttl-values`` format (None without the flag): a hash of (seed, key) mapped through
+    the shares, in ``TTL_FORMATS``' order, the same at every write of the key."""
+    if not workload.ttl_values:
+        return None
+    point = _uniform(_key_digest(workload.seed, TTL_ATTRIBUTE, key))
+    shares = dict(workload.ttl_values)
+    chosen = None
+    cumulative = 0.0
+    for format_ in TTL_FORMATS:
+        if shares.get(format_, 0.0) > 0:
+            cumulative += shares[format_]
+            chosen = format_
+            if point < cumulative:
+                break
+    return chosen  # (the last with a share when rounding leaves the sum a hair under 1)
+
+
+def ttl_attribute(key: str, when: int, workload: Workload) -> dict[str, Any]:
+    """The TTL attribute of the key's item written at ``when`` (none for ``missing`` or without the flag).
+
+    ``seconds`` is ``when`` plus 1 to 30 days (a per-key delay, by hashing); the others are that instant
+    in milliseconds, microseconds or as a String of its digits, or ``when`` less six years (``too_old``).
+    """
+    format_ = ttl_format(key, workload)
+    if format_ is None or format_ == "missing":
+        return {}
+    delay = DAY + int.from_bytes(_key_digest(workload.seed, TTL_ATTRIBUTE, key)[8:], "big") % (29 * DAY + 1)
+    seconds = when + delay
+    if format_ == "string":
+        return {TTL_ATTRIBUTE: str(seconds)}
+    numbers = {"seconds": seconds, "milliseconds": seconds * 1_000, "microseconds": seconds * 1_000_000}
+    return {TTL_ATTRIBUTE: numbers.get(format_, when - TOO_OLD_SECONDS)}  # (too_old the last)
+
+
+def is_large(key: str, workload: Workload) -> bool:
+    """Whether the key's items are ``--large-bytes`` (a hash of (seed, key) under ``--large-fraction``)."""
+    return workload.large_fraction > 0 and _uniform(_key_digest(workload.seed, "note", key)) < workload.large_fraction
+
+
+def _attributes_size(values: Mapping[str, str | int]) -> int:
+    # DynamoDB's rules: a String is the UTF-8 bytes of its name and of its value; a Number its name's
+    # bytes, one per two significant digits and one.
+    return sum(
+        len(name.encode()) + (len(value.encode()) if isinstance(value, str) else number_size(str(value)))
+        for name, value in values.items()
+    )
+
+
+def _item(
+    key: str, rng: random.Random, size: int, when: int, extra: Mapping[str, str | int], exact: bool = False
+) -> dict[str, Any]:
+    """An item of about ``size`` bytes (within a few bytes), or of exactly ``size`` if ``exact``
+    (and ``size`` is at least the item without a note)."""
     item: dict[str, Any] = {
         "pk": key,
         "status": rng.choice(["NEW", "PAID", "SHIPPED", "DELIVERED"]),
@@ -229,7 +352,10 @@ def _item(key: str, rng: random.Random, size: int, when: int, extra: dict[str, s
         "note": "",
         **extra,
     }
-    # The other attributes take ~209 bytes by DynamoDB's rules ("note" is 4 more), the --attribute ones theirs.
+    if exact:
+        item["note"] = "n" * max(0, size - image_size(to_dynamodb_json(item)))
+        return item
+    # The other attributes take ~209 bytes by DynamoDB's rules ("note" is 4 more), the extra ones theirs.
     item["note"] = "n" * max(0, size - 213 - _attributes_size(extra))
     return item
 
@@ -299,21 +425,27 @@ def _record(
         "sequence": sequence,
         "event_time": when,
     }
-    extra = attribute_values(key, workload)
+    attributes = attribute_values(key, workload)
+    # The item's own attributes: the --attribute values, then its --ttl-values TTL (the same in both images).
+    extra: dict[str, str | int] = {**attributes, **ttl_attribute(key, when, workload)}
     if kind == "HOT":
         seat = rng.randint(1, 50_000)
         image = {"pk": key, "seat": seat, **extra, "note": "h" * (880 - len(key) - _attributes_size(extra))}
         return stream_record(event_name="MODIFY", new_image=image, old_image=image, **common)
     size = _item_size(workload, rng)
+    large = is_large(key, workload)
+    if large:
+        size = workload.large_bytes
     if kind == "ttl":
-        old = _item(key, rng, size, when, extra)
+        # (a TTL deletion's old image keeps the expireAt it always had, after the padding)
+        old = _item(key, rng, size, when, attributes, large)
         old["expireAt"] = when - rng.randint(1, 86_400)
         return stream_record(event_name="REMOVE", old_image=old, ttl_delete=True, **common)
-    new = _item(key, rng, size, when, extra)
+    new = _item(key, rng, size, when, extra, large)
     if kind == "INSERT":
         return stream_record(event_name="INSERT", new_image=new, **common)
     if kind == "REMOVE":
-        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1, extra), **common)
+        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1, extra, large), **common)
     # An update changes a few attributes: status, version, timestamp, and sometimes the note.
     old = dict(new, status="NEW", updatedAt=when - rng.randint(1, 3600), version=new["version"] - 1)
     if rng.random() < 0.3:

@@ -122,6 +122,7 @@ EXAMPLES_GENERATE = """examples:
   hotkeys generate --out burst.json.gz --rate 10 --hot 'event#42:900wcu@30s+20s'
   hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
   hotkeys generate --out gsi.json --attribute region=4 --attribute customer=100000
+  hotkeys generate --out health.json --ttl-values seconds=0.9,milliseconds=0.1 --large-fraction 0.01
 """
 
 
@@ -294,6 +295,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=N",
         help="items carry NAME#1..NAME#N (Zipf), stable per key: 'region=4'",
     )
+    gen.add_argument(
+        "--ttl-values",
+        metavar="FORMAT=SHARE,...",
+        help="items carry expireAt in a format per key, the shares summing to 1: 'seconds=0.9,milliseconds=0.1' "
+        "(seconds: 1 to 30 days ahead, milliseconds, microseconds, string, missing, too_old: 6 years back)",
+    )
+    gen.add_argument(
+        "--large-fraction",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of keys (0 to 1) whose items are --large-bytes instead of the drawn size (default 0)",
+    )
+    gen.add_argument(
+        "--large-bytes",
+        type=int,
+        default=380_000,  # generate.DEFAULT_LARGE_BYTES, MAX_LARGE_BYTES (generate loads when it runs)
+        metavar="N",
+        help="size of those items by DynamoDB's rules (default 380000, 1 to 409344: 400 KB less a margin)",
+    )
     gen.add_argument("--shards", type=at_least(1), default=1, help="stream shards (keys map to shards by hash)")
     gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
     gen.add_argument(
@@ -413,7 +434,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import generate_view
-    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload, parse_attribute
+    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
 
     try:
         workload = Workload(
@@ -430,6 +451,9 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
             start=args.start,
             hot=tuple(InjectedHotKey.parse(spec, args.duration) for spec in args.hot),
             attributes=tuple(parse_attribute(spec) for spec in args.attribute),
+            ttl_values=parse_ttl_values(args.ttl_values) if args.ttl_values is not None else (),
+            large_fraction=args.large_fraction,
+            large_bytes=args.large_bytes,
         )
         workload.validate()
     except GenerateError as error:
