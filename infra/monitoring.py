@@ -29,6 +29,7 @@ DETECTOR_METRICS = (
     "ArchiveObjectsSpooled",
     "RecordsOutOfOrder",
     "StatesDiscarded",
+    "TtlIgnoredItems",
 )
 
 ALARM_WIDGET_WIDTH = 6
@@ -41,6 +42,13 @@ STATES_DISCARDED = (
     "window reads low once; an alert due in it may come one window late). Expected once per shard "
     "right after a deploy that changes the state layout: nothing to do. Otherwise read the function's "
     "'carried state not written by this version' warnings (their error says why) and report it."
+)
+
+# What the TtlIgnored alarm tells the reader (hotkeys.detector.domain.health).
+TTL_IGNORED = (
+    "Items were written with a TTL attribute DynamoDB's TTL ignores (not a Number, in milliseconds or a "
+    "finer unit, or more than five years past): they will never expire, and the TTL archive never sees "
+    "them. `hotkeys top` and the replay's verdict name the table, the share and the fix."
 )
 
 
@@ -166,6 +174,12 @@ class Monitoring(Construct):
                 _detector_metric("StatesDiscarded"),
                 1,
                 STATES_DISCARDED,
+            ),
+            "TtlIgnored": self._at_least(
+                "TtlIgnoredAlarm",
+                _detector_metric("TtlIgnoredItems"),
+                1,
+                TTL_IGNORED,
             ),
         }
         for alarm in self.alarms.values():

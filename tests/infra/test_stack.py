@@ -329,7 +329,9 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         "ArchiveObjectsSpooled",
         "RecordsOutOfOrder",
         "StatesDiscarded",
+        "TtlIgnoredItems",
     }
+    assert alarms["TtlIgnoredItems"]["Threshold"] == 1
     assert alarms["Errors"]["Dimensions"] == [{"Name": "FunctionName", "Value": consumer}]
     assert alarms["RecordsWithoutImages"]["Threshold"] == 1
     assert alarms["ArchiveObjectsSpooled"]["Threshold"] == alarms["RecordsOutOfOrder"]["Threshold"] == 1
@@ -355,7 +357,7 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
     from hotkeys.detector.observability import metrics
 
     # Given the line an invocation writes when each rare event happened once
-    _record_metrics(BatchOutcome(states_discarded=1, out_of_order=1, spooled=1, without_images=1))
+    _record_metrics(BatchOutcome(states_discarded=1, out_of_order=1, spooled=1, without_images=1, ttl_ignored=1))
     line = metrics.serialize_metric_set()
     metrics.clear_metrics()
     (directive,) = line["_aws"]["CloudWatchMetrics"]
@@ -375,6 +377,7 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
         "ArchiveObjectsSpooled",
         "RecordsOutOfOrder",
         "StatesDiscarded",
+        "TtlIgnoredItems",
     }
     for alarm in ours:
         assert alarm["Namespace"] == directive["Namespace"] and alarm["MetricName"] in emitted, alarm

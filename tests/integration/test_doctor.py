@@ -18,7 +18,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose, failed
+from hotkeys.cli.doctor import FAIL, OK, WARN, Clients, diagnose, failed
 from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import EVENT_SOURCE, POWERTOOLS_PARAMETER
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -302,3 +302,93 @@ def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.Ca
     out = capsys.readouterr().out
     assert f"fix: hotkeys redrive --stack {STACK} (within the stream's 24 h)" in out
     assert out.rstrip().endswith("1 problem(s) found.")
+
+
+def count_items_with_ttl(deployment: Deployment, at: int, values: list[dict[str, str] | None]) -> None:
+    """The consumer has counted one window of updates whose items carry ``expireAt`` as given (None: absent)."""
+    settings = Settings(stats_table_name=deployment.stats_table, ttl_attribute="expireAt")
+    records = []
+    for position, value in enumerate(values):
+        record = write_record(f"k{position}", position, at, table="orders")
+        if value is not None:
+            record["dynamodb"]["NewImage"]["expireAt"] = value
+        records.append(record)
+    stats = DynamoStatsStore(boto3.resource("dynamodb").Table(deployment.stats_table))
+    ports = Ports(
+        stats=stats,
+        resolve_key=PartitionKeyResolver(None, lambda name: {}),
+        layouts=layouts_of(stats),
+        ttl_attribute=lambda table: "expireAt",
+    )
+    start = at - at % 60
+    process_batch(StreamBatch(records, "shardId-1", (start, start + 60), {}, True), settings, ports)
+
+
+def ttl_verdict(deployment: Deployment, ttl_on: bool = True) -> Any:
+    if ttl_on:
+        boto3.client("dynamodb").update_time_to_live(
+            TableName="orders", TimeToLiveSpecification={"Enabled": True, "AttributeName": "expireAt"}
+        )
+    clients, _stubs = stubbed_clients(deployment, mapping(deployment))
+    clients.stats = lambda name: DynamoStatsStore(boto3.resource("dynamodb").Table(name))
+    (check,) = [c for c in diagnose(clients, STACK, now=NOW) if c.name == "TTL of orders"]
+    return check
+
+
+def ttl_deleted(count: float) -> None:
+    boto3.client("cloudwatch").put_metric_data(
+        Namespace="AWS/DynamoDB",
+        MetricData=[
+            {
+                "MetricName": "TimeToLiveDeletedItemCount",
+                "Dimensions": [{"Name": "TableName", "Value": "orders"}],
+                "Timestamp": datetime.fromtimestamp(NOW - 3600, tz=UTC),
+                "Value": count,
+            }
+        ],
+    )
+
+
+def test_ttl_values_dynamodb_ignores_are_named_with_the_fix(aws: None) -> None:
+    # Given TTL on expireAt, and a window whose items carry it in milliseconds (two of three)
+    deployment = deploy()
+    seconds = {"N": str(int(NOW) + 86_400)}
+    count_items_with_ttl(deployment, int(NOW) - 600, [{"N": str((int(NOW) + 86_400) * 1000)}] * 2 + [seconds])
+    ttl_deleted(5)
+    # Then the doctor names them, how many, and the fix
+    check = ttl_verdict(deployment)
+    assert check.verdict == WARN
+    assert check.detail == (
+        "on expireAt; of 3 items written in the latest window, 2 hold it in milliseconds: TTL never deletes them"
+    )
+    assert check.fix == "divide by 1,000: TTL reads epoch seconds"
+
+
+def test_ttl_on_with_items_that_carry_it_and_no_deletion_in_a_day_is_a_warning(aws: None) -> None:
+    deployment = deploy()
+    count_items_with_ttl(deployment, int(NOW) - 600, [{"N": str(int(NOW) + 86_400)}] * 3)
+    check = ttl_verdict(deployment)
+    assert check.verdict == WARN and "DynamoDB's TTL deleted none in 24 h" in check.detail
+
+
+def test_ttl_on_with_deletions_and_valid_items_passes(aws: None) -> None:
+    deployment = deploy()
+    count_items_with_ttl(deployment, int(NOW) - 600, [{"N": str(int(NOW) + 86_400)}] * 3)
+    ttl_deleted(12)
+    check = ttl_verdict(deployment)
+    assert (check.verdict, check.detail) == (OK, "ENABLED on expireAt; 12 items deleted by TTL in 24 h")
+
+
+def test_ttl_on_but_no_item_carries_it_is_said(aws: None) -> None:
+    deployment = deploy()
+    count_items_with_ttl(deployment, int(NOW) - 600, [None, None])
+    check = ttl_verdict(deployment)
+    assert check.verdict == WARN
+    assert check.detail == "on expireAt, but none of the 2 items written in the latest window carries it"
+
+
+def test_ttl_off_is_said_and_passes(aws: None) -> None:
+    deployment = deploy()
+    count_items_with_ttl(deployment, int(NOW) - 600, [None])
+    check = ttl_verdict(deployment, ttl_on=False)
+    assert check.verdict == OK and check.detail.startswith("DISABLED: no item expires")

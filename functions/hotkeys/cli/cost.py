@@ -90,17 +90,18 @@ PLATFORM_RECORDS = (
 )
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
 # The metrics the handler publishes (hotkeys.detector.handlers.app._record_metrics), one dimension set each.
-CUSTOM_METRICS = 14
+CUSTOM_METRICS = 15
 # The judge's (hotkeys.detector.handlers.judge_app.handler): looks, alerts published, failed looks, look lateness.
 JUDGE_CUSTOM_METRICS = 4
 # The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
-# without images, spooled archive objects, records out of order, carried states discarded; and the
+# without images, spooled archive objects, records out of order, carried states discarded, items whose TTL
+# DynamoDB ignores; and the
 # throttle explainer's failed invocations, which infra/stack.py has it watch; the judge's errors, missing
 # runs and failed looks, infra/judge.py; one more per alert
 # subscriber with its own undelivered-message queue, not counted here) and its one dashboard; the infra
 # tests check both against the synthesized template. List prices, before the free tier (10 alarms and 3
 # dashboards per account).
-ALARMS = 12
+ALARMS = 13
 DASHBOARDS = 1
 # infra/throttle_alarms.py: one alarm per DynamoDB throttle metric (read and write, by cause: key range,
 # on-demand maximum, provisioned, account limit) on each table, and as many again for its GSIs: per GSI

@@ -32,7 +32,9 @@ from botocore.exceptions import ClientError
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
-from hotkeys.detector.consumer.snapshots import LAYOUT_PK
+from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired
+from hotkeys.detector.domain.health import IGNORED, TTL_PROBLEMS, Health, TtlVerdict
+from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.throttling.throttle_sources import Source, insights_command
 from hotkeys.throttling import (
     INDEX_DIMENSION,
@@ -68,6 +70,8 @@ class Clients:
     kms: Any = None
     iam: Any = None
     secretsmanager: Any = None
+    # The stats table's windows (stats table name -> its reader), for what the stream shows; None: not read.
+    stats: Callable[[str], StatsReader] | None = None
 
 
 @dataclass
@@ -125,6 +129,7 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
         {_table_of(str(m.get("EventSourceArn", ""))) for m in mappings if not _check_stream_location(m)}
     ):
         checks.extend(throttling_checks(clients, table, moment))
+        checks.append(ttl_check(clients, table, _written(clients, stack, table), moment))
     if consumer:
         checks.extend(_check_function_health(clients, consumer, moment))
         checks.append(_check_layer(clients, consumer))
@@ -719,6 +724,89 @@ def _check_topic(clients: Clients, stack: StackView) -> list[Check]:
 def _subscriptions(clients: Clients, topic: str) -> list[dict[str, Any]]:
     pages = clients.sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=topic)
     return [subscription for page in pages for subscription in page.get("Subscriptions", [])]
+
+
+# -- TTL: the table's setting, DynamoDB's deletions, and what the items written carry ----------------------
+def ttl_check(clients: Clients, table: str, written: Health | None, now: float) -> Check:
+    """TTL on or off (DescribeTimeToLive), the items DynamoDB's TTL deleted in the last 24 h
+    (``TimeToLiveDeletedItemCount``), beside the latest window's items written (``written``, if read)."""
+    name = f"TTL of {table}"
+    try:
+        description = clients.dynamodb.describe_time_to_live(TableName=table).get("TimeToLiveDescription", {})
+    except ClientError as error:
+        return Check(name, WARN, f"cannot read it here: {error.response.get('Error', {}).get('Code', error)}")
+    status = str(description.get("TimeToLiveStatus", "DISABLED"))
+    attribute = description.get("AttributeName")
+    if status not in ("ENABLED", "ENABLING") or not attribute:
+        return Check(name, OK, f"{status}: no item expires (the TTL archive receives nothing from {table})")
+    deleted = _ttl_deletions(clients, table, now)
+    judged = sum(written.ttl.values()) if written is not None else 0
+    ignored = {verdict: written.ttl.get(verdict, 0) for verdict in IGNORED} if written is not None else {}
+    if any(ignored.values()):
+        parts = [f"{count:,} {TTL_PROBLEMS[verdict][0]}" for verdict, count in ignored.items() if count]
+        fixes = [TTL_PROBLEMS[verdict][1] for verdict, count in ignored.items() if count]
+        detail = f"on {attribute}; of {judged:,} items written in the latest window, " + ", ".join(parts)
+        return Check(name, WARN, detail + ": TTL never deletes them", "; ".join(fixes))
+    carried = judged - (written.ttl.get(TtlVerdict.MISSING, 0) if written is not None else 0)
+    if written is not None and judged and not carried:
+        return Check(
+            name,
+            WARN,
+            f"on {attribute}, but none of the {judged:,} items written in the latest window carries it",
+            f"set {attribute} (epoch seconds, a Number) on the items that should expire",
+        )
+    if deleted == 0 and carried:
+        return Check(
+            name,
+            WARN,
+            f"on {attribute} and items carry it, but DynamoDB's TTL deleted none in 24 h",
+            "check that the values are epoch seconds in the past for expired items (TTL deletes within days)",
+        )
+    seen = "" if deleted is None else f"; {deleted:,.0f} items deleted by TTL in 24 h"
+    return Check(name, OK, f"{status} on {attribute}{seen}")
+
+
+def _ttl_deletions(clients: Clients, table: str, now: float) -> float | None:
+    """The table's TimeToLiveDeletedItemCount over the last 24 h (None: not readable here)."""
+    end = datetime.fromtimestamp(now, tz=UTC)
+    query = {
+        "Id": "ttl",
+        "MetricStat": {
+            "Metric": {
+                "Namespace": NAMESPACE,
+                "MetricName": "TimeToLiveDeletedItemCount",
+                "Dimensions": [{"Name": TABLE_DIMENSION, "Value": table}],
+            },
+            "Period": 3600,
+            "Stat": "Sum",
+        },
+        "ReturnData": True,
+    }
+    try:
+        results = clients.cloudwatch.get_metric_data(
+            MetricDataQueries=[query], StartTime=end - timedelta(hours=24), EndTime=end
+        )["MetricDataResults"]
+    except ClientError:
+        return None
+    return sum(float(value) for result in results for value in result.get("Values", []))
+
+
+def _written(clients: Clients, stack: StackView, table: str) -> Health | None:
+    """The items written to ``table`` in its latest stored window, merged over its shards (None: unread)."""
+    stats = stack.outputs.get("StatsTableName")
+    if clients.stats is None or not stats:
+        return None
+    reader = clients.stats(stats)
+    try:
+        latest = reader.latest_window(table)
+        if latest is None:
+            return None
+        merged = Health()
+        for snapshot in reader.window_segments(table, latest):
+            merged.merge(snapshot.health)
+    except (ClientError, WindowRetired):
+        return None
+    return merged
 
 
 # -- the stats table ----------------------------------------------------------------------------------

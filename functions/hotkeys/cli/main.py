@@ -348,6 +348,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import top_view
+    from hotkeys.cli.health_view import table_health
     from hotkeys.cli.throttle_view import live_picture
     from hotkeys.cli.top import ALL_INDEXES, family_rows, readable_figures, top_rows, windows_in_range
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
@@ -374,8 +375,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
+    health = table_health(figures, settings.partition_wcu_limit)
     if args.json:
-        print(top_view.json_text(rows, families, throttles))
+        print(top_view.json_text(rows, families, throttles, health))
         if skipped:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
@@ -392,7 +394,8 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         if not rows and args.table is not None and not windows
         else []
     )
-    top_view.render(console, rows, families, throttles, settings, args.index, skipped, args.table, others)
+    health_line = top_view.health_line(health)
+    top_view.render(console, rows, families, throttles, settings, args.index, skipped, args.table, others, health_line)
     return 0
 
 
@@ -551,9 +554,13 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
 def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import doctor_view
     from hotkeys.cli.doctor import StackNotFound, clients_from, diagnose
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
+    aws = aws_clients(args)
+    clients = clients_from(aws.client)
+    clients.stats = lambda name: DynamoStatsStore(aws.resource("dynamodb").Table(name))
     try:
-        checks = diagnose(clients_from(aws_clients(args).client), args.stack)
+        checks = diagnose(clients, args.stack)
     except StackNotFound as error:
         raise UserError(str(error)) from None
     if args.json:

@@ -17,11 +17,26 @@ from hotkeys.detector.consumer.snapshots import RetiredWindow
 from hotkeys.detector.domain.windows import iso_utc
 
 
-def json_text(rows: list[TopRow], families: list[dict[str, Any]], throttles: Mapping[str, Any] | None) -> str:
-    """What the text shows, whole: the rows, the families, and the throttled keys with every note on why
+def json_text(
+    rows: list[TopRow],
+    families: list[dict[str, Any]],
+    throttles: Mapping[str, Any] | None,
+    health: Mapping[str, Any] | None = None,
+) -> str:
+    """What the text shows, whole: the rows, the families, the throttled keys with every note on why
     a table or index's could not be read (``throttles``, as the replay's JSON names it; null when there were
-    no rows to compare)."""
-    return json.dumps({"rows": [row.to_json() for row in rows], "families": families, "throttles": throttles}, indent=2)
+    no rows to compare), and each table's data health (``health_view.table_health``)."""
+    document = {"rows": [row.to_json() for row in rows], "families": families, "throttles": throttles}
+    return json.dumps({**document, "health": dict(health or {})}, indent=2)
+
+
+def health_line(health: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """One line for what the items written say (a line, not a flood): the first finding, and how many more."""
+    found = [line for table in sorted(health) for line in health[table]["findings"]]
+    if not found:
+        return None
+    more = f" (and {len(found) - 1} more: --json lists them)" if len(found) > 1 else ""
+    return f"Data health: {found[0]}{more}"
 
 
 def render(
@@ -34,10 +49,12 @@ def render(
     skipped: str | None = None,
     table: str | None = None,
     other_tables: list[str] | None = None,
+    health: str | None = None,
 ) -> None:
     """The rows under ``settings``' threshold and limit, or one line saying there are none (``index``:
     the ``--index`` asked for, named when it was not counted; ``other_tables``: the tables with figures
-    when the ``--table`` asked for has none); last, ``skipped`` (``retired_line``)."""
+    when the ``--table`` asked for has none); then ``health`` (``health_line``); last, ``skipped``
+    (``retired_line``)."""
     if not rows:
         more = f" (index {index!r} is not counted in these windows)" if index not in (None, "all", "table") else ""
         if table is not None and other_tables:
@@ -47,6 +64,8 @@ def render(
         render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
         render_families(console, families)
         throttle_view.render(console, throttles)
+    if health:
+        console.print(health, markup=False, highlight=False, soft_wrap=True)
     if skipped:
         console.print(skipped, markup=False, highlight=False, soft_wrap=True)
 

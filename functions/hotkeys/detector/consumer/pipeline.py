@@ -15,6 +15,7 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
+from hotkeys.detector.domain.health import IGNORED
 from hotkeys.detector.domain.indexes import IndexSpec
 from hotkeys.detector.domain.records import (
     Change,
@@ -108,6 +109,8 @@ class BatchOutcome:
     alerts_published: int = 0
     # Carried states of another layout (an earlier release's, at a deploy) not read: the shard started afresh.
     states_discarded: int = 0
+    # Items written with a TTL value DynamoDB ignores (domain.health.IGNORED): they never expire.
+    ttl_ignored: int = 0
     # Index write units counted, by (table, index) (a metric per index: names, never keys).
     index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
 
@@ -266,6 +269,8 @@ def _tally(outcome: BatchOutcome, change: Change) -> None:
         outcome.ttl_deletes += 1
         return
     outcome.counted += 1
+    if change.ttl in IGNORED:
+        outcome.ttl_ignored += 1
     for name, _key, wcu in change.index_writes:
         index = (change.table, name)
         outcome.index_wcu[index] = outcome.index_wcu.get(index, 0) + wcu

@@ -42,6 +42,10 @@ class TtlVerdict(StrEnum):
     TOO_OLD = "too_old"
 
 
+# Items DynamoDB's TTL will never delete although they carry the attribute (MISSING is no verdict on
+# its own: a table may keep items that should never expire).
+IGNORED = frozenset((TtlVerdict.NOT_A_NUMBER, TtlVerdict.MILLISECONDS, TtlVerdict.MICROSECONDS, TtlVerdict.TOO_OLD))
+
 # What a verdict means for the item, and the fix; OK needs neither.
 TTL_PROBLEMS: dict[TtlVerdict, tuple[str, str]] = {
     TtlVerdict.MISSING: ("carry no TTL attribute", "set it on every item that should expire"),

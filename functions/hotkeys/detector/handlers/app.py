@@ -136,6 +136,7 @@ def _record_metrics(outcome: BatchOutcome) -> None:
         ("ArchiveObjectsSpooled", outcome.spooled),
         ("ArchiveObjectsDrained", outcome.drained),
         ("StatesDiscarded", outcome.states_discarded),
+        ("TtlIgnoredItems", outcome.ttl_ignored),
     ):
         if value:
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
