@@ -183,3 +183,11 @@ def test_the_what_if_sample_is_what_a_replay_of_the_generated_workload_prints(tm
     _run(generate.replace("/tmp/what-if.json.gz", str(tmp_path / "what-if.json.gz")))
     printed = _run(replay.replace("/tmp/", f"{tmp_path}/"))
     _follows(_normalised("\n".join(block[2:])), printed)
+
+
+def test_the_data_health_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:
+    block = _block_after("## What the items written say")
+    generate, replay = (line.removeprefix("$ ") for line in block[:2])
+    assert generate.startswith("hotkeys generate --out /tmp/health.json.gz ")
+    _run(generate.replace("/tmp/", f"{tmp_path}/"))
+    _follows(_normalised("\n".join(block[2:])), _run(replay.replace("/tmp/", f"{tmp_path}/")))

@@ -43,15 +43,15 @@ def test_a_ttl_verdict_is_the_documentations_under_every_reading(value: Any) -> 
         # between five years of 365 and of 366 days: AWS does not say; only the longest reading is "too old"
         assert got == TtlVerdict.OK
     else:
-        assert got == expected
+        assert got.label == expected
 
 
 @given(size=st.integers(min_value=1, max_value=400 * 1024))
-def test_a_sizes_bucket_bounds_it_within_an_eighth_of_a_doubling(size: int) -> None:
+def test_a_sizes_bucket_bounds_it_within_an_eighth(size: int) -> None:
     bucket = size_bucket(size)
     assert bucket_bound(bucket) >= size
     assert bucket == 0 or bucket_bound(bucket - 1) < size
-    assert bucket_bound(bucket) <= max(64, size * 2 ** (1 / 8) + 1)
+    assert bucket_bound(bucket) < max(65, size * 9 / 8)
 
 
 def test_the_stored_form_reads_back_and_merges() -> None:

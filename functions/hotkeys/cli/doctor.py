@@ -740,14 +740,14 @@ def ttl_check(clients: Clients, table: str, written: Health | None, now: float) 
     if status not in ("ENABLED", "ENABLING") or not attribute:
         return Check(name, OK, f"{status}: no item expires (the TTL archive receives nothing from {table})")
     deleted = _ttl_deletions(clients, table, now)
-    judged = sum(written.ttl.values()) if written is not None else 0
-    ignored = {verdict: written.ttl.get(verdict, 0) for verdict in IGNORED} if written is not None else {}
+    judged = sum(written.verdicts) if written is not None else 0
+    ignored = {verdict: written.verdicts[verdict] for verdict in sorted(IGNORED)} if written is not None else {}
     if any(ignored.values()):
         parts = [f"{count:,} {TTL_PROBLEMS[verdict][0]}" for verdict, count in ignored.items() if count]
         fixes = [TTL_PROBLEMS[verdict][1] for verdict, count in ignored.items() if count]
         detail = f"on {attribute}; of {judged:,} items written in the latest window, " + ", ".join(parts)
         return Check(name, WARN, detail + ": TTL never deletes them", "; ".join(fixes))
-    carried = judged - (written.ttl.get(TtlVerdict.MISSING, 0) if written is not None else 0)
+    carried = judged - (written.verdicts[TtlVerdict.MISSING] if written is not None else 0)
     if written is not None and judged and not carried:
         return Check(
             name,

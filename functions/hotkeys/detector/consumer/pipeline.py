@@ -15,7 +15,7 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
-from hotkeys.detector.domain.health import IGNORED
+from hotkeys.detector.domain.health import IGNORED_FROM
 from hotkeys.detector.domain.indexes import IndexSpec
 from hotkeys.detector.domain.records import (
     Change,
@@ -269,7 +269,8 @@ def _tally(outcome: BatchOutcome, change: Change) -> None:
         outcome.ttl_deletes += 1
         return
     outcome.counted += 1
-    if change.ttl in IGNORED:
+    ttl = change.ttl
+    if ttl is not None and ttl >= IGNORED_FROM:
         outcome.ttl_ignored += 1
     for name, _key, wcu in change.index_writes:
         index = (change.table, name)

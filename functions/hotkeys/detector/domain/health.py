@@ -11,8 +11,8 @@ long five years is: only values older than five years of 366 days (``TOO_OLD_SEC
 reading) are called too old.
 
 Sizes: each written item's size (its new image, by DynamoDB's size rules) goes into a bucket of a
-log scale with ``SUB_BUCKETS`` buckets per doubling, so a percentile is the upper bound of its
-bucket: at most 2^(1/8) - 1 (9%) above the true value, never below it. The largest size, the items
+log scale with ``SUB_BUCKETS`` equal steps per doubling, so a percentile is the upper bound of its
+bucket: at most an eighth above the true value, never below it. The largest size, the items
 within 12.5% of the limit and the items over 10 KB with their write units are counted exactly.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import IntEnum
 from typing import Any
 
 ITEM_LIMIT_BYTES = 400 * 1024
@@ -33,18 +33,27 @@ SUB_BUCKETS = 8
 _SMALLEST = 64  # sizes up to this share the first bucket
 
 
-class TtlVerdict(StrEnum):
-    OK = "ok"
-    MISSING = "missing"
-    NOT_A_NUMBER = "not_a_number"
-    MILLISECONDS = "milliseconds"
-    MICROSECONDS = "microseconds"
-    TOO_OLD = "too_old"
+class TtlVerdict(IntEnum):
+    """What DynamoDB's TTL makes of an item (an int: each counts in a list, per record)."""
+
+    OK = 0
+    MISSING = 1
+    NOT_A_NUMBER = 2
+    MILLISECONDS = 3
+    MICROSECONDS = 4
+    TOO_OLD = 5
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
 
 
 # Items DynamoDB's TTL will never delete although they carry the attribute (MISSING is no verdict on
 # its own: a table may keep items that should never expire).
 IGNORED = frozenset((TtlVerdict.NOT_A_NUMBER, TtlVerdict.MILLISECONDS, TtlVerdict.MICROSECONDS, TtlVerdict.TOO_OLD))
+IGNORED_FROM = min(IGNORED)  # they are the verdicts from it on (one comparison per record)
+assert {verdict for verdict in TtlVerdict if verdict >= IGNORED_FROM} == IGNORED
+_BY_LABEL = {verdict.label: verdict for verdict in TtlVerdict}
 
 # What a verdict means for the item, and the fix; OK needs neither.
 TTL_PROBLEMS: dict[TtlVerdict, tuple[str, str]] = {
@@ -56,48 +65,63 @@ TTL_PROBLEMS: dict[TtlVerdict, tuple[str, str]] = {
 }
 
 
+# The verdicts as plain names: an enum's member lookup costs more than the rest of a verdict.
+_OK, _MISSING, _NOT_A_NUMBER = TtlVerdict.OK, TtlVerdict.MISSING, TtlVerdict.NOT_A_NUMBER
+_MILLISECONDS, _MICROSECONDS, _TOO_OLD = TtlVerdict.MILLISECONDS, TtlVerdict.MICROSECONDS, TtlVerdict.TOO_OLD
+
+
 def ttl_verdict(value: Any, written_at: int) -> TtlVerdict:
     """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (typed JSON, None: absent)."""
     if value is None:
-        return TtlVerdict.MISSING
+        return _MISSING
     number = value.get("N") if type(value) is dict and len(value) == 1 else None
     if type(number) is not str:
-        return TtlVerdict.NOT_A_NUMBER
+        return _NOT_A_NUMBER
+    if len(number) < 11 and number.isdigit():  # the usual case, seconds: no float needed
+        return _TOO_OLD if int(number) < written_at - TOO_OLD_SECONDS else _OK
     try:
         seconds = float(number)
     except ValueError:
-        return TtlVerdict.NOT_A_NUMBER
+        return _NOT_A_NUMBER
     if not math.isfinite(seconds):
-        return TtlVerdict.NOT_A_NUMBER
+        return _NOT_A_NUMBER
     if seconds >= MICROSECONDS_FROM:
-        return TtlVerdict.MICROSECONDS
+        return _MICROSECONDS
     if seconds >= MILLISECONDS_FROM:
-        return TtlVerdict.MILLISECONDS
-    if seconds < written_at - TOO_OLD_SECONDS:
-        return TtlVerdict.TOO_OLD
-    return TtlVerdict.OK
+        return _MILLISECONDS
+    return _TOO_OLD if seconds < written_at - TOO_OLD_SECONDS else _OK
 
 
 def size_bucket(size: int) -> int:
-    """The bucket of an item size (0: up to ``_SMALLEST`` bytes)."""
+    """The bucket of an item size: 0 up to ``_SMALLEST`` bytes, then ``SUB_BUCKETS`` equal steps per
+    doubling (the size's leading four bits), so a bucket's largest size is less than an eighth above
+    its smallest."""
     if size <= _SMALLEST:
         return 0
-    return 1 + math.floor(SUB_BUCKETS * math.log2(size / _SMALLEST) - 1e-9)
+    shift = size.bit_length() - 4
+    return (shift - 3) * SUB_BUCKETS + (size >> shift) - SUB_BUCKETS + 1
 
 
 def bucket_bound(bucket: int) -> int:
     """The largest size a bucket holds."""
-    return math.floor(_SMALLEST * 2 ** (bucket / SUB_BUCKETS) + 1e-9)
+    if bucket == 0:
+        return _SMALLEST
+    octave, step = divmod(bucket - 1, SUB_BUCKETS)
+    return ((SUB_BUCKETS + step + 1) << (octave + 3)) - 1
 
 
-@dataclass
+_LAST_SIZE = ITEM_LIMIT_BYTES * 2  # sizes past it (no valid item) share the last bucket
+_BUCKETS = size_bucket(_LAST_SIZE) + 1
+
+
+@dataclass(slots=True)
 class Health:
     """One window's written items: their TTL verdicts (when the table has a TTL attribute) and sizes."""
 
     written: int = 0
     wcu: int = 0
-    ttl: dict[str, int] = field(default_factory=dict)  # verdict -> items
-    sizes: dict[int, int] = field(default_factory=dict)  # size bucket -> items
+    verdicts: list[int] = field(default_factory=lambda: [0] * len(TtlVerdict))  # items per TtlVerdict
+    buckets: list[int] = field(default_factory=lambda: [0] * _BUCKETS)  # items per size bucket
     max_size: int = 0
     near_limit: int = 0
     large: int = 0  # items over LARGE_ITEM_BYTES
@@ -107,25 +131,37 @@ class Health:
         self.written += 1
         self.wcu += wcu
         if ttl is not None:
-            self.ttl[ttl] = self.ttl.get(ttl, 0) + 1
-        bucket = size_bucket(size)
-        self.sizes[bucket] = self.sizes.get(bucket, 0) + 1
+            self.verdicts[ttl] += 1
+        self.buckets[size_bucket(size) if size < _LAST_SIZE else _BUCKETS - 1] += 1
         self.max_size = max(self.max_size, size)
-        self.near_limit += size >= NEAR_LIMIT_BYTES
         if size > LARGE_ITEM_BYTES:
             self.large += 1
             self.large_wcu += wcu
+            if size >= NEAR_LIMIT_BYTES:
+                self.near_limit += 1
+
+    @property
+    def ttl(self) -> dict[str, int]:
+        """Items per TTL verdict (its label), those with a count."""
+        return {verdict.label: count for verdict, count in zip(TtlVerdict, self.verdicts, strict=True) if count}
 
     def copy(self) -> Health:
-        return Health.from_json(self.to_json())
+        return Health(
+            self.written,
+            self.wcu,
+            list(self.verdicts),
+            list(self.buckets),
+            self.max_size,
+            self.near_limit,
+            self.large,
+            self.large_wcu,
+        )
 
     def merge(self, other: Health) -> None:
         self.written += other.written
         self.wcu += other.wcu
-        for name, count in other.ttl.items():
-            self.ttl[name] = self.ttl.get(name, 0) + count
-        for bucket, count in other.sizes.items():
-            self.sizes[bucket] = self.sizes.get(bucket, 0) + count
+        self.verdicts = [mine + theirs for mine, theirs in zip(self.verdicts, other.verdicts, strict=True)]
+        self.buckets = [mine + theirs for mine, theirs in zip(self.buckets, other.buckets, strict=True)]
         self.max_size = max(self.max_size, other.max_size)
         self.near_limit += other.near_limit
         self.large += other.large
@@ -135,21 +171,22 @@ class Health:
         """The nearest-rank percentile's upper bound (its bucket's largest size, at most the largest item)."""
         if not self.written:
             return 0
-        rank = max(1, math.ceil(fraction * sum(self.sizes.values())))
+        rank = max(1, math.ceil(fraction * self.written))
         seen = 0
-        for bucket in sorted(self.sizes):
-            seen += self.sizes[bucket]
+        for bucket, count in enumerate(self.buckets):
+            seen += count
             if seen >= rank:
                 return min(bucket_bound(bucket), self.max_size)
         return self.max_size
 
     def to_json(self) -> dict[str, Any]:
-        """Stored form (``from_json`` reads it back): short names, sizes as [bucket, items] pairs."""
+        """Stored form (``from_json`` reads it back): short names, TTL verdicts by label and sizes as
+        [bucket, items] pairs, those with a count only."""
         return {
             "n": self.written,
             "u": self.wcu,
             "t": dict(sorted(self.ttl.items())),
-            "s": [[bucket, count] for bucket, count in sorted(self.sizes.items())],
+            "s": [[bucket, count] for bucket, count in enumerate(self.buckets) if count],
             "m": self.max_size,
             "nl": self.near_limit,
             "l": self.large,
@@ -158,18 +195,17 @@ class Health:
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Health:
+        health = cls()
         if not data:
-            return cls()
-        return cls(
-            written=int(data["n"]),
-            wcu=int(data["u"]),
-            ttl={str(name): int(count) for name, count in data["t"].items()},
-            sizes={int(bucket): int(count) for bucket, count in data["s"]},
-            max_size=int(data["m"]),
-            near_limit=int(data["nl"]),
-            large=int(data["l"]),
-            large_wcu=int(data["lu"]),
-        )
+            return health
+        health.written, health.wcu = int(data["n"]), int(data["u"])
+        for label, count in data["t"].items():
+            health.verdicts[_BY_LABEL[str(label)]] = int(count)
+        for bucket, count in data["s"]:
+            health.buckets[min(int(bucket), _BUCKETS - 1)] = int(count)
+        health.max_size, health.near_limit = int(data["m"]), int(data["nl"])
+        health.large, health.large_wcu = int(data["l"]), int(data["lu"])
+        return health
 
 
 # Write units drawn by items over LARGE_ITEM_BYTES at which their share is worth a line (quiet below).
@@ -199,11 +235,11 @@ def findings(table: str, health: Health, indexes: list[IndexCost]) -> list[str]:
     """What the items written to ``table`` say, one line each, with the fix; none when all is well."""
     # Items without the attribute are a problem only beside items that carry it: a table whose writes never
     # carry it may simply not expire items (doctor says when TTL is on and nothing written carries it).
-    carried = sum(count for verdict, count in health.ttl.items() if verdict != TtlVerdict.MISSING)
+    carried = sum(health.verdicts) - health.verdicts[TtlVerdict.MISSING]
     lines = [
         _ttl_line(table, health, verdict)
         for verdict in TTL_PROBLEMS
-        if health.ttl.get(verdict) and (carried or verdict != TtlVerdict.MISSING)
+        if health.verdicts[verdict] and (carried or verdict != TtlVerdict.MISSING)
     ]
     if health.near_limit:
         lines.append(
@@ -231,8 +267,8 @@ def findings(table: str, health: Health, indexes: list[IndexCost]) -> list[str]:
 
 
 def _ttl_line(table: str, health: Health, verdict: TtlVerdict) -> str:
-    count = health.ttl[verdict]
-    judged = sum(health.ttl.values())
+    count = health.verdicts[verdict]
+    judged = sum(health.verdicts)
     what, fix = TTL_PROBLEMS[verdict]
     return (
         f"{table}: {count:,} of {judged:,} items written ({count / judged:.1%}) {what}: TTL never deletes them; {fix}"
