@@ -585,3 +585,35 @@ def test_incidents_read_again_keep_the_higher_peak_the_judge_saw_and_had_not_wri
     assert _with_peak(stored, 5, (dataclasses.replace(higher, fired_window=T0 - 600), 3)) == (stored, 5)
     assert _with_peak(stored, 5, (dataclasses.replace(stored, peak_window=T0 + 60), 3)) == (stored, 5)
     assert _with_peak(stored, 5, None) == (stored, 5)
+
+
+def test_a_proposal_hot_in_a_settled_window_is_one_notice_counted_in_the_look_and_never_an_alert() -> None:
+    # Given a proposed index whose PENDING partition takes 1,000 WCU/s over two shards in window T0
+    from hotkeys.detector.alerts.what_if import WhatIf, WhatIfNotices
+
+    proposal = "by-status (proposed)"
+    heads = [head(shard, T0, [("t1", 1, 1)], index={proposal: burst("PENDING", 500, 10, 30)}) for shard in ("a", "b")]
+    reader, sent, incidents = Heads(heads), Sent(), Incidents()
+    notices: list[WhatIf] = []
+    now = [float(T0 + 30)]
+    judge = Judge(
+        SETTINGS,
+        reader,
+        Layouts(),
+        incidents,
+        Notifier(SETTINGS, incidents, sent, "judge"),
+        lambda: 0.0,
+        lambda: now[0],
+        what_ifs=WhatIfNotices(lambda found: True, notices.append),
+    )
+    # When the judge looks before the window has settled, then after, then again
+    outcomes = []
+    for at in (T0 + 30, T0 + 60 + 200, T0 + 60 + 260):
+        now[0] = at
+        outcomes.append(judge.look().what_ifs)
+    # Then one notice went out, at the first look that found the window settled, and the look counted it
+    assert outcomes == [0, 1, 0]
+    ((found),) = notices
+    assert (found.key, found.proposal, found.peak_wcu_per_second) == ("PENDING", proposal, 1000.0)
+    # and no alert, no incident
+    assert sent.alerts == [] and incidents.stored == {}
