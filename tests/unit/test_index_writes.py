@@ -241,3 +241,47 @@ def test_an_index_not_counted_is_skipped_and_the_indexes_after_it_are_counted() 
     }
     # Then the two others are counted
     assert [(s.name, s.local) for s in specs_from_description(description)] == [("b-new", False), ("c-local", True)]
+
+
+def test_a_proposal_becomes_an_index_of_the_tables_it_applies_to_after_the_real_ones() -> None:
+    from hotkeys.detector.proposals import parse
+
+    description = {
+        "Table": {
+            "TableName": "orders",
+            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            "AttributeDefinitions": [
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+                {"AttributeName": "status", "AttributeType": "S"},
+            ],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": "real",
+                    "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+        }
+    }
+    proposals = parse("by-day=day+region/createdAt:INCLUDE(total);users:by-x=x", "customer")
+    specs = specs_from_description(description, proposals)
+    assert [spec.name for spec in specs] == ["real", "by-day (proposed)", "keyed by customer (proposed)"]
+    types = {"pk": "S", "sk": "S", "status": "S"}
+    assert specs[1] == IndexSpec(
+        name="by-day (proposed)",
+        partition_key=("day", "region"),
+        sort_key=("createdAt",),
+        projection=INCLUDE,
+        included=frozenset({"total"}),
+        table_keys=("pk", "sk"),
+        types=types,
+    )
+    assert specs[1].entry_attributes == frozenset({"pk", "sk", "day", "region", "createdAt", "total"})
+    assert specs[2] == IndexSpec(
+        name="keyed by customer (proposed)", partition_key=("customer",), table_keys=("pk", "sk"), types=types
+    )
+    # another table: the proposals for every table and its own (and, described no more, without its keys)
+    users = specs_from_description({"TableName": "users"}, proposals)
+    assert [spec.name for spec in users] == ["by-day (proposed)", "by-x (proposed)", "keyed by customer (proposed)"]
+    assert {spec.table_keys for spec in users} == {()}

@@ -417,3 +417,13 @@ def test_a_resolution_waits_for_the_keys_carriers_since_it_fired_only() -> None:
     (verdict,) = decide(look(heads, T0 + 130, first=T0 - 60), {incident.name: incident}, SETTINGS, OWNER)
     # Then a partition's resolution waits for a alone, its one carrier since
     assert isinstance(verdict, Change) and verdict.after.resolved_window == T0 + 60
+
+
+def test_a_proposal_is_never_an_incident_and_the_real_indexes_after_it_still_are() -> None:
+    # Given a proposed index (named to come first) and a real GSI, both with a partition at 1,000 WCU/s
+    hot = burst("PENDING", 1000, 10, 10)
+    heads = [head("a", T0, [("t", 1, 1)], index={"a-proposal (proposed)": hot, "by-status": hot})]
+    # Then only the real index's partition starts an incident
+    found = decide(look(heads, T0 + 30), {}, SETTINGS, OWNER)
+    assert [(v.hot.index, v.hot.key) for v in found if isinstance(v, Start)] == [("by-status", "PENDING")]
+    assert len(found) == 1
