@@ -53,8 +53,8 @@ def test_the_replay_names_each_problem_with_the_references_count_and_its_fix(
     assert ttl["milliseconds"] and ttl["not_a_number"] and sizes["near_limit"]
     assert "Data health (from the items written):" in text
     for verdict, what, fix in (
-        ("milliseconds", "hold it in milliseconds", "divide by 1,000: TTL reads epoch seconds"),
-        ("not_a_number", "hold it as another type than Number", "write the epoch seconds as a Number"),
+        ("milliseconds", "hold expireAt in milliseconds", "divide by 1,000: TTL reads epoch seconds"),
+        ("not_a_number", "hold expireAt as another type than Number", "write the epoch seconds as a Number"),
     ):
         count = ttl[verdict]
         line = (
@@ -91,7 +91,7 @@ def test_top_says_it_in_one_line_and_its_json_in_full(
     assert main(["top", "--stats-table", found[1], "--endpoint-url", moto_endpoint, "--since", "2026-12-01"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Data health: ")]
     # Then one line says it
-    assert len(lines) == 1 and "hold it in milliseconds" in lines[0]
+    assert len(lines) == 1 and "hold the TTL attribute in milliseconds" in lines[0]
     assert (
         main(["top", "--stats-table", found[1], "--endpoint-url", moto_endpoint, "--since", "2026-12-01", "--json"])
         == 0

@@ -359,7 +359,7 @@ def test_ttl_values_dynamodb_ignores_are_named_with_the_fix(aws: None) -> None:
     check = ttl_verdict(deployment)
     assert check.verdict == WARN
     assert check.detail == (
-        "on expireAt; of 3 items written in the latest window, 2 hold it in milliseconds: TTL never deletes them"
+        "on expireAt; of 3 items written in the latest window, 2 hold expireAt in milliseconds: TTL never deletes them"
     )
     assert check.fix == "divide by 1,000: TTL reads epoch seconds"
 

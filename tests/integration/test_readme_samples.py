@@ -178,11 +178,12 @@ def test_the_commands_readme_names_for_a_replays_stats_table_read_it(moto_endpoi
 def test_the_what_if_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:
     # README's what-if example: its generate command (into a fresh folder), then its replay of those files
     block = _block_after("## Before you create it")
-    generate, replay = (line.removeprefix("$ ") for line in block[:2])
+    generate, replay = (line.removeprefix("$ ") for line in block if line.startswith("$ "))
     assert generate.startswith("hotkeys generate --out /tmp/what-if.json.gz ")
-    _run(generate.replace("/tmp/what-if.json.gz", str(tmp_path / "what-if.json.gz")))
+    wrote = _run(generate.replace("/tmp/", f"{tmp_path}/"))
+    assert [line.replace(f"{tmp_path}/", "/tmp/") for line in wrote] == block[1:3]
     printed = _run(replay.replace("/tmp/", f"{tmp_path}/"))
-    _follows(_normalised("\n".join(block[2:])), printed)
+    _follows(_normalised("\n".join(block[4:])), printed)
 
 
 def test_the_data_health_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:

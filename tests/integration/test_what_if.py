@@ -108,3 +108,17 @@ def test_a_proposal_counts_nothing_unless_asked(stats_table_name: str, topic: di
     windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
     assert [f.index for f in window_figures(store, windows, ALL_INDEXES)] == [None]  # type: ignore[arg-type]
     assert delivered(topic["queue"]) == []
+
+
+def test_top_selects_the_real_partitions_or_the_proposals(
+    stats_table_name: str, topic: dict[str, str], what_if_topic: dict[str, str]
+) -> None:
+    from hotkeys.cli.top import PROPOSED_INDEXES, REAL_INDEXES
+
+    settings = Settings(stats_table_name=stats_table_name, what_if_indexes="by-status=status")
+    consume(settings, orders(seconds=60, records_per_second=100, pending=0.7))
+    store = build_ports(settings, AwsClients()).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    assert {f.index for f in window_figures(store, windows, REAL_INDEXES)} == {None}  # type: ignore[arg-type]
+    assert {f.index for f in window_figures(store, windows, PROPOSED_INDEXES)} == {PROPOSAL}  # type: ignore[arg-type]
+    assert {f.index for f in window_figures(store, windows, ALL_INDEXES)} == {None, PROPOSAL}  # type: ignore[arg-type]

@@ -87,10 +87,10 @@ def test_items_written_without_the_attribute_are_told_only_beside_items_that_car
     for verdict in (TtlVerdict.MISSING, TtlVerdict.OK, TtlVerdict.MILLISECONDS, TtlVerdict.MILLISECONDS):
         some.add(900, 1, verdict)
     assert findings("orders", some, []) == [
-        "orders: 1 of 4 items written (25.0%) carry no TTL attribute: TTL never deletes them; set it on every "
+        "orders: 1 of 4 items written (25.0%) do not carry the TTL attribute: TTL never deletes them; set it on every "
         "item that should expire",
-        "orders: 2 of 4 items written (50.0%) hold it in milliseconds: TTL never deletes them; divide by 1,000: "
-        "TTL reads epoch seconds",
+        "orders: 2 of 4 items written (50.0%) hold the TTL attribute in milliseconds: TTL never deletes them; "
+        "divide by 1,000: TTL reads epoch seconds",
     ]
 
 

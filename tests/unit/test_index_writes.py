@@ -279,9 +279,20 @@ def test_a_proposal_becomes_an_index_of_the_tables_it_applies_to_after_the_real_
     )
     assert specs[1].entry_attributes == frozenset({"pk", "sk", "day", "region", "createdAt", "total"})
     assert specs[2] == IndexSpec(
-        name="keyed by customer (proposed)", partition_key=("customer",), table_keys=("pk", "sk"), types=types
+        name="keyed by customer (proposed)",
+        partition_key=("customer",),
+        table_keys=("pk", "sk"),
+        types=types,
+        table_rekeyed=True,
     )
     # another table: the proposals for every table and its own (and, described no more, without its keys)
     users = specs_from_description({"TableName": "users"}, proposals)
     assert [spec.name for spec in users] == ["by-day (proposed)", "by-x (proposed)", "keyed by customer (proposed)"]
     assert {spec.table_keys for spec in users} == {()}
+
+
+def test_a_rekeyed_table_pays_for_a_write_that_changes_nothing_and_an_index_does_not() -> None:
+    image = {"pk": {"S": "a"}, "region": {"S": "eu"}, "note": {"S": "x" * 1500}}  # 1,515 bytes: 2 units
+    rekeyed = IndexSpec("keyed by region (proposed)", ("region",), table_rekeyed=True)
+    assert index_writes(rekeyed, image, image) == [("eu", 2)]
+    assert index_writes(IndexSpec("by-region", ("region",)), image, image) == []

@@ -52,7 +52,11 @@ def test_a_key_proposal_is_the_table_keyed_by_its_attributes() -> None:
         ("by-x=a;by-x=b", None, "'by-x' is proposed twice"),
         ("by-x=a;orders:by-x=b", None, "'by-x' is proposed twice"),
         (None, "a;b;c;d;e;f", "at most 5 proposals per table"),
-        ("by-a=a;by-b=b;by-c=c", "d;orders:e;f", "at most 5 proposals per table, got 6"),
+        ("by-a=a;by-b=b;by-c=c", "d;orders:e;f", r"at most 5 proposals per table \(indexes and keys together\), got 6"),
+        ("t1:aaa=x", None, "'t1' is no table name"),
+        ("my table:aaa=x", None, "'my table' is no table name"),
+        ("by-x=status/status", None, "an attribute is in both the partition key and the sort key"),
+        ("by-x=a:INCLUDE(b,b)", None, "INCLUDE lists an attribute twice"),
     ],
 )
 def test_a_malformed_proposal_says_what_is_wrong(indexes: str | None, keys: str | None, message: str) -> None:
@@ -114,3 +118,42 @@ def test_without_a_what_if_topic_nothing_is_claimed_or_sent(stats_table_name: st
     table: Any = boto3.resource("dynamodb").Table(stats_table_name)
     assert WhatIfNotices(DynamoWhatIfClaims(table), None).consider([finding(0)]) == 0
     assert table.scan()["Items"] == []
+
+
+def test_throttles_are_never_read_for_a_proposal() -> None:
+    from hotkeys.detector.consumer.snapshots import WindowFigures
+    from hotkeys.detector.domain.summary import Summary
+    from hotkeys.detector.throttling.throttles import landed_from_figures
+
+    figures = [
+        WindowFigures("orders", 0, 60, Summary(), index=index)
+        for index in (None, "by-status", "by-status (proposed)", "keyed by region (proposed)")
+    ]
+    assert [landed.index for landed in landed_from_figures(figures)] == [None, "by-status"]
+
+
+def test_a_cold_proposal_gets_no_subject_nor_fix_and_a_hot_one_names_its_other_hot_partitions() -> None:
+    from dataclasses import replace
+
+    from hotkeys.detector.alerts.what_if import document
+
+    cold = document(replace(finding(0, hot=False, peak=250.0), suggested_shards=1))
+    assert "subject" not in cold and "advice" not in cold and cold["hot"] is False
+    hot = document(replace(finding(0), also_hot=("PAID",)))
+    assert hot["also_hot"] == ["PAID"]
+    assert hot["advice"] == (
+        "Before creating it: choose a higher-cardinality index partition key, or add a write-sharding suffix to "
+        "'PENDING' (and to 'PAID', also over the alert rate): 1..3 keeps each partition under the alert rate."
+    )
+
+
+def test_a_proposal_no_write_reached_is_named_with_what_it_lacks() -> None:
+    from hotkeys.cli.replay_view import unseen_proposals
+    from hotkeys.detector.config import Settings
+
+    chosen = Settings(stats_table_name="s", what_if_indexes="by-x=stauts;nosuch:by-y=y", what_if_keys="orders:region")
+    assert unseen_proposals([], chosen, ["orders"]) == [
+        "orders index by-x (proposed): no item written carries 'stauts' (as a scalar)",
+        "nosuch index by-y (proposed): table nosuch is not in the input",
+        "orders keyed by region (proposed): no item written carries 'region' (as a scalar)",
+    ]

@@ -29,7 +29,7 @@ from hotkeys.detector.config import (
     settings_from,
 )
 from hotkeys.detector.domain.windows import parse_iso_utc
-from hotkeys.detector.proposals import where
+from hotkeys.detector.proposals import is_proposed, where
 
 
 class UserError(Exception):
@@ -316,7 +316,11 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         numbers += [f"{100 * rate / partition_limit:.0f}%", f"{100 * row['share']:.1f}%"]
         numbers += [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
         hot = rate >= settings.alert_threshold * partition_limit
-        grid.add_row(*cells, *numbers, style="bold red" if hot else None)
+        # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
+        style = (
+            ("italic magenta" if hot else "italic") if is_proposed(row.get("index")) else "bold red" if hot else None
+        )
+        grid.add_row(*cells, *numbers, style=style)
     return grid
 
 

@@ -16,6 +16,7 @@ from hotkeys.detector.alerts import judge
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
 from hotkeys.detector.consumer import layout
+from hotkeys.detector.consumer.state import MAX_COUNTED_INDEXES
 from hotkeys.detector.proposals import MAX_PROPOSALS
 from hotkeys.throttling import THROTTLE_METRICS
 
@@ -178,6 +179,11 @@ class CostInputs:
     def validate(self) -> None:
         if self.proposals > MAX_PROPOSALS:
             raise ValueError(f"--what-if: at most {MAX_PROPOSALS} proposals per table")
+        if self.counted_indexes > MAX_COUNTED_INDEXES:
+            raise ValueError(
+                f"--gsis plus --what-if: at most {MAX_COUNTED_INDEXES} (a window keeps that many index summaries; "
+                "proposals after the real GSIs are not counted)"
+            )
         if self.writes_per_second <= 0 or self.avg_item_kb <= 0 or self.tables < 1:
             raise ValueError("--writes-per-second and --avg-item-kb must be positive, --tables at least 1")
         if self.throttled_per_second < 0:

@@ -33,7 +33,7 @@ from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_P
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired
-from hotkeys.detector.domain.health import IGNORED, TTL_PROBLEMS, Health, TtlVerdict
+from hotkeys.detector.domain.health import IGNORED, Health, TtlVerdict, ttl_problem
 from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.throttling.throttle_sources import Source, insights_command
 from hotkeys.throttling import (
@@ -743,8 +743,8 @@ def ttl_check(clients: Clients, table: str, written: Health | None, now: float) 
     judged = sum(written.verdicts) if written is not None else 0
     ignored = {verdict: written.verdicts[verdict] for verdict in sorted(IGNORED)} if written is not None else {}
     if any(ignored.values()):
-        parts = [f"{count:,} {TTL_PROBLEMS[verdict][0]}" for verdict, count in ignored.items() if count]
-        fixes = [TTL_PROBLEMS[verdict][1] for verdict, count in ignored.items() if count]
+        parts = [f"{count:,} {ttl_problem(verdict, attribute)[0]}" for verdict, count in ignored.items() if count]
+        fixes = [ttl_problem(verdict, attribute)[1] for verdict, count in ignored.items() if count]
         detail = f"on {attribute}; of {judged:,} items written in the latest window, " + ", ".join(parts)
         return Check(name, WARN, detail + ": TTL never deletes them", "; ".join(fixes))
     carried = judged - (written.verdicts[TtlVerdict.MISSING] if written is not None else 0)

@@ -45,12 +45,16 @@ WATCH_SETTINGS = (
     "summary_capacity",
     "partition_key_attribute",
     "count_indexes",
+    "what_if_indexes",
+    "what_if_keys",
 )
 REDRIVE_SETTINGS = (
     "window_seconds",
     "summary_capacity",
     "partition_key_attribute",
     "count_indexes",
+    "what_if_indexes",
+    "what_if_keys",
     "archive_prefix",
     "archive_replicated_ttl",
     "ttl_attribute",
@@ -144,8 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--index",
         metavar="NAME",
         default="all",
-        help="whose partitions: 'all' (default: the table's and every counted global secondary index's, hottest "
-        "first), 'table' (the table's only) or one index's name",
+        help="whose partitions: 'all' (default: the table's, every counted global secondary index's and every "
+        "what-if proposal's, hottest first), 'table' (the table's only), 'real' (the table's and its GSIs'), "
+        "'proposed' (the proposals' only) or one index's name (a proposal's: 'by-status (proposed)')",
     )
     when = top.add_mutually_exclusive_group()
     when.add_argument("--since", help="windows starting at or after this ISO 8601 time (UTC if no zone)")

@@ -94,11 +94,11 @@ def collect(
             for w in figures
         ],
         "alerts": alerts,
-        "what_if": [
-            {"subject": what_if.subject(found), **what_if.document(found)}
-            for found in what_if.findings(figures, report.settings)
-        ],
-        "health": table_health(figures, report.settings.partition_wcu_limit, projections_of(aws)),
+        "what_if": [what_if.document(found) for found in what_if.findings(figures, report.settings)],
+        "what_if_unseen": unseen_proposals(figures, report.settings, report.table_folders),
+        "health": table_health(
+            figures, report.settings.partition_wcu_limit, projections_of(aws), report.settings.ttl_attribute
+        ),
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),
@@ -262,7 +262,7 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         lines.extend(_hot_line(incident, families, settings) for incident in hot)
     else:
         lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
-    lines.extend(what_if_lines(result.get("what_if", [])))
+    lines.extend(what_if_lines(result.get("what_if", []), result.get("what_if_unseen", [])))
     if unalerted:
         many = len(unalerted) > 1
         lines.append(
@@ -303,20 +303,47 @@ def projections_of(aws: AwsClients) -> Projections:
     return projection
 
 
-def what_if_lines(found: list[dict[str, Any]]) -> list[str]:
-    """Each proposal's hottest partition, apart from the real ones: a notice's subject and fix when it
-    would pass the alert rate, else how far under it stays."""
-    if not found:
+def what_if_lines(found: list[dict[str, Any]], unseen: list[str] | None = None) -> list[str]:
+    """Each proposal's hottest partition, apart from the real ones: when it would pass the alert rate,
+    its peak and fix, else how far under it stays; and each proposal no write reached (a misspelt
+    attribute or table)."""
+    if not found and not unseen:
         return []
     lines = ["What-if (proposals counted from the same writes; never an incident, nobody paged):"]
     for row in found:
         where = where_of(row["table"], row["proposal"])
-        peak = f"{row['peak_wcu_per_second']:,.0f} WCU/s, {row['percent_of_limit']:.0f}% of limit"
+        peak = f"{_rate(row['peak_wcu_per_second'])} WCU/s, {row['percent_of_limit']:.0f}% of limit"
         if row["hot"]:
-            lines.append(f"  {where}: {row['key']} would peak at {peak}, in the window starting {row['window_start']}")
+            also = f" (also over the alert rate: {', '.join(row['also_hot'])})" if row["also_hot"] else ""
+            lines.append(
+                f"  {where}: {row['key']} would peak at {peak}, in the window starting {row['window_start']}{also}"
+            )
             lines.append(f"      fix: {row['advice']}")
         else:
             lines.append(f"  {where}: no hot partition (hottest {row['key']} peaks at {peak})")
+    lines.extend(f"  {line}" for line in unseen or [])
+    return lines
+
+
+def _rate(value: float) -> str:
+    """A rate as the verdict shows it: whole units, one decimal under ten (never a 0 that is not)."""
+    return f"{value:,.0f}" if value >= 10 or value == 0 else f"{value:.1f}"
+
+
+def unseen_proposals(figures: Iterable[WindowFigures], settings: Settings, tables: Iterable[str]) -> list[str]:
+    """What each proposal that counted nothing was missing: its table in the input, or the attributes in
+    every item written."""
+    counted = {(window.table, window.index) for window in figures if window.writes}
+    replayed = sorted(tables)
+    lines = []
+    for proposal in settings.proposals:
+        if proposal.table is not None and proposal.table not in replayed:
+            lines.append(f"{where_of(proposal.table, proposal.name)}: table {proposal.table} is not in the input")
+            continue
+        for table in replayed:
+            if proposal.applies_to(table) and (table, proposal.name) not in counted:
+                needed = " and ".join(repr(name) for name in (*proposal.partition_key, *proposal.sort_key))
+                lines.append(f"{where_of(table, proposal.name)}: no item written carries {needed} (as a scalar)")
     return lines
 
 

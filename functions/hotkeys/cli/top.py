@@ -93,13 +93,16 @@ def windows_in_range(
 
 
 ALL_INDEXES = "*"
+# ``--index real``: the table's and its real GSIs' (no what-if proposal); ``--index proposed``: the proposals'.
+REAL_INDEXES, PROPOSED_INDEXES = "real", "proposed"
 
 
 def window_figures(
     reader: StatsReader, windows: list[tuple[int, str, int]], index: str | None = None
 ) -> list[WindowFigures]:
-    """Each window's merged figures: the table's (``index`` None), one index's, or the table's and
-    every counted index's (``ALL_INDEXES``)."""
+    """Each window's merged figures: the table's (``index`` None), one index's, the table's and every
+    counted index's (``ALL_INDEXES``), the table's and its real GSIs' (``REAL_INDEXES``), or the what-if
+    proposals' (``PROPOSED_INDEXES``)."""
     figures = []
     for start, table, _seconds in windows:
         figures.extend(_merged(reader.window_segments(table, start), index))
@@ -134,8 +137,15 @@ def readable_figures(reader: StatsReader, windows: list[tuple[int, str, int]], i
 def _merged(snapshots: list[SegmentSnapshot], index: str | None) -> list[WindowFigures]:
     if not snapshots:
         return []
-    figures = [merge_window(snapshots)] if index is None or index == ALL_INDEXES else []
-    names = index_names(snapshots) if index == ALL_INDEXES else [index] if index is not None else []
+    figures = [merge_window(snapshots)] if index in (None, ALL_INDEXES, REAL_INDEXES) else []
+    if index in (ALL_INDEXES, REAL_INDEXES, PROPOSED_INDEXES):
+        names = [
+            name
+            for name in index_names(snapshots)
+            if index == ALL_INDEXES or is_proposed(name) == (index == PROPOSED_INDEXES)
+        ]
+    else:
+        names = [index] if index is not None else []
     figures.extend(merge_window(snapshots, name) for name in names if _counted(snapshots, name))
     return figures
 

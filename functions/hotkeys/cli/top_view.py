@@ -56,7 +56,11 @@ def render(
     when the ``--table`` asked for has none); then ``health`` (``health_line``); last, ``skipped``
     (``retired_line``)."""
     if not rows:
-        more = f" (index {index!r} is not counted in these windows)" if index not in (None, "all", "table") else ""
+        more = (
+            f" (index {index!r} is not counted in these windows)"
+            if index not in (None, "all", "table", "real", "proposed")
+            else ""
+        )
         if table is not None and other_tables:
             more = f" (no window of table {table!r}; tables with figures: {', '.join(other_tables)})"
         console.print(f"No figures yet for that selection{more}.", markup=False, highlight=False, soft_wrap=True)

@@ -253,8 +253,8 @@ OPTIONS: tuple[Option, ...] = (
         "WHAT_IF_INDEXES",
         "text",
         None,
-        "proposed GSIs counted as if they existed, ';'-separated: '[TABLE:]NAME=ATTR[+ATTR][/SORT][:PROJECTION]', "
-        "PROJECTION ALL (default), KEYS_ONLY or INCLUDE(a,b)",
+        "proposed GSIs counted as if they existed: '[TABLE:]NAME=ATTR[+ATTR][/SORT[+SORT]][:PROJECTION]' with "
+        "PROJECTION ALL (default), KEYS_ONLY or INCLUDE(a,b), several separated by ';'",
         context_key="whatIfIndexes",
         cli_flag="--what-if-index",
         check=lambda text: parse_proposals(text, None),
@@ -264,8 +264,8 @@ OPTIONS: tuple[Option, ...] = (
         "WHAT_IF_KEYS",
         "text",
         None,
-        "proposed table partition keys counted as if the table were keyed by them, ';'-separated: "
-        "'[TABLE:]ATTR[+ATTR]'",
+        "proposed table partition keys counted as if the table were keyed by them: '[TABLE:]ATTR[+ATTR]', "
+        "several separated by ';'",
         context_key="whatIfKeys",
         cli_flag="--what-if-key",
         check=lambda text: parse_proposals(None, text),

@@ -87,7 +87,7 @@ def parse(indexes: str | None, keys: str | None) -> tuple[Proposal, ...]:
     for table in tables:
         count = sum(1 for proposal in found if proposal.table in (table, None))
         if count > MAX_PROPOSALS:
-            raise ProposalError(f"at most {MAX_PROPOSALS} proposals per table, got {count}")
+            raise ProposalError(f"at most {MAX_PROPOSALS} proposals per table (indexes and keys together), got {count}")
     return tuple(found)
 
 
@@ -106,10 +106,13 @@ def _index(text: str) -> Proposal:
     keys, colon, projection_text = definition.partition(":")
     partition, slash, sort = keys.partition("/")
     projection, included = _projection(text, projection_text.strip() if colon else ALL)
+    partition_key, sort_key = _attributes(text, partition), _attributes(text, sort) if slash else ()
+    if set(partition_key) & set(sort_key):
+        raise ProposalError(f"{text!r}: an attribute is in both the partition key and the sort key")
     return Proposal(
         name=name + PROPOSED,
-        partition_key=_attributes(text, partition),
-        sort_key=_attributes(text, sort) if slash else (),
+        partition_key=partition_key,
+        sort_key=sort_key,
         projection=projection,
         included=included,
         table=table,
@@ -127,8 +130,10 @@ def _rekeying(text: str) -> Proposal:
 
 def _table(text: str) -> tuple[str | None, str]:
     head, colon, rest = text.partition(":")
-    if not colon or "=" in head or not _TABLE.match(head.strip()):
+    if not colon or "=" in head:
         return None, text  # no table prefix (a projection's colon comes after the "=")
+    if not _TABLE.match(head.strip()):
+        raise ProposalError(f"{text!r}: {head.strip()!r} is no table name (3 to 255 of a-z A-Z 0-9 _ . -)")
     return head.strip(), rest
 
 
@@ -155,6 +160,8 @@ def _projection(text: str, given: str) -> tuple[str, frozenset[str]]:
     included = [name.strip() for name in match["attributes"].split(",")]
     if not all(included):
         raise ProposalError(f"{text!r}: INCLUDE lists an empty attribute name")
+    if len(set(included)) != len(included):
+        raise ProposalError(f"{text!r}: INCLUDE lists an attribute twice")
     for name in included:
         if not _ATTRIBUTE.match(name):
             raise ProposalError(f"{text!r}: {name!r} is no attribute name here (no spaces or : ; = + / ( ) ,)")

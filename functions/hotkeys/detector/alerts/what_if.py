@@ -10,6 +10,7 @@ nobody is paged by default.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import Any
 from hotkeys.detector.alerts import rules
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.observability import logger
 from hotkeys.detector.proposals import KEYED_BY, PROPOSED, is_proposed, where
@@ -40,6 +42,7 @@ class WhatIf:
     partition_wcu_limit: int
     suggested_shards: int
     hot: bool  # its alert rate reaches the partition limit's alert rate: a notice is due
+    also_hot: tuple[str, ...] = ()  # the proposal's other partitions that reached it, hottest first
 
     @property
     def day(self) -> int:
@@ -56,30 +59,50 @@ class WhatIf:
 
 def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]:
     """Per proposal in ``views``, its hottest partition (highest peak) over every window: ``hot`` when its
-    alert rate reaches the partition limit's alert rate (the rule real partitions are judged by)."""
+    alert rate reaches the partition limit's alert rate (the rule real partitions are judged by); with the
+    proposal's other partitions that reached it (``also_hot``, hottest first)."""
     best: dict[tuple[str, str], WhatIf] = {}
+    hot_peaks: dict[tuple[str, str], dict[str, float]] = {}
     span = settings.alert_min_span_seconds
     for figures in views:
         if not is_proposed(figures.index):
             continue
         for key, entry in figures.entries.items():
-            rate = rules.alert_rate(entry, figures.bound(key), figures.last_event, span)
-            found = WhatIf(
-                table=figures.table,
-                proposal=str(figures.index),
-                key=display_key(key, settings.key_display, settings.key_hash_salt),
-                window_start=figures.window_start,
-                peak_wcu_per_second=round(rules.peak_rate(entry, span), 1),
-                alert_wcu_per_second=round(rate, 1),
-                share=round(min(1.0, (entry.wcu + figures.bound(key)) / figures.wcu), 4),
-                partition_wcu_limit=settings.partition_wcu_limit,
-                suggested_shards=rules.suggested_shards(rate, settings.alert_wcu_per_second),
-                hot=rate >= settings.alert_wcu_per_second,
-            )
-            known = best.get((found.table, found.proposal))
+            found = _finding(figures, key, entry, settings, span)
+            name = (found.table, found.proposal)
+            if found.hot:
+                peaks = hot_peaks.setdefault(name, {})
+                peaks[found.key] = max(peaks.get(found.key, 0.0), found.peak_wcu_per_second)
+            known = best.get(name)
             if known is None or (found.hot, found.peak_wcu_per_second) > (known.hot, known.peak_wcu_per_second):
-                best[(found.table, found.proposal)] = found
-    return sorted(best.values(), key=lambda found: (found.table, found.proposal))
+                best[name] = found
+    return [
+        dataclasses.replace(
+            found,
+            also_hot=tuple(
+                key
+                for key, _peak in sorted(hot_peaks.get(name, {}).items(), key=lambda pair: (-pair[1], pair[0]))
+                if key != found.key
+            ),
+        )
+        for name, found in sorted(best.items())
+    ]
+
+
+def _finding(figures: rules.Figures, key: str, entry: Entry, settings: Settings, span: int) -> WhatIf:
+    rate = rules.alert_rate(entry, figures.bound(key), figures.last_event, span)
+    return WhatIf(
+        table=figures.table,
+        proposal=str(figures.index),
+        key=display_key(key, settings.key_display, settings.key_hash_salt),
+        window_start=figures.window_start,
+        peak_wcu_per_second=round(rules.peak_rate(entry, span), 1),
+        alert_wcu_per_second=round(rate, 1),
+        share=round(min(1.0, (entry.wcu + figures.bound(key)) / figures.wcu), 4),
+        partition_wcu_limit=settings.partition_wcu_limit,
+        suggested_shards=rules.suggested_shards(rate, settings.alert_wcu_per_second),
+        hot=rate >= settings.alert_wcu_per_second,
+    )
 
 
 def subject(found: WhatIf) -> str:
@@ -97,9 +120,10 @@ def advice(found: WhatIf) -> str:
     """The fix, for a proposal: what to choose instead, before creating it."""
     what = "partition key" if found.rekeying else "index partition key"
     shards = found.suggested_shards
+    also = f" (and to {', '.join(map(repr, found.also_hot))}, also over the alert rate)" if found.also_hot else ""
     return (
         f"Before creating it: choose a higher-cardinality {what}, or add a write-sharding suffix to "
-        f"{found.key!r} (1..{shards}: {shards} partitions keep each under the alert rate)."
+        f"{found.key!r}{also}: 1..{shards} keeps each partition under the alert rate."
     )
 
 
@@ -135,7 +159,8 @@ def document(found: WhatIf) -> dict[str, Any]:
         "percent_of_limit": round(found.percent_of_limit, 2),
         "suggested_shards": found.suggested_shards,
         "hot": found.hot,
-        "advice": advice(found),
+        "also_hot": list(found.also_hot),
+        **({"subject": subject(found), "advice": advice(found)} if found.hot else {}),
     }
 
 

@@ -55,14 +55,23 @@ IGNORED_FROM = min(IGNORED)  # they are the verdicts from it on (one comparison 
 assert {verdict for verdict in TtlVerdict if verdict >= IGNORED_FROM} == IGNORED
 _BY_LABEL = {verdict.label: verdict for verdict in TtlVerdict}
 
-# What a verdict means for the item, and the fix; OK needs neither.
+# What a verdict means for the item, and the fix ({attribute}: the TTL attribute); OK needs neither.
 TTL_PROBLEMS: dict[TtlVerdict, tuple[str, str]] = {
-    TtlVerdict.MISSING: ("carry no TTL attribute", "set it on every item that should expire"),
-    TtlVerdict.NOT_A_NUMBER: ("hold it as another type than Number", "write the epoch seconds as a Number"),
-    TtlVerdict.MILLISECONDS: ("hold it in milliseconds", "divide by 1,000: TTL reads epoch seconds"),
-    TtlVerdict.MICROSECONDS: ("hold it in microseconds or finer", "write epoch seconds: TTL reads no finer unit"),
-    TtlVerdict.TOO_OLD: ("hold a time more than five years past", "TTL ignores it: delete such items yourself"),
+    TtlVerdict.MISSING: ("do not carry {attribute}", "set it on every item that should expire"),
+    TtlVerdict.NOT_A_NUMBER: ("hold {attribute} as another type than Number", "write the epoch seconds as a Number"),
+    TtlVerdict.MILLISECONDS: ("hold {attribute} in milliseconds", "divide by 1,000: TTL reads epoch seconds"),
+    TtlVerdict.MICROSECONDS: (
+        "hold {attribute} in microseconds or finer",
+        "write epoch seconds: TTL reads no finer unit",
+    ),
+    TtlVerdict.TOO_OLD: ("hold {attribute} more than five years past", "TTL ignores it: delete such items yourself"),
 }
+
+
+def ttl_problem(verdict: TtlVerdict, attribute: str | None) -> tuple[str, str]:
+    """What ``verdict`` means and its fix, naming the attribute (or "the TTL attribute" when unknown)."""
+    what, fix = TTL_PROBLEMS[verdict]
+    return what.format(attribute=attribute or "the TTL attribute"), fix
 
 
 # The verdicts as plain names: an enum's member lookup costs more than the rest of a verdict.
@@ -231,13 +240,13 @@ class IndexCost:
         return self.wcu / self.table_wcu if self.table_wcu else 0.0
 
 
-def findings(table: str, health: Health, indexes: list[IndexCost]) -> list[str]:
+def findings(table: str, health: Health, indexes: list[IndexCost], ttl_attribute: str | None = None) -> list[str]:
     """What the items written to ``table`` say, one line each, with the fix; none when all is well."""
     # Items without the attribute are a problem only beside items that carry it: a table whose writes never
     # carry it may simply not expire items (doctor says when TTL is on and nothing written carries it).
     carried = sum(health.verdicts) - health.verdicts[TtlVerdict.MISSING]
     lines = [
-        _ttl_line(table, health, verdict)
+        _ttl_line(table, health, verdict, ttl_attribute)
         for verdict in TTL_PROBLEMS
         if health.verdicts[verdict] and (carried or verdict != TtlVerdict.MISSING)
     ]
@@ -266,10 +275,10 @@ def findings(table: str, health: Health, indexes: list[IndexCost]) -> list[str]:
     return lines
 
 
-def _ttl_line(table: str, health: Health, verdict: TtlVerdict) -> str:
+def _ttl_line(table: str, health: Health, verdict: TtlVerdict, attribute: str | None) -> str:
     count = health.verdicts[verdict]
     judged = sum(health.verdicts)
-    what, fix = TTL_PROBLEMS[verdict]
+    what, fix = ttl_problem(verdict, attribute)
     return (
         f"{table}: {count:,} of {judged:,} items written ({count / judged:.1%}) {what}: TTL never deletes them; {fix}"
     )

@@ -82,6 +82,9 @@ class IndexSpec:
     # the table key's write units ("updating the local secondary indexes consumes provisioned write
     # capacity units for the table").
     local: bool = False
+    # The table itself keyed by these attributes (a what-if re-keying): every write lands whole on its
+    # partition, as the table's own does, even one that changes nothing an index would hold.
+    table_rekeyed: bool = False
     # Derived once (the per-record path reads them for every index of every record).
     key_attributes: tuple[str, ...] = field(init=False, compare=False)
     # What one entry of a KEYS_ONLY or INCLUDE index holds (ALL holds the whole item).
@@ -132,6 +135,7 @@ def specs_from_description(description: Mapping[str, Any], proposals: Iterable[P
             included=proposal.included,
             table_keys=table_keys,
             types=types,
+            table_rekeyed=proposal.rekeying,
         )
         for proposal in proposals
         if proposal.applies_to(str(table.get("TableName", "")))
@@ -234,7 +238,7 @@ def index_writes(
                 (index_key_text(spec, old), write_units(entry_size(spec, old, old_size))),
                 (index_key_text(spec, new), write_units(entry_size(spec, new, new_size))),
             ]
-        if _projected_equal(spec, old, new):
+        if not spec.table_rekeyed and _projected_equal(spec, old, new):
             return []
         larger = max(entry_size(spec, old, old_size), entry_size(spec, new, new_size))
         return [(index_key_text(spec, new), write_units(larger))]

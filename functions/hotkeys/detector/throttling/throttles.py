@@ -43,6 +43,7 @@ from typing import Any
 
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import InsightsPort
+from hotkeys.detector.proposals import is_proposed
 from hotkeys.detector.throttling.throttle_sources import Source
 
 RULE_PREFIX = "DynamoDBContributorInsights-"
@@ -213,7 +214,8 @@ class Landed:
 
 
 def landed_from_figures(figures: Iterable[Any]) -> list[Landed]:
-    """``Landed`` from ``snapshots.WindowFigures`` (the merged figures ``hotkeys top`` reads)."""
+    """``Landed`` from ``snapshots.WindowFigures`` (the merged figures ``hotkeys top`` reads); a what-if
+    proposal's are none: DynamoDB throttles nothing of an index that does not exist."""
     return [
         Landed(
             w.table,
@@ -224,6 +226,7 @@ def landed_from_figures(figures: Iterable[Any]) -> list[Landed]:
             w.error_bound,
         )
         for w in figures
+        if not is_proposed(w.index)
     ]
 
 
