@@ -254,7 +254,7 @@ OPTIONS: tuple[Option, ...] = (
         "text",
         None,
         "proposed GSIs counted as if they existed: '[TABLE:]NAME=ATTR[+ATTR][/SORT[+SORT]][:PROJECTION]' with "
-        "PROJECTION ALL (default), KEYS_ONLY or INCLUDE(a,b), several separated by ';'",
+        "PROJECTION KEYS_ONLY, INCLUDE(a,b) or ALL (when none is given), several separated by ';'",
         context_key="whatIfIndexes",
         cli_flag="--what-if-index",
         check=lambda text: parse_proposals(text, None),
