@@ -122,9 +122,14 @@ def moto_endpoint() -> Iterator[str]:
 @pytest.fixture
 def topic(aws: None) -> dict[str, str]:
     """An alert topic with an SQS subscriber that keeps a copy of every message."""
+    return subscribed_topic("hot-keys", "alert-copies")
+
+
+def subscribed_topic(name: str, queue: str) -> dict[str, str]:
+    """A topic on moto with an SQS subscriber that keeps a copy of every message: its ARN and queue URL."""
     sns, sqs = boto3.client("sns"), boto3.client("sqs")
-    topic_arn = sns.create_topic(Name="hot-keys")["TopicArn"]
-    queue_url = sqs.create_queue(QueueName="alert-copies")["QueueUrl"]
+    topic_arn = sns.create_topic(Name=name)["TopicArn"]
+    queue_url = sqs.create_queue(QueueName=queue)["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     return {"arn": topic_arn, "queue": queue_url}

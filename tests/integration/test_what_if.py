@@ -19,6 +19,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.what_if import findings
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
+from tests.conftest import subscribed_topic
 from tests.integration.test_alerts import T0, consume, delivered
 
 SHARDS = 3
@@ -51,12 +52,7 @@ def orders(seconds: int, records_per_second: int, pending: float, shards: int = 
 
 @pytest.fixture
 def what_if_topic(topic: dict[str, str]) -> dict[str, str]:
-    sns, sqs = boto3.client("sns"), boto3.client("sqs")
-    topic_arn = sns.create_topic(Name="what-if")["TopicArn"]
-    queue_url = sqs.create_queue(QueueName="what-if-copies")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
-    return {"arn": topic_arn, "queue": queue_url}
+    return subscribed_topic("what-if", "what-if-copies")
 
 
 # On one shard the consumer's own first alarm sees the partition cross; on three only the judge does.

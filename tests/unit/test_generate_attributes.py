@@ -10,7 +10,6 @@ that keeps each item at its size.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import pytest
 
@@ -18,30 +17,14 @@ from hotkeys.cli.generate import (
     ITEM_ATTRIBUTES,
     MAX_CARDINALITY,
     GenerateError,
-    InjectedHotKey,
     Workload,
     attribute_value,
-    generate,
     parse_attribute,
 )
 from hotkeys.detector.domain.sizing import image_size
+from tests.generated import BASE, base_with, images_of, records_of
 
 ATTRIBUTES = (("region", 4), ("customer", 1000))
-# Background writes of every kind (TTL deletions included) and a --hot key's writes.
-BASE = Workload(keys=40, rate=60, duration=20, ttl_fraction=0.1, seed=5, hot=(InjectedHotKey("event#42", 30, 2, 3),))
-
-
-def _records(workload: Workload) -> list[dict[str, Any]]:
-    return [record for records in generate(workload).values() for record in records]
-
-
-def _images(record: dict[str, Any]) -> list[dict[str, Any]]:
-    stream = record["dynamodb"]
-    return [stream[side] for side in ("NewImage", "OldImage") if side in stream]
-
-
-def _with(**changes: Any) -> Workload:
-    return Workload(**{**BASE.__dict__, **changes})
 
 
 def _harmonic(count: int) -> float:
@@ -50,12 +33,12 @@ def _harmonic(count: int) -> float:
 
 def test_every_image_carries_each_attribute_and_its_value_is_stable_per_key() -> None:
     # Given a workload whose items carry a region (4 values) and a customer (1,000)
-    records = _records(_with(attributes=ATTRIBUTES))
+    records = records_of(base_with(attributes=ATTRIBUTES))
     assert {record["eventName"] for record in records} == {"INSERT", "MODIFY", "REMOVE"}
     assert any("userIdentity" in record for record in records)  # TTL deletions among them
     values: dict[tuple[str, str], set[str]] = {}
     for record in records:
-        for image in _images(record):
+        for image in images_of(record):
             # Then every image, old and new, of every kind of write (the hot key's too) has both, as Strings
             for name, _cardinality in ATTRIBUTES:
                 values.setdefault((image["pk"]["S"], name), set()).add(image[name]["S"])
@@ -104,12 +87,12 @@ def test_the_largest_cardinality_is_accepted_and_respected() -> None:
 
 def test_a_workload_with_attributes_draws_the_same_random_stream() -> None:
     # Given the same workload without and with attributes
-    plain, carrying = _records(BASE), _records(_with(attributes=ATTRIBUTES))
+    plain, carrying = records_of(BASE), records_of(base_with(attributes=ATTRIBUTES))
     assert len(plain) == len(carrying)
     # Then the records are the same but for the attributes, the padding and the sizes they change
     for before, after in zip(plain, carrying, strict=True):
         assert before["dynamodb"]["Keys"] == after["dynamodb"]["Keys"]
-        for old, new in zip(_images(before), _images(after), strict=True):
+        for old, new in zip(images_of(before), images_of(after), strict=True):
             stripped = {name: value for name, value in new.items() if name not in dict(ATTRIBUTES)}
             assert {**stripped, "note": None} == {**old, "note": None}
         assert before["eventID"] == after["eventID"] and before["eventName"] == after["eventName"]
@@ -121,18 +104,21 @@ def test_a_workload_with_attributes_draws_the_same_random_stream() -> None:
 )
 def test_items_keep_their_size(attributes: tuple[tuple[str, int], ...]) -> None:
     # Given items large enough to pad (median 2,000 bytes), without and with attributes
-    plain, carrying = _records(_with(item_bytes=2000)), _records(_with(item_bytes=2000, attributes=attributes))
+    plain, carrying = (
+        records_of(base_with(item_bytes=2000)),
+        records_of(base_with(item_bytes=2000, attributes=attributes)),
+    )
     # Then each image, old and new, the hot key's included, has the same size by DynamoDB's rules
     sizes = [
         (image_size(old), image_size(new))
         for before, after in zip(plain, carrying, strict=True)
-        for old, new in zip(_images(before), _images(after), strict=True)
+        for old, new in zip(images_of(before), images_of(after), strict=True)
     ]
     assert sizes and all(old == new for old, new in sizes)
 
 
 def test_the_reserved_names_are_the_ones_generated_items_have() -> None:
-    names = {name for record in _records(BASE) for image in _images(record) for name in image}
+    names = {name for record in records_of(BASE) for image in images_of(record) for name in image}
     assert names == ITEM_ATTRIBUTES
 
 

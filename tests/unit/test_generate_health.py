@@ -23,7 +23,6 @@ from hotkeys.cli.generate import (
     TOO_OLD_SECONDS,
     TTL_FORMATS,
     GenerateError,
-    InjectedHotKey,
     Workload,
     generate,
     is_large,
@@ -33,25 +32,11 @@ from hotkeys.cli.generate import (
 )
 from hotkeys.cli.io import write_event_file
 from hotkeys.cli.main import build_parser, main
+from tests.generated import BASE, base_with, images_of, records_of
 from tests.reference_sizing import item_bytes
 
 EVENTS = Path(__file__).resolve().parents[2] / "events"
 EVERY_FORMAT = tuple((format_, 1 / len(TTL_FORMATS)) for format_ in TTL_FORMATS)
-# Background writes of every kind (TTL deletions included) and a --hot key's writes.
-BASE = Workload(keys=40, rate=60, duration=20, ttl_fraction=0.1, seed=5, hot=(InjectedHotKey("event#42", 30, 2, 3),))
-
-
-def _records(workload: Workload) -> list[dict[str, Any]]:
-    return [record for records in generate(workload).values() for record in records]
-
-
-def _images(record: dict[str, Any]) -> list[dict[str, Any]]:
-    stream = record["dynamodb"]
-    return [stream[side] for side in ("NewImage", "OldImage") if side in stream]
-
-
-def _with(**changes: Any) -> Workload:
-    return Workload(**{**BASE.__dict__, **changes})
 
 
 def _is_ttl_deletion(record: dict[str, Any]) -> bool:
@@ -78,12 +63,12 @@ def _format_of(value: dict[str, str] | None, when: int) -> str:
 
 def test_every_image_carries_its_keys_format_at_every_write() -> None:
     # Given a workload whose items' TTL comes in every format
-    records = _records(_with(ttl_values=EVERY_FORMAT))
+    records = records_of(base_with(ttl_values=EVERY_FORMAT))
     assert {record["eventName"] for record in records} == {"INSERT", "MODIFY", "REMOVE"}
     formats: dict[str, set[str]] = {}
     for record in records:
         when = record["dynamodb"]["ApproximateCreationDateTime"]
-        images = _images(record)
+        images = images_of(record)
         if _is_ttl_deletion(record):
             # Then a TTL deletion's old image keeps the expireAt it always had: seconds, just passed
             (old,) = images
@@ -97,7 +82,7 @@ def test_every_image_carries_its_keys_format_at_every_write() -> None:
     # and a key's format is the same at each of its writes: the one its hash gives
     assert all(len(found) == 1 for found in formats.values())
     for key, (found,) in formats.items():
-        assert found == ttl_format(key, _with(ttl_values=EVERY_FORMAT))
+        assert found == ttl_format(key, base_with(ttl_values=EVERY_FORMAT))
     assert "event#42" in formats
     assert set().union(*formats.values()) == set(TTL_FORMATS)
 
@@ -147,14 +132,14 @@ def test_large_keys_are_a_hash_share_of_the_keys() -> None:
 
 def test_the_random_stream_is_unchanged() -> None:
     # Given the same workload without and with the new options
-    plain = _records(BASE)
-    health = _records(_with(ttl_values=EVERY_FORMAT, large_fraction=0.2, large_bytes=50_000))
+    plain = records_of(BASE)
+    health = records_of(base_with(ttl_values=EVERY_FORMAT, large_fraction=0.2, large_bytes=50_000))
     assert len(plain) == len(health)
     # Then the records are the same but for expireAt, the padding and the sizes they change
     for before, after in zip(plain, health, strict=True):
         assert before["eventID"] == after["eventID"] and before["eventName"] == after["eventName"]
         assert before["dynamodb"]["Keys"] == after["dynamodb"]["Keys"]
-        for old, new in zip(_images(before), _images(after), strict=True):
+        for old, new in zip(images_of(before), images_of(after), strict=True):
             if _is_ttl_deletion(before):
                 assert {**old, "note": None} == {**new, "note": None}
             else:
@@ -189,25 +174,27 @@ def test_items_keep_their_size_by_dynamodbs_rules(
     formats: tuple[tuple[str, float], ...], attributes: tuple[tuple[str, int], ...]
 ) -> None:
     # Given items large enough to pad (median 2,000 bytes), without and with a TTL attribute
-    plain = _records(_with(item_bytes=2000, attributes=attributes))
-    carrying = _records(_with(item_bytes=2000, attributes=attributes, ttl_values=formats))
+    plain = records_of(base_with(item_bytes=2000, attributes=attributes))
+    carrying = records_of(base_with(item_bytes=2000, attributes=attributes, ttl_values=formats))
     # Then each image, old and new, the hot key's included, has the same size by the reference's rules
     sizes = [
         (item_bytes(old), item_bytes(new))
         for before, after in zip(plain, carrying, strict=True)
-        for old, new in zip(_images(before), _images(after), strict=True)
+        for old, new in zip(images_of(before), images_of(after), strict=True)
     ]
     assert sizes and all(old == new for old, new in sizes)
-    assert any("expireAt" in image for record in carrying for image in _images(record) if not _is_ttl_deletion(record))
+    assert any(
+        "expireAt" in image for record in carrying for image in images_of(record) if not _is_ttl_deletion(record)
+    )
 
 
 @pytest.mark.parametrize("large_bytes", [20_000, 380_000])
 def test_large_items_are_sized_exactly_by_dynamodbs_rules(large_bytes: int) -> None:
     # Given a workload where a third of the keys have large items, with a TTL and a grouping attribute
-    workload = _with(
+    workload = base_with(
         rate=10, large_fraction=0.3, large_bytes=large_bytes, ttl_values=EVERY_FORMAT, attributes=(("region", 4),)
     )
-    records = _records(workload)
+    records = records_of(workload)
     checked = 0
     for record in records:
         key = record["dynamodb"]["Keys"]["pk"]["S"]
@@ -236,7 +223,7 @@ def test_the_largest_large_bytes_keeps_every_image_within_400_kb() -> None:
         large_bytes=MAX_LARGE_BYTES,
         ttl_values=(("microseconds", 1.0),),
     )
-    images = [image for record in _records(workload) for image in _images(record)]
+    images = [image for record in records_of(workload) for image in images_of(record)]
     # Then no image, old or new, is over 400 KB (409,600 bytes) by the reference's rules
     assert max(item_bytes(image) for image in images) <= 409_600
     assert min(item_bytes(image) for image in images) >= MAX_LARGE_BYTES - 200
@@ -323,7 +310,7 @@ def test_the_cli_writes_the_formats_and_sizes_asked_for(tmp_path: Path) -> None:
     formats = {
         _format_of(image.get("expireAt"), record["dynamodb"]["ApproximateCreationDateTime"])
         for record in records
-        for image in _images(record)
+        for image in images_of(record)
     }
     assert formats == {"seconds", "milliseconds"}
     assert {item_bytes(record["dynamodb"].get("NewImage") or record["dynamodb"]["OldImage"]) for record in records} == {
@@ -335,7 +322,7 @@ def test_the_oracle_reads_each_format_as_the_figure_it_stands_for() -> None:
     from tests.reference_health import ttl_verdict
 
     # Given items in every format (TTL deletions aside: their expireAt is the one TTL just acted on)
-    workload = _with(ttl_values=EVERY_FORMAT)
+    workload = base_with(ttl_values=EVERY_FORMAT)
     expected = {
         "seconds": "ok",
         "milliseconds": "milliseconds",
@@ -345,11 +332,11 @@ def test_the_oracle_reads_each_format_as_the_figure_it_stands_for() -> None:
         "too_old": "too_old",
     }
     seen = set()
-    for record in _records(workload):
+    for record in records_of(workload):
         if _is_ttl_deletion(record):
             continue
         when = record["dynamodb"]["ApproximateCreationDateTime"]
-        for image in _images(record):
+        for image in images_of(record):
             # Then the independent reading of AWS's TTL rules gives each the verdict its format is for
             format_ = ttl_format(image["pk"]["S"], workload)
             assert format_ is not None
