@@ -32,7 +32,7 @@ from typing import Any
 
 import boto3
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Deliveries, Delivery, consume_lineage
@@ -262,7 +262,11 @@ def run(shards: list[list[dict[str, Any]]], capacity: int, schedule: Schedule) -
         S3ObjectStore(boto3.client("s3"), bucket), "ttl/", lambda table: "expireAt", spool=spool
     )
     clean_ports = Ports(
-        stats=store, resolve_key=resolve_key, archiver=clean_archiver, indexes=lambda table: index_specs
+        stats=store,
+        resolve_key=resolve_key,
+        archiver=clean_archiver,
+        indexes=lambda table: index_specs,
+        layouts=layouts_of(store),
     )
     # S3 is healthy again: the spool drains (as the next invocation or `hotkeys redrive` would)
     while clean_archiver.drain(force=True) != (0, True):
@@ -346,6 +350,10 @@ def assert_exact(result: dict[str, Any], exact: dict[str, Any]) -> None:
     offset=st.sampled_from([0, 17, 30]),
     cuts=st.lists(st.floats(min_value=0, max_value=1), max_size=2),
     clock=st.sampled_from(WINDOW_CLOCKS),
+)
+# Every batch of a table dead-lettered: only the redrive writes its window, and `top` must still find it.
+@example(
+    specs=[[(0, 0, 0, "write")]], seed=526, retry_attempts=0, reading="returned", offset=0, cuts=[], clock="insertion"
 )
 def test_any_delivery_schedule_then_redrive_stores_the_exact_figures(
     aws: None,

@@ -348,6 +348,9 @@ def redrive_records(
         archiver=ports.archiver if mode is Archiving.DEPLOYED else None,
         indexes=ports.indexes,
         ttl_attribute=ports.ttl_attribute,
+        # The table registered as consumers register it: a table no invocation ever finished (every
+        # batch dead-lettered) would otherwise hold windows `top` cannot find.
+        layouts=ports.layouts,
     )
     for window, batch in sorted(by_window.items()):
         if not dry_run:
