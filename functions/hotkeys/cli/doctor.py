@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
-from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired
+from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired, merged_health
 from hotkeys.detector.domain.health import IGNORED, Health, TtlVerdict, ttl_problem
 from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.throttling.throttle_sources import Source, insights_command
@@ -799,14 +799,9 @@ def _written(clients: Clients, stack: StackView, table: str) -> Health | None:
     reader = clients.stats(stats)
     try:
         latest = reader.latest_window(table)
-        if latest is None:
-            return None
-        merged = Health()
-        for snapshot in reader.window_segments(table, latest):
-            merged.merge(snapshot.health)
+        return None if latest is None else merged_health(reader.window_segments(table, latest))
     except (ClientError, WindowRetired):
         return None
-    return merged
 
 
 # -- the stats table ----------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
+from hotkeys.detector.domain.indexes import specs_from_description
 from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 if TYPE_CHECKING:
@@ -294,10 +295,7 @@ def projections_of(aws: AwsClients) -> Projections:
                 described = aws.client("dynamodb").describe_table(TableName=table)["Table"]
             except ClientError:
                 described = {}
-            known[table] = {
-                str(gsi["IndexName"]): str(gsi.get("Projection", {}).get("ProjectionType", ""))
-                for gsi in described.get("GlobalSecondaryIndexes", [])
-            }
+            known[table] = {spec.name: spec.projection for spec in specs_from_description(described) if not spec.local}
         return known[table].get(index)
 
     return projection

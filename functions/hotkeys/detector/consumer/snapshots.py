@@ -396,11 +396,12 @@ def merge_window(snapshots: list[SegmentSnapshot], index: str | None = None) -> 
         has_local_indexes=index is None and any(snap.has_local_indexes for snap in snapshots),
         items=_merged_items(snapshots) if index is None else {},
         alert_min_span_seconds=max(snap.alert_min_span_seconds for snap in snapshots),
-        health=_merged_health(snapshots) if index is None else Health(),
+        health=merged_health(snapshots) if index is None else Health(),
     )
 
 
-def _merged_health(snapshots: list[SegmentSnapshot]) -> Health:
+def merged_health(snapshots: list[SegmentSnapshot]) -> Health:
+    """The items the snapshots' writes left, merged (a window's, over its shards)."""
     merged_health = Health()
     for snap in snapshots:
         merged_health.merge(snap.health)
