@@ -43,7 +43,7 @@ def test_a_ttl_verdict_is_the_documentations_under_every_reading(value: Any) -> 
         # between five years of 365 and of 366 days: AWS does not say; only the longest reading is "too old"
         assert got == TtlVerdict.OK
     else:
-        assert got.label == expected
+        assert TtlVerdict(got).label == expected
 
 
 @given(size=st.integers(min_value=1, max_value=400 * 1024))
@@ -52,6 +52,14 @@ def test_a_sizes_bucket_bounds_it_within_an_eighth(size: int) -> None:
     assert bucket_bound(bucket) >= size
     assert bucket == 0 or bucket_bound(bucket - 1) < size
     assert bucket_bound(bucket) < max(65, size * 9 / 8)
+
+
+@given(size=st.integers(min_value=1, max_value=2 * 400 * 1024 + 10))
+def test_an_item_counts_in_its_sizes_bucket(size: int) -> None:
+    # (Health.add inlines size_bucket: the per-record path)
+    health = Health()
+    health.add(size, 1, None)
+    assert health.buckets.index(1) == size_bucket(min(size, 2 * 400 * 1024))
 
 
 def test_the_stored_form_reads_back_and_merges() -> None:

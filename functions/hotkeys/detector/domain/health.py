@@ -34,7 +34,8 @@ _SMALLEST = 64  # sizes up to this share the first bucket
 
 
 class TtlVerdict(IntEnum):
-    """What DynamoDB's TTL makes of an item (an int: each counts in a list, per record)."""
+    """What DynamoDB's TTL makes of an item (an int: each counts in a list, per record, where the
+    per-record path carries its plain ``int`` value: a list indexed by an enum member is slower)."""
 
     OK = 0
     MISSING = 1
@@ -51,7 +52,7 @@ class TtlVerdict(IntEnum):
 # Items DynamoDB's TTL will never delete although they carry the attribute (MISSING is no verdict on
 # its own: a table may keep items that should never expire).
 IGNORED = frozenset((TtlVerdict.NOT_A_NUMBER, TtlVerdict.MILLISECONDS, TtlVerdict.MICROSECONDS, TtlVerdict.TOO_OLD))
-IGNORED_FROM = min(IGNORED)  # they are the verdicts from it on (one comparison per record)
+IGNORED_FROM = min(IGNORED).value  # they are the verdicts from it on (one comparison per record)
 assert {verdict for verdict in TtlVerdict if verdict >= IGNORED_FROM} == IGNORED
 _BY_LABEL = {verdict.label: verdict for verdict in TtlVerdict}
 
@@ -74,13 +75,15 @@ def ttl_problem(verdict: TtlVerdict, attribute: str | None) -> tuple[str, str]:
     return what.format(attribute=attribute or "the TTL attribute"), fix
 
 
-# The verdicts as plain names: an enum's member lookup costs more than the rest of a verdict.
-_OK, _MISSING, _NOT_A_NUMBER = TtlVerdict.OK, TtlVerdict.MISSING, TtlVerdict.NOT_A_NUMBER
-_MILLISECONDS, _MICROSECONDS, _TOO_OLD = TtlVerdict.MILLISECONDS, TtlVerdict.MICROSECONDS, TtlVerdict.TOO_OLD
+# The verdicts' plain values: an enum's member lookup costs more than the rest of a verdict.
+_OK, _MISSING, _NOT_A_NUMBER = TtlVerdict.OK.value, TtlVerdict.MISSING.value, TtlVerdict.NOT_A_NUMBER.value
+_MILLISECONDS, _MICROSECONDS = TtlVerdict.MILLISECONDS.value, TtlVerdict.MICROSECONDS.value
+_TOO_OLD = TtlVerdict.TOO_OLD.value
 
 
-def ttl_verdict(value: Any, written_at: int) -> TtlVerdict:
-    """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (typed JSON, None: absent)."""
+def ttl_verdict(value: Any, written_at: int) -> int:
+    """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (typed JSON, None: absent):
+    a ``TtlVerdict``'s value."""
     if value is None:
         return _MISSING
     number = value.get("N") if type(value) is dict and len(value) == 1 else None
@@ -136,12 +139,20 @@ class Health:
     large: int = 0  # items over LARGE_ITEM_BYTES
     large_wcu: int = 0
 
-    def add(self, size: int, wcu: int, ttl: TtlVerdict | None) -> None:
+    def add(self, size: int, wcu: int, ttl: int | None) -> None:
+        """One written item of ``size`` bytes and ``wcu`` write units; ``ttl``: its verdict's value.
+        Runs per record: ``size_bucket`` is inlined (the health property test holds the two equal)."""
         self.written += 1
         self.wcu += wcu
         if ttl is not None:
             self.verdicts[ttl] += 1
-        self.buckets[size_bucket(size) if size < _LAST_SIZE else _BUCKETS - 1] += 1
+        if size <= _SMALLEST:
+            self.buckets[0] += 1
+        elif size < _LAST_SIZE:
+            shift = size.bit_length() - 4
+            self.buckets[(shift - 3) * SUB_BUCKETS + (size >> shift) - SUB_BUCKETS + 1] += 1
+        else:
+            self.buckets[_BUCKETS - 1] += 1
         self.max_size = max(self.max_size, size)
         if size > LARGE_ITEM_BYTES:
             self.large += 1

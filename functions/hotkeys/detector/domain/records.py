@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeGuard
 
-from hotkeys.detector.domain.health import TtlVerdict, ttl_verdict
+from hotkeys.detector.domain.health import ttl_verdict
 from hotkeys.detector.domain.indexes import IndexImageError, IndexSpec, index_writes
 from hotkeys.detector.domain.sizing import (
     MAX_NUMBER_DIGITS,
@@ -69,9 +69,9 @@ class Change:
     # The table has local secondary indexes: each item collection stays in one partition.
     has_local_indexes: bool = False
     # The item the write left (its new image; 0: none, a delete or a record without images): its size,
-    # and what DynamoDB's TTL makes of it (None: the table has no TTL attribute).
+    # and what DynamoDB's TTL makes of it (a TtlVerdict's value; None: the table has no TTL attribute).
     size: int = 0
-    ttl: TtlVerdict | None = None
+    ttl: int | None = None
 
 
 # (table name, the record's Keys map) -> partition key attribute.
