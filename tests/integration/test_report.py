@@ -409,6 +409,22 @@ def test_in_chromium_131_percent_of_the_limit_does_not_look_like_100(tmp_path: P
     assert sum((a - b) ** 2 for a, b in zip(limit, over, strict=True)) ** 0.5 > 60
 
 
+def test_over_the_limit_the_scales_top_says_it_holds_every_share_above_it() -> None:
+    # Given a key at 250% of the limit (the scale's colours stop at OVER_LIMIT times it)
+    rows = [Row(None, "at-250", [25_000] * 3)]
+    page = render({"alerts": [], "top": []}, [Panel("t", 10, BUCKETS[:3], rows, 1)], Settings("s"), verdict=["V."])
+    # Then the colour bar's top tick says the shares above it share its colour
+    assert "200% (2,000 WCU\\u002fs) and more" in page  # (as plotly writes its JSON)
+    # and a table within the limit has no such tick
+    within = render(
+        {"alerts": [], "top": []},
+        [Panel("t", 10, BUCKETS[:3], [Row(None, "at-90", [9_000] * 3)], 1)],
+        Settings("s"),
+        verdict=["V."],
+    )
+    assert "and more" not in within
+
+
 def _offline(page: Any) -> list[str]:
     """Refuse every request but a local file's (no network); returns the list of what was asked for."""
     requested: list[str] = []

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from hotkeys.cli import throttle_view
 from hotkeys.cli.common import render_top
 from hotkeys.cli.main import main
 from hotkeys.detector.config import Settings
+from hotkeys.detector.throttling.throttles import THROTTLED_AND_LANDED, THROTTLED_ONLY
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
@@ -87,6 +89,46 @@ def test_no_key_table_or_window_start_is_split_at_any_width_from_80_to_200(width
     assert "…" not in "".join(lines) and max(map(len, lines)) <= width
     # and at 156 columns or more the wide table shows every column (the alert rate and the counts)
     assert ("alert rate WCU/s" in "".join(lines)) == (width >= 160), width
+
+
+THROTTLED = [
+    {
+        "window_start": "2026-12-01T00:00:00Z",
+        "table": "payments",
+        "index": "by-status",
+        "key": "AUTHORIZED",
+        "landed_wcu": None,
+        "unlisted_bound": 0,
+        "throttled_requests": 4_100,
+        "status": THROTTLED_ONLY,
+    },
+    {
+        "window_start": "2026-12-01T00:01:00Z",
+        "table": "tickets",
+        "index": None,
+        "key": "venue#7",
+        "landed_wcu": 1_234,
+        "throttled_requests": 1_250,
+        "status": THROTTLED_AND_LANDED,
+    },
+]
+
+
+@pytest.mark.parametrize("width", range(40, 201, 5))
+def test_no_throttled_key_or_its_window_start_is_split_at_any_width_from_40_to_200(width: int) -> None:
+    # Given throttled keys (an index partition among them) and a terminal this wide
+    console = Console(width=width, record=True, color_system=None)
+    # When the throttled-keys picture is printed (top and the replay print it alike)
+    throttle_view.render(console, {"rows": THROTTLED})
+    lines = console.export_text().splitlines()
+    # Then each window start, table (with its index) and key is whole on one line, nothing is cut, no line
+    # is wider than the terminal, and each count is there
+    for row in THROTTLED:
+        where = "payments index by-status" if row["index"] else row["table"]
+        for text in (row["window_start"], where, row["key"]):
+            assert any(text in line for line in lines), (width, text, "\n".join(lines))
+    assert "…" not in "".join(lines) and max(map(len, lines)) <= width, "\n".join(lines)
+    assert all(any(count in line for line in lines) for count in ("4,100", "1,250", "1,234")), "\n".join(lines)
 
 
 def test_top_text_points_at_json_that_holds_what_it_left_out(

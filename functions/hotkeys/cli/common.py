@@ -168,7 +168,9 @@ def _setting_help(option: Any) -> str:
     already, "(default: read with DescribeTable)", keeps its own words)."""
     if "(default" in option.help and option.help.endswith(")"):
         return f"{option.help[:-1]}; the function's {option.variable})"
-    return f"{option.help} (default {option.documented_default}; the function's {option.variable})"
+    default = option.documented_default
+    said = "none" if default == "—" else default  # (the README's table writes a dash)
+    return f"{option.help} (default {said}; the function's {option.variable})"
 
 
 def settings_from_args(args: argparse.Namespace, names: tuple[str, ...], **fixed: Any) -> Settings:
@@ -261,13 +263,13 @@ def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, width:
     the same in plain text): threshold and limit are ``settings``', the ones the command was given."""
     grid = _top_table(rows, settings, title, LAYOUTS[0])
     for layout in LAYOUTS[1:]:
-        if width is None or _natural_width(grid) <= width:
+        if width is None or natural_width(grid) <= width:
             break
         grid = _top_table(rows, settings, title, layout)
     return grid
 
 
-def _natural_width(table: Table) -> int:
+def natural_width(table: Table) -> int:
     """The width ``table`` takes when no cell wraps."""
     from rich.measure import Measurement
 

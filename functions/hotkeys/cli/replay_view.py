@@ -575,7 +575,16 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
     _render_archive(console, result["archived"], resources.bucket)
     _render_dead_letters(console, result["dead_letters"])
     if args.report:
-        console.print(f"Report written to {args.report}")
+        from hotkeys.cli.report import plotly_script_name
+
+        script = Path(args.report).parent / plotly_script_name()
+        console.print(
+            f"Report written to {args.report}, with the script it draws with beside it ({script}): "
+            "move or send the two together",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     return status
 
 

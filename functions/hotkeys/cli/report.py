@@ -293,8 +293,11 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
     ]
     top = scale_top(panel.peak_share(partition_limit))
     ticks = sorted({0.0, 25.0, 50.0, 100 * threshold, 100.0, 100 * top})
+    # The scale saturates at its top when cells are over the limit: its tick says "and more".
     tick_text = [
-        f"{tick:g}% ({tick * partition_limit / 100:,.0f} WCU/s)" + (" alert" if tick == 100 * threshold else "")
+        f"{tick:g}% ({tick * partition_limit / 100:,.0f} WCU/s)"
+        + (" alert" if tick == 100 * threshold else "")
+        + (" and more" if tick == 100 * top and top > 1 else "")
         for tick in ticks
     ]
     heat = go.Heatmap(

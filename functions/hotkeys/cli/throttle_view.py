@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
-from hotkeys.cli.common import where_of
+from hotkeys.cli.common import natural_width, partition_of, where_of
 from hotkeys.detector.ports import InsightsPort, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import (
@@ -85,26 +85,57 @@ def render(console: Console, found: Mapping[str, Any] | None) -> None:
         if found.get("read"):
             console.print("Throttled keys: none in these windows (Contributor Insights, throttled keys).")
         return
-    grid = Table(
-        title="Throttled keys beside their landed writes (Contributor Insights; reads and writes together)",
-        caption="landed: write units from the stream; throttled: requests DynamoDB refused in the window's minutes",
-    )
-    for column, justify in (("window (UTC)", "left"), ("table", "left"), ("key", "left")):
-        grid.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for column in ("landed WCU", "throttled requests", "attempted vs landed"):
-        grid.add_column(column, justify="right" if column != "attempted vs landed" else "left")
-    for row in rows[:SHOWN_ROWS]:
-        grid.add_row(
+    shown = rows[:SHOWN_ROWS]
+    # Whole times, tables and keys, and the status text wrapped at its narrowest (its column, padding, border)
+    if natural_width(_grid(shown, status=False)) + STATUS_MIN_WIDTH + 3 <= console.width:
+        console.print(_grid(shown))
+    else:
+        # Too narrow for the table without splitting a time or a key: a block per row, the time and the
+        # key first on their line.
+        console.print(f"{TITLE}:", markup=False, highlight=False)
+        for row in shown:
+            where = partition_of(row["table"], row.get("index"), row["key"])
+            heading = f"  {row['window_start']}  {where}"
+            if len(heading) > console.width:
+                heading = f"  {row['window_start']}\n  {where}"
+            console.print(heading, markup=False, highlight=False, soft_wrap=True)
+            console.print(
+                f"      landed {landed_text(row)} WCU, throttled {row['throttled_requests']:,} requests: "
+                f"{status_text(row)}",
+                markup=False,
+                highlight=False,
+            )
+        console.print(CAPTION, markup=False, highlight=False)
+    if len(rows) > SHOWN_ROWS:
+        console.print(f"  ... and {len(rows) - SHOWN_ROWS} more throttled key-windows (--json lists them all)")
+
+
+TITLE = "Throttled keys beside their landed writes (Contributor Insights; reads and writes together)"
+CAPTION = "landed: write units from the stream; throttled: requests DynamoDB refused in the window's minutes"
+
+
+STATUS_MIN_WIDTH = 12
+
+
+def _grid(rows: list[Mapping[str, Any]], status: bool = True) -> Table:
+    """The rows as a table whose times, tables and keys never wrap (only the status text may)."""
+    grid = Table(title=TITLE, caption=CAPTION)
+    for column in ("window (UTC)", "table", "key"):
+        grid.add_column(column, no_wrap=True)
+    for column in ("landed WCU", "throttled requests"):
+        grid.add_column(column, justify="right", no_wrap=True)
+    if status:
+        grid.add_column("attempted vs landed", min_width=STATUS_MIN_WIDTH)
+    for row in rows:
+        cells = [
             row["window_start"],
             where_of(row["table"], row.get("index")),
             row["key"],
             landed_text(row),
             f"{row['throttled_requests']:,}",
-            status_text(row),
-        )
-    console.print(grid)
-    if len(rows) > SHOWN_ROWS:
-        console.print(f"  ... and {len(rows) - SHOWN_ROWS} more throttled key-windows (--json lists them all)")
+        ]
+        grid.add_row(*cells, *([status_text(row)] if status else []))
+    return grid
 
 
 def landed_text(row: Mapping[str, Any]) -> str:

@@ -356,7 +356,8 @@ OPTIONS: tuple[Option, ...] = (
         "KEY_HASH_SALT",
         "text",
         "",
-        "the salt of hashed keys (required with keyDisplay=hash; keep it secret)",
+        "the salt of hashed keys (required when keys are shown hashed: keyDisplay=hash, --key-display hash; "
+        "keep it secret)",
         context_key="keyHashSalt",
         cli_flag="--key-hash-salt",
     ),
