@@ -5,17 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from hotkeys.deployment import EVENT_SOURCE, reading_plan
+from hotkeys.deployment import reading_plan
 from hotkeys.detector.names import SPOOL_PREFIX
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
@@ -27,6 +25,7 @@ from infra.nag import acknowledge
 from infra.options import DetectorOptions, concrete
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
+from infra.stream_mapping import StreamMapping, StreamMappingProvider, mapping_id
 from infra.webhook_notifier import WebhookNotifier
 
 
@@ -82,8 +81,7 @@ class HotKeyDetector(Construct):
             system_log_level=options.consumer_system_log_level,
         )
         self._grant(tables, options.table_kms_key_arns)
-        for index, watched in enumerate(tables):
-            self.consumer.function.add_event_source(self._event_source(watched, options, index))
+        self._map_streams(tables, options)
         # What-if notices (proposals, never alerts): a topic of their own, made only when something is proposed.
         self.what_if: AlertTopic | None = None
         if options.settings.proposals:
@@ -244,21 +242,28 @@ class HotKeyDetector(Construct):
             ),
         )
 
-    def _event_source(self, watched: WatchedTable, options: DetectorOptions, index: int) -> lambda_.IEventSource:
-        settings = EVENT_SOURCE
-        plan = reading_plan(watched.new_table, options.starting_position, options.max_record_age_hours)
-        return sources.DynamoEventSource(
-            watched.table,
-            starting_position=lambda_.StartingPosition[plan.starting_position],
-            batch_size=settings.batch_size,
-            max_batching_window=Duration.seconds(settings.max_batching_window_seconds),
-            bisect_batch_on_error=settings.bisect_batch_on_error,
-            retry_attempts=settings.retry_attempts,
-            max_record_age=Duration.hours(plan.max_record_age_hours),
-            parallelization_factor=options.parallelization_factor,
-            report_batch_item_failures=settings.report_batch_item_failures,
-            # The tumbling window gives each invocation its shard id and carried state: the basis
-            # of exactly-once counting (docs/decisions.md §1).
-            tumbling_window=Duration.seconds(options.window_seconds),
-            on_failure=sources.SqsDlq(self.dead_letters.queue),
+    def _map_streams(self, tables: Sequence[WatchedTable], options: DetectorOptions) -> None:
+        """Each table's stream mapped to the consumer (infra/stream_mapping.py), with the grants Lambda
+        checks when it creates a mapping: read the stream, send to the on-failure destination."""
+        function = self.consumer.function
+        provider = StreamMappingProvider.of(
+            Stack.of(self),
+            consumer=function,
+            log_retention_days=options.log_retention_days,
+            powertools_layer_arn=options.powertools_layer_arn,
         )
+        self.dead_letters.queue.grant_send_messages(function)
+        for watched in tables:
+            watched.table.grant_stream_read(function)
+            assert watched.table.table_stream_arn is not None  # (WatchedTable's contract)
+            StreamMapping(
+                self,
+                mapping_id(watched.name),
+                provider=provider,
+                consumer=function,
+                stream_arn=watched.table.table_stream_arn,
+                plan=reading_plan(watched.new_table, options.starting_position, options.max_record_age_hours),
+                window_seconds=options.window_seconds,
+                parallelization_factor=options.parallelization_factor,
+                dead_letters=self.dead_letters.queue,
+            )

@@ -131,7 +131,8 @@ class HotKeyDetectorStack(Stack):
                     powertools_layer_arn=options.powertools_layer_arn,
                     controlled=options.compliance is not None,
                 )
-                enabler = StreamEnabler(self, f"Stream{index}", table_name=name, provider=provider)
+                # Named by the table, as its mapping is: a position would move the resource to another table.
+                enabler = StreamEnabler(self, construct_id(name, prefix="Stream"), table_name=name, provider=provider)
                 table = dynamodb.Table.from_table_attributes(
                     self, f"Source{index}", table_name=name, table_stream_arn=enabler.stream_arn
                 )

@@ -61,17 +61,9 @@ class StreamEnablerProvider(Construct):
                 "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
                 "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
             )
-        self.provider = cr.Provider(
-            self,
-            "Provider",
-            on_event_handler=handlers["OnEvent"].function,
-            is_complete_handler=handlers["IsComplete"].function,
-            query_interval=Duration.seconds(10),
-            total_timeout=Duration.minutes(15),
-            # The framework's functions log to a group of the stack's (retained, deleted with it)
-            log_group=retained_log_group(self, "FrameworkLogs", log_retention_days),
+        self.provider = deploy_time_provider(
+            self, handlers["OnEvent"].function, log_retention_days, is_complete=handlers["IsComplete"].function
         )
-        acknowledge_provider_framework(self, self.provider)
         if controlled:
             self._control_waiter(log_retention_days)
 
@@ -170,6 +162,28 @@ class StreamEnablerProvider(Construct):
             "A table's stream ARN carries a label known only once the stream exists: DescribeStream on the "
             "table's own streams.",
         )
+
+
+def deploy_time_provider(
+    owner: Construct,
+    on_event: lambda_.IFunction,
+    log_retention_days: int,
+    is_complete: lambda_.IFunction | None = None,
+) -> cr.Provider:
+    """The CDK provider framework for one of the stack's custom resources (``is_complete``: polled every 10 s
+    for up to 15 minutes), its functions logging to a group of the stack's (retained, deleted with it), its
+    cdk-nag findings acknowledged."""
+    provider = cr.Provider(
+        owner,
+        "Provider",
+        on_event_handler=on_event,
+        is_complete_handler=is_complete,
+        query_interval=Duration.seconds(10) if is_complete else None,
+        total_timeout=Duration.minutes(15) if is_complete else None,
+        log_group=retained_log_group(owner, "FrameworkLogs", log_retention_days),
+    )
+    acknowledge_provider_framework(owner, provider)
+    return provider
 
 
 def acknowledge_provider_framework(owner: Construct, provider: cr.Provider) -> None:

@@ -22,12 +22,11 @@ from collections.abc import Sequence
 
 from aws_cdk import CustomResource, Stack
 from aws_cdk import aws_iam as iam
-from aws_cdk import custom_resources as cr
 from constructs import Construct
 
-from infra.detector_function import DetectorFunction, retained_log_group
+from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge, finding_text
-from infra.stream_enabler import acknowledge_provider_framework
+from infra.stream_enabler import deploy_time_provider
 
 PROVIDER_ID = "ThrottleInsightsProvider"
 # How much of a table name shows in its resource's construct (and logical) id; the hash tells the rest.
@@ -92,14 +91,7 @@ class ThrottleInsightsProvider(Construct):
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
             "Only X-Ray PutTraceSegments/PutTelemetryRecords (active tracing), which AWS defines on '*' alone.",
         )
-        # The framework's function logs to a group of the stack's (retained, deleted with it), not a default one
-        self.provider = cr.Provider(
-            self,
-            "Provider",
-            on_event_handler=handler.function,
-            log_group=retained_log_group(self, "FrameworkLogs", log_retention_days),
-        )
-        acknowledge_provider_framework(self, self.provider)
+        self.provider = deploy_time_provider(self, handler.function, log_retention_days)
 
     @classmethod
     def of(
@@ -146,15 +138,15 @@ class ThrottleInsightsProvider(Construct):
         )
 
 
-def construct_id(table_name: str) -> str:
-    """``Insights`` + the table name's letters and digits (at most 64) + 8 hex digits of its hash.
+def construct_id(table_name: str, prefix: str = "Insights") -> str:
+    """``prefix`` + the table name's letters and digits (at most 64) + 8 hex digits of its hash.
 
     CDK makes the logical id from this (letters and digits of the path, at most 255 characters with its own
     hash), so it depends on the name alone. The hash keeps names apart that differ only in what is dropped
     (``my-table``, ``my.table``, ``my_table``) or beyond the 64 characters shown.
     """
     shown = re.sub(r"[^A-Za-z0-9]", "", table_name)[:NAME_IN_ID]
-    return f"Insights{shown}{hashlib.sha256(table_name.encode()).hexdigest()[:8]}"
+    return f"{prefix}{shown}{hashlib.sha256(table_name.encode()).hexdigest()[:8]}"
 
 
 class ThrottleInsights(Construct):

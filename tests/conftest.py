@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
@@ -18,6 +19,7 @@ from moto.server import ThreadedMotoServer
 
 from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.config import Settings
+from hotkeys.detector.observability import logger
 
 EVENTS_DIR = Path(__file__).resolve().parent.parent / "events"
 
@@ -133,3 +135,15 @@ def subscribed_topic(name: str, queue: str) -> dict[str, str]:
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=queue_arn)
     return {"arn": topic_arn, "queue": queue_url}
+
+
+@pytest.fixture
+def log(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What the functions log (powertools' JSON lines), read with ``log_lines``."""
+    stream = io.StringIO()
+    monkeypatch.setattr(logger.registered_handler, "stream", stream)
+    return stream
+
+
+def log_lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]

@@ -43,6 +43,10 @@ class EventSourceSettings:
 
 
 EVENT_SOURCE = EventSourceSettings()
+# The stack's stream mappings (infra/stream_mapping.py; physical id: the mapping's UUID), and those of a
+# release before it, which a stack keeps until its next update.
+STREAM_MAPPING_TYPE = "Custom::StreamMapping"
+MAPPING_TYPES = (STREAM_MAPPING_TYPE, "AWS::Lambda::EventSourceMapping")
 STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
 
 

@@ -221,7 +221,7 @@ def test_every_function_runs_in_the_given_subnets_and_may_manage_only_its_interf
     template = synthesized["compliance"].template
     functions = _resources(template, "AWS::Lambda::Function")
     policies = _resources(template, "AWS::IAM::Policy")
-    assert len(functions) == 11  # ours, and the CDK provider framework's
+    assert len(functions) == 13  # ours, and the CDK provider framework's
     for logical_id, function in functions.items():
         assert function["Properties"]["VpcConfig"] == {
             "SubnetIds": SUBNETS.split(","),

@@ -84,7 +84,7 @@ COMPLIANCE = {
 }
 
 
-@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
+@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 21)], ids=["existing", "enableStream"])
 def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota(
     context: Any, most: int
 ) -> None:
@@ -94,7 +94,7 @@ def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_t
         synth_template(context(most + 1))
 
 
-@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 22)], ids=["existing", "enableStream"])
+@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 21)], ids=["existing", "enableStream"])
 def test_compliance_mode_holds_as_many_tables_as_the_readme_says(context: Any, most: int) -> None:
     # -c compliance=controltower adds the stack's key (and the waiter's log group), nothing per table
     assert len(synth_template({**context(most), **COMPLIANCE})["Resources"]) <= MAX_RESOURCES

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from hotkeys.cli import cost
-from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_VERSION, ReadingPlan
+from hotkeys.deployment import (
+    EVENT_SOURCE,
+    ITERATOR_AGE_ALARM_MS,
+    POWERTOOLS_VERSION,
+    STREAM_MAPPING_TYPE,
+    ReadingPlan,
+)
 from hotkeys.detector.adapters.stats_schema import HEADS_ATTRIBUTES, HEADS_INDEX, HEADS_PARTITION_KEY, HEADS_SORT_KEY
 from tests.infra.conftest import CUSTOMER_KEY, EXISTING_STREAM, MODES, WEBHOOK_SECRET, Synthesized
 
@@ -26,6 +32,9 @@ ALLOWED_ON_STAR = {
     "xray:PutTraceSegments",
     "xray:PutTelemetryRecords",
     "dynamodb:ListStreams",
+    # the stream mappings' handler: listing, and creating under a lambda:FunctionArn condition (pinned below)
+    "lambda:ListEventSourceMappings",
+    "lambda:CreateEventSourceMapping",
     "cloudwatch:GetMetricData",  # the judge's read of the consumer's IteratorAge (no resource-level permissions)
     # compliance mode: Lambda's VPC access, and the stream enabler's waiter (X-Ray, its logs' delivery)
     "ec2:DescribeNetworkInterfaces",
@@ -80,14 +89,60 @@ def test_cdk_nag_is_clean_and_every_acknowledgment_has_a_reason(synthesized: dic
     assert {p["pluginName"] for p in report["pluginReports"]} >= {"AwsSolutions", "Serverless"}
 
 
+def _mappings(synth: Synthesized) -> list[dict[str, Any]]:
+    """Each stream mapping's CreateEventSourceMapping parameters (Custom::StreamMapping's properties)."""
+    found = []
+    for resource in synth.resources(STREAM_MAPPING_TYPE).values():
+        properties = resource["Properties"]
+        found.append({**properties["Settings"], **{k: v for k, v in properties.items() if k != "Settings"}})
+    return found
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_streams_are_mapped_by_the_projects_handler_only_after_the_consumers_grants(
+    synthesized: dict, mode: str
+) -> None:
+    synth = synthesized[mode]
+    # No CloudFormation mapping: it would be replaced (and roll back) on a starting position change
+    assert not synth.resources("AWS::Lambda::EventSourceMapping")
+    consumer = synth.logical_id("AWS::Lambda::Function", "DetectorConsumer")
+    role_policy = synth.logical_id("AWS::IAM::Policy", "DetectorConsumerRole")
+    for resource in synth.resources(STREAM_MAPPING_TYPE).values():
+        assert resource["Properties"]["FunctionName"] == {"Fn::GetAtt": [consumer, "Arn"]}
+        # Lambda checks the role's stream and destination grants when the mapping is created
+        assert role_policy in resource["DependsOn"]
+    handlers = [
+        f["Properties"]["Handler"]
+        for f in synth.resources("AWS::Lambda::Function").values()
+        if "stream_mapping_app" in str(f["Properties"].get("Handler"))
+    ]
+    assert handlers == ["hotkeys.detector.handlers.stream_mapping_app.on_event"]
+    # Its role changes the consumer's mappings only
+    statements = [
+        s
+        for policy in synth.resources("AWS::IAM::Policy").values()
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if any(a.startswith("lambda:") and "EventSourceMapping" in a for a in _actions(s))
+    ]
+    changing = [
+        s for s in statements if any(a.split(":")[1].startswith(("Create", "Update", "Delete")) for a in _actions(s))
+    ]
+    assert {a for s in changing for a in _actions(s)} == {
+        "lambda:CreateEventSourceMapping",
+        "lambda:UpdateEventSourceMapping",
+        "lambda:DeleteEventSourceMapping",
+    }
+    for statement in changing:
+        assert statement["Condition"] == {"StringEquals": {"lambda:FunctionArn": {"Fn::GetAtt": [consumer, "Arn"]}}}
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 def test_event_source_mappings_follow_the_shared_settings(synthesized: dict, mode: str) -> None:
     synth = synthesized[mode]
     dlq = synth.logical_id("AWS::SQS::Queue", "DetectorDeadLetters")
-    mappings = synth.resources("AWS::Lambda::EventSourceMapping").values()
+    mappings = _mappings(synth)
     assert mappings
-    for mapping in mappings:
-        props = mapping["Properties"]
+    for props in mappings:
         assert props["BisectBatchOnFunctionError"] is True
         assert props["MaximumRetryAttempts"] == EVENT_SOURCE.retry_attempts
         assert 0 < props["MaximumRetryAttempts"] <= 10
@@ -114,9 +169,9 @@ def test_event_source_mappings_follow_the_shared_settings(synthesized: dict, mod
 def test_each_source_starts_reading_where_documented(
     synthesized: dict, mode: str, position: str, age_hours: int
 ) -> None:
-    for mapping in synthesized[mode].resources("AWS::Lambda::EventSourceMapping").values():
-        assert mapping["Properties"]["StartingPosition"] == position
-        assert mapping["Properties"]["MaximumRecordAgeInSeconds"] == age_hours * 3600
+    for mapping in _mappings(synthesized[mode]):
+        assert mapping["StartingPosition"] == position
+        assert mapping["MaximumRecordAgeInSeconds"] == age_hours * 3600
 
 
 def test_a_backfill_of_an_existing_table_keeps_records_for_the_streams_retention() -> None:
@@ -136,7 +191,7 @@ def test_demo_table_streams_new_and_old_images_with_ttl_pitr_and_throttle_insigh
     replica = props["Replicas"][0]
     assert replica["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
     assert replica["ContributorInsightsSpecification"] == {"Enabled": True, "Mode": "THROTTLED_KEYS"}
-    mapping = demo.only("AWS::Lambda::EventSourceMapping")
+    (mapping,) = _mappings(demo)
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": [table_id, "StreamArn"]}
 
 
@@ -196,9 +251,10 @@ def test_function_runtime_layer_tracing_and_configuration(demo: Synthesized) -> 
     assert parameter["Type"] == "AWS::SSM::Parameter::Value<String>"
     assert parameter["Default"] == f"/aws/service/powertools/python/arm64/python3.13/{POWERTOOLS_VERSION}"
     assert version("aws-lambda-powertools") == POWERTOOLS_VERSION
-    # Every function's log group (the consumer's, the judge's and the throttle explainer's) keeps 30 days
+    # Every function's log group (the consumer's, the judge's, the throttle explainer's, the stream mappings'
+    # handler's and its provider framework's) keeps 30 days
     logs = [g["Properties"] for g in demo.resources("AWS::Logs::LogGroup").values()]
-    assert len(logs) == 3 and all(g["RetentionInDays"] == 30 for g in logs)
+    assert len(logs) == 5 and all(g["RetentionInDays"] == 30 for g in logs)
 
 
 @pytest.mark.parametrize("mode", list(MODES))
@@ -258,7 +314,7 @@ def test_consumer_permissions_target_the_stats_table_topic_bucket_and_stream(dem
 def test_existing_table_mode_reads_the_given_stream_only(synthesized: dict) -> None:
     synth = synthesized["existing"]
     assert not [k for k in synth.resources("AWS::DynamoDB::GlobalTable") if "DemoTable" in k]
-    mapping = synth.only("AWS::Lambda::EventSourceMapping")
+    (mapping,) = _mappings(synth)
     assert mapping["EventSourceArn"] == EXISTING_STREAM
     stream_reads = [s for s in _consumer_statements(synth) if "dynamodb:GetRecords" in _actions(s)]
     assert all(s["Resource"] == EXISTING_STREAM for s in stream_reads)
@@ -282,7 +338,7 @@ def test_enable_stream_mode_waits_for_the_stream_before_mapping_it(synthesized: 
     waiters = synth.resources("AWS::StepFunctions::StateMachine")
     assert len(waiters) == 1  # the provider framework's is_complete poller
     # The mapping reads the ARN the resource returns once the stream is ENABLED (so it is created after)
-    mapping = synth.only("AWS::Lambda::EventSourceMapping")
+    (mapping,) = _mappings(synth)
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": [stream_id, "StreamArn"]}
     # The handlers may enable and describe this table's stream, and nothing disables one
     statements = [
@@ -296,7 +352,7 @@ def test_enable_stream_mode_waits_for_the_stream_before_mapping_it(synthesized: 
 
 def test_several_tables_share_one_detector_with_slack_and_email(synthesized: dict) -> None:
     synth = synthesized["multi"]
-    arns = [m["Properties"]["EventSourceArn"] for m in synth.resources("AWS::Lambda::EventSourceMapping").values()]
+    arns = [m["EventSourceArn"] for m in _mappings(synth)]
     assert len(arns) == 2 and len(set(map(json.dumps, arns))) == 2
     chatbot = synth.only("AWS::Chatbot::SlackChannelConfiguration")
     assert chatbot["SlackWorkspaceId"] == "T0123" and chatbot["SlackChannelId"] == "C0456"

@@ -1,23 +1,26 @@
 """Updates as CloudFormation applies them (``cloudformation_update``): what each change of the watched
-tables or of the reading position does to the event source mappings. README ("Changing what is
-watched") says the same; a change Lambda would refuse is marked with its issue."""
+tables or of the reading position does to the event source mappings, and the release that moved them
+from ``AWS::Lambda::EventSourceMapping`` to ``Custom::StreamMapping`` (its earlier templates' mappings are
+in tests/infra/fixtures, synthesized at commit 39d0cc4). README ("Changing what is watched") says the same."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.infra.cloudformation_update import mapping_conflicts
+from tests.infra.cloudformation_update import mapping_conflicts, mapping_restarts
 from tests.infra.conftest import synth_template
 
 pytestmark = pytest.mark.infra
 
+FIXTURES = Path(__file__).parent / "fixtures"
 STREAMS = {
     name: f"arn:aws:dynamodb:eu-west-1:111122223333:table/{name}/stream/2026-01-01T00:00:00.000"
     for name in ("orders", "users")
 }
-POSITIONAL = "#35 item 2: mappings are named by position, and a replacement is created before the old one is deleted"
 
 
 def _watching(names: str, way: str, **more: str) -> dict[str, str]:
@@ -29,41 +32,67 @@ def _watching(names: str, way: str, **more: str) -> dict[str, str]:
 WAYS = ["enableStream", "tableStreamArns"]
 
 
-def _update(before: dict[str, str], after: dict[str, str]) -> list[str]:
-    """The mapping conflicts of a deploy of ``after``'s context over a stack deployed with ``before``'s."""
-    return mapping_conflicts(synth_template(before), synth_template(after))
+def _update(before: dict[str, str], after: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(conflicts, restarts) of a deploy of ``after``'s context over a stack deployed with ``before``'s."""
+    old, new = synth_template(before), synth_template(after)
+    return mapping_conflicts(old, new), mapping_restarts(old, new)
 
 
 @pytest.mark.parametrize("way", WAYS)
-def test_adding_a_table_at_the_end_creates_its_mapping_and_replaces_none(way: str) -> None:
-    assert _update(_watching("orders", way), _watching("orders,users", way)) == []
+def test_adding_a_table_at_the_end_creates_its_mapping_and_restarts_none(way: str) -> None:
+    assert _update(_watching("orders", way), _watching("orders,users", way)) == ([], [])
 
 
 @pytest.mark.parametrize("way", WAYS)
-def test_a_mapping_setting_that_updates_in_place_replaces_none(way: str) -> None:
-    assert _update(_watching("orders", way), _watching("orders", way, maxRecordAgeHours="12")) == []
+def test_adding_a_table_at_the_front_creates_its_mapping_and_restarts_none(way: str) -> None:
+    assert _update(_watching("users", way), _watching("orders,users", way)) == ([], [])
 
 
-@pytest.mark.xfail(strict=True, reason=POSITIONAL)
+@pytest.mark.parametrize("way", WAYS)
+def test_a_mapping_setting_that_updates_in_place_restarts_none(way: str) -> None:
+    assert _update(_watching("orders", way), _watching("orders", way, maxRecordAgeHours="12")) == ([], [])
+
+
 @pytest.mark.parametrize("way", WAYS)
 def test_removing_the_first_table_keeps_the_others_mappings(way: str) -> None:
-    assert _update(_watching("orders,users", way), _watching("users", way)) == []
+    assert _update(_watching("orders,users", way), _watching("users", way)) == ([], [])
 
 
-@pytest.mark.xfail(strict=True, reason=POSITIONAL)
-def test_reordering_the_tables_replaces_no_mapping() -> None:
-    assert _update(_watching("orders,users", "enableStream"), _watching("users,orders", "enableStream")) == []
+@pytest.mark.parametrize("way", WAYS)
+def test_reordering_the_tables_changes_no_mapping(way: str) -> None:
+    assert _update(_watching("orders,users", way), _watching("users,orders", way)) == ([], [])
 
 
-@pytest.mark.xfail(
-    strict=True, reason="#35 item 2: StartingPosition requires replacement, on the same function and stream"
-)
-def test_changing_the_starting_position_after_a_deploy_updates_without_a_rollback() -> None:
-    before, after = (
-        _watching("orders", "tableStreamArns"),
-        _watching("orders", "tableStreamArns", startingPosition="TRIM_HORIZON"),
-    )
-    assert _update(before, after) == []
+@pytest.mark.parametrize("way", WAYS)
+def test_changing_the_starting_position_after_a_deploy_updates_in_place(way: str) -> None:
+    before, after = _watching("orders", way), _watching("orders", way, startingPosition="TRIM_HORIZON")
+    assert _update(before, after) == ([], [])
+    # (the property changes; the handler leaves a reading mapping where it is: stream_mapping_app)
+    old, new = synth_template(before), synth_template(after)
+    assert _starting_positions(old) == ["LATEST"] and _starting_positions(new) == ["TRIM_HORIZON"]
+
+
+def _starting_positions(template: dict[str, Any]) -> list[str]:
+    return [
+        r["Properties"]["Settings"]["StartingPosition"]
+        for r in template["Resources"].values()
+        if r["Type"] == "Custom::StreamMapping"
+    ]
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_the_release_that_brings_custom_mappings_moves_each_without_a_conflict(way: str) -> None:
+    # The earlier release's template (its mapping and stream resources, as the CLI synthesized them then)
+    released = json.loads((FIXTURES / f"mappings-39d0cc4-{way}.json").read_text())
+    now = synth_template(_watching("orders,users", way))
+    assert mapping_conflicts(released, now) == []
+    restarts = mapping_restarts(released, now)
+    # Each table's reading starts again, once (README: "Upgrading from a release before ...")
+    assert len(restarts) == 2
+    assert {r.split(" restarts ")[1].split(" (")[0] for r in restarts} == {
+        repr(("stream of table", name)) if way == "enableStream" else repr(STREAMS[name])
+        for name in ("orders", "users")
+    }
 
 
 def _template(**mappings: dict[str, Any]) -> dict[str, Any]:
@@ -88,3 +117,40 @@ def test_the_model_sees_a_replacement_and_a_create_on_a_function_and_stream_that
     assert mapping_conflicts(_template(A=orders), _template(A={**orders, "BatchSize": 10})) == []
     assert mapping_conflicts(_template(A=orders), _template(A=orders, B=users)) == []
     assert mapping_conflicts(_template(A=orders), _template(A=orders, B={**orders, "FunctionName": {"Ref": "G"}})) == []
+
+
+def _custom(**mappings: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "Resources": {
+            name: {
+                "Type": "Custom::StreamMapping",
+                "Properties": {
+                    "FunctionName": p["FunctionName"],
+                    "EventSourceArn": p["EventSourceArn"],
+                    "Settings": {k: v for k, v in p.items() if k not in ("FunctionName", "EventSourceArn")},
+                },
+            }
+            for name, p in mappings.items()
+        }
+    }
+
+
+def test_the_model_sees_custom_mappings_update_in_place_and_displace_on_create() -> None:
+    orders = {"FunctionName": {"Ref": "F"}, "EventSourceArn": "arn:s/orders", "StartingPosition": "LATEST"}
+    users = {**orders, "EventSourceArn": "arn:s/users"}
+    by_arn = {**orders, "FunctionName": {"Fn::GetAtt": ["F", "Arn"]}}
+    # A starting position, in place; a stream moved to another logical id: displaced, restarted
+    assert _plan(_custom(A=orders), _custom(A={**orders, "StartingPosition": "TRIM_HORIZON"})) == ([], [])
+    assert _plan(_custom(A=orders, B=users), _custom(B=orders)) == (
+        [],
+        ["B restarts 'arn:s/orders' (displaces A's mapping)"],
+    )
+    # From CloudFormation's mapping (function by Ref) to a custom one (by Arn): the same function, displaced
+    assert _plan(_template(A=orders), _custom(M=by_arn)) == ([], ["M restarts 'arn:s/orders' (displaces A's mapping)"])
+    # Two live resources on one stream, or a CloudFormation mapping created on a stream a custom one holds
+    assert _plan(_custom(A=orders), _custom(A=orders, B=orders))[0] == ["B and A both map 'arn:s/orders'"]
+    assert _plan(_custom(A=orders), _template(B=orders))[0] == ["B created while A reads 'arn:s/orders'"]
+
+
+def _plan(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], list[str]]:
+    return mapping_conflicts(before, after), mapping_restarts(before, after)

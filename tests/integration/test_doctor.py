@@ -20,7 +20,7 @@ from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, WARN, Clients, diagnose, failed
 from hotkeys.cli.local import create_stats_table
-from hotkeys.deployment import EVENT_SOURCE, POWERTOOLS_PARAMETER
+from hotkeys.deployment import EVENT_SOURCE, MAPPING_TYPES, POWERTOOLS_PARAMETER, STREAM_MAPPING_TYPE
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
@@ -139,7 +139,11 @@ def stubbed_clients(
     esm: dict[str, Any],
     layer: str = LAYER,
     insights: dict[str | None, dict[str, Any]] | None = None,
+    mapping_type: str = STREAM_MAPPING_TYPE,
+    gone: bool = False,
 ) -> tuple[Clients, list[Stubber]]:
+    """``mapping_type``: the stack's mapping resource (an earlier release's: AWS::Lambda::EventSourceMapping);
+    ``gone``: Lambda no longer has that mapping."""
     region = {"region_name": "us-east-1"}
     dynamodb, insights_stub = insights_answers(insights or {None: THROTTLED_KEYS_ON})
     cloudformation = boto3.client("cloudformation", **region)
@@ -157,7 +161,7 @@ def stubbed_clients(
         "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
     }
     resources = [
-        ("DetectorConsumerMapping", "AWS::Lambda::EventSourceMapping", esm["UUID"]),
+        ("DetectorConsumerMapping", mapping_type, esm["UUID"]),
         ("DetectorDeadLetters", "AWS::SQS::Queue", deployment.dlq_url),
         ("DetectorUndeliveredAlerts", "AWS::SQS::Queue", deployment.email_dlq_url),
     ]
@@ -170,7 +174,15 @@ def stubbed_clients(
     stubs = [Stubber(cloudformation), Stubber(lambda_), Stubber(ssm), insights_stub]
     stubs[0].add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": STACK})
     stubs[0].add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
-    stubs[1].add_response("get_event_source_mapping", esm, {"UUID": esm["UUID"]})
+    if gone:
+        stubs[1].add_client_error(
+            "get_event_source_mapping",
+            "ResourceNotFoundException",
+            http_status_code=404,
+            expected_params={"UUID": esm["UUID"]},
+        )
+    else:
+        stubs[1].add_response("get_event_source_mapping", esm, {"UUID": esm["UUID"]})
     stubs[1].add_response("get_function_configuration", configuration, {"FunctionName": "HotKeyDetector-Consumer"})
     stubs[1].add_response("get_function_configuration", configuration, {"FunctionName": "HotKeyDetector-Consumer"})
     stubs[2].add_response(
@@ -209,12 +221,14 @@ def verdicts(checks: list[Any]) -> dict[str, str]:
     return {check.name: check.verdict for check in checks}
 
 
-def test_a_healthy_deployment_passes_every_check(aws: None) -> None:
-    # Given a deployment that counted a window ten minutes ago, with a small iterator age
+@pytest.mark.parametrize("mapping_type", MAPPING_TYPES)
+def test_a_healthy_deployment_passes_every_check(aws: None, mapping_type: str) -> None:
+    # Given a deployment that counted a window ten minutes ago, with a small iterator age (its mapping the
+    # stack's custom resource, or an earlier release's CloudFormation mapping)
     deployment = deploy()
     count_a_window(deployment, int(NOW) - 600)
     lambda_metric("IteratorAge", 1200)
-    clients, stubs = stubbed_clients(deployment, mapping(deployment))
+    clients, stubs = stubbed_clients(deployment, mapping(deployment), mapping_type=mapping_type)
     # When the doctor looks
     checks = diagnose(clients, STACK, now=NOW)
     # Then every check passes, and every stubbed call was made
@@ -232,6 +246,16 @@ def test_a_healthy_deployment_passes_every_check(aws: None) -> None:
     }
     for stub in stubs:
         stub.assert_no_pending_responses()
+
+
+def test_a_mapping_deleted_outside_the_stack_fails_with_the_fix(aws: None) -> None:
+    # Given a stack whose mapping Lambda no longer has (deleted by hand, or a migration rolled back)
+    deployment = deploy()
+    clients, _stubs = stubbed_clients(deployment, mapping(deployment), gone=True)
+    # When the doctor looks, then it says the stream is not read and how to map it again
+    (check,) = [c for c in diagnose(clients, STACK, now=NOW) if c.name == "event source mappings"]
+    assert check.verdict == FAIL
+    assert "is not in Lambda: its stream is not read" in check.detail and "redeploy" in check.fix
 
 
 def test_every_problem_is_named_with_its_fix(aws: None) -> None:

@@ -16,7 +16,7 @@ import pytest
 from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, Clients, diagnose
-from hotkeys.deployment import POWERTOOLS_PARAMETER
+from hotkeys.deployment import POWERTOOLS_PARAMETER, STREAM_MAPPING_TYPE
 from tests.integration.test_doctor import (
     LAYER,
     STACK,
@@ -53,7 +53,7 @@ def _clients(
         "StackStatus": "UPDATE_COMPLETE",
         "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
     }
-    resources = [("DetectorConsumerMapping", "AWS::Lambda::EventSourceMapping", esm["UUID"])]
+    resources = [("DetectorConsumerMapping", STREAM_MAPPING_TYPE, esm["UUID"])]
     if sender_secret:
         resources.append(("DetectorWebhookSenderFunction1A2B3C", "AWS::Lambda::Function", "HotKeyDetector-Sender"))
     summaries = resource_summaries(resources)

@@ -22,7 +22,6 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
 
 from hotkeys.detector.handlers.insights_enabler_app import InsightsError, on_event
-from hotkeys.detector.observability import logger
 from hotkeys.detector.throttling.insights_owners import (
     OWNER_TAG,
     TABLE_FLAG,
@@ -30,6 +29,7 @@ from hotkeys.detector.throttling.insights_owners import (
     owners_in,
     recorded,
 )
+from tests.conftest import log_lines
 from tests.support import Routed, create_source_table
 
 MODE = "THROTTLED_KEYS"
@@ -133,17 +133,6 @@ def request(
     if physical is not None:
         event["PhysicalResourceId"] = physical
     return event
-
-
-@pytest.fixture
-def log(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
-    stream = io.StringIO()
-    monkeypatch.setattr(logger.registered_handler, "stream", stream)
-    return stream
-
-
-def log_lines(stream: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
 
 
 # -- create ----------------------------------------------------------------------------------------------

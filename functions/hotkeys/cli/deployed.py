@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.cli.doctor import StackNotFound, read_stack
+from hotkeys.cli.doctor import StackNotFound, read_mapping, read_stack
 from hotkeys.detector.config import ConfigError, Settings, load_settings
 
 __all__ = ["Deployment", "DeploymentError", "StackNotFound", "read_deployment"]
@@ -34,14 +34,13 @@ class Deployment:
 def read_deployment(cloudformation: Any, lambda_: Any, stack_name: str) -> Deployment:
     """The detector function of ``stack_name`` and its settings; StackNotFound or DeploymentError."""
     stack = read_stack(cloudformation, stack_name)
-    mappings = stack.of_type("AWS::Lambda::EventSourceMapping")
+    mappings = [m for m in (read_mapping(lambda_, uuid) for uuid in stack.mapping_ids()) if m is not None]
     if not mappings:
         raise DeploymentError(
-            f"stack {stack_name!r} has no event source mapping, so no detector function (check --stack)"
+            f"stack {stack_name!r} has no event source mapping, so no detector function (check --stack; "
+            "hotkeys doctor tells a mapping deleted outside the stack)"
         )
-    functions = sorted(
-        {str(lambda_.get_event_source_mapping(UUID=uuid).get("FunctionArn", "")) for _, uuid in mappings} - {""}
-    )
+    functions = sorted({str(m.get("FunctionArn", "")) for m in mappings} - {""})
     if len(functions) != 1:
         raise DeploymentError(
             f"stack {stack_name!r} maps its streams to {len(functions)} functions, not one detector (check --stack)"

@@ -29,7 +29,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.deployment import EVENT_SOURCE, ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
+from hotkeys.deployment import (
+    EVENT_SOURCE,
+    ITERATOR_AGE_ALARM_MS,
+    MAPPING_TYPES,
+    POWERTOOLS_PARAMETER,
+    POWERTOOLS_VERSION,
+)
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired, merged_health
@@ -85,6 +91,11 @@ class StackView:
     def of_type(self, kind: str) -> list[tuple[str, str]]:
         return self.resources.get(kind, [])
 
+    def mapping_ids(self) -> list[str]:
+        """The UUIDs of the stack's event source mappings: its custom resources' (infra/stream_mapping.py),
+        and an earlier release's CloudFormation mappings until the stack is updated."""
+        return [uuid for kind in MAPPING_TYPES for _, uuid in self.of_type(kind)]
+
 
 class StackNotFound(LookupError):
     pass
@@ -111,8 +122,21 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
     stack = read_stack(clients.cloudformation, stack_name)
     moment = time.time() if now is None else now
     checks: list[Check] = []
-    mappings = [_mapping(clients, uuid) for _, uuid in stack.of_type("AWS::Lambda::EventSourceMapping")]
-    if not mappings:
+    mappings = []
+    for uuid in stack.mapping_ids():
+        mapping = read_mapping(clients.lambda_, uuid)
+        if mapping is None:
+            checks.append(
+                Check(
+                    "event source mappings",
+                    FAIL,
+                    f"the stack's mapping {uuid} is not in Lambda: its stream is not read",
+                    "redeploy (cdk deploy): the stack maps the stream again",
+                )
+            )
+        else:
+            mappings.append(mapping)
+    if not mappings and not checks:
         checks.append(Check("event source mappings", FAIL, "the stack has no event source mapping", "redeploy"))
     consumer = _consumer_name(mappings)
     window_seconds = _window_seconds(clients, consumer)
@@ -141,8 +165,14 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
 
 
 # -- event source mappings and streams ---------------------------------------------------------
-def _mapping(clients: Clients, uuid: str) -> dict[str, Any]:
-    return dict(clients.lambda_.get_event_source_mapping(UUID=uuid))
+def read_mapping(lambda_: Any, uuid: str) -> dict[str, Any] | None:
+    """The mapping, or None when Lambda has none by that UUID (deleted outside the stack)."""
+    try:
+        return dict(lambda_.get_event_source_mapping(UUID=uuid))
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise
 
 
 def _consumer_name(mappings: list[dict[str, Any]]) -> str | None:

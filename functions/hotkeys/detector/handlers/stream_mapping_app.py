@@ -1,0 +1,316 @@
+"""Deploy-time custom resource (``Custom::StreamMapping``): the event source mapping of one function on one
+DynamoDB stream, owned by the stack under the mapping's UUID (the physical id, which the CLI reads).
+
+Why not ``AWS::Lambda::EventSourceMapping``: CloudFormation cannot change its ``StartingPosition`` or
+``EventSourceArn`` in place, so it creates the replacement before deleting the old one, and Lambda refuses a
+second mapping of the same function and event source (ResourceConflictException): the update rolls back.
+
+Used by the CDK provider framework (``on_event`` only; a returned dict is the response, an exception FAILED).
+
+* Create: a mapping of the same function and stream that already exists (an earlier release's
+  ``AWS::Lambda::EventSourceMapping``, or one made by hand) is displaced: deleted, waited for until Lambda no
+  longer knows it, then the new mapping is created. A create that fails after a displacement re-creates
+  what it displaced (the provider framework ignores the rollback's delete of a failed create, so nothing
+  else would) and fails with the original error.
+* Update: another function or stream is a create under a new id (CloudFormation then deletes the old id).
+  Otherwise the mapping is updated in place with every setting UpdateEventSourceMapping accepts, under the
+  same id. ``StartingPosition`` is not among them: a starting position applies when a mapping is created,
+  so changing it changes nothing for a mapping that exists (the mapping goes on from where it is). A
+  setting removed from the properties keeps its current value (an update changes only what it is given):
+  to go back to a default, set the default. A mapping deleted behind the stack's back is created again.
+* Delete: only the UUID this resource owns, never a mapping found by listing; a mapping already gone
+  (displaced by a newer resource of the same function and stream) is success.
+
+CloudFormation delivers a custom resource's scalar properties as strings ("100", "true"): each setting is
+coerced to the type of its member in botocore's Lambda model, and an unknown setting fails the deploy
+before anything is changed. Any other error from Lambda fails the deploy with that error.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+
+from botocore.exceptions import ClientError, ParamValidationError
+from botocore.validate import validate_parameters
+
+from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.observability import logger
+
+__all__ = ["coerce_settings", "on_event"]
+
+# Lambda: "When you delete an event source mapping, it enters a Deleting state and might not be completely
+# deleted for several seconds". A create on the same function and stream fails until it is gone.
+DELETE_WAIT_SECONDS = 120.0
+POLL_SECONDS = 2.0
+
+# The resource's own properties, not request parameters of the mapping.
+_PAIR = ("FunctionName", "EventSourceArn")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_TRUE, _FALSE = "true", "false"
+
+
+@cache  # one set of clients per container
+def _clients() -> AwsClients:
+    return AwsClients()
+
+
+def on_event(
+    event: dict[str, Any],
+    _context: Any = None,
+    lambda_client: Any = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    kind = event["RequestType"]
+    client = lambda_client or _clients().client("lambda")
+    if kind == "Delete":
+        return _delete(client, str(event.get("PhysicalResourceId", "")))
+    properties = event["ResourceProperties"]
+    function, source = str(properties["FunctionName"]), str(properties["EventSourceArn"])
+    settings = coerce_settings(client.meta.service_model, properties.get("Settings"))
+    if kind == "Create":
+        return {"PhysicalResourceId": _create(client, function, source, settings, sleep)}
+    if kind == "Update":
+        return {"PhysicalResourceId": _update(client, event, function, source, settings, sleep)}
+    raise ValueError(f"unknown RequestType {kind!r}")
+
+
+def coerce_settings(service_model: Any, settings: Any) -> dict[str, Any]:
+    """``Settings`` as CreateEventSourceMapping parameters, each value of its member's type in ``service_model``.
+
+    Raises ValueError naming a setting that is not a parameter (or is the resource's own FunctionName or
+    EventSourceArn), or whose value is not of its type; botocore's own validation (ranges, lengths) runs
+    here too, so that nothing is displaced for a request that could never succeed.
+    """
+    if settings is None:
+        return {}
+    if not isinstance(settings, dict):
+        raise ValueError(f"Settings must be a map of CreateEventSourceMapping parameters, not {settings!r}")
+    shape = service_model.operation_model("CreateEventSourceMapping").input_shape
+    coerced: dict[str, Any] = {}
+    for name, value in settings.items():
+        if name in _PAIR or name not in shape.members:
+            raise ValueError(
+                f"unknown event source mapping setting {name!r} (not a CreateEventSourceMapping parameter)"
+            )
+        coerced[name] = _coerce(value, shape.members[name], name)
+    # Placeholders for the pair: only the settings' own validity is judged here.
+    try:
+        validate_parameters({"FunctionName": "f", "EventSourceArn": "arn:aws:x"} | coerced, shape)
+    except ParamValidationError as error:
+        raise ValueError(f"event source mapping settings: {error}") from None
+    return coerced
+
+
+def _coerce(value: Any, shape: Any, path: str) -> Any:
+    kind = shape.type_name
+    if kind == "structure":
+        if not isinstance(value, dict):
+            raise ValueError(f"setting {path} must be a map, not {value!r}")
+        unknown = [name for name in value if name not in shape.members]
+        if unknown:
+            raise ValueError(f"unknown event source mapping setting {path}.{unknown[0]}")
+        return {name: _coerce(item, shape.members[name], f"{path}.{name}") for name, item in value.items()}
+    if kind == "list":
+        if not isinstance(value, list):
+            raise ValueError(f"setting {path} must be a list, not {value!r}")
+        return [_coerce(item, shape.member, f"{path}[{index}]") for index, item in enumerate(value)]
+    if kind == "map":
+        if not isinstance(value, dict):
+            raise ValueError(f"setting {path} must be a map, not {value!r}")
+        return {str(key): _coerce(item, shape.value, f"{path}.{key}") for key, item in value.items()}
+    if kind == "boolean":
+        return _boolean(value, path)
+    if kind in ("integer", "long"):
+        return _integer(value, path)
+    if kind in ("float", "double"):
+        return _number(value, path)
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value  # strings, and timestamps as botocore takes them (ISO 8601 strings or datetimes)
+
+
+def _boolean(value: Any, path: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in (_TRUE, _FALSE):
+        return value.strip().lower() == _TRUE
+    raise ValueError(f"setting {path} must be true or false, not {value!r}")
+
+
+def _integer(value: Any, path: str) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            pass
+    raise ValueError(f"setting {path} must be a whole number, not {value!r}")
+
+
+def _number(value: Any, path: str) -> float:
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError(f"setting {path} must be a number, not {value!r}")
+
+
+# -- create ----------------------------------------------------------------------------------------------
+
+
+def _create(client: Any, function: str, source: str, settings: dict[str, Any], sleep: Callable[[float], None]) -> str:
+    existing = _mappings(client, function, source)
+    displaced: list[dict[str, Any]] = []
+    try:
+        for mapping in existing:
+            if mapping.get("State") != "Deleting" and _delete_mapping(client, str(mapping["UUID"])):
+                displaced.append(mapping)
+                logger.info(
+                    "displaced event source mapping of the same function and stream",
+                    extra={
+                        "uuid": mapping["UUID"],
+                        "function": mapping.get("FunctionArn"),
+                        "event_source": mapping.get("EventSourceArn"),
+                        "state": mapping.get("State"),
+                    },
+                )
+        _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], sleep)
+        created = client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings)
+    except Exception as error:
+        _restore(client, displaced, error)
+        raise
+    return str(created["UUID"])
+
+
+def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
+    pages = client.get_paginator("list_event_source_mappings").paginate(FunctionName=function, EventSourceArn=source)
+    return [dict(mapping) for page in pages for mapping in page.get("EventSourceMappings", [])]
+
+
+def _delete_mapping(client: Any, uuid: str) -> bool:
+    """Delete one mapping by its UUID: False if Lambda no longer knows it."""
+    try:
+        client.delete_event_source_mapping(UUID=uuid)
+    except ClientError as error:
+        if _not_found(error):
+            return False
+        raise
+    return True
+
+
+def _wait_until_gone(client: Any, uuids: Iterable[str], sleep: Callable[[float], None]) -> None:
+    waiting, waited = list(uuids), 0.0
+    while True:
+        waiting = [uuid for uuid in waiting if _exists(client, uuid)]
+        if not waiting:
+            return
+        if waited >= DELETE_WAIT_SECONDS:
+            raise RuntimeError(
+                f"event source mapping(s) {', '.join(waiting)} still exist {waited:.0f} s after being deleted "
+                "(Lambda deletes a mapping in the background); the new mapping was not created: deploy again "
+                "once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
+            )
+        sleep(POLL_SECONDS)
+        waited += POLL_SECONDS
+
+
+def _exists(client: Any, uuid: str) -> bool:
+    try:
+        client.get_event_source_mapping(UUID=uuid)
+    except ClientError as error:
+        if _not_found(error):
+            return False
+        raise
+    return True
+
+
+def _restore(client: Any, displaced: list[dict[str, Any]], error: Exception) -> None:
+    """Re-create what a failed create displaced, with its previous configuration; a restore that fails too is
+    logged with that configuration (to re-create it by hand) and noted on ``error``, which the caller raises."""
+    accepted = client.meta.service_model.operation_model("CreateEventSourceMapping").input_shape.members
+    for mapping in displaced:
+        request = _previous_request(mapping, accepted)
+        try:
+            restored = client.create_event_source_mapping(**request)
+        except Exception as failure:
+            logger.error(
+                "could not restore a displaced event source mapping",
+                extra={"uuid": mapping["UUID"], "request": request, "reason": str(failure)},
+            )
+            error.add_note(f"displaced event source mapping {mapping['UUID']} could not be restored: {failure}")
+        else:
+            logger.info(
+                "restored a displaced event source mapping after a failed create",
+                extra={"displaced_uuid": mapping["UUID"], "uuid": restored["UUID"]},
+            )
+
+
+def _previous_request(mapping: dict[str, Any], accepted: Iterable[str]) -> dict[str, Any]:
+    """The CreateEventSourceMapping request of a mapping as Get/List describe it: what they return that
+    Create accepts, the function by its ARN, Enabled from its State, and LATEST: no mapping resumes another's
+    position, and TRIM_HORIZON would count the stream's last 24 h a second time."""
+    request = {name: value for name, value in mapping.items() if name in accepted and name != "FunctionName"}
+    request["FunctionName"] = mapping["FunctionArn"]
+    request["Enabled"] = mapping.get("State") not in ("Disabled", "Disabling")
+    request["StartingPosition"] = "LATEST"
+    request.pop("StartingPositionTimestamp", None)
+    return request
+
+
+# -- update and delete -----------------------------------------------------------------------------------
+
+
+def _update(
+    client: Any,
+    event: dict[str, Any],
+    function: str,
+    source: str,
+    settings: dict[str, Any],
+    sleep: Callable[[float], None],
+) -> str:
+    old = event.get("OldResourceProperties") or {}
+    uuid = str(event.get("PhysicalResourceId", ""))
+    moved = (str(old.get("FunctionName")), str(old.get("EventSourceArn"))) != (function, source)
+    if moved or not _UUID.fullmatch(uuid):
+        return _create(client, function, source, settings, sleep)
+    accepted = set(client.meta.service_model.operation_model("UpdateEventSourceMapping").input_shape.members)
+    accepted -= {"UUID", *_PAIR}
+    _warn_of_what_stays(old.get("Settings") or {}, event["ResourceProperties"].get("Settings") or {}, accepted)
+    try:
+        client.update_event_source_mapping(UUID=uuid, **{k: v for k, v in settings.items() if k in accepted})
+    except ClientError as error:
+        if not _not_found(error):
+            raise
+        logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
+        return _create(client, function, source, settings, sleep)
+    return uuid
+
+
+def _warn_of_what_stays(old: dict[str, Any], new: dict[str, Any], accepted: set[str]) -> None:
+    # Old and new as CloudFormation sent them (both strings), so that an unchanged value never differs.
+    fixed = sorted(name for name in old.keys() | new.keys() if name not in accepted and old.get(name) != new.get(name))
+    if fixed:
+        logger.warning(
+            "settings that apply only when a mapping is created changed: the mapping keeps its own",
+            extra={"settings": fixed},
+        )
+    kept = sorted(name for name in old if name in accepted and name not in new)
+    if kept:
+        logger.warning("settings removed from the properties keep their current values", extra={"settings": kept})
+
+
+def _delete(client: Any, uuid: str) -> dict[str, Any]:
+    # A failed create leaves the provider framework's marker, not a UUID: there is nothing to delete.
+    if _UUID.fullmatch(uuid) and not _delete_mapping(client, uuid):
+        logger.info("event source mapping already gone", extra={"uuid": uuid})
+    return {"PhysicalResourceId": uuid}
+
+
+def _not_found(error: ClientError) -> bool:
+    return bool(error.response.get("Error", {}).get("Code") == "ResourceNotFoundException")
