@@ -260,7 +260,6 @@ class HotKeyDetector(Construct):
                 self,
                 mapping_id(watched.name),
                 provider=provider,
-                consumer=function,
                 stream_arn=watched.table.table_stream_arn,
                 plan=reading_plan(watched.new_table, options.starting_position, options.max_record_age_hours),
                 window_seconds=options.window_seconds,

@@ -46,6 +46,7 @@ class StreamMappingProvider(Construct):
         powertools_layer_arn: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.consumer = consumer
         handler = DetectorFunction(
             self,
             "OnEvent",
@@ -56,9 +57,9 @@ class StreamMappingProvider(Construct):
             description="creates, updates and deletes the consumer's stream event source mappings at deploy time",
             failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
             "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-            # A displaced mapping is waited for until Lambda has deleted it ("might not be completely
-            # deleted for several seconds", DeleteEventSourceMapping).
-            timeout_seconds=300,
+            # Up to three waits of stream_mapping_app.WAIT_SECONDS: a displaced mapping's deletion, the new
+            # one's creation and a retried refusal.
+            timeout_seconds=900,
         )
         stack = Stack.of(self)
         mappings = stack.format_arn(
@@ -113,6 +114,8 @@ class StreamMappingProvider(Construct):
     ) -> StreamMappingProvider:
         existing = stack.node.try_find_child(PROVIDER_ID)
         if isinstance(existing, StreamMappingProvider):
+            if existing.consumer is not consumer:
+                raise ValueError("one stack maps its streams to one consumer function")
             return existing
         return cls(
             stack,
@@ -137,7 +140,6 @@ class StreamMapping(Construct):
         construct_id: str,
         *,
         provider: StreamMappingProvider,
-        consumer: lambda_.IFunction,
         stream_arn: str,
         plan: ReadingPlan,
         window_seconds: int,
@@ -145,6 +147,7 @@ class StreamMapping(Construct):
         dead_letters: sqs.IQueue,
     ) -> None:
         super().__init__(scope, construct_id)
+        consumer = provider.consumer  # (the one its handler may map)
         settings = EVENT_SOURCE
         # CreateEventSourceMapping's own names; CloudFormation delivers them as strings, the handler
         # types them by Lambda's service model.
@@ -174,4 +177,3 @@ class StreamMapping(Construct):
         # destination: after the role's policy.
         if consumer.role is not None:
             self.resource.node.add_dependency(consumer.role)
-        self.uuid = self.resource.ref

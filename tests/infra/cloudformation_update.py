@@ -1,5 +1,5 @@
 """How CloudFormation applies a stack update to the event source mappings, as its documentation and
-Lambda's describe it (``../shared/NOTES.md``, "Creates, updates and deletes"):
+Lambda's describe it (``../shared/NOTES.md``, "Deploy, update and delete paths"):
 
 * ``AWS::Lambda::EventSourceMapping``'s ``EventSourceArn``, ``StartingPosition`` and
   ``StartingPositionTimestamp`` require replacement ("Update requires: Replacement"); its other
@@ -11,9 +11,10 @@ Lambda's describe it (``../shared/NOTES.md``, "Creates, updates and deletes"):
   ``ResourceConflictException``, and the update rolls back.
 
 ``Custom::StreamMapping`` (infra/stream_mapping.py) follows its handler's contract
-(``hotkeys.detector.handlers.stream_mapping_app``): a Create, or an Update to another function or
-stream, first deletes any mapping of that function and stream (its owner's later delete finds nothing);
-any other Update is in place, a starting position included; a Delete deletes its own mapping only.
+(``hotkeys.detector.handlers.stream_mapping_app``): a Create first deletes any mapping of that function and
+stream (its owner's later delete finds nothing); an Update to another function or stream keeps a mapping of
+the target that exists (a rollback's move back) or creates one; any other Update is in place, a starting
+position included; a Delete deletes its own mapping only.
 
 ``mapping_conflicts`` lists what Lambda would refuse, or what would leave a resource of the new template
 without its mapping; ``mapping_restarts`` the streams whose reading starts again at the starting
@@ -25,6 +26,8 @@ the logical id of the resource that turned it on; a function is the same by ``Re
 from __future__ import annotations
 
 from typing import Any
+
+from hotkeys.detector.handlers.stream_mapping_app import MOVING
 
 MAPPING = "AWS::Lambda::EventSourceMapping"
 CUSTOM = "Custom::StreamMapping"
@@ -71,7 +74,7 @@ def _plan(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], lis
         identity = _identity(properties)
         kept_kind, kept = old.get(logical_id, (None, None))
         if kept is not None and kept_kind == kind:
-            changed = REPLACED_ON_CHANGE if kind == MAPPING else ("FunctionName", "EventSourceArn")
+            changed = REPLACED_ON_CHANGE if kind == MAPPING else MOVING
             if all(kept.get(name) == properties.get(name) for name in changed):
                 continue  # updated in place, or unchanged
         # A create (new logical id or type) or a replacement
@@ -81,6 +84,9 @@ def _plan(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], lis
         elif displaced is not None and kind == MAPPING:
             why = "replaced" if kept is not None else "created"
             conflicts.append(f"{logical_id} {why} while {displaced} reads {identity[1]}")
+        elif displaced is not None and kept is not None and kept_kind == kind:
+            # A custom resource's move keeps the target's mapping, which the cleanup's delete of its holder removes
+            conflicts.append(f"{logical_id} moves onto {identity[1]}, which {displaced}'s cleanup delete unmaps")
         elif displaced is not None:
             restarts.append(f"{logical_id} restarts {identity[1]} (displaces {displaced}'s mapping)")
         holder[identity] = logical_id

@@ -76,6 +76,14 @@ def test_the_same_day_comparison_runs_both_checkouts_as_deployed() -> None:
     assert min(result["before"] + result["after"]) > 0 and result["before_over_after"] > 0
 
 
+def test_each_side_of_a_comparison_goes_first_in_half_the_rounds() -> None:
+    from bench.compare import order
+
+    runs = order(4)
+    assert sorted(runs) == ["after"] * 4 + ["before"] * 4
+    assert [runs[i] for i in range(0, 8, 2)] == ["before", "after", "before", "after"]
+
+
 def test_a_cell_of_proposed_indexes_counts_them_without_reading_them_from_the_schema(tmp_path: Path) -> None:
     # Given the same five indexes proposed (what-if) on a table that has none, when measured as one cell
     result = measure(tmp_path, "1KB-12", indexes=5, proposed=True)

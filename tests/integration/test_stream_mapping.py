@@ -98,8 +98,12 @@ class SlowToDelete(AsDocumented):
 
     def __init__(self, client: Any, answers: int) -> None:
         super().__init__(client)
-        self.answers, self.gets = answers, 0
+        self.answers, self.gets, self.created = answers, 0, 0
         self._deleted: dict[str, dict[str, Any]] = {}
+
+    def create_event_source_mapping(self, **request: Any) -> Any:
+        self.created += 1
+        return super().create_event_source_mapping(**request)
 
     def delete_event_source_mapping(self, **request: Any) -> Any:
         answer = super().delete_event_source_mapping(**request)
@@ -112,6 +116,49 @@ class SlowToDelete(AsDocumented):
             if self.gets <= self.answers:
                 return self._deleted[request["UUID"]] | {"State": "Deleting"}
         return self._client.get_event_source_mapping(**request)
+
+
+class Busy(AsDocumented):
+    """Lambda's answers while a mapping settles: the first ``refusals`` Updates and Deletes are refused with
+    ResourceInUseException ("you tried to update an event source mapping in the CREATING state, or you tried
+    to delete an event source mapping currently UPDATING"), the first ``creating`` Gets of a new mapping say
+    Creating, and the first ``unseen`` Creates say the function's role cannot read the stream yet (a role
+    just granted: InvalidParameterValueException)."""
+
+    def __init__(self, client: Any, refusals: int = 0, creating: int = 0, unseen: int = 0) -> None:
+        super().__init__(client)
+        self.refusals, self.creating, self.unseen = refusals, creating, unseen
+
+    def _refuse(self, operation: str) -> None:
+        if self.refusals:
+            self.refusals -= 1
+            raise client_error("ResourceInUseException", "Cannot update the event source mapping", operation)
+
+    def update_event_source_mapping(self, **request: Any) -> Any:
+        self._refuse("UpdateEventSourceMapping")
+        return super().update_event_source_mapping(**request)
+
+    def delete_event_source_mapping(self, **request: Any) -> Any:
+        self._refuse("DeleteEventSourceMapping")
+        return super().delete_event_source_mapping(**request)
+
+    def create_event_source_mapping(self, **request: Any) -> Any:
+        if self.unseen:
+            self.unseen -= 1
+            raise client_error(
+                "InvalidParameterValueException",
+                "Cannot access stream. Please ensure the role can perform the GetRecords, GetShardIterator, "
+                "DescribeStream, and ListStreams Actions on your stream in IAM.",
+                "CreateEventSourceMapping",
+            )
+        return super().create_event_source_mapping(**request)
+
+    def get_event_source_mapping(self, **request: Any) -> Any:
+        answer = self._client.get_event_source_mapping(**request)
+        if self.creating:
+            self.creating -= 1
+            return answer | {"State": "Creating"}
+        return answer
 
 
 def client_error(code: str, message: str, operation: str) -> ClientError:
@@ -270,12 +317,15 @@ def test_displacement_waits_until_lambda_has_finished_deleting(world: World) -> 
     assert [m["UUID"] for m in world.mappings(world.orders)] == [uuid]
 
 
-def test_a_delete_that_never_finishes_fails_the_create_clearly_after_two_minutes(world: World) -> None:
+def test_a_delete_that_never_finishes_fails_the_create_clearly_and_creates_nothing(world: World) -> None:
     earlier = world.by_hand(world.detector, world.orders, StartingPosition="LATEST")
     sleeps = Sleeps()
-    with pytest.raises(RuntimeError, match=rf"{earlier} still exist 120 s after being deleted"):
-        run(request("Create", properties(world.detector, world.orders)), SlowToDelete(world.lambda_, 10**6), sleeps)
-    assert sum(sleeps.calls) == stream_mapping_app.DELETE_WAIT_SECONDS
+    slow = SlowToDelete(world.lambda_, 10**6)
+    with pytest.raises(RuntimeError, match=rf"{earlier} still exist 240 s after being deleted"):
+        run(request("Create", properties(world.detector, world.orders)), slow, sleeps)
+    assert sum(sleeps.calls) == stream_mapping_app.WAIT_SECONDS
+    # (no restore, no create: while the old mapping exists Lambda would refuse both)
+    assert slow.created == 0
 
 
 def test_a_failed_create_after_a_displacement_restores_the_displaced_mapping(world: World, log: io.StringIO) -> None:
@@ -425,6 +475,34 @@ def test_an_update_to_another_stream_maps_it_under_a_new_id_and_leaves_the_old_o
     assert world.mappings(world.orders) == [] and [m["UUID"] for m in world.mappings(world.payments)] == [new]
 
 
+def test_a_rollback_of_a_move_keeps_the_original_mapping_where_it_reads(world: World) -> None:
+    # Given a mapping moved to another stream by an update whose cleanup has not run (the original is alive)
+    first, second = properties(world.detector, world.orders), properties(world.detector, world.payments)
+    original = run(request("Create", first), world.client)
+    moved = run(request("Update", second, first, original), world.client)
+    # When the stack rolls back: CloudFormation updates the resource from the new properties to the old
+    back = run(request("Update", first, second, moved), world.client)
+    # Then the original mapping is the resource's again, untouched (not recreated at its starting position),
+    assert back == original and [m["UUID"] for m in world.mappings(world.orders)] == [original]
+    # and the rollback's cleanup deletes the one the update created
+    run(request("Delete", second, physical=moved), world.client)
+    assert world.mappings(world.payments) == [] and not world.gone(original)
+
+
+def test_a_mapping_that_is_settling_is_waited_for_and_its_refusals_retried(world: World) -> None:
+    # Given Lambda refusing while the mapping is Creating, and a role it does not see yet
+    sleeps = Sleeps()
+    busy = Busy(world.lambda_, refusals=2, creating=3, unseen=2)
+    # When the resource is created, updated and deleted
+    uuid = run(request("Create", properties(world.detector, world.orders)), busy, sleeps)
+    new = properties(world.detector, world.orders, SETTINGS | {"BatchSize": "300"})
+    assert run(request("Update", new, properties(world.detector, world.orders), uuid), busy, sleeps) == uuid
+    run(request("Delete", new, physical=uuid), busy, sleeps)
+    # Then each refusal was retried and each Creating answer waited for, every wait a poll
+    assert busy.unseen == busy.refusals == busy.creating == 0
+    assert sleeps.calls == [stream_mapping_app.POLL_SECONDS] * 7 and world.gone(uuid)
+
+
 def test_an_update_of_a_mapping_deleted_behind_the_stacks_back_creates_it_again(world: World) -> None:
     first = properties(world.detector, world.orders)
     uuid = run(request("Create", first), world.client)
@@ -435,6 +513,18 @@ def test_an_update_of_a_mapping_deleted_behind_the_stacks_back_creates_it_again(
 
 
 # -- delete ----------------------------------------------------------------------------------------------
+
+
+def test_delete_answers_once_lambda_has_deleted_the_mapping(world: World) -> None:
+    # (the stack deletes the consumer's role and queue next, which a Deleting mapping still uses)
+    uuid = run(request("Create", properties(world.detector, world.orders)), world.client)
+    sleeps = Sleeps()
+    run(
+        request("Delete", properties(world.detector, world.orders), physical=uuid),
+        SlowToDelete(world.lambda_, 3),
+        sleeps,
+    )
+    assert sleeps.calls == [stream_mapping_app.POLL_SECONDS] * 3
 
 
 def test_delete_removes_only_the_mapping_it_owns(world: World) -> None:

@@ -138,7 +138,7 @@ def test_top_text_points_at_json_that_holds_what_it_left_out(
     _replayed(stats_table_name, "gsi-back-pressure.json.gz", "hot-key-burst.json.gz", "mixed-traffic.json")
     assert main(["top", "--stats-table", stats_table_name, "--since", "2026-12-01"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Throttled keys"))
-    more = re.search(r"and (\d+) more \(--json lists them\)", line)
+    more = re.search(r"and (\d+) more notes? \(--json lists them\)", line)
     assert more, line
     # When the same top runs with --json
     assert main(["top", "--stats-table", stats_table_name, "--since", "2026-12-01", "--json"]) == 0

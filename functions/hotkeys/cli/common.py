@@ -200,7 +200,7 @@ def partial_images_warning(partial: int, records: int, read: str = "") -> str:
     """The warning for ``partial`` records of ``records`` that lack an item image (``replay.lacks_images``),
     as ``replay`` and ``watch`` say it (``read``: " read" for a stream read live)."""
     return (
-        f"{partial} of the {records} records{read} carry the keys or one item image, not both images (a "
+        f"{partial:,} of the {records:,} records{read} carry the keys or one item image, not both images (a "
         "KEYS_ONLY, NEW_IMAGE or OLD_IMAGE stream): write units are sized from what they carry (the keys alone "
         "at 1 WCU; an update by one image, a delete by its keys or old image), so every figure is a lower "
         "estimate; the stream must use NEW_AND_OLD_IMAGES"

@@ -643,9 +643,14 @@ def _render_archive(console: Console, archived: list[dict[str, Any]], bucket: st
         console.print("No TTL deletions were archived.")
         return
     total = sum(item["items"] for item in archived)
-    console.print(f"[bold]TTL archive[/]: {total} expired items in {len(archived)} object(s):")
+    console.print(f"[bold]TTL archive[/]: {total:,} expired {_items(total)} in {len(archived)} object(s):")
     for item in archived:
-        _say(console, f"  s3://{bucket}/{item['key']} ({item['items']} items, {item['bytes']} bytes)")
+        count = item["items"]
+        _say(console, f"  s3://{bucket}/{item['key']} ({count:,} {_items(count)}, {item['bytes']:,} bytes)")
+
+
+def _items(count: int) -> str:
+    return "item" if count == 1 else "items"
 
 
 def _render_dead_letters(console: Console, letters: list[dict[str, Any]]) -> None:

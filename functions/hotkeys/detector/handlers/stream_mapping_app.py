@@ -10,16 +10,21 @@ Used by the CDK provider framework (``on_event`` only; a returned dict is the re
 * Create: a mapping of the same function and stream that already exists (an earlier release's
   ``AWS::Lambda::EventSourceMapping``, or one made by hand) is displaced: deleted, waited for until Lambda no
   longer knows it, then the new mapping is created. A create that fails after a displacement re-creates
-  what it displaced (the provider framework ignores the rollback's delete of a failed create, so nothing
-  else would) and fails with the original error.
-* Update: another function or stream is a create under a new id (CloudFormation then deletes the old id).
-  Otherwise the mapping is updated in place with every setting UpdateEventSourceMapping accepts, under the
-  same id. ``StartingPosition`` is not among them: a starting position applies when a mapping is created,
-  so changing it changes nothing for a mapping that exists (the mapping goes on from where it is). A
+  what it displaced, at LATEST (the provider framework ignores the rollback's delete of a failed create, so
+  nothing else would) and fails with the original error; a displaced mapping still not gone after the wait
+  fails the create with nothing created (Lambda would refuse both).
+* Update: a move to another function or stream (or a rollback's move back) keeps a mapping of the target
+  that exists (the original, which the cleanup has not deleted yet), else creates one under a new id
+  (CloudFormation then deletes the old id). Otherwise the mapping is updated in place with every setting
+  UpdateEventSourceMapping accepts, under the same id. ``StartingPosition`` is not among them: a starting
+  position applies when a mapping is created, so changing it changes nothing for a mapping that exists. A
   setting removed from the properties keeps its current value (an update changes only what it is given):
   to go back to a default, set the default. A mapping deleted behind the stack's back is created again.
 * Delete: only the UUID this resource owns, never a mapping found by listing; a mapping already gone
-  (displaced by a newer resource of the same function and stream) is success.
+  (displaced by a newer resource of the same function and stream) is success; it answers once Lambda has
+  deleted the mapping.
+* Every answer waits until the mapping has settled (Enabled or Disabled), and a refusal while it settles
+  (ResourceInUseException) or while the consumer's new role is not yet seen is retried, within WAIT_SECONDS.
 
 CloudFormation delivers a custom resource's scalar properties as strings ("100", "true"): each setting is
 coerced to the type of its member in botocore's Lambda model, and an unknown setting fails the deploy
@@ -40,17 +45,19 @@ from botocore.validate import validate_parameters
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.observability import logger
 
-__all__ = ["coerce_settings", "on_event"]
+__all__ = ["MOVING", "coerce_settings", "on_event"]
 
 # Lambda: "When you delete an event source mapping, it enters a Deleting state and might not be completely
-# deleted for several seconds". A create on the same function and stream fails until it is gone.
-DELETE_WAIT_SECONDS = 120.0
+# deleted for several seconds"; a mapping Creating or Updating refuses an update or a delete
+# (ResourceInUseException); a role just granted may not yet be seen (InvalidParameterValueException, "Cannot
+# access stream"). Each wait or retry has this budget; the function's timeout holds three of them.
+WAIT_SECONDS = 240.0
 POLL_SECONDS = 2.0
+SETTLED = ("Enabled", "Disabled")
 
-# The resource's own properties, not request parameters of the mapping.
-_PAIR = ("FunctionName", "EventSourceArn")
+# The resource's own properties: a change of either is a move to another function or stream.
+MOVING = ("FunctionName", "EventSourceArn")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_TRUE, _FALSE = "true", "false"
 
 
 @cache  # one set of clients per container
@@ -67,7 +74,7 @@ def on_event(
     kind = event["RequestType"]
     client = lambda_client or _clients().client("lambda")
     if kind == "Delete":
-        return _delete(client, str(event.get("PhysicalResourceId", "")))
+        return _delete(client, str(event.get("PhysicalResourceId", "")), sleep)
     properties = event["ResourceProperties"]
     function, source = str(properties["FunctionName"]), str(properties["EventSourceArn"])
     settings = coerce_settings(client.meta.service_model, properties.get("Settings"))
@@ -92,7 +99,7 @@ def coerce_settings(service_model: Any, settings: Any) -> dict[str, Any]:
     shape = service_model.operation_model("CreateEventSourceMapping").input_shape
     coerced: dict[str, Any] = {}
     for name, value in settings.items():
-        if name in _PAIR or name not in shape.members:
+        if name in MOVING or name not in shape.members:
             raise ValueError(
                 f"unknown event source mapping setting {name!r} (not a CreateEventSourceMapping parameter)"
             )
@@ -126,8 +133,6 @@ def _coerce(value: Any, shape: Any, path: str) -> Any:
         return _boolean(value, path)
     if kind in ("integer", "long"):
         return _integer(value, path)
-    if kind in ("float", "double"):
-        return _number(value, path)
     if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return value  # strings, and timestamps as botocore takes them (ISO 8601 strings or datetimes)
@@ -136,8 +141,8 @@ def _coerce(value: Any, shape: Any, path: str) -> Any:
 def _boolean(value: Any, path: str) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in (_TRUE, _FALSE):
-        return value.strip().lower() == _TRUE
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
     raise ValueError(f"setting {path} must be true or false, not {value!r}")
 
 
@@ -152,40 +157,44 @@ def _integer(value: Any, path: str) -> int:
     raise ValueError(f"setting {path} must be a whole number, not {value!r}")
 
 
-def _number(value: Any, path: str) -> float:
-    if isinstance(value, int | float | str) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ValueError(f"setting {path} must be a number, not {value!r}")
-
-
 # -- create ----------------------------------------------------------------------------------------------
 
 
 def _create(client: Any, function: str, source: str, settings: dict[str, Any], sleep: Callable[[float], None]) -> str:
     existing = _mappings(client, function, source)
     displaced: list[dict[str, Any]] = []
+    for mapping in existing:
+        if mapping.get("State") != "Deleting" and _delete_mapping(client, str(mapping["UUID"]), sleep):
+            displaced.append(mapping)
+            logger.info(
+                "displaced event source mapping of the same function and stream",
+                extra={
+                    "uuid": mapping["UUID"],
+                    "function": mapping.get("FunctionArn"),
+                    "event_source": mapping.get("EventSourceArn"),
+                    "state": mapping.get("State"),
+                },
+            )
+    still = _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], sleep)
+    if still:
+        # (no restore: while the old mapping exists, no mapping of that function and stream can be created)
+        raise RuntimeError(
+            f"event source mapping(s) {', '.join(still)} still exist {WAIT_SECONDS:.0f} s after being deleted "
+            "(Lambda deletes a mapping in the background); the new mapping was not created: deploy again "
+            "once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
+        )
     try:
-        for mapping in existing:
-            if mapping.get("State") != "Deleting" and _delete_mapping(client, str(mapping["UUID"])):
-                displaced.append(mapping)
-                logger.info(
-                    "displaced event source mapping of the same function and stream",
-                    extra={
-                        "uuid": mapping["UUID"],
-                        "function": mapping.get("FunctionArn"),
-                        "event_source": mapping.get("EventSourceArn"),
-                        "state": mapping.get("State"),
-                    },
-                )
-        _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], sleep)
-        created = client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings)
+        created = _retrying(
+            lambda: client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings),
+            "InvalidParameterValueException",
+            sleep,
+        )
     except Exception as error:
         _restore(client, displaced, error)
         raise
-    return str(created["UUID"])
+    uuid = str(created["UUID"])
+    _wait_until_settled(client, uuid, sleep)
+    return uuid
 
 
 def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
@@ -193,10 +202,10 @@ def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
     return [dict(mapping) for page in pages for mapping in page.get("EventSourceMappings", [])]
 
 
-def _delete_mapping(client: Any, uuid: str) -> bool:
-    """Delete one mapping by its UUID: False if Lambda no longer knows it."""
+def _delete_mapping(client: Any, uuid: str, sleep: Callable[[float], None]) -> bool:
+    """Delete one mapping by its UUID (once it has settled): False if Lambda no longer knows it."""
     try:
-        client.delete_event_source_mapping(UUID=uuid)
+        _retrying(lambda: client.delete_event_source_mapping(UUID=uuid), "ResourceInUseException", sleep)
     except ClientError as error:
         if _not_found(error):
             return False
@@ -204,30 +213,47 @@ def _delete_mapping(client: Any, uuid: str) -> bool:
     return True
 
 
-def _wait_until_gone(client: Any, uuids: Iterable[str], sleep: Callable[[float], None]) -> None:
-    waiting, waited = list(uuids), 0.0
+def _retrying(call: Callable[[], Any], code: str, sleep: Callable[[float], None]) -> Any:
+    """``call()``, again every POLL_SECONDS while it fails with ``code`` (a state that passes), for WAIT_SECONDS."""
+    waited = 0.0
     while True:
-        waiting = [uuid for uuid in waiting if _exists(client, uuid)]
-        if not waiting:
-            return
-        if waited >= DELETE_WAIT_SECONDS:
-            raise RuntimeError(
-                f"event source mapping(s) {', '.join(waiting)} still exist {waited:.0f} s after being deleted "
-                "(Lambda deletes a mapping in the background); the new mapping was not created: deploy again "
-                "once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
-            )
+        try:
+            return call()
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != code or waited >= WAIT_SECONDS:
+                raise
         sleep(POLL_SECONDS)
         waited += POLL_SECONDS
 
 
-def _exists(client: Any, uuid: str) -> bool:
+def _wait_until_gone(client: Any, uuids: Iterable[str], sleep: Callable[[float], None]) -> list[str]:
+    """Wait until Lambda knows none of ``uuids``; those it still knows after WAIT_SECONDS."""
+    waiting, waited = list(uuids), 0.0
+    while True:
+        waiting = [uuid for uuid in waiting if _state(client, uuid) is not None]
+        if not waiting or waited >= WAIT_SECONDS:
+            return waiting
+        sleep(POLL_SECONDS)
+        waited += POLL_SECONDS
+
+
+def _wait_until_settled(client: Any, uuid: str, sleep: Callable[[float], None]) -> None:
+    """Wait until the mapping is Enabled or Disabled: a rollback's update or delete right after would be
+    refused while it is Creating or Updating. Past WAIT_SECONDS the deploy goes on (those retry too)."""
+    waited = 0.0
+    while _state(client, uuid) not in (*SETTLED, None) and waited < WAIT_SECONDS:
+        sleep(POLL_SECONDS)
+        waited += POLL_SECONDS
+
+
+def _state(client: Any, uuid: str) -> str | None:
+    """The mapping's State; None when Lambda no longer knows it."""
     try:
-        client.get_event_source_mapping(UUID=uuid)
+        return str(client.get_event_source_mapping(UUID=uuid).get("State", ""))
     except ClientError as error:
         if _not_found(error):
-            return False
+            return None
         raise
-    return True
 
 
 def _restore(client: Any, displaced: list[dict[str, Any]], error: Exception) -> None:
@@ -275,20 +301,27 @@ def _update(
     sleep: Callable[[float], None],
 ) -> str:
     old = event.get("OldResourceProperties") or {}
-    uuid = str(event.get("PhysicalResourceId", ""))
-    moved = (str(old.get("FunctionName")), str(old.get("EventSourceArn"))) != (function, source)
-    if moved or not _UUID.fullmatch(uuid):
-        return _create(client, function, source, settings, sleep)
     accepted = set(client.meta.service_model.operation_model("UpdateEventSourceMapping").input_shape.members)
-    accepted -= {"UUID", *_PAIR}
+    accepted -= {"UUID", *MOVING}
+    changes = {k: v for k, v in settings.items() if k in accepted}
+    if tuple(str(old.get(name)) for name in MOVING) != (function, source):
+        # A move, or a rollback's move back: a mapping of the target function and stream that exists (the
+        # original, which the cleanup has not deleted yet) is updated and kept, never recreated.
+        found = [m for m in _mappings(client, function, source) if m.get("State") != "Deleting"]
+        if not found:
+            return _create(client, function, source, settings, sleep)
+        uuid = str(found[0]["UUID"])
+    else:
+        uuid = str(event.get("PhysicalResourceId", ""))
     _warn_of_what_stays(old.get("Settings") or {}, event["ResourceProperties"].get("Settings") or {}, accepted)
     try:
-        client.update_event_source_mapping(UUID=uuid, **{k: v for k, v in settings.items() if k in accepted})
+        _retrying(lambda: client.update_event_source_mapping(UUID=uuid, **changes), "ResourceInUseException", sleep)
     except ClientError as error:
         if not _not_found(error):
             raise
         logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
         return _create(client, function, source, settings, sleep)
+    _wait_until_settled(client, uuid, sleep)
     return uuid
 
 
@@ -305,10 +338,14 @@ def _warn_of_what_stays(old: dict[str, Any], new: dict[str, Any], accepted: set[
         logger.warning("settings removed from the properties keep their current values", extra={"settings": kept})
 
 
-def _delete(client: Any, uuid: str) -> dict[str, Any]:
-    # A failed create leaves the provider framework's marker, not a UUID: there is nothing to delete.
-    if _UUID.fullmatch(uuid) and not _delete_mapping(client, uuid):
-        logger.info("event source mapping already gone", extra={"uuid": uuid})
+def _delete(client: Any, uuid: str, sleep: Callable[[float], None]) -> dict[str, Any]:
+    # (Only a UUID this resource created: the provider framework answers the Delete after a failed Create.)
+    if _UUID.fullmatch(uuid):
+        if _delete_mapping(client, uuid, sleep):
+            # Gone before the stack deletes the consumer's role and queue, which a Deleting mapping still uses.
+            _wait_until_gone(client, [uuid], sleep)
+        else:
+            logger.info("event source mapping already gone", extra={"uuid": uuid})
     return {"PhysicalResourceId": uuid}
 
 

@@ -192,12 +192,14 @@ def read_throttles(port: InsightsPort, sources: Iterable[Source], start: int, en
 
 
 def summary_line(picture: ThrottlePicture) -> str | None:
-    """One line for the notes (None when there are none): the same reason for every source is said once."""
+    """One line for the notes (None when there are none): the first, and how many more notes (on other
+    sources: not keys) the JSON lists."""
     if not picture.notes:
         return None
     if len(picture.notes) == 1:
         return f"Throttled keys: {picture.notes[0]}."
-    return f"Throttled keys: {picture.notes[0]}; and {len(picture.notes) - 1} more (--json lists them)."
+    more = len(picture.notes) - 1
+    return f"Throttled keys: {picture.notes[0]}; and {more} more note{'s' if more > 1 else ''} (--json lists them)."
 
 
 @dataclass(frozen=True)
