@@ -208,7 +208,7 @@ def _fold(
     archiver = ports.archiver
     stored = _StoredCoverage(ports.stats, shard_id, state)
     resolve_key = ports.resolve_key
-    ttl_attribute = ports.ttl_attribute
+    ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
     indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
     window_seconds = settings.window_seconds
     counting = Counting.of(settings)
@@ -299,6 +299,19 @@ class _StoredCoverage:
         return any(
             self._state.finished(table, start, snapshot.origin) and snapshot.covers(sequence) for snapshot in snapshots
         )
+
+
+class _InvocationTtl(dict[str, str | None]):
+    """The tables' TTL attributes as the port said at this invocation's first record of each table: a
+    dictionary lookup per record (its ``__getitem__`` is the port the records are parsed with)."""
+
+    def __init__(self, port: TtlAttributeOf) -> None:
+        super().__init__()
+        self._port = port
+
+    def __missing__(self, table: str) -> str | None:
+        attribute = self[table] = self._port(table)
+        return attribute
 
 
 class _InvocationIndexes:

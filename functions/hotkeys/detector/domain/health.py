@@ -153,7 +153,8 @@ class Health:
             self.buckets[(shift - 3) * SUB_BUCKETS + (size >> shift) - SUB_BUCKETS + 1] += 1
         else:
             self.buckets[_BUCKETS - 1] += 1
-        self.max_size = max(self.max_size, size)
+        if size > self.max_size:  # noqa: PLR1730 (per record: a comparison costs less than max())
+            self.max_size = size
         if size > LARGE_ITEM_BYTES:
             self.large += 1
             self.large_wcu += wcu
