@@ -55,7 +55,19 @@ def nested_40kb(key: str, position: int, rng: random.Random) -> dict[str, Any]:
     return {"pk": key, "ts": T0 + position, "lines": lines, "numbers": [Decimal(i) for i in range(200)]}
 
 
-SHAPES: dict[str, Shape] = {"100B": small, "1KB-12": kb_12, "1KB-30": kb_30, "40KB-nested": nested_40kb}
+def kb_12_ttl(key: str, position: int, rng: random.Random) -> dict[str, Any]:
+    """The 1 KB, 12-attribute item with the deployed TTL attribute (``expireAt``) in epoch seconds, a
+    month ahead: every write's TTL is judged on the usual path (the plain shape has none)."""
+    return {**kb_12(key, position, rng), "expireAt": Decimal(T0 + 30 * 86_400 + position)}
+
+
+SHAPES: dict[str, Shape] = {
+    "100B": small,
+    "1KB-12": kb_12,
+    "1KB-12-ttl": kb_12_ttl,
+    "1KB-30": kb_30,
+    "40KB-nested": nested_40kb,
+}
 
 
 @dataclass(frozen=True)

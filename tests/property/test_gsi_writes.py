@@ -19,6 +19,7 @@ answer. The tests judge one record at a time, so the table's stream shards play 
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -120,6 +121,8 @@ class MotoTables:
     def __init__(self, client: Any) -> None:
         self._client = client
         self._names: dict[str, str] = {}
+        # The moto server outlives this fixture (it is set up again when pytest comes back to the module).
+        self._prefix = f"orders-{uuid.uuid4().hex[:8]}"
         self._describe = describe_table_with(client)
         self.resolve_key = PartitionKeyResolver(None, self._describe)
         self.indexes = TableIndexes(self._describe)
@@ -132,7 +135,7 @@ class MotoTables:
         shape = json.dumps(request, sort_keys=True)
         name = self._names.get(shape)
         if name is None:
-            name = f"orders-{len(self._names)}"
+            name = f"{self._prefix}-{len(self._names)}"
             self._client.create_table(
                 TableName=name,
                 BillingMode="PAY_PER_REQUEST",

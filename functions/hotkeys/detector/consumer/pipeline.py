@@ -209,7 +209,9 @@ def _fold(
     stored = _StoredCoverage(ports.stats, shard_id, state)
     resolve_key = ports.resolve_key
     ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
-    indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
+    invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
+    indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
+    index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
     window_seconds = settings.window_seconds
     counting = Counting.of(settings)
     to_archive: list[tuple[Change, str]] = []
@@ -255,7 +257,7 @@ def _fold(
         if duplicate:
             outcome.duplicates += 1
             continue
-        names = indexes.names(change.table) if indexes is not None else ()
+        names = index_names(change.table) if index_names is not None else ()
         segment = state.apply(change, window_seconds, counting, names)
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
@@ -314,30 +316,31 @@ class _InvocationTtl(dict[str, str | None]):
         return attribute
 
 
-class _InvocationIndexes:
+class _InvocationIndexes(dict[str, tuple[IndexSpec, ...]]):
     """The tables' indexes as the port said at this invocation's first record of each table: one
-    lookup per table and invocation instead of one (and a clock read) per record."""
-
-    __slots__ = ("_names", "_port", "_specs")
+    lookup per table and invocation instead of one (and a clock read) per record. Its ``__getitem__``
+    is the port the records are parsed with and ``names`` gives the GSIs a segment counts: per record,
+    each is a dictionary lookup."""
 
     def __init__(self, port: IndexesOf) -> None:
+        super().__init__()
         self._port = port
-        self._specs: dict[str, tuple[IndexSpec, ...]] = {}
-        self._names: dict[str, tuple[str, ...]] = {}
+        self.names = _IndexNames(self)
 
-    def __call__(self, table: str) -> tuple[IndexSpec, ...]:
-        specs = self._specs.get(table)
-        if specs is None:
-            specs = self._specs[table] = self._port(table)
-            # The segment's own summaries are for GSIs: LSI writes count as the table key's.
-            self._names[table] = tuple(spec.name for spec in specs if not spec.local)
+    def __missing__(self, table: str) -> tuple[IndexSpec, ...]:
+        specs = self[table] = self._port(table)
         return specs
 
-    def names(self, table: str) -> tuple[str, ...]:
-        names = self._names.get(table)
-        if names is None:
-            self(table)
-            names = self._names[table]
+
+class _IndexNames(dict[str, tuple[str, ...]]):
+    """A table's GSI names (the segment's own summaries are for GSIs: LSI writes count as the table key's)."""
+
+    def __init__(self, specs: _InvocationIndexes) -> None:
+        super().__init__()
+        self._specs = specs
+
+    def __missing__(self, table: str) -> tuple[str, ...]:
+        names = self[table] = tuple(spec.name for spec in self._specs[table] if not spec.local)
         return names
 
 

@@ -82,21 +82,17 @@ _TOO_OLD = TtlVerdict.TOO_OLD.value
 
 
 def ttl_verdict(value: Any, written_at: int) -> int:
-    """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (typed JSON, None: absent):
-    a ``TtlVerdict``'s value."""
+    """What DynamoDB's TTL makes of an item whose TTL attribute is ``value`` (None: absent), a
+    ``TtlVerdict``'s value. ``value`` comes from an image sizing accepted (``domain.sizing``): a
+    one-entry map of a known type, and an ``N`` holds a number DynamoDB accepts."""
     if value is None:
         return _MISSING
-    number = value.get("N") if type(value) is dict and len(value) == 1 else None
-    if type(number) is not str:
+    number = value.get("N")
+    if number is None:
         return _NOT_A_NUMBER
     if len(number) < 11 and number.isdigit():  # the usual case, seconds: no float needed
         return _TOO_OLD if int(number) < written_at - TOO_OLD_SECONDS else _OK
-    try:
-        seconds = float(number)
-    except ValueError:
-        return _NOT_A_NUMBER
-    if not math.isfinite(seconds):
-        return _NOT_A_NUMBER
+    seconds = float(number)  # finite: DynamoDB's numbers stop at 1E+126
     if seconds >= MICROSECONDS_FROM:
         return _MICROSECONDS
     if seconds >= MILLISECONDS_FROM:
@@ -126,11 +122,14 @@ _LAST_SIZE = ITEM_LIMIT_BYTES * 2  # sizes past it (no valid item) share the las
 _BUCKETS = size_bucket(_LAST_SIZE) + 1
 
 
+# A size's bucket is ``shift * SUB_BUCKETS + (size >> shift) - _BUCKET_OFFSET`` (``size_bucket``, inlined).
+_BUCKET_OFFSET = 4 * SUB_BUCKETS - 1
+
+
 @dataclass(slots=True)
 class Health:
     """One window's written items: their TTL verdicts (when the table has a TTL attribute) and sizes."""
 
-    written: int = 0
     wcu: int = 0
     verdicts: list[int] = field(default_factory=lambda: [0] * len(TtlVerdict))  # items per TtlVerdict
     buckets: list[int] = field(default_factory=lambda: [0] * _BUCKETS)  # items per size bucket
@@ -142,7 +141,6 @@ class Health:
     def add(self, size: int, wcu: int, ttl: int | None) -> None:
         """One written item of ``size`` bytes and ``wcu`` write units; ``ttl``: its verdict's value.
         Runs per record: ``size_bucket`` is inlined (the health property test holds the two equal)."""
-        self.written += 1
         self.wcu += wcu
         if ttl is not None:
             self.verdicts[ttl] += 1
@@ -150,9 +148,9 @@ class Health:
             self.buckets[0] += 1
         elif size < _LAST_SIZE:
             shift = size.bit_length() - 4
-            self.buckets[(shift - 3) * SUB_BUCKETS + (size >> shift) - SUB_BUCKETS + 1] += 1
+            self.buckets[shift * SUB_BUCKETS + (size >> shift) - _BUCKET_OFFSET] += 1
         else:
-            self.buckets[_BUCKETS - 1] += 1
+            self.buckets[-1] += 1
         if size > self.max_size:  # noqa: PLR1730 (per record: a comparison costs less than max())
             self.max_size = size
         if size > LARGE_ITEM_BYTES:
@@ -162,13 +160,17 @@ class Health:
                 self.near_limit += 1
 
     @property
+    def written(self) -> int:
+        """Items written (each is in one size bucket)."""
+        return sum(self.buckets)
+
+    @property
     def ttl(self) -> dict[str, int]:
         """Items per TTL verdict (its label), those with a count."""
         return {verdict.label: count for verdict, count in zip(TtlVerdict, self.verdicts, strict=True) if count}
 
     def copy(self) -> Health:
         return Health(
-            self.written,
             self.wcu,
             list(self.verdicts),
             list(self.buckets),
@@ -179,7 +181,6 @@ class Health:
         )
 
     def merge(self, other: Health) -> None:
-        self.written += other.written
         self.wcu += other.wcu
         self.verdicts = [mine + theirs for mine, theirs in zip(self.verdicts, other.verdicts, strict=True)]
         self.buckets = [mine + theirs for mine, theirs in zip(self.buckets, other.buckets, strict=True)]
@@ -219,7 +220,7 @@ class Health:
         health = cls()
         if not data:
             return health
-        health.written, health.wcu = int(data["n"]), int(data["u"])
+        health.wcu = int(data["u"])  # ("n", the items written, is the buckets' sum)
         for label, count in data["t"].items():
             health.verdicts[_BY_LABEL[str(label)]] = int(count)
         for bucket, count in data["s"]:

@@ -202,10 +202,20 @@ def parse_change(
     kind = ChangeKind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else ChangeKind.WRITE
     writing = kind is ChangeKind.WRITE
     old_size, new_size = _image_sizes(stream, keys) if writing or size_ttl_images else (0, 0)
+    event_time = int(created)
+    # The item the write left, sized above (so its TTL value is a one-entry map of a valid type).
+    new = stream.get("NewImage") if writing else None
+    item_size = 0
+    ttl = None
+    if type(new) is dict:
+        item_size = new_size
+        attribute = ttl_attribute(table) if ttl_attribute is not None else None
+        if attribute is not None:
+            ttl = ttl_verdict(new.get(attribute), event_time)
     change = Change(
         table,
         key_text(key_value),
-        int(created),
+        event_time,
         int(sequence),
         # Put/Update cost the larger of the old and new item, Delete the deleted item; TTL deletions
         # cost no capacity.
@@ -214,16 +224,13 @@ def parse_change(
         _partial(stream),
         (),
         _sort_key(keys, key_attribute) if len(keys) == 2 else None,
+        False,
+        item_size,
+        ttl,
     )
     specs = indexes(table) if indexes is not None and writing else ()
     if specs:
         _add_index_writes(change, specs, stream, old_size, new_size)
-    new = stream.get("NewImage") if writing else None
-    if type(new) is dict:
-        change.size = new_size
-        attribute = ttl_attribute(table) if ttl_attribute is not None else None
-        if attribute is not None:
-            change.ttl = ttl_verdict(new.get(attribute), change.event_time)
     return change
 
 
