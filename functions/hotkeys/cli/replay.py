@@ -29,7 +29,7 @@ from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.detector.domain.records import _partial
+from hotkeys.detector.domain.records import without_images
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -155,9 +155,9 @@ class _MalformedReasons(logging.Handler):
 
 
 def lacks_images(record: Any) -> bool:
-    """The record carries no item images, as the function judges it (``records._partial``)."""
+    """The record carries no item images, as the function judges it (``records.without_images``)."""
     stream = record.get("dynamodb") if isinstance(record, dict) else None
-    return isinstance(stream, dict) and _partial(stream)
+    return isinstance(stream, dict) and without_images(stream)
 
 
 def create_source_tables(folders: dict[str, list[Path]], aws: AwsClients) -> list[str]:

@@ -55,7 +55,6 @@ from hotkeys.detector.domain.items import (
 )
 from hotkeys.detector.domain.records import Change, ChangeKind
 from hotkeys.detector.domain.summary import Counting, Entry, Summary
-from hotkeys.detector.domain.windows import window_start
 
 STATE_VERSION = 4
 # Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
@@ -140,8 +139,11 @@ class Segment:
             self.ranges.append([sequence, sequence])
             self.range_open = True
         event_time = change.event_time
-        self.last_event = max(self.last_event, event_time)
-        self.last_sequence = max(self.last_sequence, sequence)
+        # (per record: comparisons cost less than max())
+        if event_time > self.last_event:  # noqa: PLR1730
+            self.last_event = event_time
+        if sequence > self.last_sequence:  # noqa: PLR1730
+            self.last_sequence = sequence
         self.dirty = True
         if change.kind is ChangeKind.TTL_DELETE:
             self.ttl_deletes += 1
@@ -404,10 +406,12 @@ class ShardState:
         high-water mark must have been checked as not yet counted (``covers``); it is folded out of
         order."""
         event_time = change.event_time
-        start = window_start(event_time, window_seconds)
-        segment = self.segments.get((change.table, start))
-        generation = self.reopened.get((change.table, start), 0)
-        if segment is not None and not segment.range_open and segment.ranges_full:
+        start = event_time - event_time % window_seconds  # (window_start, inlined: per record)
+        key = (change.table, start)
+        segment = self.segments.get(key)
+        if segment is None:
+            generation = self.reopened.get(key, 0)
+        elif not segment.range_open and segment.ranges_full:
             self.sealed.append(segment)
             generation = segment.generation + 1
             segment = None
@@ -426,7 +430,7 @@ class ShardState:
                 last_event=change.event_time,
                 indexes={name: Summary() for name in indexes[:MAX_COUNTED_INDEXES]},
             )
-            self.segments[(change.table, start)] = segment
+            self.segments[key] = segment
         out_of_order = change.sequence <= self.high_water
         segment.apply(change, counting, out_of_order)
         if not out_of_order:

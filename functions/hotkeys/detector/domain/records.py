@@ -9,12 +9,12 @@ from typing import Any, Protocol, TypeGuard
 from hotkeys.detector.domain.health import ttl_verdict
 from hotkeys.detector.domain.indexes import IndexImageError, IndexSpec, index_writes
 from hotkeys.detector.domain.sizing import (
+    KIB,
     MAX_NUMBER_DIGITS,
     SizingError,
     image_size,
     image_sizes,
     number_size,
-    write_units,
 )
 from hotkeys.detector.domain.summary import MAX_KEY_TEXT_BYTES
 
@@ -201,27 +201,29 @@ def parse_change(
         sequence = sequence_of(record)
     kind = ChangeKind.TTL_DELETE if event_name == "REMOVE" and is_ttl_delete(record) else ChangeKind.WRITE
     writing = kind is ChangeKind.WRITE
-    old_size, new_size = _image_sizes(stream, keys) if writing or size_ttl_images else (0, 0)
+    old = stream.get("OldImage")
+    new = stream.get("NewImage")
+    old_size, new_size = _image_sizes(old, new, keys) if writing or size_ttl_images else (0, 0)
     event_time = int(created)
-    # The item the write left, sized above (so its TTL value is a one-entry map of a valid type).
-    new = stream.get("NewImage") if writing else None
     item_size = 0
     ttl = None
-    if type(new) is dict:
+    if writing and type(new) is dict:  # the item the write left, sized above (a valid TTL value, if any)
         item_size = new_size
         attribute = ttl_attribute(table) if ttl_attribute is not None else None
         if attribute is not None:
             ttl = ttl_verdict(new.get(attribute), event_time)
+    larger = old_size if old_size > new_size else new_size
+    view = stream.get("StreamViewType")
     change = Change(
         table,
         key_text(key_value),
         event_time,
         int(sequence),
-        # Put/Update cost the larger of the old and new item, Delete the deleted item; TTL deletions
-        # cost no capacity.
-        write_units(old_size if old_size > new_size else new_size) if writing else 0,
+        # Put/Update cost the larger of the old and new item, Delete the deleted item (1 unit per KB,
+        # rounded up, at least 1: ``write_units``, inlined); TTL deletions cost no capacity.
+        (-(-larger // KIB) or 1) if writing else 0,
         kind,
-        _partial(stream),
+        _partial(view, old, new),
         (),
         _sort_key(keys, key_attribute) if len(keys) == 2 else None,
         False,
@@ -234,12 +236,15 @@ def parse_change(
     return change
 
 
-def _partial(stream: dict[str, Any]) -> bool:
-    """The record lacks the images a NEW_AND_OLD_IMAGES stream carries (its size and archive are partial)."""
-    view = stream.get("StreamViewType")
-    if view is not None and view != FULL_VIEW:
-        return True
-    return "OldImage" not in stream and "NewImage" not in stream
+def _partial(view: Any, old: Any, new: Any) -> bool:
+    """The record lacks the images a NEW_AND_OLD_IMAGES stream carries (its size and archive are partial):
+    ``view`` is its StreamViewType, ``old`` and ``new`` its images (None: absent)."""
+    return (view is not None and view != FULL_VIEW) or (old is None and new is None)
+
+
+def without_images(stream: dict[str, Any]) -> bool:
+    """``_partial`` of a record's ``dynamodb`` section."""
+    return _partial(stream.get("StreamViewType"), stream.get("OldImage"), stream.get("NewImage"))
 
 
 def _add_index_writes(
@@ -262,10 +267,8 @@ def _sort_key(keys: dict[str, Any], partition_attribute: str) -> tuple[str, str]
     return None
 
 
-def _image_sizes(stream: dict[str, Any], keys: dict[str, Any]) -> tuple[int, int]:
+def _image_sizes(old: Any, new: Any, keys: dict[str, Any]) -> tuple[int, int]:
     """(old, new) item sizes; without images (KEYS_ONLY or NEW_IMAGE-less views) the keys are all we see."""
-    old = stream.get("OldImage")
-    new = stream.get("NewImage")
     try:
         if old is None and new is None:
             return 0, image_size(keys)
