@@ -245,6 +245,40 @@ def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.Capt
     assert len(rows) == 7 and rows[0]["key"] == "event#42"
 
 
+def test_top_names_the_rows_at_the_alert_threshold_its_limit_left_out(
+    stats_table_name: str, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the demo's windows judged against a 1 WCU/s partition (so that many rows are hot, some of them
+    # ranked low by their window average while their alert rate is high)
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
+
+    run_replay(["events/mixed-traffic.json", "events/hot-key-burst.json.gz"], LocalResources(stats_table_name))
+    top = ["top", "--stats-table", stats_table_name, "--last", "2", "--partition-limit", "1"]
+    assert main([*top, "--json", "--limit", "1000"]) == 0
+    every = json.loads(capsys.readouterr().out)["rows"]
+
+    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the alert rate against 80% of the limit
+        return float(row["alert_wcu_per_second"] or 0) >= 0.8 * 1  # type: ignore[arg-type]
+
+    assert sum(map(hot, every)) >= 5
+    for limit in (1, 3, 6):
+        left_out = sum(map(hot, every[limit:]))
+        # When --limit shows the first rows by average
+        assert main([*top, "--json", "--limit", str(limit)]) == 0
+        # Then the JSON counts the hot rows it left out
+        assert json.loads(capsys.readouterr().out)["hot_rows_beyond_limit"] == left_out
+        # and the text says how many, under which threshold, and how to see them
+        monkeypatch.setenv("COLUMNS", "200")
+        assert main([*top, "--limit", str(limit)]) == 0
+        out = capsys.readouterr().out
+        rows = "1 more row" if left_out == 1 else f"{left_out} more rows"
+        assert f"{rows} at or above the alert threshold (80% of the partition limit) after these {limit}: " in out
+    # and with every hot row shown, nothing is named
+    assert main([*top, "--limit", "1000"]) == 0
+    assert "at or above the alert threshold" not in capsys.readouterr().out
+
+
 def test_replay_json_stays_valid_over_many_invocations(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     # Given an hour of sparse traffic: one batch and one final invocation per minute, 120 invocations
     events = tmp_path / "hour.json"

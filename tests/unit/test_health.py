@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hotkeys.cli.events import stream_record
 from hotkeys.detector.domain.health import (
     LARGE_ITEM_BYTES,
     NEAR_LIMIT_BYTES,
@@ -19,6 +21,7 @@ from hotkeys.detector.domain.health import (
     size_bucket,
     ttl_verdict,
 )
+from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from tests import reference_health
 
 WRITTEN_AT = 1_796_083_200  # 2026-12-01
@@ -44,6 +47,23 @@ def test_a_ttl_verdict_is_the_documentations_under_every_reading(value: Any) -> 
         assert got == TtlVerdict.OK
     else:
         assert TtlVerdict(got).label == expected
+
+
+@pytest.mark.parametrize("value", [{"N": "0e"}, {"N": "1e5_"}, {"N": "NaN"}, {"N": 5}, {"N": "1", "S": "1"}, "1"])
+def test_a_ttl_value_sizing_refuses_makes_its_record_malformed(value: Any) -> None:
+    # Given a write whose TTL attribute holds a value no DynamoDB item can (a replayed or hand-made file)
+    record = stream_record(
+        table="orders",
+        event_name="INSERT",
+        keys={"pk": {"S": "k"}},
+        sequence="1",
+        event_time=WRITTEN_AT,
+        new_image={"pk": {"S": "k"}, "expireAt": value},
+        typed=True,
+    )
+    # When the function parses it, judging its TTL: the record is malformed (dead-lettered), not a crash
+    with pytest.raises(MalformedRecord):
+        parse_change(record, lambda _table, _keys: "pk", ttl_attribute=lambda _table: "expireAt")
 
 
 @given(size=st.integers(min_value=1, max_value=400 * 1024))

@@ -312,18 +312,33 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
             row.get("peak_wcu_per_second"),
             row.get("alert_wcu_per_second"),
         )
-        # Figures stored before burst buckets have no peak nor alert rate: their average stands in.
-        rate = alert if alert is not None else max(average, peak or 0.0)
+        rate = alert_rate(row)
         numbers = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
         numbers += [f"{100 * rate / partition_limit:.0f}%", f"{100 * row['share']:.1f}%"]
         numbers += [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
-        hot = rate >= settings.alert_threshold * partition_limit
+        hot = rate >= settings.alert_threshold * partition_limit  # (at_alert's test, proposals too)
         # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
         style = (
             ("italic magenta" if hot else "italic") if is_proposed(row.get("index")) else "bold red" if hot else None
         )
         grid.add_row(*cells, *numbers, style=style)
     return grid
+
+
+def alert_rate(row: Mapping[str, Any]) -> float:
+    """The rate a ``TopRow`` (as JSON) is judged by: its alert rate. Figures stored before burst buckets
+    have no peak nor alert rate: their average stands in."""
+    alert = row.get("alert_wcu_per_second")
+    if alert is not None:
+        return float(alert)
+    return max(float(row["avg_wcu_per_second"]), row.get("peak_wcu_per_second") or 0.0)
+
+
+def at_alert(row: Mapping[str, Any], settings: Settings) -> bool:
+    """Whether a ``TopRow`` (as JSON) of a real partition is at or above the alert threshold (a proposal's
+    partition is never an alert)."""
+    threshold = settings.alert_threshold * settings.partition_wcu_limit
+    return not is_proposed(row.get("index")) and alert_rate(row) >= threshold
 
 
 def _rate_text(rate: float | None) -> str:

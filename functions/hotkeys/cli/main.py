@@ -353,6 +353,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import top_view
+    from hotkeys.cli.common import at_alert
     from hotkeys.cli.health_view import table_health
     from hotkeys.cli.throttle_view import live_picture
     from hotkeys.cli.top import ALL_INDEXES, family_rows, readable_figures, top_rows, windows_in_range
@@ -375,14 +376,17 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     index = {"all": ALL_INDEXES, "table": None}.get(args.index, args.index)
     read = readable_figures(store, windows, index)
     figures = read.figures
-    rows = top_rows(figures, args.limit)
+    ranked = top_rows(figures, sys.maxsize)
+    rows = ranked[: args.limit]
+    # Rows sort by window average; a row the alert rule judges hot (by its alert rate) may lie past --limit.
+    hot_beyond = sum(1 for row in ranked[args.limit :] if at_alert(row.to_json(), settings))
     skipped = top_view.retired_line(read.retired)
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
     health = table_health(figures, settings.partition_wcu_limit)
     if args.json:
-        print(top_view.json_text(rows, families, throttles, health))
+        print(top_view.json_text(rows, families, throttles, health, hot_beyond))
         if skipped:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
@@ -400,7 +404,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         else []
     )
     health_line = top_view.health_line(health)
-    top_view.render(console, rows, families, throttles, settings, args.index, skipped, args.table, others, health_line)
+    top_view.render(
+        console, rows, families, throttles, settings, args.index, skipped, args.table, others, health_line, hot_beyond
+    )
     return 0
 
 

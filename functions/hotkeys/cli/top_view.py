@@ -22,12 +22,25 @@ def json_text(
     families: list[dict[str, Any]],
     throttles: Mapping[str, Any] | None,
     health: Mapping[str, Any] | None = None,
+    hot_beyond: int = 0,
 ) -> str:
     """What the text shows, whole: the rows, the families, the throttled keys with every note on why
     a table or index's could not be read (``throttles``, as the replay's JSON names it; null when there were
-    no rows to compare), and each table's data health (``health_view.table_health``)."""
+    no rows to compare), each table's data health (``health_view.table_health``) and how many rows at or
+    above the alert threshold ``--limit`` left out (``hot_beyond``)."""
     document = {"rows": [row.to_json() for row in rows], "families": families, "throttles": throttles}
-    return json.dumps({**document, "health": dict(health or {})}, indent=2)
+    return json.dumps({**document, "health": dict(health or {}), "hot_rows_beyond_limit": hot_beyond}, indent=2)
+
+
+def beyond_limit_line(hot_beyond: int, limit: int, settings: Settings) -> str | None:
+    """One line for the rows at or above the alert threshold that ``--limit`` left out, or None."""
+    if not hot_beyond:
+        return None
+    rows = "1 more row" if hot_beyond == 1 else f"{hot_beyond:,} more rows"
+    return (
+        f"{rows} at or above the alert threshold ({settings.alert_threshold:.0%} of the partition limit) "
+        f"after these {limit}: raise --limit to see {'it' if hot_beyond == 1 else 'them'}."
+    )
 
 
 def health_line(health: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -50,11 +63,12 @@ def render(
     table: str | None = None,
     other_tables: list[str] | None = None,
     health: str | None = None,
+    hot_beyond: int = 0,
 ) -> None:
     """The rows under ``settings``' threshold and limit, or one line saying there are none (``index``:
     the ``--index`` asked for, named when it was not counted; ``other_tables``: the tables with figures
-    when the ``--table`` asked for has none); then ``health`` (``health_line``); last, ``skipped``
-    (``retired_line``)."""
+    when the ``--table`` asked for has none), and a line for the ``hot_beyond`` rows at or above the alert
+    threshold past the limit; then ``health`` (``health_line``); last, ``skipped`` (``retired_line``)."""
     if not rows:
         more = (
             f" (index {index!r} is not counted in these windows)"
@@ -66,6 +80,9 @@ def render(
         console.print(f"No figures yet for that selection{more}.", markup=False, highlight=False, soft_wrap=True)
     else:
         render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
+        beyond = beyond_limit_line(hot_beyond, len(rows), settings)
+        if beyond:
+            console.print(beyond, markup=False, highlight=False, soft_wrap=True)
         render_families(console, families)
         throttle_view.render(console, throttles)
     if health:

@@ -205,6 +205,7 @@ def parse_change(
     new = stream.get("NewImage")
     old_size, new_size = _image_sizes(old, new, keys) if writing or size_ttl_images else (0, 0)
     event_time = int(created)
+    key = key_text(key_value)
     item_size = 0
     ttl = None
     if writing and type(new) is dict:  # the item the write left, sized above (a valid TTL value, if any)
@@ -213,17 +214,16 @@ def parse_change(
         if attribute is not None:
             ttl = ttl_verdict(new.get(attribute), event_time)
     larger = old_size if old_size > new_size else new_size
-    view = stream.get("StreamViewType")
     change = Change(
         table,
-        key_text(key_value),
+        key,
         event_time,
         int(sequence),
         # Put/Update cost the larger of the old and new item, Delete the deleted item (1 unit per KB,
         # rounded up, at least 1: ``write_units``, inlined); TTL deletions cost no capacity.
         (-(-larger // KIB) or 1) if writing else 0,
         kind,
-        _partial(view, old, new),
+        _partial(stream.get("StreamViewType"), old, new),
         (),
         _sort_key(keys, key_attribute) if len(keys) == 2 else None,
         False,

@@ -46,6 +46,13 @@ def number_size(text: str) -> int:
     if exponent_at < 0:
         exponent_at = digits.find("E")
     if exponent_at >= 0:
+        # The exponent is a signed decimal integer ("0e", "1e5_" and "1e_5" are no number; Decimal takes
+        # the underscores, float() does not).
+        exponent = digits[exponent_at + 1 :]
+        if exponent[:1] in ("+", "-"):
+            exponent = exponent[1:]
+        if not (exponent.isdigit() and exponent.isascii()):
+            raise SizingError(f"not a number: {text!r:.60}")
         digits = digits[:exponent_at]
     significant = digits.replace(".", "", 1).strip("0")
     if not significant:
