@@ -222,7 +222,13 @@ def test_top_says_a_source_table_is_not_a_stats_table(aws: None, capsys: pytest.
     assert "'orders' is not the detector's stats table" in err and "pk (HASH)" in err
     # while the stats table itself answers (empty)
     assert main(["top", "--stats-table", "stats", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"rows": [], "families": [], "throttles": None, "health": {}}
+    assert json.loads(capsys.readouterr().out) == {
+        "rows": [],
+        "families": [],
+        "throttles": None,
+        "health": {},
+        "hot_rows_beyond_limit": 0,
+    }
 
 
 @pytest.mark.parametrize(

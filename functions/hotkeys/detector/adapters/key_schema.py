@@ -90,7 +90,8 @@ class TableIndexes:
         except Exception as error:
             code = getattr(error, "response", {}).get("Error", {}).get("Code")
             if code == "ResourceNotFoundException":
-                logger.info("the table no longer exists: no index to count", extra={"table": table})
+                # Deleted since it wrote, or (a replay) never created: either way there is no index to count.
+                logger.info("DescribeTable found no such table: no index to count", extra={"table": table})
                 specs = specs_from_description({"TableName": table}, self._proposals)
             elif known is not None:
                 logger.warning(
