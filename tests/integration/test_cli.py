@@ -279,6 +279,43 @@ def test_top_names_the_rows_at_the_alert_threshold_its_limit_left_out(
     assert "at or above the alert threshold" not in capsys.readouterr().out
 
 
+def test_top_names_the_hot_partitions_its_index_left_out(
+    stats_table_name: str, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given hot keys in a table's partitions (tickets) and in an index's (payments by-status)
+    from hotkeys.cli.local import LocalResources
+    from hotkeys.cli.replay import run_replay
+
+    run_replay(["events/hot-key-burst.json.gz", "events/gsi-back-pressure.json.gz"], LocalResources(stats_table_name))
+    top = ["top", "--stats-table", stats_table_name, "--limit", "1000"]
+    assert main([*top, "--json"]) == 0
+    every = json.loads(capsys.readouterr().out)["rows"]
+
+    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the alert rate against 80% of 1,000
+        return float(row["alert_wcu_per_second"] or 0) >= 800  # type: ignore[arg-type]
+
+    table_hot = sum(1 for row in every if hot(row) and row["index"] is None)
+    index_hot = sum(1 for row in every if hot(row) and row["index"] == "by-status")
+    assert table_hot >= 1 and index_hot >= 2
+    monkeypatch.setenv("COLUMNS", "200")
+    for index, outside in (("table", index_hot), ("by-status", table_hot), ("all", 0), ("real", 0)):
+        # When top shows only some partitions
+        assert main([*top, "--index", index, "--json"]) == 0
+        document = json.loads(capsys.readouterr().out)
+        # Then the JSON counts the hot rows of the others, and the data health is the tables' whichever
+        assert document["hot_rows_outside_index"] == outside
+        assert "by-status" in str(document["health"]["payments"])
+        # and the text says how many and how to see them, or nothing when none is left out
+        assert main([*top, "--index", index]) == 0
+        out = capsys.readouterr().out
+        rows = "1 row" if outside == 1 else f"{outside} rows"
+        line = (
+            f"{rows} at or above the alert threshold (80% of the partition limit) in these windows "
+            f"{'is' if outside == 1 else 'are'} in partitions that --index {index} leaves out: --index all shows"
+        )
+        assert (line in out) == bool(outside), out
+
+
 def test_replay_json_stays_valid_over_many_invocations(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     # Given an hour of sparse traffic: one batch and one final invocation per minute, 120 invocations
     events = tmp_path / "hour.json"

@@ -228,6 +228,7 @@ def test_top_says_a_source_table_is_not_a_stats_table(aws: None, capsys: pytest.
         "throttles": None,
         "health": {},
         "hot_rows_beyond_limit": 0,
+        "hot_rows_outside_index": 0,
     }
 
 

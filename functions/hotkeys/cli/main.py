@@ -356,7 +356,15 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.common import at_alert
     from hotkeys.cli.health_view import table_health
     from hotkeys.cli.throttle_view import live_picture
-    from hotkeys.cli.top import ALL_INDEXES, family_rows, readable_figures, top_rows, windows_in_range
+    from hotkeys.cli.top import (
+        ALL_INDEXES,
+        HotLeftOut,
+        family_rows,
+        readable_figures,
+        selected,
+        top_rows,
+        windows_in_range,
+    )
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     # top resolves no alert, so the hysteresis plays no part: 0, lest its default refuse a threshold
@@ -374,19 +382,25 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
         table=args.table,
     )
     index = {"all": ALL_INDEXES, "table": None}.get(args.index, args.index)
-    read = readable_figures(store, windows, index)
-    figures = read.figures
+    # Every view is read (a window's snapshots hold them all): the hot partitions --index leaves out are
+    # counted, and data health covers the table's indexes whichever partitions are shown.
+    read = readable_figures(store, windows, ALL_INDEXES)
+    figures = [window for window in read.figures if selected(index, window.index)]
     ranked = top_rows(figures, sys.maxsize)
     rows = ranked[: args.limit]
-    # Rows sort by window average; a row the alert rule judges hot (by its alert rate) may lie past --limit.
-    hot_beyond = sum(1 for row in ranked[args.limit :] if at_alert(row.to_json(), settings))
+    outside = top_rows([window for window in read.figures if not selected(index, window.index)], sys.maxsize)
+    left_out = HotLeftOut(
+        # Rows sort by window average; a row the alert rule judges hot (by its alert rate) may lie past --limit.
+        beyond_limit=sum(1 for row in ranked[args.limit :] if at_alert(row.to_json(), settings)),
+        outside_index=sum(1 for row in outside if at_alert(row.to_json(), settings)),
+    )
     skipped = top_view.retired_line(read.retired)
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
-    health = table_health(figures, settings.partition_wcu_limit)
+    health = table_health(read.figures, settings.partition_wcu_limit)
     if args.json:
-        print(top_view.json_text(rows, families, throttles, health, hot_beyond))
+        print(top_view.json_text(rows, families, throttles, health, left_out))
         if skipped:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
@@ -405,7 +419,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     )
     health_line = top_view.health_line(health)
     top_view.render(
-        console, rows, families, throttles, settings, args.index, skipped, args.table, others, health_line, hot_beyond
+        console, rows, families, throttles, settings, args.index, left_out, skipped, args.table, others, health_line
     )
     return 0
 

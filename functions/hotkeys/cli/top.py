@@ -72,6 +72,16 @@ class TopRow:
         return {**asdict(self), **({"proposed": True} if is_proposed(self.index) else {})}
 
 
+@dataclass(frozen=True)
+class HotLeftOut:
+    """How many rows at or above the alert threshold ``top`` does not show: past ``--limit`` (rows rank
+    by window average, the alert rule judges their alert rate) and in the partitions ``--index`` leaves out
+    (a hot index partition is the one a user least expects)."""
+
+    beyond_limit: int = 0
+    outside_index: int = 0
+
+
 def windows_in_range(
     reader: StatsReader, *, since: int | None, last: int | None, until: int, table: str | None
 ) -> list[tuple[int, str, int]]:
@@ -137,21 +147,19 @@ def readable_figures(reader: StatsReader, windows: list[tuple[int, str, int]], i
 def _merged(snapshots: list[SegmentSnapshot], index: str | None) -> list[WindowFigures]:
     if not snapshots:
         return []
-    figures = [merge_window(snapshots)] if index in (None, ALL_INDEXES, REAL_INDEXES) else []
-    if index in (ALL_INDEXES, REAL_INDEXES, PROPOSED_INDEXES):
-        names = [
-            name
-            for name in index_names(snapshots)
-            if index == ALL_INDEXES or is_proposed(name) == (index == PROPOSED_INDEXES)
-        ]
-    else:
-        names = [index] if index is not None else []
-    figures.extend(merge_window(snapshots, name) for name in names if _counted(snapshots, name))
-    return figures
+    return [merge_window(snapshots, view) for view in [None, *index_names(snapshots)] if selected(index, view)]
 
 
-def _counted(snapshots: list[SegmentSnapshot], index: str) -> bool:
-    return any(index in snapshot.indexes for snapshot in snapshots)
+def selected(index: str | None, view: str | None) -> bool:
+    """Whether the partitions of ``view`` (None: the table's; else a counted index's name) are among those
+    ``index`` asks for (as ``window_figures`` takes it)."""
+    if index == ALL_INDEXES:
+        return True
+    if index == REAL_INDEXES:
+        return not is_proposed(view)
+    if index == PROPOSED_INDEXES:
+        return is_proposed(view)
+    return view == index
 
 
 def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:

@@ -4,6 +4,7 @@ the throttled keys beside them, or the rows' JSON."""
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,7 @@ from rich.console import Console
 
 from hotkeys.cli import throttle_view
 from hotkeys.cli.common import render_families, render_top
-from hotkeys.cli.top import TopRow
+from hotkeys.cli.top import HotLeftOut, TopRow
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import RetiredWindow
 from hotkeys.detector.domain.windows import iso_utc
@@ -21,26 +22,35 @@ def json_text(
     rows: list[TopRow],
     families: list[dict[str, Any]],
     throttles: Mapping[str, Any] | None,
-    health: Mapping[str, Any] | None = None,
-    hot_beyond: int = 0,
+    health: Mapping[str, Any],
+    left_out: HotLeftOut,
 ) -> str:
     """What the text shows, whole: the rows, the families, the throttled keys with every note on why
     a table or index's could not be read (``throttles``, as the replay's JSON names it; null when there were
     no rows to compare), each table's data health (``health_view.table_health``) and how many rows at or
-    above the alert threshold ``--limit`` left out (``hot_beyond``)."""
+    above the alert threshold it left out (``left_out``)."""
     document = {"rows": [row.to_json() for row in rows], "families": families, "throttles": throttles}
-    return json.dumps({**document, "health": dict(health or {}), "hot_rows_beyond_limit": hot_beyond}, indent=2)
+    hot = {"hot_rows_beyond_limit": left_out.beyond_limit, "hot_rows_outside_index": left_out.outside_index}
+    return json.dumps({**document, "health": dict(health), **hot}, indent=2)
 
 
-def beyond_limit_line(hot_beyond: int, limit: int, settings: Settings) -> str | None:
-    """One line for the rows at or above the alert threshold that ``--limit`` left out, or None."""
-    if not hot_beyond:
-        return None
-    rows = "1 more row" if hot_beyond == 1 else f"{hot_beyond:,} more rows"
-    return (
-        f"{rows} at or above the alert threshold ({settings.alert_threshold:.0%} of the partition limit) "
-        f"after these {limit}: raise --limit to see {'it' if hot_beyond == 1 else 'them'}."
-    )
+def left_out_lines(left_out: HotLeftOut, limit: int, index: str, settings: Settings) -> list[str]:
+    """A line for the rows at or above the alert threshold that ``--limit`` left out, and one for those in
+    the partitions ``--index`` (as typed) left out; none when there are none."""
+    threshold = f"at or above the alert threshold ({settings.alert_threshold:.0%} of the partition limit)"
+    lines = []
+    if left_out.beyond_limit:
+        count = left_out.beyond_limit
+        rows = "1 more row" if count == 1 else f"{count:,} more rows"
+        lines.append(f"{rows} {threshold} after these {limit}: raise --limit to see {'it' if count == 1 else 'them'}.")
+    if left_out.outside_index:
+        count = left_out.outside_index
+        rows = "1 row" if count == 1 else f"{count:,} rows"
+        lines.append(
+            f"{rows} {threshold} in these windows {'is' if count == 1 else 'are'} in partitions that "
+            f"--index {shlex.quote(index)} leaves out: --index all shows {'it' if count == 1 else 'them'}."
+        )
+    return lines
 
 
 def health_line(health: Mapping[str, Mapping[str, Any]]) -> str | None:
@@ -58,21 +68,21 @@ def render(
     families: list[dict[str, Any]],
     throttles: Mapping[str, Any] | None,
     settings: Settings,
-    index: str | None,
+    index: str,
+    left_out: HotLeftOut,
     skipped: str | None = None,
     table: str | None = None,
     other_tables: list[str] | None = None,
     health: str | None = None,
-    hot_beyond: int = 0,
 ) -> None:
     """The rows under ``settings``' threshold and limit, or one line saying there are none (``index``:
     the ``--index`` asked for, named when it was not counted; ``other_tables``: the tables with figures
-    when the ``--table`` asked for has none), and a line for the ``hot_beyond`` rows at or above the alert
-    threshold past the limit; then ``health`` (``health_line``); last, ``skipped`` (``retired_line``)."""
+    when the ``--table`` asked for has none), and lines for the rows at or above the alert threshold it
+    ``left_out``; then ``health`` (``health_line``); last, ``skipped`` (``retired_line``)."""
     if not rows:
         more = (
             f" (index {index!r} is not counted in these windows)"
-            if index not in (None, "all", "table", "real", "proposed")
+            if index not in ("all", "table", "real", "proposed")
             else ""
         )
         if table is not None and other_tables:
@@ -80,9 +90,9 @@ def render(
         console.print(f"No figures yet for that selection{more}.", markup=False, highlight=False, soft_wrap=True)
     else:
         render_top(console, [row.to_json() for row in rows], settings, title="Hottest partition keys")
-        beyond = beyond_limit_line(hot_beyond, len(rows), settings)
-        if beyond:
-            console.print(beyond, markup=False, highlight=False, soft_wrap=True)
+    for line in left_out_lines(left_out, len(rows), index, settings):
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+    if rows:
         render_families(console, families)
         throttle_view.render(console, throttles)
     if health:
