@@ -313,9 +313,9 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
             row.get("alert_wcu_per_second"),
         )
         rate = alert_rate(row)
-        numbers = [f"{average:.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
+        numbers = [f"{average:,.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
         numbers += [f"{100 * rate / partition_limit:.0f}%", f"{100 * row['share']:.1f}%"]
-        numbers += [str(row["writes"]), str(row["wcu"]), str(row["error_bound"])] if wide else []
+        numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
         hot = rate >= settings.alert_threshold * partition_limit  # (at_alert's test, proposals too)
         # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
         style = (
@@ -342,7 +342,7 @@ def at_alert(row: Mapping[str, Any], settings: Settings) -> bool:
 
 
 def _rate_text(rate: float | None) -> str:
-    return "—" if rate is None else f"{rate:.1f}"
+    return "—" if rate is None else f"{rate:,.1f}"
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

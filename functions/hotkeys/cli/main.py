@@ -358,11 +358,10 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli.throttle_view import live_picture
     from hotkeys.cli.top import (
         ALL_INDEXES,
-        HotLeftOut,
         family_rows,
         readable_figures,
         selected,
-        top_rows,
+        shown_rows,
         windows_in_range,
     )
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
@@ -386,14 +385,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     # counted, and data health covers the table's indexes whichever partitions are shown.
     read = readable_figures(store, windows, ALL_INDEXES)
     figures = [window for window in read.figures if selected(index, window.index)]
-    ranked = top_rows(figures, sys.maxsize)
-    rows = ranked[: args.limit]
-    outside = top_rows([window for window in read.figures if not selected(index, window.index)], sys.maxsize)
-    left_out = HotLeftOut(
-        # Rows sort by window average; a row the alert rule judges hot (by its alert rate) may lie past --limit.
-        beyond_limit=sum(1 for row in ranked[args.limit :] if at_alert(row.to_json(), settings)),
-        outside_index=sum(1 for row in outside if at_alert(row.to_json(), settings)),
-    )
+    rows, left_out = shown_rows(read.figures, index, args.limit, lambda row: at_alert(row.to_json(), settings))
     skipped = top_view.retired_line(read.retired)
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
@@ -405,23 +397,21 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
     # No rows for a named table: the tables that have figures in the same range (a misspelt name).
-    others = (
-        sorted(
-            {
-                t
-                for _s, t, _w in windows_in_range(
-                    store, since=since, last=None, until=int(time.time()) + 86_400, table=None
-                )
-            }
-        )
-        if not rows and args.table is not None and not windows
-        else []
-    )
+    others = _tables_with_figures(store, since) if not rows and args.table is not None and not windows else []
     health_line = top_view.health_line(health)
     top_view.render(
         console, rows, families, throttles, settings, args.index, left_out, skipped, args.table, others, health_line
     )
     return 0
+
+
+def _tables_with_figures(store: Any, since: int | None) -> list[str]:
+    from hotkeys.cli.top import windows_in_range
+
+    until = int(time.time()) + 86_400
+    return sorted(
+        {table for _start, table, _seconds in windows_in_range(store, since=since, last=None, until=until, table=None)}
+    )
 
 
 def _check_stats_table(dynamodb: Any, name: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -192,6 +194,18 @@ def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
         key=lambda row: (-row.avg_wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key)
     )
     return rows[:limit]
+
+
+def shown_rows(
+    figures: list[WindowFigures], index: str | None, limit: int, hot: Callable[[TopRow], bool]
+) -> tuple[list[TopRow], HotLeftOut]:
+    """The first ``limit`` rows of the partitions ``index`` selects (``selected``), and how many rows
+    ``hot`` judges at or above the alert threshold are left out: past ``limit`` (rows rank by window average,
+    the rule judges their alert rate), and in the partitions ``index`` does not select."""
+    ranked = top_rows([window for window in figures if selected(index, window.index)], sys.maxsize)
+    outside = top_rows([window for window in figures if not selected(index, window.index)], sys.maxsize)
+    left_out = HotLeftOut(beyond_limit=sum(map(hot, ranked[limit:])), outside_index=sum(map(hot, outside)))
+    return ranked[:limit], left_out
 
 
 def _items_of(window: WindowFigures, key: str) -> str | None:
