@@ -189,6 +189,8 @@ class Cell:
 CELLS = (
     *(Cell(shape, "mixed", batch) for shape in ("100B", "1KB-12", "1KB-30") for batch in (100, 1000)),
     Cell("40KB-nested", "mixed", 100),
+    # The 1 KB items with a TTL attribute in epoch seconds on every item: each TTL judged on its usual path.
+    Cell("1KB-12-ttl", "mixed", 1000),
     Cell("1KB-12", "modify", 1000),
     Cell("1KB-12", "ttl-only", 1000),
     Cell("100B", "ttl-only", 1000),
