@@ -311,7 +311,7 @@ def test_top_names_the_hot_partitions_its_index_left_out(
         rows = "1 row" if outside == 1 else f"{outside} rows"
         line = (
             f"{rows} at or above the alert threshold (80% of the partition limit) in these windows "
-            f"{'is' if outside == 1 else 'are'} in partitions that --index {index} leaves out: --index all shows"
+            f"{'is' if outside == 1 else 'are'} in partitions that --index {index} leaves out: --index all ranks"
         )
         assert (line in out) == bool(outside), out
 

@@ -87,7 +87,7 @@ def test_no_key_table_or_window_start_is_split_at_any_width_from_80_to_200(width
         for text in (row["window_start"], where, row["key"]):
             assert any(text in line for line in lines), (width, text, "\n".join(lines))
     assert "…" not in "".join(lines) and max(map(len, lines)) <= width
-    # and at 156 columns or more the wide table shows every column (the alert rate and the counts)
+    # and at 157 columns or more the wide table shows every column (the alert rate and the counts)
     assert ("alert rate WCU/s" in "".join(lines)) == (width >= 160), width
 
 

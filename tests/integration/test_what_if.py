@@ -118,3 +118,24 @@ def test_top_selects_the_real_partitions_or_the_proposals(
     assert {f.index for f in window_figures(store, windows, REAL_INDEXES)} == {None}  # type: ignore[arg-type]
     assert {f.index for f in window_figures(store, windows, PROPOSED_INDEXES)} == {PROPOSAL}  # type: ignore[arg-type]
     assert {f.index for f in window_figures(store, windows, ALL_INDEXES)} == {None, PROPOSAL}  # type: ignore[arg-type]
+
+
+def test_top_never_counts_a_hot_proposal_among_the_partitions_its_index_left_out(
+    stats_table_name: str, topic: dict[str, str], what_if_topic: dict[str, str]
+) -> None:
+    from hotkeys.cli.common import at_alert
+    from hotkeys.cli.top import shown_rows
+
+    # Given a proposal whose PENDING partition would be past the alert threshold, and no hot table key
+    settings = Settings(stats_table_name=stats_table_name, what_if_indexes="by-status=status")
+    consume(settings, orders(seconds=60, records_per_second=300, pending=0.7))
+    store = build_ports(settings, AwsClients()).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    figures = window_figures(store, windows, ALL_INDEXES)  # type: ignore[arg-type]
+    rates = {row.key: row.alert_wcu_per_second or 0.0 for row in top_rows(figures, 1000) if row.index == PROPOSAL}
+    assert rates["PENDING"] >= 0.8 * settings.partition_wcu_limit
+    # When top shows the table's partitions only
+    rows, left_out = shown_rows(figures, None, 10, lambda row: at_alert(row.to_json(), settings))
+    # Then the proposal is not named as a hot partition left out: a proposal is never an alert
+    assert rows and {row.index for row in rows} == {None}
+    assert left_out.outside_index == 0 and left_out.beyond_limit == 0

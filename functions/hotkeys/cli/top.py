@@ -189,11 +189,15 @@ def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
 
 def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
     """The hottest rows by window average (ties: heavier, earlier, then by name)."""
-    rows = [key_row(window, key, entry) for window in figures for key, entry in window.ranked()]
+    rows = _rows(figures)
     rows.sort(
         key=lambda row: (-row.avg_wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key)
     )
     return rows[:limit]
+
+
+def _rows(figures: list[WindowFigures]) -> list[TopRow]:
+    return [key_row(window, key, entry) for window in figures for key, entry in window.ranked()]
 
 
 def shown_rows(
@@ -203,7 +207,7 @@ def shown_rows(
     ``hot`` judges at or above the alert threshold are left out: past ``limit`` (rows rank by window average,
     the rule judges their alert rate), and in the partitions ``index`` does not select."""
     ranked = top_rows([window for window in figures if selected(index, window.index)], sys.maxsize)
-    outside = top_rows([window for window in figures if not selected(index, window.index)], sys.maxsize)
+    outside = _rows([window for window in figures if not selected(index, window.index)])
     left_out = HotLeftOut(beyond_limit=sum(map(hot, ranked[limit:])), outside_index=sum(map(hot, outside)))
     return ranked[:limit], left_out
 

@@ -45,10 +45,10 @@ def left_out_lines(left_out: HotLeftOut, limit: int, index: str, settings: Setti
         lines.append(f"{rows} {threshold} after these {limit}: raise --limit to see {'it' if count == 1 else 'them'}.")
     if left_out.outside_index:
         count = left_out.outside_index
-        rows = "1 row" if count == 1 else f"{count:,} rows"
+        rows, verb, them = ("1 row", "is", "it") if count == 1 else (f"{count:,} rows", "are", "them")
         lines.append(
-            f"{rows} {threshold} in these windows {'is' if count == 1 else 'are'} in partitions that "
-            f"--index {shlex.quote(index)} leaves out: --index all shows {'it' if count == 1 else 'them'}."
+            f"{rows} {threshold} in these windows {verb} in partitions that --index {shlex.quote(index)} "
+            f"leaves out: --index all ranks {them} with the rest."
         )
     return lines
 
