@@ -314,7 +314,7 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         )
         rate = alert_rate(row)
         numbers = [f"{average:,.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
-        numbers += [f"{100 * rate / partition_limit:.0f}%", f"{100 * row['share']:.1f}%"]
+        numbers += [f"{100 * rate / partition_limit:,.0f}%", f"{100 * row['share']:.1f}%"]
         numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
         hot = rate >= settings.alert_threshold * partition_limit  # (at_alert's test, proposals too)
         # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
