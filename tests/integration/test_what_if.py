@@ -106,32 +106,21 @@ def test_a_proposal_counts_nothing_unless_asked(stats_table_name: str, topic: di
     assert delivered(topic["queue"]) == []
 
 
-def test_top_selects_the_real_partitions_or_the_proposals(
-    stats_table_name: str, topic: dict[str, str], what_if_topic: dict[str, str]
-) -> None:
-    from hotkeys.cli.top import PROPOSED_INDEXES, REAL_INDEXES
-
-    settings = Settings(stats_table_name=stats_table_name, what_if_indexes="by-status=status")
-    consume(settings, orders(seconds=60, records_per_second=100, pending=0.7))
-    store = build_ports(settings, AwsClients()).stats
-    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
-    assert {f.index for f in window_figures(store, windows, REAL_INDEXES)} == {None}  # type: ignore[arg-type]
-    assert {f.index for f in window_figures(store, windows, PROPOSED_INDEXES)} == {PROPOSAL}  # type: ignore[arg-type]
-    assert {f.index for f in window_figures(store, windows, ALL_INDEXES)} == {None, PROPOSAL}  # type: ignore[arg-type]
-
-
-def test_top_never_counts_a_hot_proposal_among_the_partitions_its_index_left_out(
+def test_top_selects_the_real_partitions_or_the_proposals_and_never_counts_a_hot_proposal_left_out(
     stats_table_name: str, topic: dict[str, str], what_if_topic: dict[str, str]
 ) -> None:
     from hotkeys.cli.common import at_alert
-    from hotkeys.cli.top import shown_rows
+    from hotkeys.cli.top import PROPOSED_INDEXES, REAL_INDEXES, shown_rows
 
     # Given a proposal whose PENDING partition would be past the alert threshold, and no hot table key
     settings = Settings(stats_table_name=stats_table_name, what_if_indexes="by-status=status")
     consume(settings, orders(seconds=60, records_per_second=300, pending=0.7))
     store = build_ports(settings, AwsClients()).stats
     windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    assert {f.index for f in window_figures(store, windows, REAL_INDEXES)} == {None}  # type: ignore[arg-type]
+    assert {f.index for f in window_figures(store, windows, PROPOSED_INDEXES)} == {PROPOSAL}  # type: ignore[arg-type]
     figures = window_figures(store, windows, ALL_INDEXES)  # type: ignore[arg-type]
+    assert {f.index for f in figures} == {None, PROPOSAL}
     rates = {row.key: row.alert_wcu_per_second or 0.0 for row in top_rows(figures, 1000) if row.index == PROPOSAL}
     assert rates["PENDING"] >= 0.8 * settings.partition_wcu_limit
     # When top shows the table's partitions only
