@@ -373,19 +373,17 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     aws = aws_clients(args)
     _check_stats_table(aws.client("dynamodb"), args.stats_table)
     store = DynamoStatsStore(aws.resource("dynamodb").Table(args.stats_table))
+    until = int(time.time()) + 86_400
     windows = windows_in_range(
-        store,
-        since=since,
-        last=args.last if since is None else None,
-        until=int(time.time()) + 86_400,
-        table=args.table,
+        store, since=since, last=args.last if since is None else None, until=until, table=args.table
     )
     index = {"all": ALL_INDEXES, "table": None}.get(args.index, args.index)
     # Every view is read (a window's snapshots hold them all): the hot partitions --index leaves out are
     # counted, and data health covers the table's indexes whichever partitions are shown.
     read = readable_figures(store, windows, ALL_INDEXES)
     figures = [window for window in read.figures if selected(index, window.index)]
-    rows, left_out = shown_rows(read.figures, index, args.limit, lambda row: at_alert(row.to_json(), settings))
+    outside = [window for window in read.figures if not selected(index, window.index)]
+    rows, left_out = shown_rows(figures, outside, args.limit, lambda row: at_alert(row.to_json(), settings))
     skipped = top_view.retired_line(read.retired)
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
@@ -397,7 +395,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
     # No rows for a named table: the tables that have figures in the same range (a misspelt name).
-    others = _tables_with_figures(store, since) if not rows and args.table is not None and not windows else []
+    others = _tables_with_figures(store, since, until) if not rows and args.table is not None and not windows else []
     health_line = top_view.health_line(health)
     top_view.render(
         console, rows, families, throttles, settings, args.index, left_out, skipped, args.table, others, health_line
@@ -405,10 +403,9 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _tables_with_figures(store: Any, since: int | None) -> list[str]:
+def _tables_with_figures(store: Any, since: int | None, until: int) -> list[str]:
     from hotkeys.cli.top import windows_in_range
 
-    until = int(time.time()) + 86_400
     return sorted(
         {table for _start, table, _seconds in windows_in_range(store, since=since, last=None, until=until, table=None)}
     )

@@ -201,14 +201,13 @@ def _rows(figures: list[WindowFigures]) -> list[TopRow]:
 
 
 def shown_rows(
-    figures: list[WindowFigures], index: str | None, limit: int, hot: Callable[[TopRow], bool]
+    figures: list[WindowFigures], outside: list[WindowFigures], limit: int, hot: Callable[[TopRow], bool]
 ) -> tuple[list[TopRow], HotLeftOut]:
-    """The first ``limit`` rows of the partitions ``index`` selects (``selected``), and how many rows
-    ``hot`` judges at or above the alert threshold are left out: past ``limit`` (rows rank by window average,
-    the rule judges their alert rate), and in the partitions ``index`` does not select."""
-    ranked = top_rows([window for window in figures if selected(index, window.index)], sys.maxsize)
-    outside = _rows([window for window in figures if not selected(index, window.index)])
-    left_out = HotLeftOut(beyond_limit=sum(map(hot, ranked[limit:])), outside_index=sum(map(hot, outside)))
+    """The first ``limit`` rows of ``figures`` (the partitions ``--index`` selects), and how many rows ``hot``
+    judges at or above the alert threshold are left out: past ``limit`` (rows rank by window average, the
+    rule judges their alert rate), and in ``outside`` (the partitions it does not select)."""
+    ranked = top_rows(figures, sys.maxsize)
+    left_out = HotLeftOut(beyond_limit=sum(map(hot, ranked[limit:])), outside_index=sum(map(hot, _rows(outside))))
     return ranked[:limit], left_out
 
 
