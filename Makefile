@@ -77,6 +77,7 @@ format: install
 bench: install  ## speed and cost figures for docs/benchmarks.md, then what a Lambda container pays per record
 	$(BIN)/python -m bench.detection_latency
 	$(BIN)/python -m bench.stats_requests
+	$(BIN)/python -m bench.stats_units
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.lambda_process
 	$(BIN)/python -m bench.owned_parse

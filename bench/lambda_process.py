@@ -214,6 +214,7 @@ def deployed_handler(
     AWS answered in-process, the heap frozen after initialisation as the function does. ``clock``: what
     the container's metrics buffer paces its EMF lines by (default: the process's monotonic clock)."""
     _container_environment()
+    from bench import shapes
     from bench.answers import CannedAws
     from bench.shapes import proposals
     from hotkeys.detector.adapters.aws import AwsClients
@@ -237,7 +238,10 @@ def deployed_handler(
     )
     answers.attach(aws)
     buffer = MetricsBuffer(clock) if clock is not None else MetricsBuffer()
-    container = Container(settings, build_ports(settings, aws), buffer)
+    # A container that keeps up with its records (their event times start at shapes.T0): no lag report
+    # (consumer.lag), as on a stream read as it is written.
+    ports = build_ports(settings, aws, wall_clock=lambda: shapes.T0 + 1.0)
+    container = Container(settings, ports, buffer)
     handle = build_handler(lambda: container)
     gc.collect()
     settle_heap()  # as hotkeys.detector.handlers.app does at the end of its import

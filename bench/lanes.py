@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from hotkeys.cli.lanes import Lane, Ticker, Turns, consume_side_by_side, event_second, stream_lag
+from hotkeys.cli.lanes import Lane, Ticker, Turns, consume_side_by_side, event_second
 
-__all__ = ["Lane", "Ticker", "Turns", "consume_side_by_side", "epoch", "event_second", "moto_environment", "stream_lag"]
+__all__ = ["Lane", "Ticker", "Turns", "consume_side_by_side", "epoch", "event_second", "moto_environment"]
 
 
 def epoch(text: str) -> int:

@@ -116,6 +116,8 @@ class HotKeyDetector(Construct):
             dead_letter_queue=self.dead_letters.queue,
             topic=self.alerts.topic,
             undelivered_alerts=undelivered,
+            log_group=self.consumer.log_group,
+            lean=options.lean,
         )
         # The judge: every table's merged figures, on a clock (docs/decisions.md §64).
         self.judge = Judge(
@@ -125,7 +127,6 @@ class HotKeyDetector(Construct):
             topic=self.alerts.topic,
             topic_key=self.alerts.key,
             what_if=self.what_if,
-            consumer=self.consumer.function,
             tables=[watched.table.table_name for watched in tables],
             environment=self._environment(options, tables),
             memory_mb=options.judge_memory_mb,

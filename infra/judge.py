@@ -1,10 +1,12 @@
-"""The judge: a function woken every minute by an EventBridge rule, judging every watched table whole.
+"""The judge: a function that looks at every watched table whole just after each flush boundary.
 
-It reads the stats table (heads through the window-heads index, incidents, the layout registry),
-writes incidents and layouts, publishes to the alert topic and reads the consumer's IteratorAge
-from CloudWatch (docs/decisions.md §64). A missed run is covered by the next one (its looks read
-everything again), so the schedule's invocation is not retried and a failure goes nowhere but the
-alarms: its errors, runs that stop coming, and looks that fail.
+Each look is one invocation, woken by the message the previous look sent to the judge's queue (delayed
+to the next look: alerts.look_chain); an EventBridge rule wakes it every minute as a watchdog that
+restarts a chain that stopped. It reads the stats table (heads through the window-heads index,
+incidents, the layout registry and each table's lag reports), writes incidents, layouts and look claims,
+and publishes to the alert topic (docs/decisions.md §64, §76, §77). A missed look is
+covered by the next one (it reads everything again), so nothing is retried and a failure goes nowhere
+but the alarms: its errors, wake-ups that stop coming, looks that fail, and a chain that keeps stopping.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from hotkeys.deployment import JUDGE_HANDLER, JUDGE_SCHEDULE_SECONDS, JUDGE_TIMEOUT_SECONDS
+from hotkeys.deployment import (
+    JUDGE_HANDLER,
+    JUDGE_MESSAGE_RETENTION_SECONDS,
+    JUDGE_QUEUE_VISIBILITY_SECONDS,
+    JUDGE_SCHEDULE_SECONDS,
+    JUDGE_TIMEOUT_SECONDS,
+)
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.alert_topic import AlertTopic
@@ -36,6 +45,7 @@ JUDGE_METRICS = {
     "JudgeAlertsPublished": "Sum",
     "JudgeLooksFailed": "Sum",
     "JudgeLookSeconds": "Maximum",
+    "JudgeChainRestarts": "Sum",
 }
 
 
@@ -49,7 +59,6 @@ class Judge(Construct):
         topic: sns.ITopic,
         topic_key: kms.IKey,
         what_if: AlertTopic | None,
-        consumer: lambda_.IFunction,
         tables: Sequence[str],
         environment: Mapping[str, str],
         memory_mb: int,
@@ -57,6 +66,23 @@ class Judge(Construct):
         powertools_layer_arn: str | None,
     ) -> None:
         super().__init__(scope, construct_id)
+        # The chain's messages carry nothing but a look's time: SQS-managed encryption (no KMS requests),
+        # no dead-letter queue (a message that fails is replaced by the watchdog's run).
+        self.queue = sqs.Queue(
+            self,
+            "Looks",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            visibility_timeout=Duration.seconds(JUDGE_QUEUE_VISIBILITY_SECONDS),
+            retention_period=Duration.seconds(JUDGE_MESSAGE_RETENTION_SECONDS),
+        )
+        for finding in ("AwsSolutions::AwsSolutions-SQS3", "Serverless::Serverless-SQSRedrivePolicy"):
+            acknowledge(
+                self.queue,
+                finding,
+                "A look message carries only the next look's time: one that fails is not kept in a DLQ, the "
+                "watchdog rule restarts the chain within a minute (its JudgeChainRestarts metric and alarm).",
+            )
         self.runner = DetectorFunction(
             self,
             "Function",
@@ -66,14 +92,14 @@ class Judge(Construct):
                 "ALERT_TOPIC_ARN": topic.topic_arn,
                 **({"WHAT_IF_TOPIC_ARN": what_if.topic.topic_arn} if what_if is not None else {}),
                 "WATCHED_TABLES": ",".join(tables),
-                "CONSUMER_FUNCTION_NAME": consumer.function_name,
+                "JUDGE_QUEUE_URL": self.queue.queue_url,
             },
             log_retention_days=log_retention_days,
             powertools_layer_arn=powertools_layer_arn,
             handler=JUDGE_HANDLER,
             description="Judges each watched table's merged figures every flush: escalations, shares, resolutions",
-            failure_handling="A failed run is not retried: the next minute's run reads everything again. Its "
-            "errors, missing runs and failed looks are alarmed.",
+            failure_handling="A failed look is not retried: the next look reads everything again. Its errors, "
+            "missing wake-ups, failed looks and a chain that keeps stopping are alarmed.",
             timeout_seconds=JUDGE_TIMEOUT_SECONDS,
             memory_mb=memory_mb,
             async_retry_attempts=0,
@@ -82,7 +108,7 @@ class Judge(Construct):
         self.rule = events.Rule(
             self,
             "Schedule",
-            description="Wakes the hot-key judge every minute",
+            description="The hot-key judge's watchdog: restarts its chain of looks if it stopped",
             schedule=events.Schedule.rate(Duration.seconds(JUDGE_SCHEDULE_SECONDS)),
             targets=[
                 targets.LambdaFunction(
@@ -97,6 +123,14 @@ class Judge(Construct):
                 "A scheduled run carries no data: one that fails or is not delivered is replaced by the next "
                 "minute's, which reads everything again. The judge's errors and missing runs are alarmed.",
             )
+        # One message at a time: a look is one invocation (a duplicate finds its claim taken).
+        self.function.add_event_source(sources.SqsEventSource(self.queue, batch_size=1))
+        acknowledge(
+            self.function,
+            "Serverless::Serverless-LambdaEventSourceMappingDestination",
+            "A failed look's message is worth nothing once its look is past: the next look (or the watchdog's "
+            "run) reads everything again. The judge's errors and a chain that keeps stopping are alarmed.",
+        )
         self._grant(stats_table, topic, topic_key, what_if)
         self.alarms = self._alarms()
 
@@ -107,8 +141,8 @@ class Judge(Construct):
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="StatsTable",
-                # Incidents and layouts: read by Query, written conditionally (a failed condition returns
-                # the item as it stands: no GetItem); a look's heads are read through the index.
+                # Incidents, layouts and look claims: read by Query, written conditionally (a failed
+                # condition returns the item as it stands: no GetItem); heads are read through the index.
                 actions=["dynamodb:PutItem", "dynamodb:Query"],
                 resources=[stats_table.table_arn],
             )
@@ -124,17 +158,17 @@ class Judge(Construct):
         if what_if is not None:
             topics.append(what_if.topic.topic_arn)
             keys.append(what_if.key.key_arn)
+        role.add_to_policy(
+            iam.PolicyStatement(sid="NextLook", actions=["sqs:SendMessage"], resources=[self.queue.queue_arn])
+        )
         role.add_to_policy(iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=topics))
         role.add_to_policy(
             iam.PolicyStatement(sid="EncryptAlerts", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=keys)
         )
-        # The consumer's IteratorAge: GetMetricData has no resource-level permissions (it is "*" alone).
-        role.add_to_policy(iam.PolicyStatement(sid="StreamLag", actions=["cloudwatch:GetMetricData"], resources=["*"]))
         acknowledge(
             role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-            "Only actions AWS defines on '*' alone: cloudwatch:GetMetricData (the consumer's IteratorAge) and "
-            "xray:PutTraceSegments/PutTelemetryRecords (active tracing).",
+            "Only actions AWS defines on '*' alone: xray:PutTraceSegments/PutTelemetryRecords (active tracing).",
         )
 
     def _alarms(self) -> dict[str, cloudwatch.Alarm]:
@@ -150,16 +184,17 @@ class Judge(Construct):
                 alarm_description="The judge's runs fail: escalations, shares and resolutions wait (read its logs)",
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             ),
-            # Five runs are due in five minutes; fewer than three means the schedule stopped (a disabled
-            # rule, a throttled function): nothing is judged but the consumers' first alarms.
+            # Thirty wake-ups are due in five minutes (a look every flush, the watchdog every minute);
+            # fewer than three means both stopped (a throttled function, a disabled rule and a chain that
+            # broke): nothing is judged but the consumers' first alarms.
             "JudgeNotRunning": runs.create_alarm(
                 self,
                 "NotRunningAlarm",
                 threshold=3,
                 evaluation_periods=1,
                 comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-                alarm_description="The judge is not running every minute: escalations, shares and resolutions "
-                "wait (check its schedule rule and its throttles)",
+                alarm_description="The judge is not looking: escalations, shares and resolutions wait (check its "
+                "throttles, its watchdog rule and its queue)",
                 treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
             ),
             "JudgeLooksFailed": cloudwatch.Metric(
@@ -176,6 +211,24 @@ class Judge(Construct):
                 comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
                 alarm_description="The judge could not look at a table (the stats table throttled or failed, or "
                 "SNS refused a message) in 5 looks of 5 minutes: read its warnings",
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            ),
+            # The watchdog restarts a chain that stopped (once after a deploy); again and again means the
+            # looks happen once a minute, not every flush (sends refused, looks timing out).
+            "JudgeChainRestarts": cloudwatch.Metric(
+                namespace=NAMESPACE,
+                metric_name="JudgeChainRestarts",
+                dimensions_map={"service": SERVICE},
+                statistic="Sum",
+                period=Duration.minutes(15),
+            ).create_alarm(
+                self,
+                "ChainRestartsAlarm",
+                threshold=3,
+                evaluation_periods=1,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                alarm_description="The judge's chain of looks keeps stopping and its watchdog restarting it: it looks "
+                "once a minute instead of every flush (read its errors: sends to its queue, looks timing out)",
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             ),
         }

@@ -10,6 +10,7 @@ from aws_cdk import Aws, Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -17,11 +18,11 @@ from constructs import Construct
 from hotkeys.deployment import ITERATOR_AGE_ALARM_MS
 from hotkeys.detector.names import INDEX_METRIC_PREFIX, NAMESPACE, SERVICE
 
+# The function's metrics the dashboard graphs: RecordsCounted is in every EMF line; the others are
+# published only in a minute that had some (hotkeys.detector.handlers.app.RARE_METRICS), so their graphs
+# show gaps, not zeros.
 DETECTOR_METRICS = (
     "RecordsCounted",
-    "KeysOverOnePercent",
-    "SummarySize",
-    "StatsWrites",
     "AlertsPublished",
     "ItemsArchived",
     "MalformedRecords",
@@ -31,6 +32,15 @@ DETECTOR_METRICS = (
     "StatesDiscarded",
     "TtlIgnoredItems",
 )
+# Figures of each flush that are properties of the EMF line, not metrics (app.LINE_PROPERTIES): the
+# dashboard shows them with a CloudWatch Logs Insights query of the function's log group.
+LINE_PROPERTIES_QUERY = (
+    "filter ispresent(SummarySize)",
+    "stats sum(StatsWrites) as StatsWrites, max(SummarySize) as SummarySize, "
+    "max(KeysOverOnePercent) as KeysOverOnePercent by bin(1m)",
+)
+# The alarms a lean deployment keeps (-c lean): the ones that say the detector stopped doing its work.
+LEAN_ALARMS = ("IteratorAge", "DeadLetters", "Errors")
 
 ALARM_WIDGET_WIDTH = 6
 
@@ -115,10 +125,14 @@ class Monitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         topic: sns.ITopic,
         undelivered_alerts: dict[str, sqs.IQueue] | None = None,
+        log_group: logs.ILogGroup | None = None,
+        lean: bool = False,
     ) -> None:
+        """``lean`` (-c lean): no dashboard, and of the alarms on the consumer only ``LEAN_ALARMS``."""
         super().__init__(scope, construct_id)
         self._topic = topic
         minute = Duration.minutes(1)
+        # The alarms that say the detector stopped doing its work (``LEAN_ALARMS``: a lean deployment's too).
         self.alarms = {
             # Records expire from the stream after 24 h; 15 min of lag is the time to act.
             "IteratorAge": function.metric("IteratorAge", statistic="Maximum", period=minute).create_alarm(
@@ -142,6 +156,33 @@ class Monitoring(Construct):
                 3,
                 "The detector function is failing (batches are being retried)",
             ),
+        }
+        if not lean:
+            self.alarms.update(self._health_alarms(function))
+        for alarm in self.alarms.values():
+            self._notify(alarm)
+        self._alarm_grid = WidgetGrid()
+        self.dashboard: cloudwatch.Dashboard | None = None
+        self.dashboard_url: str | None = None
+        if not lean:
+            self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
+            # The alarms first on the dashboard; ``watch_queue`` adds to them after construction.
+            self.dashboard.add_widgets(self._alarm_grid)
+            for name, alarm in self.alarms.items():
+                self._show_alarm(name, alarm)
+        for name, queue in (undelivered_alerts or {}).items():
+            self.watch_queue(
+                f"Undelivered{name}",
+                queue,
+                f"Alert messages to {name} could not be delivered: they wait in {queue.node.path}",
+            )
+        if self.dashboard is not None:
+            self._graphs(log_group)
+
+    def _health_alarms(self, function: lambda_.IFunction) -> dict[str, cloudwatch.Alarm]:
+        """The consumer's throttles, and the data's health: each on a count the function publishes only
+        when it is not zero (missing data is no breach)."""
+        return {
             "Throttles": self._at_least(
                 "ThrottlesAlarm",
                 function.metric_throttles(period=Duration.minutes(5), statistic="Sum"),
@@ -182,20 +223,11 @@ class Monitoring(Construct):
                 TTL_IGNORED,
             ),
         }
-        for alarm in self.alarms.values():
-            self._notify(alarm)
-        self.dashboard = cloudwatch.Dashboard(self, "Dashboard", default_interval=Duration.hours(3))
-        # The alarms first on the dashboard; ``watch_queue`` adds to them after construction.
-        self._alarm_grid = WidgetGrid()
-        self.dashboard.add_widgets(self._alarm_grid)
-        for name, alarm in self.alarms.items():
-            self._show_alarm(name, alarm)
-        for name, queue in (undelivered_alerts or {}).items():
-            self.watch_queue(
-                f"Undelivered{name}",
-                queue,
-                f"Alert messages to {name} could not be delivered: they wait in {queue.node.path}",
-            )
+
+    def _graphs(self, log_group: logs.ILogGroup | None) -> None:
+        """The dashboard's graphs of the function's metrics, its EMF line's properties and its indexes."""
+        assert self.dashboard is not None
+        minute = Duration.minutes(1)
         self.dashboard.add_widgets(
             *[
                 cloudwatch.GraphWidget(
@@ -206,7 +238,7 @@ class Monitoring(Construct):
                             namespace=NAMESPACE,
                             metric_name=name,
                             dimensions_map={"service": SERVICE},
-                            statistic="Maximum" if name == "SummarySize" else "Sum",
+                            statistic="Sum",
                             period=minute,
                         )
                     ],
@@ -214,6 +246,16 @@ class Monitoring(Construct):
                 for name in DETECTOR_METRICS
             ]
         )
+        if log_group is not None:
+            self.dashboard.add_widgets(
+                cloudwatch.LogQueryWidget(
+                    title="Each flush: stats writes, keys per summary, keys over 1% (EMF line properties)",
+                    width=24,
+                    log_group_names=[log_group.log_group_name],
+                    query_lines=list(LINE_PROPERTIES_QUERY),
+                    view=cloudwatch.LogQueryVisualizationType.LINE,
+                )
+            )
         # Every counted index's write units, one line per "<table>/<index>" (a search expression:
         # indexes appear as the function counts them, without redeploying).
         index_metric = INDEX_METRIC_PREFIX.rstrip("/")
@@ -249,6 +291,11 @@ class Monitoring(Construct):
         self.watch(name, alarm)
         return alarm
 
+    def add_widgets(self, *widgets: cloudwatch.IWidget) -> None:
+        """Widgets on the dashboard, if there is one (a lean deployment has none)."""
+        if self.dashboard is not None:
+            self.dashboard.add_widgets(*widgets)
+
     def watch(self, name: str, alarm: cloudwatch.Alarm) -> None:
         """An alarm made elsewhere (another function's), notifying the topic and shown like the others."""
         if name in self.alarms:
@@ -259,7 +306,7 @@ class Monitoring(Construct):
 
     def graph(self, title: str, statistics: Mapping[str, str]) -> None:
         """One graph of the detector's own metrics, each with its statistic per minute (name → statistic)."""
-        self.dashboard.add_widgets(
+        self.add_widgets(
             cloudwatch.GraphWidget(
                 title=title,
                 width=24,
@@ -281,6 +328,8 @@ class Monitoring(Construct):
         alarm.add_ok_action(actions.SnsAction(self._topic))
 
     def _show_alarm(self, name: str, alarm: cloudwatch.Alarm) -> None:
+        if self.dashboard is None:
+            return
         self._alarm_grid.add(cloudwatch.AlarmWidget(title=name, alarm=alarm, width=ALARM_WIDGET_WIDTH))
 
     def _at_least(self, alarm_id: str, metric: cloudwatch.Metric, threshold: int, description: str) -> cloudwatch.Alarm:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from hotkeys.deployment import STARTING_POSITIONS
+from hotkeys.deployment import JUDGE_MEMORY_MB, STARTING_POSITIONS
 from hotkeys.detector.config import (
     OPTION_BY_VARIABLE,
     OPTIONS,
@@ -168,13 +168,23 @@ STACK_OPTIONS: tuple[Option, ...] = (
         "Its reports show keys in plaintext: off by default with tableKmsKeyArns or keyDisplay=hash, and a synth "
         "warning if set true there (docs/decisions.md §67)",
         context_key="throttledKeyInsights",
-        default_text="true (false with tableKmsKeyArns or keyDisplay=hash)",
+        default_text="true (false with lean, tableKmsKeyArns or keyDisplay=hash)",
+    ),
+    Option(
+        "lean",
+        "lean",
+        "flag",
+        False,
+        "true: the lean deployment (docs/cost.md, `hotkeys cost --lean`): no dashboard, no DynamoDB throttle alarms "
+        "nor their explainer, Contributor Insights off unless throttledKeyInsights=true, and of the consumer's "
+        "alarms only iterator age, dead letters and errors (the judge's and the alert subscribers' stay)",
+        context_key="lean",
     ),
     Option(
         "judge_memory_mb",
         "judgeMemoryMb",
         "int",
-        256,
+        JUDGE_MEMORY_MB,
         "the judge function's memory (its CPU share): it parses every shard's heads each look; raise it for "
         "thousands of shards (docs/cost.md, 'The judge')",
         low=128,
@@ -266,7 +276,9 @@ class DetectorOptions:
     throttled_key_insights: bool = True
     # Why Contributor Insights' reports would expose protected keys (``keys_in_plaintext_concern``), if so.
     plaintext_concern: str | None = None
-    judge_memory_mb: int = 256
+    # No dashboard, throttle alarms or data-health alarms (docs/cost.md, "The lean deployment").
+    lean: bool = False
+    judge_memory_mb: int = JUDGE_MEMORY_MB
     # Lambda's own records of each consumer invocation (docs/decisions.md §65).
     consumer_system_log_level: str = "WARN"
     powertools_layer_arn: str | None = None
@@ -535,9 +547,11 @@ def keys_in_plaintext_concern(context: Mapping[str, Any]) -> str | None:
 
 
 def _throttled_key_insights(context: Mapping[str, Any]) -> bool:
-    """On by default; off by default where its reports would show keys in plaintext (``keys_in_plaintext_concern``),
-    unless asked for (the stack then warns at synth)."""
-    if _get(context, "throttledKeyInsights") is None and keys_in_plaintext_concern(context):
+    """On by default; off by default in a lean deployment, and where its reports would show keys in plaintext
+    (``keys_in_plaintext_concern``), unless asked for (the stack then warns at synth, for the latter)."""
+    if _get(context, "throttledKeyInsights") is None and (
+        _stack_option(context, "lean") or keys_in_plaintext_concern(context)
+    ):
         return False
     return bool(_stack_option(context, "throttledKeyInsights"))
 
@@ -641,6 +655,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
         table_kms_key_arns=_list(context, "tableKmsKeyArns"),
         throttled_key_insights=_throttled_key_insights(context),
         plaintext_concern=keys_in_plaintext_concern(context),
+        lean=_stack_option(context, "lean"),
         judge_memory_mb=_stack_option(context, "judgeMemoryMb"),
         consumer_system_log_level=_stack_option(context, "consumerSystemLogLevel"),
         powertools_layer_arn=_stack_option(context, "powertoolsLayerArn"),

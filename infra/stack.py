@@ -60,15 +60,39 @@ class HotKeyDetectorStack(Stack):
             options=options,
             data_key=self.control_tower.key if self.control_tower else None,
         )
+        self.throttle_alarms: ThrottleAlarms | None = None
+        self.throttle_explainer: ThrottleExplainer | None = None
+        if not options.lean:
+            self._throttles(detector, tables, options)
+        CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
+        CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
+        if detector.what_if is not None:
+            CfnOutput(self, "WhatIfTopicArn", value=detector.what_if.topic.topic_arn)
+        CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
+        CfnOutput(self, "ArchiveDatabaseName", value=detector.archive.database_name)
+        CfnOutput(self, "DeadLetterQueueUrl", value=detector.dead_letters.queue.queue_url)
+        if detector.monitoring.dashboard_url is not None:
+            CfnOutput(self, "DashboardUrl", value=detector.monitoring.dashboard_url)
+        for watched in tables:
+            if isinstance(watched.table, dynamodb.TableV2):
+                CfnOutput(self, "DemoTableName", value=watched.table.table_name)
+        if self.control_tower:
+            # Last: every log group, key, queue and function of the finished stack.
+            self.control_tower.apply(self)
+
+    def _throttles(self, detector: HotKeyDetector, tables: list[WatchedTable], options: DetectorOptions) -> None:
+        """DynamoDB's throttle alarms, their explainer, and their graphs (not in a lean deployment)."""
         # DynamoDB's own throttle metrics by cause, per table and GSI, on the same alert topic.
-        self.throttle_alarms = ThrottleAlarms(self, "ThrottleAlarms", tables=tables, topic=detector.alerts.topic)
+        self.throttle_alarms = alarms = ThrottleAlarms(
+            self, "ThrottleAlarms", tables=tables, topic=detector.alerts.topic
+        )
         # Each throttle alarm also invokes the explainer, which names the keys and the limit hit. CloudWatch's
         # own notification stays on the topic: a throttle is still reported if the explainer fails.
-        self.throttle_explainer = ThrottleExplainer(
+        self.throttle_explainer = explainer = ThrottleExplainer(
             self,
             "ThrottleExplainer",
-            alarms=self.throttle_alarms.alarms,
-            alarm_name_prefix=self.throttle_alarms.name_prefix,
+            alarms=alarms.alarms,
+            alarm_name_prefix=alarms.name_prefix,
             topic=detector.alerts.topic,
             topic_key=detector.alerts.key,
             stats_table=detector.stats.table,
@@ -84,25 +108,11 @@ class HotKeyDetectorStack(Stack):
         # Its failed invocations are alarmed and shown like the detector's other queues.
         detector.monitoring.watch_queue(
             UNDELIVERED_EXPLANATIONS,
-            self.throttle_explainer.undelivered,
-            self.throttle_explainer.undelivered_description,
+            explainer.undelivered,
+            explainer.undelivered_description,
         )
         # DynamoDB's throttle metrics on the same dashboard, one graph per table and GSI, as alarmed.
-        detector.monitoring.dashboard.add_widgets(*self.throttle_alarms.widgets())
-        CfnOutput(self, "StatsTableName", value=detector.stats.table.table_name)
-        CfnOutput(self, "AlertTopicArn", value=detector.alerts.topic.topic_arn)
-        if detector.what_if is not None:
-            CfnOutput(self, "WhatIfTopicArn", value=detector.what_if.topic.topic_arn)
-        CfnOutput(self, "ArchiveBucketName", value=detector.archive.bucket.bucket_name)
-        CfnOutput(self, "ArchiveDatabaseName", value=detector.archive.database_name)
-        CfnOutput(self, "DeadLetterQueueUrl", value=detector.dead_letters.queue.queue_url)
-        CfnOutput(self, "DashboardUrl", value=detector.monitoring.dashboard_url)
-        for watched in tables:
-            if isinstance(watched.table, dynamodb.TableV2):
-                CfnOutput(self, "DemoTableName", value=watched.table.table_name)
-        if self.control_tower:
-            # Last: every log group, key, queue and function of the finished stack.
-            self.control_tower.apply(self)
+        detector.monitoring.add_widgets(*alarms.widgets())
 
     def _watched_tables(self, source: SourceSpec, options: DetectorOptions) -> list[WatchedTable]:
         if source.mode == "demo":

@@ -19,10 +19,17 @@ LAMBDA_ARCHITECTURE = "arm64"
 POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{LAMBDA_RUNTIME}/{POWERTOOLS_VERSION}"
 HANDLER = "hotkeys.detector.handlers.app.handler"
 JUDGE_HANDLER = "hotkeys.detector.handlers.judge_app.handler"
-# The judge's schedule (an EventBridge rule) and its function: a run covers one minute of looks
-# (``judge_app.RUN_SECONDS``), so its timeout leaves room for a late start and the last look.
+# The judge's watchdog (an EventBridge rule: alerts.look_chain) and its function: one look per invocation,
+# whose timeout leaves a look at 10,000 shards room (docs/scale.md) besides the watchdog's wait.
 JUDGE_SCHEDULE_SECONDS = 60
 JUDGE_TIMEOUT_SECONDS = 90
+# The judge's memory by default (-c judgeMemoryMb; `hotkeys cost` prices it): its share of a vCPU.
+JUDGE_MEMORY_MB = 256
+# The judge's queue keeps a message hidden this long while an invocation has it (Lambda requires at least
+# the function's timeout), and drops one not delivered in JUDGE_MESSAGE_RETENTION_SECONDS (SQS's least):
+# the watchdog restarts a chain whose message was lost.
+JUDGE_QUEUE_VISIBILITY_SECONDS = 2 * JUDGE_TIMEOUT_SECONDS
+JUDGE_MESSAGE_RETENTION_SECONDS = 60
 DEMO_TABLE_TTL_ATTRIBUTE = "expireAt"
 STREAM_RETENTION_HOURS = 24
 

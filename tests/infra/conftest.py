@@ -31,6 +31,8 @@ MODES: dict[str, dict[str, Any]] = {
     "enable": {"tableName": "orders", "enableStream": "true"},
     # The opt-out: the stack leaves Contributor Insights alone (the throttle alarms stay)
     "no-insights": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM, "throttledKeyInsights": "false"},
+    # The lean deployment (docs/cost.md): no dashboard, no throttle alarms nor explainer, no Contributor Insights
+    "lean": {"tableName": "orders", "tableStreamArn": EXISTING_STREAM, "lean": "true"},
     "multi": {
         "tableNames": "orders,users",
         "enableStream": "true",

@@ -172,3 +172,24 @@ def test_compliance_mode_keeps_logs_a_year_unless_told_longer() -> None:
     options = options_from_context(COMPLIANCE)
     assert options.vpc_subnet_ids == ("subnet-0123456789abcdef0", "subnet-0fedcba9876543210")
     assert options.vpc_security_group_ids == ("sg-0123456789abcdef0",)
+
+
+@pytest.mark.parametrize(
+    ("context", "lean", "insights"),
+    [
+        ({}, False, True),
+        ({"lean": "true"}, True, False),  # Contributor Insights off in a lean deployment by default
+        ({"lean": "true", "throttledKeyInsights": "true"}, True, True),  # unless asked for
+        ({"lean": "false"}, False, True),
+    ],
+)
+def test_the_lean_option_leaves_contributor_insights_off_unless_asked_for(
+    context: dict[str, Any], lean: bool, insights: bool
+) -> None:
+    options = options_from_context(context)
+    assert (options.lean, options.throttled_key_insights) == (lean, insights)
+
+
+def test_a_lean_value_that_is_not_a_flag_is_refused_naming_the_option() -> None:
+    with pytest.raises(ContextError, match="-c lean must be true or false, got 'maybe'"):
+        options_from_context({"lean": "maybe"})

@@ -1,5 +1,6 @@
-"""The judge as deployed: a function on a one-minute EventBridge schedule, configured like the consumer,
-with alarms of its own, and a role that allows exactly the calls a look makes (recorded on moto)."""
+"""The judge as deployed: a function woken by its own queue after every flush (the chain of looks) and by a
+one-minute EventBridge rule (the watchdog), configured like the consumer, with alarms of its own, and a role
+that allows exactly the calls its wake-ups make (recorded on moto)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,17 @@ import pytest
 from hotkeys.cli.emulation import emulate
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
-from hotkeys.deployment import JUDGE_HANDLER, JUDGE_SCHEDULE_SECONDS, JUDGE_TIMEOUT_SECONDS
+from hotkeys.deployment import (
+    JUDGE_HANDLER,
+    JUDGE_MESSAGE_RETENTION_SECONDS,
+    JUDGE_QUEUE_VISIBILITY_SECONDS,
+    JUDGE_SCHEDULE_SECONDS,
+    JUDGE_TIMEOUT_SECONDS,
+)
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.adapters.look_chain_store import DynamoLookClaims, SqsNextLook
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
+from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import OPTIONS, Settings
 from hotkeys.detector.handlers import judge_app
@@ -52,9 +61,32 @@ def _actions(statement: dict[str, Any]) -> set[str]:
     return set(actions) if isinstance(actions, list) else {actions}
 
 
-def test_the_judge_runs_every_minute_with_its_own_alarms(demo: Synthesized) -> None:
+def test_the_judge_looks_every_flush_through_its_queue_and_a_watchdog_rule(demo: Synthesized) -> None:
     judge_id, judge = _function(demo, JUDGE_HANDLER)
-    # Given the rule: every minute, to the judge, not retried (the next run reads everything again)
+    # Given its queue: SQS-managed encryption, TLS only, a message hidden while an invocation has it for
+    # longer than the function may run, kept no longer than SQS's least (the watchdog replaces a lost one)
+    queues = {logical_id: q for logical_id, q in demo.resources("AWS::SQS::Queue").items() if "Judge" in logical_id}
+    ((queue_id, queue),) = queues.items()
+    assert queue["Properties"]["SqsManagedSseEnabled"] is True
+    assert queue["Properties"]["VisibilityTimeout"] == JUDGE_QUEUE_VISIBILITY_SECONDS >= JUDGE_TIMEOUT_SECONDS
+    assert queue["Properties"]["MessageRetentionPeriod"] == JUDGE_MESSAGE_RETENTION_SECONDS == 60
+    assert "RedrivePolicy" not in queue["Properties"]
+    (policy,) = [
+        p["Properties"]
+        for p in demo.resources("AWS::SQS::QueuePolicy").values()
+        if {"Ref": queue_id} in p["Properties"]["Queues"]
+    ]
+    (deny,) = policy["PolicyDocument"]["Statement"]
+    assert deny["Effect"] == "Deny" and deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    # delivered to the judge one message at a time; each look sends the next to it
+    (mapping,) = [
+        m["Properties"]
+        for m in demo.resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": judge_id}
+    ]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]} and mapping["BatchSize"] == 1
+    assert judge["Environment"]["Variables"]["JUDGE_QUEUE_URL"] == {"Ref": queue_id}
+    # and the rule: every minute, to the judge, not retried (the next run reads everything again)
     (rule,) = demo.resources("AWS::Events::Rule").values()
     assert (
         rule["Properties"]["ScheduleExpression"] == "rate(1 minute)" == f"rate({JUDGE_SCHEDULE_SECONDS // 60} minute)"
@@ -74,10 +106,10 @@ def test_the_judge_runs_every_minute_with_its_own_alarms(demo: Synthesized) -> N
         if c["Properties"]["FunctionName"] == {"Ref": judge_id}
     ]
     assert config["MaximumRetryAttempts"] == 0
-    # and a run has time for its minute of looks (it skips a look with less than MARGIN_SECONDS left)
-    assert judge["Timeout"] == JUDGE_TIMEOUT_SECONDS > judge_app.RUN_SECONDS + judge_app.MARGIN_SECONDS
+    # and a wake-up has time for the watchdog's wait and a look
+    assert judge["Timeout"] == JUDGE_TIMEOUT_SECONDS > 12 + look_chain.CLAIM_GRACE_SECONDS
     assert judge["MemorySize"] == 256
-    # Then three alarms watch it, each notifying the alert topic and shown on the dashboard
+    # Then four alarms watch it, each notifying the alert topic and shown on the dashboard
     topic = {"Ref": demo.logical_id("AWS::SNS::Topic")}
     alarms = {
         logical_id: alarm["Properties"]
@@ -85,14 +117,19 @@ def test_the_judge_runs_every_minute_with_its_own_alarms(demo: Synthesized) -> N
         if logical_id.startswith("DetectorJudge")
     }
     by_metric = {alarm["MetricName"]: alarm for alarm in alarms.values()}
-    assert set(by_metric) == {"Errors", "Invocations", "JudgeLooksFailed"}
+    assert set(by_metric) == {"Errors", "Invocations", "JudgeLooksFailed", "JudgeChainRestarts"}
     assert all(topic in alarm["AlarmActions"] and topic in alarm["OKActions"] for alarm in alarms.values())
-    # runs that stop coming: fewer than 3 of the 5 due in 5 minutes, and no data at all is a breach
+    # wake-ups that stop coming: fewer than 3 of the 30 due in 5 minutes, and no data at all is a breach
     runs = by_metric["Invocations"]
     assert runs["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": judge_id}}]
     assert (runs["Period"], runs["Threshold"], runs["ComparisonOperator"]) == (300, 3, "LessThanThreshold")
     assert runs["TreatMissingData"] == "breaching"
     assert by_metric["Errors"]["Dimensions"] == runs["Dimensions"]
+    # a chain the watchdog keeps restarting (looks once a minute, not every flush); written only when it
+    # happens, so no data is not a breach
+    restarts = by_metric["JudgeChainRestarts"]
+    assert (restarts["Period"], restarts["Threshold"], restarts["TreatMissingData"]) == (900, 3, "notBreaching")
+    assert by_metric["JudgeLooksFailed"]["TreatMissingData"] == "notBreaching"
     shown = json.dumps(demo.dashboard_widgets())
     assert all(f"${{{logical_id}.Arn}}" in shown for logical_id in alarms)
     assert "JudgeLookSeconds" in shown and "JudgeAlertsPublished" in shown
@@ -106,8 +143,8 @@ def test_the_judges_failed_looks_alarm_watches_the_line_the_handler_writes(
         def look(self) -> LookOutcome:
             return LookOutcome(tables=1, failed=1)
 
-    monkeypatch.setattr(judge_app, "_this_judge", lambda: (Settings(stats_table_name="s"), Failing()))
-    monkeypatch.setattr(judge_app, "look_times", lambda start, flush: iter([start]))
+    container = judge_app.Container(Settings(stats_table_name="s"), Failing(), lambda _due: True, lambda *_m: None)  # type: ignore[arg-type]
+    monkeypatch.setattr(judge_app, "_container", lambda: container)
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
 
     class Context:
@@ -135,7 +172,7 @@ def test_the_judges_failed_looks_alarm_watches_the_line_the_handler_writes(
 
 def test_the_judge_is_configured_like_the_consumer(synthesized: dict[str, Synthesized]) -> None:
     multi = synthesized["multi"]
-    consumer_id, consumer = _function(multi, "hotkeys.detector.handlers.app.handler")
+    _consumer_id, consumer = _function(multi, "hotkeys.detector.handlers.app.handler")
     _judge_id, judge = _function(multi, JUDGE_HANDLER)
     ours, theirs = judge["Environment"]["Variables"], consumer["Environment"]["Variables"]
     # Every function setting the consumer runs with, the judge runs with too (one set of thresholds)
@@ -143,10 +180,9 @@ def test_the_judge_is_configured_like_the_consumer(synthesized: dict[str, Synthe
         assert ours.get(option.variable) == theirs.get(option.variable) or option.variable in (
             "ARCHIVE_BUCKET_NAME",
             "WATCHED_TABLES",
-            "CONSUMER_FUNCTION_NAME",
+            "JUDGE_QUEUE_URL",
         ), option.variable
     assert ours["WATCHED_TABLES"] == "orders,users"
-    assert ours["CONSUMER_FUNCTION_NAME"] == {"Ref": consumer_id}
     assert ours["STATS_TABLE_NAME"] == theirs["STATS_TABLE_NAME"]
     assert ours["ALERT_TOPIC_ARN"] == theirs["ALERT_TOPIC_ARN"]
     assert judge["MemorySize"] == 1024  # -c judgeMemoryMb=1024
@@ -172,8 +208,9 @@ def _iam_of(service: str, operation: str, params: dict[str, Any]) -> tuple[str, 
         return f"dynamodb:{operation}", f"{table}/index/{params['IndexName']}" if params.get("IndexName") else table
     if service == "sns":
         return f"sns:{operation}", params["TopicArn"]
-    if service == "cloudwatch" and operation == "GetMetricData":
-        return "cloudwatch:GetMetricData", "*"
+    if service == "sqs":
+        name = params["QueueUrl"].rsplit("/", 1)[-1]
+        return f"sqs:{operation}", f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"
     raise AssertionError(f"{service} {operation}: teach _iam_of its resource")
 
 
@@ -211,19 +248,32 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
             )
         lineages.append([(f"shardId-{shard}", records)])
     emulate(counting, AwsClients(), lineages, judge=False)
-    # When a judge with the deployed wiring (the consumer's IteratorAge from CloudWatch) looks on its schedule
+    # When a judge with the deployed wiring (each table's lag reports and claims in the stats table, the
+    # next look's message on its queue) is woken after every flush
     clients = RecordingClients()
-    settings = Settings(stats_table_name=stats, alert_topic_arn=topic_arn, consumer_function_name="consumer")
+    queue_url = boto3.client("sqs").create_queue(QueueName="judge-looks")["QueueUrl"]
+    settings = Settings(stats_table_name=stats, alert_topic_arn=topic_arn)
     now = [float(T0 + 6)]
     judge = build_judge(settings, clients, clock=lambda: now[0], tables=("tickets",))
-    # (and another judge at once, looking first every other time: a run that overran its minute)
+    claims = DynamoLookClaims(clients.resource("dynamodb").Table(stats))
+    send = SqsNextLook(clients.client("sqs"), queue_url)
+    # (and another judge at once, woken first every other time for the same look: a duplicate message)
     other = build_judge(settings, AwsClients(), clock=lambda: now[0], tables=("tickets",))
+    other_claims = DynamoLookClaims(AwsClients().resource("dynamodb").Table(stats))
     outcomes = []
+
+    def wake(found: Any, claimed: Any) -> None:
+        woke = look_chain.wake(
+            found.look, claimed, send, lambda: now[0], lambda _s: None, settings.flush_seconds, int(now[0])
+        )
+        outcomes.extend([woke.outcome] if woke.outcome is not None else [])
+
     while now[0] < T0 + 600:
         if int(now[0]) // settings.flush_seconds % 2:
-            outcomes.append(other.look())
-        outcomes.append(judge.look())
+            wake(other, other_claims)
+        wake(judge, claims)
         now[0] += settings.flush_seconds
+    assert len(outcomes) == (600 - 6) // settings.flush_seconds + 1  # each look made once
     # (the limit's incident and the share's: each started once and resolved once between them)
     assert sum(o.started for o in outcomes) == 2 and sum(o.resolved for o in outcomes) == 2
     # Then every call it made is allowed by its role as deployed
@@ -233,6 +283,11 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
     names = {
         demo.logical_id("AWS::DynamoDB::GlobalTable", "Stats"): stats_arn,
         demo.logical_id("AWS::SNS::Topic"): topic_arn,
+        **{
+            logical_id: f"arn:aws:sqs:{REGION}:{ACCOUNT}:judge-looks"
+            for logical_id in demo.resources("AWS::SQS::Queue")
+            if "Judge" in logical_id
+        },
     }
     used = {_iam_of(service, operation, params) for service, operation, params in clients.calls}
     for action, resource in used:
@@ -243,9 +298,16 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
             )
             for statement in statements
         ), (action, resource)
-    # and it is granted nothing it does not use (besides tracing, and the topic key SNS uses on its behalf)
+    # and it is granted nothing it does not use (besides tracing, the topic key SNS uses on its behalf, and
+    # what Lambda's poller does with the role to deliver the queue's messages)
     granted = {action for statement in statements for action in _actions(statement)}
+    assert ("sqs:SendMessage", f"arn:aws:sqs:{REGION}:{ACCOUNT}:judge-looks") in used
     assert granted - {action for action, _resource in used} == {
+        "sqs:ReceiveMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueUrl",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
         "kms:GenerateDataKey",

@@ -103,8 +103,11 @@ def test_streams_are_mapped_by_the_projects_handler_only_after_the_consumers_gra
     synthesized: dict, mode: str
 ) -> None:
     synth = synthesized[mode]
-    # No CloudFormation mapping: it would be replaced (and roll back) on a starting position change
-    assert not synth.resources("AWS::Lambda::EventSourceMapping")
+    # No CloudFormation mapping of a stream: it would be replaced (and roll back) on a starting position
+    # change (the judge's queue is the one mapping there is: infra/test_judge.py)
+    judge_queue = synth.logical_id("AWS::SQS::Queue", "DetectorJudgeLooks")
+    (queue_mapping,) = synth.resources("AWS::Lambda::EventSourceMapping").values()
+    assert queue_mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [judge_queue, "Arn"]}
     consumer = synth.logical_id("AWS::Lambda::Function", "DetectorConsumer")
     role_policy = synth.logical_id("AWS::IAM::Policy", "DetectorConsumerRole")
     for resource in synth.resources(STREAM_MAPPING_TYPE).values():
@@ -399,8 +402,14 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
     for alarm in alarms.values():
         assert topic in alarm["AlarmActions"]
     dashboard = json.dumps(demo.only("AWS::CloudWatch::Dashboard"))
-    for metric in ("RecordsCounted", "KeysOverOnePercent", "SummarySize", "StatsWrites", "IteratorAge"):
+    for metric in ("RecordsCounted", "IteratorAge"):
         assert metric in dashboard
+    # and the flush figures the EMF line carries as properties (not metrics), queried from the consumer's logs
+    (query,) = [w for w in demo.dashboard_widgets() if w["type"] == "log"]
+    consumer_logs = demo.logical_id("AWS::Logs::LogGroup", "DetectorConsumerLogs")
+    assert f"SOURCE '${{{consumer_logs}}}'" in query["properties"]["query"]
+    for figure in ("StatsWrites", "SummarySize", "KeysOverOnePercent"):
+        assert figure in query["properties"]["query"]
     # and every counted index's write units, found by name as the function emits them
     assert "SEARCH('{HotKeyDetector,service} IndexWriteUnits', 'Sum', 60)" in dashboard.replace("\\", "")
 
@@ -426,8 +435,8 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
         for alarm in demo.resources("AWS::CloudWatch::Alarm").values()
         if alarm["Properties"].get("Namespace") not in ("AWS/DynamoDB", "AWS/Lambda", "AWS/SQS")
     ]
-    # (the judge's JudgeLooksFailed: test_the_judge_runs_every_minute_with_its_own_alarms)
-    ours = [alarm for alarm in ours if alarm["MetricName"] != "JudgeLooksFailed"]
+    # (the judge's: test_the_judge_looks_every_flush_through_its_queue_and_a_watchdog_rule)
+    ours = [alarm for alarm in ours if alarm["MetricName"] not in ("JudgeLooksFailed", "JudgeChainRestarts")]
     assert {alarm["MetricName"] for alarm in ours} == {
         "RecordsWithoutImages",
         "ArchiveObjectsSpooled",
@@ -439,6 +448,10 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
         assert alarm["Namespace"] == directive["Namespace"] and alarm["MetricName"] in emitted, alarm
         assert alarm["Dimensions"] == dimensions, alarm
         assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+        # each such count is published only when it is not zero (a metric is billed per hour it is
+        # published in): a minute without one is missing data, which must not breach
+        assert alarm["MetricName"] not in _record_metrics_of(BatchOutcome(counted=1)), alarm
+        assert alarm["TreatMissingData"] == "notBreaching", alarm
     # and the consumer runs with that namespace and service (Powertools reads them from its environment)
     consumer = next(
         f["Properties"]
@@ -454,13 +467,24 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
     assert "nothing to do" in discarded["AlarmDescription"] and "warnings" in discarded["AlarmDescription"]
 
 
+def _record_metrics_of(outcome: Any) -> set[str]:
+    """The metric names of the EMF line ``outcome`` makes."""
+    from hotkeys.detector.handlers.app import _record_metrics
+    from hotkeys.detector.observability import metrics
+
+    _record_metrics(outcome)
+    names = set(metrics.metric_set)
+    metrics.clear_metrics()
+    return names
+
+
 def _alarms_shown(widget: dict[str, Any]) -> list[str]:
     """The alarms an alarm widget shows (CloudWatch dashboard body: ``properties.annotations.alarms``)."""
     alarms: list[str] = widget["properties"].get("annotations", {}).get("alarms", [])
     return alarms
 
 
-@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "lean"])  # (lean: no throttle alarms)
 def test_the_throttle_explainers_failed_invocations_are_alarmed_like_the_detectors_queues(
     synthesized: dict, mode: str
 ) -> None:
@@ -503,7 +527,7 @@ def test_the_throttle_explainers_failed_invocations_are_alarmed_like_the_detecto
     assert [w["properties"]["title"] for w in shown] == ["UndeliveredThrottleExplanations"]
 
 
-@pytest.mark.parametrize("mode", list(MODES))
+@pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "lean"])  # (lean: no dashboard)
 def test_every_health_alarm_is_on_the_dashboard_once_and_no_widget_overlaps_another(
     synthesized: dict, mode: str
 ) -> None:
@@ -666,9 +690,10 @@ def test_cloudwatch_alarms_may_publish_to_the_encrypted_topic(synthesized: dict,
 
 def test_every_dead_letter_and_undelivered_alert_queue_has_an_alarm(synthesized: dict) -> None:
     # Given the mode with e-mail and webhook subscribers (four queues: stream batches, e-mails, webhook,
-    # the throttle explainer's undelivered invocations)
+    # the throttle explainer's undelivered invocations; besides them the judge's looks, which holds nothing
+    # to lose: alarmed by its chain's restarts, infra/test_judge.py)
     synth = synthesized["multi"]
-    queues = set(synth.resources("AWS::SQS::Queue"))
+    queues = set(synth.resources("AWS::SQS::Queue")) - {synth.logical_id("AWS::SQS::Queue", "DetectorJudgeLooks")}
     assert len(queues) == 4
     topic = {"Ref": synth.logical_id("AWS::SNS::Topic")}
     watched = set()
@@ -763,6 +788,53 @@ def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesi
     # two existing tables: each table's throttle alarms and those over its GSIs (GSIs unknown at synth time)
     throttles = 2 * 2 * cost.THROTTLE_ALARMS_PER_SCOPE
     assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + throttles + len(undelivered)
+    # and the lean deployment's (one existing table): its alarms, no throttle alarm, no dashboard
+    lean = synthesized["lean"]
+    assert len(lean.resources("AWS::CloudWatch::Alarm")) == cost.LEAN_ALARMS
+    assert not lean.resources("AWS::CloudWatch::Dashboard")
+
+
+def test_the_lean_deployment_keeps_the_alarms_that_say_the_detector_stopped_and_nothing_else(
+    synthesized: dict,
+) -> None:
+    from infra.monitoring import LEAN_ALARMS
+
+    lean, full = synthesized["lean"], synthesized["existing"]
+    alarms = lean.resources("AWS::CloudWatch::Alarm")
+    # Given the lean deployment of an existing table: no DynamoDB throttle alarm, none on the data's health
+    assert not [a for a in alarms.values() if a["Properties"].get("Namespace") == "AWS/DynamoDB"]
+    assert not [a for a in alarms.values() if "Metrics" in a["Properties"]]  # (the GSIs' Metrics Insights alarms)
+    consumer = {"Ref": _function_id(lean, "hotkeys.detector.handlers.app.handler")}
+    consumers = {
+        a["Properties"]["MetricName"]
+        for a in alarms.values()
+        if {"Name": "FunctionName", "Value": consumer} in a["Properties"].get("Dimensions", [])
+        or a["Properties"].get("Namespace") == "AWS/SQS"
+        or a["Properties"].get("MetricName") in ("RecordsWithoutImages", "RecordsOutOfOrder", "TtlIgnoredItems")
+    }
+    # Then the consumer keeps its lag, dead-letter and error alarms (LEAN_ALARMS), and the judge its own
+    assert consumers == {"IteratorAge", "ApproximateNumberOfMessagesVisible", "Errors"}
+    assert set(LEAN_ALARMS) == {"IteratorAge", "DeadLetters", "Errors"}
+    judges = [logical_id for logical_id in alarms if logical_id.startswith("DetectorJudge")]
+    assert judges and sorted(judges) == sorted(
+        i for i in full.resources("AWS::CloudWatch::Alarm") if i.startswith("DetectorJudge")
+    )
+    # and every alarm still notifies the topic
+    topic = {"Ref": lean.logical_id("AWS::SNS::Topic")}
+    assert all(topic in a["Properties"]["AlarmActions"] for a in alarms.values())
+    # No dashboard, no throttle explainer, no Contributor Insights turned on
+    assert not lean.resources("AWS::CloudWatch::Dashboard") and "DashboardUrl" not in lean.template["Outputs"]
+    handlers = {f["Properties"].get("Handler") for f in lean.resources("AWS::Lambda::Function").values()}
+    assert not [h for h in handlers if h and "throttle" in h]
+    assert any(
+        h and "throttle" in h
+        for h in {f["Properties"].get("Handler") for f in full.resources("AWS::Lambda::Function").values()}
+    )
+    assert not [r for r in lean.template["Resources"].values() if "Insights" in r["Type"]]
+    assert [r for r in full.template["Resources"].values() if "Insights" in r["Type"]]
+    # and the rest of the deployment is the full one's: the consumer, its mapping, the judge, the stats table
+    for kind in ("Custom::StreamMapping", "AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Events::Rule"):
+        assert len(lean.resources(kind)) == len(full.resources(kind)) - (kind == "AWS::SQS::Queue"), kind
 
 
 def _via(service: str) -> dict[str, Any]:
@@ -848,3 +920,25 @@ def test_destroy_keeps_the_archive_and_deletes_the_rest_as_the_readme_says(demo:
     ):
         kinds = [policy for logical_id, (k, policy) in policies.items() if k == kind]
         assert kinds and set(kinds) == {"Delete"}, kind
+
+
+@pytest.mark.parametrize("mode", ["demo", "lean"])
+def test_every_alarm_on_a_metric_published_only_when_not_zero_treats_missing_data_as_not_breaching(
+    synthesized: dict, mode: str
+) -> None:
+    from hotkeys.cli import cost as model
+    from hotkeys.detector.names import NAMESPACE
+
+    # The metrics in every line (the consumer's RecordsCounted, the judge's JudgeLooks and JudgeLookSeconds:
+    # hotkeys cost prices them every hour); every other metric of ours is published only when it is not zero
+    always = {"RecordsCounted", "JudgeLooks", "JudgeLookSeconds"}
+    assert len(always) == model.CONSUMER_METRICS_ALWAYS + model.JUDGE_METRICS_ALWAYS
+    ours = [
+        alarm["Properties"]
+        for alarm in synthesized[mode].resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"].get("Namespace") == NAMESPACE
+    ]
+    assert ours
+    for alarm in ours:
+        if alarm["MetricName"] not in always:
+            assert alarm["TreatMissingData"] == "notBreaching", alarm

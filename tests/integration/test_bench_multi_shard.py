@@ -80,8 +80,14 @@ def test_the_detection_latency_benchmark_reports_its_figures(tmp_path: Path) -> 
         "truth_p99_seconds",
         "quiet_resolution_seconds",
     }
-    (schedule,) = result["schedules"]
-    assert schedule["shards"] == 2 and all(entry["published"] >= 0 for entry in schedule["latencies"])
+    # and each figure is given per phase of the judge's watchdog, the schedule run at each
+    assert set(summary["by_phase"]) == {"0", "15", "37", "55", "drawn"} == set(summary["phases"])
+    assert all(figures["crossings"] == summary["crossings"] // 5 for figures in summary["by_phase"].values())
+    assert summary["target_met"] == all(figures["target_met"] for figures in summary["by_phase"].values())
+    phases = [schedule["phase"] for schedule in result["schedules"]]
+    assert phases[:4] == [0.0, 15.0, 37.0, 55.0] and 0 <= phases[4] < 60 and len(phases) == 5
+    for schedule in result["schedules"]:
+        assert schedule["shards"] == 2 and all(entry["published"] >= 0 for entry in schedule["latencies"])
 
 
 def test_the_stats_requests_benchmark_counts_requests_per_operation(tmp_path: Path) -> None:

@@ -65,7 +65,9 @@ def test_the_judge_raises_the_count_when_a_flushs_heads_outgrow_a_partitions_sha
     assert units > layouts.TARGET_SHARE * layouts.PARTITION_WRITE_UNITS
     # When the judge looks
     settings = Settings(stats_table_name=stats_table_name, alert_topic_arn="arn:aws:sns:us-east-1:1:t")
-    judge = build_judge(settings, AwsClients(), clock=lambda: WINDOW + 70.0, lag=lambda: 0.0, tables=("tickets",))
+    judge = build_judge(
+        settings, AwsClients(), clock=lambda: WINDOW + 70.0, lag=lambda _table: 0.0, tables=("tickets",)
+    )
     judge.look()
     # Then the count in force from the current window on spreads those units at TARGET_SHARE per bucket
     (stored,) = store.layouts()

@@ -147,3 +147,75 @@ def test_a_consumer_stuck_on_a_poison_record_holds_back_resolutions_only_until_i
     assert messages(topic) == Counter(
         {("hot", "firing"): 1, ("hot", "resolved"): 1, ("after", "firing"): 1, ("after", "resolved"): 1}
     )
+
+
+@pytest.mark.parametrize("phase", [0.0, 37.0, 55.0])
+def test_a_table_an_hour_behind_delays_nothing_on_another_table(
+    stats_table_name: str, topic: dict[str, str], phase: float
+) -> None:
+    # Given table alpha, read as its records come, with a key hot from second 10 to 25, and table beta,
+    # whose shard is being read an hour behind its records all along, with a key hot in the hour before
+    settings = settings_of(stats_table_name, topic)
+    turns = Turns()
+    timed = Timed(turns, topic["arn"])
+    shards = [
+        traffic([("alpha-hot", 900, 10, 15), ("a-bg", 2, 0, 180)], shard=0, table="alpha"),
+        traffic([("beta-hot", 900, -3590, 15), ("b-bg", 2, -3600, 3780)], shard=1, table="beta"),
+    ]
+    emulate(
+        settings,
+        AwsClients(),
+        lineages_of(shards),
+        mapping=MAPPING,
+        delays=[0.0, 3600.0],
+        turns=turns,
+        publisher=timed,
+        judge_phase=phase,
+    )
+    sent = dict(zip(((a.key, a.status) for a in timed.alerts), timed.times, strict=True))
+    # Then alpha resolves within two windows of its key cooling (beta's lag is beta's own)
+    assert sent[("alpha-hot", "resolved")] <= T0 + 25 + 2 * 60, sent[("alpha-hot", "resolved")] - T0
+    # and beta, judged by its own lag, loses and doubles nothing: fired once, resolved once, after its
+    # records came
+    assert messages(topic) == Counter(
+        {
+            ("alpha-hot", "firing"): 1,
+            ("alpha-hot", "resolved"): 1,
+            ("beta-hot", "firing"): 1,
+            ("beta-hot", "resolved"): 1,
+        }
+    )
+    assert sent[("beta-hot", "resolved")] >= T0 + 25
+
+
+class Timed:
+    """SNS, with the emulated time each message went out."""
+
+    def __init__(self, turns: Turns, topic_arn: str) -> None:
+        self._turns = turns
+        self._sns = SnsPublisher(boto3.client("sns"), topic_arn)
+        self.times: list[float] = []
+        self.alerts: list[Alert] = []
+
+    def publish(self, alert: Alert) -> str:
+        self.times.append(self._turns.now)
+        self.alerts.append(alert)
+        return self._sns.publish(alert)
+
+
+def test_a_tables_own_shard_behind_holds_its_shares_until_its_records_are_in(
+    stats_table_name: str, topic: dict[str, str]
+) -> None:
+    # Given a table on two shards: shard 0 read as its records come, with one key at 30 WCU/s in the first
+    # window (all but all of shard 0's writes), and shard 1 read an hour behind all along, with 400 WCU/s
+    # over 50 other keys in that window (so the key takes 7% of the table's writes: no share alert)
+    settings = dataclasses.replace(settings_of(stats_table_name, topic), share_min_wcu=1000)
+    busy = [(f"other#{n}", 8, 0, 60) for n in range(50)]
+    shards = [
+        traffic([("solo", 30, 0, 60), ("a-bg", 2, 0, 120)], shard=0),
+        traffic([*busy, ("b-bg", 2, -3600, 3720)], shard=1),
+    ]
+    emulate(settings, AwsClients(), lineages_of(shards), mapping=MAPPING, delays=[0.0, 3600.0], judge_phase=37.0)
+    # Then no share alert goes out: the window waited for shard 1's records (the table's own lag), and its
+    # shares are of the writes on every shard
+    assert messages(topic) == Counter()

@@ -153,14 +153,16 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
     for level, sent in (("WARN", 0), ("INFO", system)):
         inputs = cost.CostInputs(writes_per_second=1000, consumer_system_log_level=level)
         invocations = cost.consumer_invocations(inputs)
-        judge = cost.JUDGE_RUNS_PER_MONTH * (judge_run_bytes() + system)
+        wakes = cost.judge_looks(inputs) + cost.JUDGE_WATCHDOG_RUNS_PER_MONTH
+        judge = wakes * (max(judge_wake_bytes(watchdog=False), judge_wake_bytes(watchdog=True)) + system)
         written = invocations * sent + minutes * (len(emf) + 1) + judge
         charged = cost.log_bytes(inputs, invocations)
         assert written <= charged <= 1.2 * written, (level, written, charged)
 
 
-def judge_run_bytes() -> int:
-    """What one judge run prints: its EMF line and its "judge run" line (a run of five looks)."""
+def judge_wake_bytes(watchdog: bool) -> int:
+    """What one wake-up of the judge prints (its EMF line and its "judge look" line): a look woken by its
+    chain's message, or a watchdog run that finds the look claimed by the chain."""
     from hotkeys.detector.alerts.judge import LookOutcome
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers import judge_app
@@ -169,25 +171,37 @@ def judge_run_bytes() -> int:
         def look(self) -> LookOutcome:
             return LookOutcome(tables=1, heads=40, published=0)
 
-    clock = [1_796_083_200.0]
+    due = 1_796_083_206
+    container = judge_app.Container(
+        Settings(stats_table_name="s"),
+        Judge(),  # type: ignore[arg-type]
+        lambda _due: not watchdog,
+        lambda _due, _delay: None,
+    )
+    event: dict[str, Any] = (
+        {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+        if watchdog
+        else {"Records": [{"eventSource": "aws:sqs", "body": json.dumps({"due": due})}]}
+    )
     printed = io.StringIO()
     with (
         pytest.MonkeyPatch.context() as patch,
         redirect_stdout(printed),
     ):
-        patch.setattr(judge_app, "_this_judge", lambda: (Settings(stats_table_name="s"), Judge()))
-        patch.setattr(judge_app.time, "time", lambda: clock[0])
-        patch.setattr(judge_app.time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+        patch.setattr(judge_app, "_container", lambda: container)
+        patch.setattr(judge_app.time, "time", lambda: due + 0.5)
+        patch.setattr(judge_app.time, "sleep", lambda _seconds: None)
         patch.setattr(logger.registered_handler, "stream", printed)
-        judge_app.handler({"source": "aws.events"}, DeployedContext())  # type: ignore[arg-type]
+        judge_app.handler(event, DeployedContext())  # type: ignore[arg-type]
     lines = [line for line in printed.getvalue().splitlines() if line.strip()]
-    assert len(lines) == 2, lines  # the EMF line and the run's line
+    assert 1 <= len(lines) <= 2, lines  # the EMF line (a look made) and the wake-up's line
     return sum(len(line) + 1 for line in lines)
 
 
-def test_the_judges_run_writes_what_the_cost_model_charges(deployed_environment: dict[str, str]) -> None:
-    written = judge_run_bytes()
-    assert 0.8 * cost.JUDGE_LOG_BYTES_PER_RUN <= written <= cost.JUDGE_LOG_BYTES_PER_RUN, written
+def test_the_judges_wake_ups_write_what_the_cost_model_charges(deployed_environment: dict[str, str]) -> None:
+    look, watchdog = judge_wake_bytes(watchdog=False), judge_wake_bytes(watchdog=True)
+    assert 0.8 * cost.JUDGE_LOG_BYTES_PER_LOOK <= look <= cost.JUDGE_LOG_BYTES_PER_LOOK, look
+    assert watchdog <= cost.JUDGE_LOG_BYTES_PER_LOOK, watchdog
 
 
 def test_a_count_an_alarm_watches_is_written_at_once(
@@ -232,3 +246,50 @@ def test_the_modelled_system_records_have_the_documented_shape() -> None:
         (record["type"], set(record["record"])) for record in SYSTEM_RECORDS
     ]
     assert set(report["record"]["metrics"]) == set(SYSTEM_RECORDS[1]["record"]["metrics"])  # type: ignore[index]
+
+
+def _metric_names(line: dict[str, Any]) -> set[str]:
+    (directive,) = line["_aws"]["CloudWatchMetrics"]
+    return {metric["Name"] for metric in directive["Metrics"]}
+
+
+def test_a_rare_count_is_published_only_in_a_line_where_it_happened(
+    deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (CloudWatch bills a custom metric for each hour in which it is published: a zero costs as much as a count)
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+    now = [0.0]
+    container = dataclasses.replace(
+        container_from(deployed_environment, AwsClients()), metrics=app.MetricsBuffer(lambda: now[0])
+    )
+    handler = build_handler(lambda: container)
+    healthy = [record for record in _records(300) if record["eventName"] == "INSERT"]
+
+    def lines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        capfd.readouterr()
+        handler(_event(records), DeployedContext())  # type: ignore[arg-type]
+        return [json.loads(line) for line in capfd.readouterr().out.splitlines() if '"_aws"' in line]
+
+    # Given a minute of healthy inserts (no TTL deletion, nothing redelivered, every image there)
+    assert lines(healthy[:100]) == []
+    now[0] = app.METRICS_SECONDS
+    (quiet,) = lines(healthy[100:200])
+    # Then its line publishes RecordsCounted alone: no rare count, not even as a zero
+    assert _metric_names(quiet) == {"RecordsCounted"}
+    assert not {name for name, _ in app.RARE_METRICS} & set(quiet)
+    # and the flush figures ride along as properties of the line, not metrics
+    assert {name for name, _ in app.LINE_PROPERTIES} <= set(quiet)
+    # When a batch brings a record without images (the stream is not NEW_AND_OLD_IMAGES: an alarm watches it)
+    broken = healthy[200:210]
+    del broken[0]["dynamodb"]["NewImage"]
+    (line,) = lines(broken)
+    # Then that count is published, at once
+    assert "RecordsWithoutImages" in _metric_names(line) and line["RecordsWithoutImages"] == [1]
+    # And items whose TTL DynamoDB ignores (milliseconds) are published in the minute's line
+    late = healthy[210:220]
+    for record in late:
+        record["dynamodb"]["NewImage"]["expireAt"] = {"N": str(T0 * 1000)}
+    assert lines(late) == []
+    now[0] = 2 * app.METRICS_SECONDS
+    (minute,) = lines(healthy[220:230])
+    assert "TtlIgnoredItems" in _metric_names(minute) and minute["TtlIgnoredItems"] == [10]

@@ -158,10 +158,12 @@ def test_the_largest_head_is_the_bound_cost_states(heads_entry_bytes: Callable[[
 
 def test_cost_states_the_heads_cost_at_the_largest_head() -> None:
     # Given 100 shards' worth of writes
-    result = cost.estimate(cost.CostInputs(writes_per_second=100_000))
-    # Then the heads at their largest cost more than at the assumed size, by the ratio of their sizes
-    # (the reads round up to 4 KB per Query)
-    assumed = result["detector"]["stats_heads_index_writes"] + result["detector"]["stats_heads_reads"]
-    assert result["head_kb"] == {"assumed": cost.HEAD_KB, "largest": cost.HEAD_MAX_KB}
-    ratio = cost.HEAD_MAX_KB / cost.HEAD_KB
-    assert ratio * assumed * 0.99 <= result["stats_heads_at_largest"] <= ratio * assumed * 1.01
+    inputs = cost.CostInputs(writes_per_second=100_000)
+    result = cost.estimate(inputs)
+    # Then the heads at their largest cost more than at the measured size (bench.stats_units), by the ratio
+    # of their sizes (the reads round up to 4 KB per Query)
+    measured = cost.heads_cost(inputs)
+    priced = measured["stats_heads_index_writes"] + measured["stats_heads_reads"]
+    assert result["head_kb"] == {"measured": cost.stats_units(inputs)[1], "largest": cost.HEAD_MAX_KB}
+    ratio = cost.HEAD_MAX_KB / cost.stats_units(inputs)[1]
+    assert ratio * priced * 0.99 <= result["stats_heads_at_largest"] <= ratio * priced * 1.01

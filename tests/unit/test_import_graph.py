@@ -146,6 +146,7 @@ def module_path(name: str) -> Path:
 # (tests/esm_faults.py), so any other use is named here first.
 RANDOM_USERS = {
     "hotkeys.cli.generate": "synthetic workloads, seeded",
+    "hotkeys.cli.emulation": "the judge's watchdog phase and its messages' delivery, seeded by the records",
     "hotkeys.detector.consumer.layout": "spreads the layout refresh of a deploy's containers",
 }
 

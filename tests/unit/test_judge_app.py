@@ -1,67 +1,134 @@
-"""The judge's run: woken once a minute, it looks just after each flush boundary of that minute, makes the
-looks it was woken too late for at once, and stops before its time runs out mid-look."""
+"""The judge's handler: which look a wake-up is for (a chain message as Lambda delivers SQS messages, or the
+watchdog's scheduled event), one look per invocation, and the metrics it writes."""
 
 from __future__ import annotations
 
-from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
+import io
+import json
+from contextlib import redirect_stdout
+from typing import Any
+
+import pytest
+
+from hotkeys.detector.alerts.judge import LookOutcome
+from hotkeys.detector.alerts.look_chain import Wake
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers import judge_app
 
-MINUTE = 1_796_083_200  # a minute's start (the epoch's minutes are the schedule's)
+MINUTE = 1_796_083_200
 
 
-def test_a_run_looks_just_after_each_flush_boundary_of_its_minute() -> None:
-    looks = list(judge_app.look_times(MINUTE + 0.4, 12))
-    assert [at - MINUTE for at in looks] == [LOOK_DELAY_SECONDS + 12 * n for n in range(5)] == [6, 18, 30, 42, 54]
-    # woken late, it still covers its minute's looks (those already due at once), and none of the next
-    assert list(judge_app.look_times(MINUTE + 25, 12)) == looks
-    # a flush interval that does not divide the minute: the looks follow the epoch-aligned boundaries
-    odd = list(judge_app.look_times(MINUTE, 25))
-    assert odd and all((at - LOOK_DELAY_SECONDS) % 25 == 0 and MINUTE <= at < MINUTE + 60 for at in odd)
+def sqs_event(*bodies: str) -> dict[str, Any]:
+    """An SQS event as Lambda's event source mapping delivers it (the developer guide's example's fields)."""
+    return {
+        "Records": [
+            {
+                "messageId": f"m-{number}",
+                "receiptHandle": "handle",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1796083200000"},
+                "messageAttributes": {},
+                "md5OfBody": "x",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:judge-looks",
+                "awsRegion": "us-east-1",
+            }
+            for number, body in enumerate(bodies)
+        ]
+    }
 
 
-class Clock:
-    def __init__(self, start: float) -> None:
-        self.now = start
+SCHEDULED = {
+    "version": "0",
+    "id": "e",
+    "detail-type": "Scheduled Event",
+    "source": "aws.events",
+    "account": "123456789012",
+    "time": "2026-12-01T00:00:37Z",
+    "region": "us-east-1",
+    "resources": ["arn:aws:events:us-east-1:123456789012:rule/watchdog"],
+    "detail": {},
+}
 
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
+
+def test_a_wake_up_is_for_its_messages_look_or_the_watchdogs() -> None:
+    assert judge_app.woken_for(sqs_event(json.dumps({"due": MINUTE + 18}))) == MINUTE + 18
+    assert judge_app.woken_for(SCHEDULED) is None
+    # a body the judge did not write is logged and left out (never a traceback, never a look for it)
+    assert judge_app.woken_for(sqs_event("hello", json.dumps({"due": "soon"}))) is None
+    assert judge_app.woken_for(sqs_event("{", json.dumps({"due": MINUTE + 6}))) == MINUTE + 6
 
 
-class Judge:
-    """Looks that take ``seconds`` each, on the run's clock."""
+class Recorder:
+    def __init__(self) -> None:
+        self.claims: set[int] = set()
+        self.sent: list[tuple[int, int]] = []
 
-    def __init__(self, clock: Clock, seconds: float) -> None:
-        self.clock = clock
-        self.seconds = seconds
-        self.looked: list[float] = []
+    def claim(self, due: int) -> bool:
+        fresh = due not in self.claims
+        self.claims.add(due)
+        return fresh
+
+    def send(self, due: int, delay: int) -> None:
+        self.sent.append((due, delay))
+
+
+class OneTable:
+    def __init__(self, outcome: LookOutcome) -> None:
+        self.outcome = outcome
+        self.looks = 0
 
     def look(self) -> LookOutcome:
-        self.looked.append(self.clock.now)
-        self.clock.now += self.seconds
-        return LookOutcome(tables=1, heads=3, published=1)
+        self.looks += 1
+        return self.outcome
 
 
-def test_a_run_makes_every_look_of_its_minute_and_sums_them() -> None:
-    clock = Clock(MINUTE + 0.5)
-    judge = Judge(clock, 0.2)
-    total = judge_app.run(judge, Settings(stats_table_name="s"), lambda: clock.now, clock.sleep, lambda: 90.0)  # type: ignore[arg-type]
-    assert [round(at - MINUTE, 1) for at in judge.looked] == [6, 18, 30, 42, 54]
-    assert (total.tables, total.heads, total.published) == (5, 15, 5)
+def handle(
+    event: dict[str, Any], judge: OneTable, recorder: Recorder, now: float, monkeypatch: pytest.MonkeyPatch
+) -> list[dict[str, Any]]:
+    """The handler with these ports at ``now``; the EMF lines it printed."""
+    container = judge_app.Container(Settings(stats_table_name="s"), judge, recorder.claim, recorder.send)  # type: ignore[arg-type]
+    monkeypatch.setattr(judge_app, "_container", lambda: container)
+    monkeypatch.setattr(judge_app.time, "time", lambda: now)
+    monkeypatch.setattr(judge_app.time, "sleep", lambda _s: None)
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "judge", 256, "r"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:judge"
+
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        judge_app.handler(event, Context())  # type: ignore[arg-type]
+    return [json.loads(text) for text in printed.getvalue().splitlines() if '"_aws"' in text]
 
 
-def test_a_run_skips_a_look_it_may_not_finish_before_its_timeout() -> None:
-    # Given looks of 4 s, and a function with 90 s from its start at the minute's start
-    clock = Clock(MINUTE)
-    judge = Judge(clock, 4.0)
-    deadline = MINUTE + 49.0  # (49 s left at its start)
-    judge_app.run(
-        judge,
-        Settings(stats_table_name="s"),
-        lambda: clock.now,
-        clock.sleep,
-        lambda: deadline - clock.now,  # type: ignore[arg-type]
-    )
-    # Then it looks while twice its longest look (8 s, over MARGIN_SECONDS) fits before the deadline: not at
-    # second 42, with 7 s left
-    assert [at - MINUTE for at in judge.looked] == [6, 18, 30]
+def value(line: dict[str, Any], name: str) -> float:
+    found = line[name]
+    (single,) = found if isinstance(found, list) else [found]
+    return float(single)
+
+
+def test_a_message_makes_its_look_once_and_sends_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge, recorder = OneTable(LookOutcome(tables=2, heads=9)), Recorder()
+    message = sqs_event(json.dumps({"due": MINUTE + 18}))
+    (line,) = handle(message, judge, recorder, MINUTE + 18.7, monkeypatch)
+    assert judge.looks == 1 and recorder.sent == [(MINUTE + 30, 12)]
+    # every look writes its count and lateness; what did not happen is not written (billed per hour)
+    assert value(line, "JudgeLooks") == 2 and value(line, "JudgeLookSeconds") == pytest.approx(0.7)
+    assert not {"JudgeAlertsPublished", "JudgeLooksFailed", "JudgeWhatIfNotices", "JudgeChainRestarts"} & line.keys()
+    # the same message again (SQS delivers at least once): its look is claimed, nothing is made or sent
+    assert handle(message, judge, recorder, MINUTE + 19.0, monkeypatch) == []
+    assert judge.looks == 1 and len(recorder.sent) == 1
+
+
+def test_the_watchdog_restarting_the_chain_and_rare_counts_are_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    judge, recorder = OneTable(LookOutcome(tables=1, failed=1, published=2, what_ifs=1)), Recorder()
+    (line,) = handle(SCHEDULED, judge, recorder, MINUTE + 37.0, monkeypatch)
+    counts = [value(line, name) for name in ("JudgeChainRestarts", "JudgeLooksFailed", "JudgeAlertsPublished")]
+    assert counts == [1, 1, 2] and value(line, "JudgeWhatIfNotices") == 1  # (a minute's run never sent it)
+    assert recorder.sent == [(MINUTE + 42, 5)]
+
+
+def test_publish_metrics_writes_nothing_for_a_look_another_made() -> None:
+    judge_app.publish_metrics(Wake(MINUTE + 6, looked=False))  # (no metric added: no EMF line)

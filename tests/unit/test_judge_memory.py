@@ -272,7 +272,7 @@ class Setup:
         now: float,
         registry: Registry | None = None,
         sent: Sent | None = None,
-        lag: Any = lambda: 0.0,
+        lag: Any = lambda _table: 0.0,
         tables: tuple[str, ...] = ("tickets",),
     ) -> None:
         self.reader, self.incidents, self.sent = Bucketed(heads), Counted(), sent or Sent()
@@ -552,8 +552,8 @@ def test_what_a_look_could_not_do_is_said_in_the_log_with_what_it_concerns(monke
     logged = Logged()
     monkeypatch.setattr(judge_module, "logger", logged)
 
-    def no_lag() -> float:
-        raise RuntimeError("no datapoints")
+    def no_lag(table: str) -> float:
+        raise RuntimeError("lag reports throttled")
 
     class Broken(Registry):
         def layouts(self) -> list[Layout]:
@@ -568,11 +568,11 @@ def test_what_a_look_could_not_do_is_said_in_the_log_with_what_it_concerns(monke
     assert setup.look(T0 + 70) == LookOutcome(failed=1)
     assert logged.lines == [
         ("warning", "judge could not read the layouts; the known ones stand", {"error": "registry throttled"}),
-        ("warning", "stream lag unknown; taken as none", {"error": "no datapoints"}),
+        ("warning", "stream lag unknown; taken as none", {"table": "tickets", "error": "lag reports throttled"}),
         ("warning", "judge could not look at a table", {"table": "tickets", "error": "index throttled"}),
     ]
     # An unknown lag is taken as none
-    assert setup.judge._stream_lag() == 0.0
+    assert setup.judge._stream_lag("tickets") == 0.0
 
 
 def test_incidents_read_again_keep_the_higher_peak_the_judge_saw_and_had_not_written() -> None:

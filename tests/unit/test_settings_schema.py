@@ -45,7 +45,10 @@ SAMPLES: dict[str, tuple[str, Any]] = {
         "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hook",
     ),
     "watched_tables": ("orders, users", "orders, users"),
-    "consumer_function_name": ("HotKeyDetector-Consumer", "HotKeyDetector-Consumer"),
+    "judge_queue_url": (
+        "https://sqs.eu-west-1.amazonaws.com/111122223333/looks",
+        "https://sqs.eu-west-1.amazonaws.com/111122223333/looks",
+    ),
     "partition_key_attribute": ("tenant", "tenant"),
     "count_indexes": ("false", False),
     "summary_capacity": ("50", 50),
@@ -132,7 +135,7 @@ def test_only_what_the_stack_sets_itself_has_no_context_option() -> None:
         "WEBHOOK_SECRET_ARN",
         "ARCHIVE_BUCKET_NAME",
         "WATCHED_TABLES",
-        "CONSUMER_FUNCTION_NAME",
+        "JUDGE_QUEUE_URL",
     }
 
 

@@ -11,9 +11,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS
+from hotkeys.deployment import EVENT_SOURCE, JUDGE_MEMORY_MB, JUDGE_SCHEDULE_SECONDS
 from hotkeys.detector.alerts import judge
-from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
 from hotkeys.detector.config import default_of
 from hotkeys.detector.consumer import layout
 from hotkeys.detector.consumer.state import MAX_COUNTED_INDEXES
@@ -31,14 +30,16 @@ PRICES = {
     "s3_put": 0.005 / 1000,
     "s3_standard_gb_month": 0.023,
     "cloudwatch_logs_ingested_gb": 0.50,
-    "cloudwatch_custom_metric_month": 0.30,  # first 10,000 metrics
-    "cloudwatch_alarm_month": 0.10,  # standard resolution
+    # first 10,000 metrics; "prorated by the hour": a metric costs only the hours in which it is published
+    "cloudwatch_custom_metric_month": 0.30,
+    "cloudwatch_alarm_month": 0.10,  # per alarm metric, standard resolution
     "cloudwatch_dashboard_month": 3.00,
     "contributor_insights_rule_month": 0.50,
     "contributor_insights_event": 0.03 / 1e6,
-    "cloudwatch_get_metric_data_metric": 0.01 / 1000,  # per metric requested
+    "sqs_request": 0.40 / 1e6,  # standard queue, per request (of up to 64 KB); SSE-SQS adds nothing
 }
 SECONDS_PER_MONTH = 30 * 86_400
+HOURS_PER_MONTH = SECONDS_PER_MONTH // 3600
 # What a Lambda container pays per ~1 KB record at one full vCPU: the runtime's parse, GC and the
 # handler with alerts and archive on, batches of 1,000. The source is the committed benchmark output
 # docs/lambda-process-latest.json (`python -m bench.lambda_process --part matrix`), cell
@@ -62,8 +63,9 @@ RETENTION_DAYS = default_of("stats_retention_days")
 # the handler writes more than these figures or if they overstate it by more than a fifth:
 # its EMF metrics line, one per container and minute (``app.METRICS_SECONDS``; a healthy invocation
 # writes nothing of its own; errors, malformed records, alerts and the archive spool add lines: they
-# are rare and left out),
-EMF_LINE_BYTES = 900
+# are rare and left out): RecordsCounted, the flush figures as properties, and the TTL pair of a table
+# with TTL deletions (the measured line's; a line without them is about 60 bytes shorter),
+EMF_LINE_BYTES = 450
 # plus this much per counted global secondary index of its table (its metric's name in the line's
 # directive and its value).
 EMF_BYTES_PER_INDEX = 200
@@ -90,57 +92,111 @@ PLATFORM_RECORDS = (
     + ',"status":"success"}}',
 )
 PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECORDS)
-# The metrics the handler publishes (hotkeys.detector.handlers.app._record_metrics), one dimension set each.
-CUSTOM_METRICS = 15
-# The judge's (hotkeys.detector.handlers.judge_app.handler): looks, alerts published, failed looks, look lateness.
-JUDGE_CUSTOM_METRICS = 4
-# The stack's alarms (infra/monitoring.py: iterator age, dead letters, errors, throttles, records
-# without images, spooled archive objects, records out of order, carried states discarded, items whose TTL
-# DynamoDB ignores; and the
-# throttle explainer's failed invocations, which infra/stack.py has it watch; the judge's errors, missing
-# runs and failed looks, infra/judge.py; one more per alert
-# subscriber with its own undelivered-message queue, not counted here) and its one dashboard; the infra
-# tests check both against the synthesized template. List prices, before the free tier (10 alarms and 3
-# dashboards per account).
-ALARMS = 13
+# The consumer's custom metrics (hotkeys.detector.handlers.app._record_metrics), one dimension set each. A
+# custom metric is billed for each hour in which it is published, prorated ("All custom metrics charges are
+# prorated by the hour and metered only when you send metrics to CloudWatch", CloudWatch pricing page):
+# RecordsCounted is in every EMF line, so it bills every hour of a table that writes;
+CONSUMER_METRICS_ALWAYS = 1
+# the rest (app.RARE_METRICS: duplicates skipped, TTL deletions, malformed records, records without images,
+# items archived, records out of order, spooled and drained archive objects, carried states discarded,
+# items whose TTL DynamoDB ignores, alerts published) only when not zero, the TTL pair (TtlDeletions,
+# ItemsArchived) every hour of a table that has TTL deletions (``--ttl-deletes-per-second``);
+CONSUMER_METRICS_RARE = 11
+CONSUMER_METRICS_TTL = 2
+# plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
+# tests/unit/test_metric_count.py pins these counts to what the handler publishes.
+# The judge's (hotkeys.detector.handlers.judge_app.publish_metrics): JudgeLooks and JudgeLookSeconds every
+# look; alerts published, failed looks, what-if notices and chain restarts only when not zero.
+JUDGE_METRICS_ALWAYS = 2
+JUDGE_METRICS_RARE = 4
+# An assumption, not a measurement: each rare metric is published in this many hours a month (a day's worth:
+# an hour with a duplicate batch, an alert, a failed look ... each month). A metric in every hour costs
+# HOURS_PER_MONTH of them.
+RARE_METRIC_HOURS = 24
+# The stack's alarms, list prices before the free tier (10 alarms and 3 dashboards per account); the infra
+# tests check the counts against the synthesized template: the consumer's (infra/monitoring.py: iterator
+# age, dead letters, errors; and its throttles, records without images, spooled archive objects, records
+# out of order, carried states discarded, items whose TTL DynamoDB ignores), the throttle explainer's failed
+# invocations (infra/stack.py), the judge's (infra/judge.py: errors, wake-ups that stop, failed looks,
+# a chain that keeps stopping); one more per alert subscriber with its own undelivered-message queue, not
+# counted here; and the one dashboard.
+CONSUMER_ALARMS = 9
+EXPLAINER_ALARMS = 1
+JUDGE_ALARMS = 4
+ALARMS = CONSUMER_ALARMS + EXPLAINER_ALARMS + JUDGE_ALARMS
 DASHBOARDS = 1
+# The lean deployment (-c lean, ``--lean``): no dashboard, no throttle alarms nor their explainer,
+# Contributor Insights off unless asked for, and of the consumer's alarms iterator age, dead letters and
+# errors (infra/monitoring.LEAN_ALARMS); the judge's stay.
+LEAN_ALARMS = 3 + JUDGE_ALARMS
 # infra/throttle_alarms.py: one alarm per DynamoDB throttle metric (read and write, by cause: key range,
 # on-demand maximum, provisioned, account limit) on each table, and as many again for its GSIs: per GSI
 # where the stack knows them, else one Metrics Insights alarm per metric over all of the table's GSIs.
-# Priced per alarm metric (a Metrics Insights alarm as one per GSI it analyzes, and at least one).
+# Priced per alarm metric: a Metrics Insights alarm as one per GSI it analyzes (the pricing page bills
+# such alarms per metric analyzed), so none for a table without GSIs (not verified against a bill).
 THROTTLE_ALARMS_PER_SCOPE = len(THROTTLE_METRICS)
-# The stats table and the judge at scale come from the committed simulation docs/scale-latest.json
-# (`python -m bench.scale`, SCALE_OUTPUT); tests/unit/test_cost_sources.py recomputes each figure:
+# What a shard writes to the stats table, measured through the pipeline by `python -m bench.stats_units`
+# (STATS_UNITS_OUTPUT; tests/unit/test_cost_sources.py recomputes each figure): per records/s of one shard,
+# the write units of a stats item and of its window-heads index entry, each the mean over its writes
+# (Zipf(1.1) over 100,000 keys of 45 bytes, 1 KB items). A rate between two rows takes the higher row's.
+# Writes per window: a shard that fills no batch (under batch size / batching window records/s) writes
+# after every batch (window / batching window: 12), a busier one at the flush boundaries (5): the bench
+# counts both.
+STATS_UNITS_OUTPUT = "docs/stats-units-latest.json"
+STATS_UNITS = (  # (records/s of a shard, item units per write, index entry units per write)
+    (1, 1.958, 1.0),
+    (10, 2.75, 1.0),
+    (100, 3.229, 1.583),
+    (199, 3.583, 1.688),
+    (1000, 3.95, 1.8),
+)
+# The judge at scale comes from the committed simulation docs/scale-latest.json (`python -m bench.scale`,
+# SCALE_OUTPUT); tests/unit/test_cost_sources.py recomputes each figure:
 SCALE_OUTPUT = "docs/scale-latest.json"
-# write units of a snapshot write (the largest of its sized snapshots: 400-key summaries of Zipf traffic),
-STATS_WRU_PER_WRITE = 4
 # windows of heads a look reads per shard in the steady state (the latest, and the one before until
 # it settled twice: docs/decisions.md §64), at 1,000 shards,
 JUDGE_WINDOWS_PER_LOOK = 1.2
 # and the judge's CPU per head read (decoded and merged), at one full vCPU, times CPU_MARGIN, rounded up
 # to 10 µs, at 1,000 shards.
 JUDGE_CPU_SECONDS_PER_HEAD = 710e-6
-# A head as the window-heads index copies it (snapshots.head_of): its summaries within HEAD_BYTES
-# (16 KB) before compression, a few KB compressed for keys of tens of bytes, plus index names and
-# totals (the simulation's heads, without indexes, take 2 write units). Each snapshot write writes it
-# to the index too; each look of the judge reads the heads of the windows it has not kept
-# (eventually consistent: half a read unit per 4 KB).
-HEAD_KB = 3
 # The largest head the code can store, in write units (KB) of its window-heads index entry: every
 # summary's share of HEAD_BYTES filled with keys zlib cannot shrink, MAX_COUNTED_INDEXES index names of
 # 255 characters, the item figures of HEAD_ITEM_KEYS keys, the longest table and shard names.
 # tests/unit/test_head_bound.py builds that head through snapshots and checks this figure against it.
 HEAD_MAX_KB = 23
-# The judge: one run a minute (its schedule), billed from its start to the end of its last look: the
-# minute's last flush boundary plus LOOK_DELAY_SECONDS, plus that look.
-JUDGE_RUNS_PER_MONTH = SECONDS_PER_MONTH // 60
-JUDGE_MEMORY_MB = 256  # the stack's default (-c judgeMemoryMb)
-# What a run writes to CloudWatch Logs: its EMF line, its "judge run" line and Lambda's two system
-# records (tests/integration/test_log_volume.py measures the first two).
-JUDGE_LOG_BYTES_PER_RUN = 1200
+# The judge (alerts.look_chain): each look is one invocation, woken by the message the look before sent
+# to the judge's queue (SQS DelaySeconds to the next flush boundary plus LOOK_DELAY_SECONDS): a look
+# every flush interval, whatever the phase of its minute rule. Each claims its look with one conditional
+# PutItem on the stats table (a claim under 1 KB: one write unit, charged whether its condition holds or
+# not). The minute rule is its watchdog: one short invocation a minute making one conditional PutItem
+# (usually failing: the chain claimed that look) and nothing else: it never waits for the chain (it
+# claims the look due CLAIM_GRACE_SECONDS before it fired: look_chain.watchdog_due).
+JUDGE_WATCHDOG_RUNS_PER_MONTH = SECONDS_PER_MONTH // JUDGE_SCHEDULE_SECONDS
+JUDGE_CLAIM_WRITE_UNITS = 1
+# Billed duration of a wake-up besides its look: the handler's own work, the
+# claim's conditional PutItem and the next look's SendMessage. Not measured (no AWS here): a bound of 100
+# ms, ten times the consumer's per-invocation overhead, where AWS documents single-digit milliseconds for
+# DynamoDB; the line moves by 9 cents a month per 100 ms at 256 MB.
+JUDGE_INVOCATION_OVERHEAD_SECONDS = 0.100
+# Its memory: the stack's default (-c judgeMemoryMb, hotkeys.deployment.JUDGE_MEMORY_MB).
+# The judge's queue: each look sends one message (SendMessage), and Lambda's poller receives and deletes it
+# (a ReceiveMessage that returns it, a DeleteMessage). Lambda polls a standard queue continuously: "For
+# standard queues, Lambda uses long polling to poll a queue until it becomes active ... When traffic is
+# low, Lambda scales back the processing to five concurrent batches, and can optimize to as few as 2"
+# (Lambda developer guide, "Configuring scaling behavior for SQS event source mappings"). Assumed: five
+# pollers, each a ReceiveMessage per 20 s (the longest long poll SQS allows; Lambda does not document its
+# wait) when nothing arrives.
+JUDGE_QUEUE_POLLERS = 5
+SQS_LONG_POLL_SECONDS = 20
+# What a wake-up writes to CloudWatch Logs: its EMF line and its "judge look" line, plus Lambda's two
+# system records (tests/integration/test_log_volume.py measures the first two); a watchdog run that finds
+# its look claimed writes its one line (priced as a look's).
+JUDGE_LOG_BYTES_PER_LOOK = 1100
 # Other stats-table reads, each a Query of half a read unit: the judge's open incidents and layouts
-# (every INCIDENTS_READ_SECONDS and LAYOUT_READ_SECONDS per table), a consumer's layout (per shard, on
-# average every layout.REFRESH_SECONDS less half its spread: layout.refresh_due).
+# (every INCIDENTS_READ_SECONDS and LAYOUT_READ_SECONDS per table), its tables' lag reports (one Query per
+# table and look: consumer.lag; a shard that keeps up reports nothing, so their writes are left out), a
+# consumer's layout (per shard, on average every layout.REFRESH_SECONDS less half its spread:
+# layout.refresh_due).
 INCIDENTS_READ_SECONDS = judge.INCIDENTS_READ_SECONDS
 LAYOUT_READ_SECONDS = judge.LAYOUT_READ_SECONDS
 LAYOUT_REFRESH_SECONDS = layout.REFRESH_SECONDS * (1 - layout.REFRESH_SPREAD / 2)
@@ -164,17 +220,25 @@ class CostInputs:
     sort_keys: bool = False  # the tables and their indexes have a sort key (Contributor Insights: 4 rules each)
     # Requests DynamoDB throttles (each an event of Contributor Insights in throttled-keys mode)
     throttled_per_second: float = 0.0
-    # The stack turns Contributor Insights on in throttled-keys mode (-c throttledKeyInsights, default true)
-    throttled_key_insights: bool = True
+    # The stack turns Contributor Insights on in throttled-keys mode (-c throttledKeyInsights): None is the
+    # stack's default, on unless the deployment is lean.
+    throttled_key_insights: bool | None = None
     judge_memory_mb: int = JUDGE_MEMORY_MB
     # The consumer's system log level (-c consumerSystemLogLevel): at WARN Lambda sends no platform
     # records of its invocations; DEBUG sends more than INFO's two, priced as INFO (a lower bound).
     consumer_system_log_level: str = "WARN"
+    # The lean deployment (-c lean): no dashboard, no throttle alarms, fewer alarms (LEAN_ALARMS).
+    lean: bool = False
 
     @property
     def counted_indexes(self) -> int:
         """Indexes the consumer counts per table: the GSIs and the what-if proposals."""
         return self.gsis + self.proposals
+
+    @property
+    def insights_on(self) -> bool:
+        """Whether the stack turns Contributor Insights on (throttled-keys mode)."""
+        return not self.lean if self.throttled_key_insights is None else self.throttled_key_insights
 
     def validate(self) -> None:
         if self.proposals > MAX_PROPOSALS:
@@ -192,16 +256,39 @@ class CostInputs:
             raise ValueError("--consumer-system-log-level is WARN, INFO or DEBUG")
 
 
-def stats_writes_per_shard_window(inputs: CostInputs) -> int:
-    """One snapshot per flush interval of event time, the last being the window's final one: 5 for 60 s
-    windows flushed every 12 s."""
-    return math.ceil(inputs.window_seconds / inputs.flush_seconds)
-
-
 def shards(inputs: CostInputs) -> int:
     """Stream shards ≈ partitions: at least one per 1,000 WCU/s (plus one per 3,000 RCU/s, ignored)."""
     wcu = inputs.writes_per_second * math.ceil(inputs.avg_item_kb)
     return max(inputs.tables, math.ceil(wcu / 1000))
+
+
+def records_per_shard_second(inputs: CostInputs) -> float:
+    return inputs.writes_per_second / shards(inputs)
+
+
+def quiet(inputs: CostInputs) -> bool:
+    """Whether a shard's batches are cut by the batching window before they fill: then every batch is
+    written at once (``consumer.pipeline._flush_due``), not only at the flush boundaries."""
+    return records_per_shard_second(inputs) * EVENT_SOURCE.max_batching_window_seconds < inputs.batch_size
+
+
+def stats_writes_per_shard_window(inputs: CostInputs) -> int:
+    """A shard's snapshot writes per window: one per batch when its batches are quiet (12 for 60 s windows
+    and a 5 s batching window), else one per flush interval of event time, the last being the window's
+    final one (5 for 60 s windows flushed every 12 s). ``bench.stats_units`` counts both."""
+    if quiet(inputs):
+        return math.ceil(inputs.window_seconds / EVENT_SOURCE.max_batching_window_seconds)
+    return math.ceil(inputs.window_seconds / inputs.flush_seconds)
+
+
+def stats_units(inputs: CostInputs) -> tuple[float, float]:
+    """Write units of a stats item and of its window-heads index entry, per write, at this shard rate:
+    the measured row of the least rate at or above it (``STATS_UNITS``)."""
+    rate = records_per_shard_second(inputs)
+    for measured, item, entry in STATS_UNITS:
+        if rate <= measured:
+            return item, entry
+    return STATS_UNITS[-1][1], STATS_UNITS[-1][2]
 
 
 def consumer_invocations(inputs: CostInputs) -> float:
@@ -236,6 +323,37 @@ def judge_memory_needed(inputs: CostInputs) -> int | None:
     return max(128, math.ceil(vcpu * 1769 / 64) * 64)
 
 
+def judge_looks(inputs: CostInputs) -> float:
+    """The judge's looks in a month: one per flush interval, each its own invocation."""
+    return SECONDS_PER_MONTH / inputs.flush_seconds
+
+
+def judge_cost(inputs: CostInputs) -> dict[str, float]:
+    """The judge's month: its invocations (looks and watchdog runs), their claims, its queue's requests."""
+    looks = judge_looks(inputs)
+    wakes = looks + JUDGE_WATCHDOG_RUNS_PER_MONTH
+    seconds = looks * (JUDGE_INVOCATION_OVERHEAD_SECONDS + judge_look_seconds(inputs))
+    seconds += JUDGE_WATCHDOG_RUNS_PER_MONTH * JUDGE_INVOCATION_OVERHEAD_SECONDS
+    # Lambda's pollers' empty long polls, a ReceiveMessage that returns each message, its DeleteMessage,
+    # and the look's SendMessage of the next one
+    empty_polls = JUDGE_QUEUE_POLLERS * SECONDS_PER_MONTH / SQS_LONG_POLL_SECONDS
+    return {
+        "judge_lambda": wakes * PRICES["lambda_request"]
+        + seconds * inputs.judge_memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
+        "judge_claims": wakes * JUDGE_CLAIM_WRITE_UNITS * PRICES["dynamodb_write_request_unit"],
+        "judge_queue": (empty_polls + 3 * looks) * PRICES["sqs_request"],
+    }
+
+
+def custom_metric_hours(inputs: CostInputs) -> float:
+    """Metric-hours published in a month: the metrics in every hour, each counted index's, the TTL pair when
+    there are TTL deletions, and RARE_METRIC_HOURS of each rare one."""
+    ttl = CONSUMER_METRICS_TTL if inputs.ttl_deletes_per_second > 0 else 0
+    always = CONSUMER_METRICS_ALWAYS + JUDGE_METRICS_ALWAYS + ttl + inputs.tables * inputs.counted_indexes
+    rare = CONSUMER_METRICS_RARE - ttl + JUDGE_METRICS_RARE
+    return always * HOURS_PER_MONTH + rare * RARE_METRIC_HOURS
+
+
 def detector_cost(inputs: CostInputs) -> dict[str, float]:
     records = inputs.writes_per_second * SECONDS_PER_MONTH
     shard_count = shards(inputs)
@@ -245,20 +363,19 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
     seconds = records * per_record / vcpu + invocations * INVOCATION_OVERHEAD_SECONDS
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
+    item_units, _entry_units = stats_units(inputs)
     ttl = inputs.ttl_deletes_per_second * SECONDS_PER_MONTH
     archive_objects = min(ttl, invocations)
-    # The judge: billed from each run's start to the end of its last look (at most its timeout).
-    last_look = 60 - inputs.flush_seconds + LOOK_DELAY_SECONDS
-    judge_seconds = JUDGE_RUNS_PER_MONTH * min(JUDGE_TIMEOUT_SECONDS, last_look + judge_look_seconds(inputs))
     lookups_per_table = SECONDS_PER_MONTH / INCIDENTS_READ_SECONDS + SECONDS_PER_MONTH / LAYOUT_READ_SECONDS
+    lookups_per_table += judge_looks(inputs)
     other_reads = inputs.tables * lookups_per_table + shard_count * SECONDS_PER_MONTH / LAYOUT_REFRESH_SECONDS
+    alarms, dashboards = (LEAN_ALARMS, 0) if inputs.lean else (ALARMS, DASHBOARDS)
     return {
         "lambda_requests": invocations * PRICES["lambda_request"],
         "lambda_compute": seconds * inputs.memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
-        "judge_lambda": JUDGE_RUNS_PER_MONTH * PRICES["lambda_request"]
-        + judge_seconds * inputs.judge_memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
-        "stats_table_writes": stats_writes * STATS_WRU_PER_WRITE * PRICES["dynamodb_write_request_unit"],
-        **heads_cost(inputs, HEAD_KB),
+        **judge_cost(inputs),
+        "stats_table_writes": stats_writes * item_units * PRICES["dynamodb_write_request_unit"],
+        **heads_cost(inputs),
         "stats_other_reads": other_reads * 0.5 * PRICES["dynamodb_read_request_unit"],
         # ~2 KB per window kept for the retention period
         "stats_table_storage": windows * RETENTION_DAYS / 30 * 2e-6 * PRICES["dynamodb_storage_gb_month"],
@@ -266,53 +383,57 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "archive_puts": archive_objects * PRICES["s3_put"],
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
         "cloudwatch_logs": log_bytes(inputs, invocations) / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
-        # and one per counted GSI (IndexWriteUnits/<table>/<index>)
-        "custom_metrics": (CUSTOM_METRICS + JUDGE_CUSTOM_METRICS + inputs.tables * inputs.counted_indexes)
-        * PRICES["cloudwatch_custom_metric_month"],
-        # the judge reads the consumer's IteratorAge once a minute (GetMetricData, one metric)
-        "judge_lag_reads": JUDGE_RUNS_PER_MONTH * PRICES["cloudwatch_get_metric_data_metric"],
-        "alarms_and_dashboard": ALARMS * PRICES["cloudwatch_alarm_month"]
-        + DASHBOARDS * PRICES["cloudwatch_dashboard_month"],
+        "custom_metrics": custom_metric_hours(inputs) / HOURS_PER_MONTH * PRICES["cloudwatch_custom_metric_month"],
+        "alarms_and_dashboard": alarms * PRICES["cloudwatch_alarm_month"]
+        + dashboards * PRICES["cloudwatch_dashboard_month"],
         "throttle_alarms": throttle_alarm_metrics(inputs) * PRICES["cloudwatch_alarm_month"],
         # What the stack turns on by default: the throttled-keys rules, and an event per throttled request.
         "contributor_insights_throttled_keys": sum(contributor_insights_throttled_cost(inputs).values())
-        if inputs.throttled_key_insights
+        if inputs.insights_on
         else 0.0,
         "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
     }
 
 
-def heads_cost(inputs: CostInputs, head_kb: int) -> dict[str, float]:
+def heads_cost(inputs: CostInputs, head_kb: float | None = None) -> dict[str, float]:
     """The window heads' index writes and the judge's reads of them in a month, with heads of ``head_kb``
-    KB each: every look reads each table's heads once (one Query per bucket), so reads grow with the shard
-    count, not its square."""
+    KB each (None: as measured, ``stats_units``): every look reads each table's heads once (one Query per
+    bucket), so reads grow with the shard count, not its square."""
     shard_count = shards(inputs)
     windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
     stats_writes = windows * stats_writes_per_shard_window(inputs)
-    looks = SECONDS_PER_MONTH / inputs.flush_seconds
-    per_table = shard_count / inputs.tables * JUDGE_WINDOWS_PER_LOOK * head_kb
-    read_units = looks * inputs.tables * max(1, math.ceil(per_table / 4)) * 0.5
+    kb = stats_units(inputs)[1] if head_kb is None else head_kb
+    per_table = shard_count / inputs.tables * JUDGE_WINDOWS_PER_LOOK * kb
+    read_units = judge_looks(inputs) * inputs.tables * max(1, math.ceil(per_table / 4)) * 0.5
     return {
-        "stats_heads_index_writes": stats_writes * head_kb * PRICES["dynamodb_write_request_unit"],
+        "stats_heads_index_writes": stats_writes * kb * PRICES["dynamodb_write_request_unit"],
         "stats_heads_reads": read_units * PRICES["dynamodb_read_request_unit"],
     }
 
 
 def throttle_alarm_metrics(inputs: CostInputs) -> int:
-    """Alarm metrics of infra/throttle_alarms.py: each table's, and its GSIs' (at least one)."""
-    return inputs.tables * THROTTLE_ALARMS_PER_SCOPE * (1 + max(1, inputs.gsis))
+    """Alarm metrics of infra/throttle_alarms.py: each table's, and one per GSI (none in a lean deployment)."""
+    if inputs.lean:
+        return 0
+    return inputs.tables * THROTTLE_ALARMS_PER_SCOPE * (1 + inputs.gsis)
 
 
 def log_bytes(inputs: CostInputs, invocations: float) -> float:
     """Bytes ingested by CloudWatch Logs in a month: Lambda's system records of each consumer invocation
     (unless its system log level is WARN), each consumer container's EMF line per minute (a container per
-    shard), the judge's runs with their system records. Error, alert and spool lines are rare and left
+    shard), the judge's wake-ups with their system records. Error, alert and spool lines are rare and left
     out; the archive's per-object line is DEBUG (the ItemsArchived metric counts what it said)."""
     container_minutes = shards(inputs) * SECONDS_PER_MONTH / 60
     emf = container_minutes * (EMF_LINE_BYTES + inputs.counted_indexes * EMF_BYTES_PER_INDEX)
-    judge_bytes = JUDGE_RUNS_PER_MONTH * (JUDGE_LOG_BYTES_PER_RUN + PLATFORM_BYTES_PER_INVOCATION)
     platform = 0.0 if inputs.consumer_system_log_level == "WARN" else invocations * PLATFORM_BYTES_PER_INVOCATION
-    return platform + emf + judge_bytes
+    return platform + emf + judge_log_bytes(inputs)
+
+
+def judge_log_bytes(inputs: CostInputs) -> float:
+    """The judge's part of ``log_bytes``: each wake-up's lines and Lambda's system records (its log level is
+    Lambda's INFO), whatever the traffic."""
+    wakes = judge_looks(inputs) + JUDGE_WATCHDOG_RUNS_PER_MONTH
+    return wakes * (JUDGE_LOG_BYTES_PER_LOOK + PLATFORM_BYTES_PER_INVOCATION)
 
 
 def sustained_records_per_second(inputs: CostInputs) -> float:
@@ -379,9 +500,9 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "contributor_insights_rules": contributor_insights_rules(inputs),
         "contributor_insights_throttled_keys_rules": contributor_insights_throttled_rules(inputs),
         "throttle_alarm_metrics": throttle_alarm_metrics(inputs),
-        # The heads' lines are priced at HEAD_KB per head; this is what they cost if every head were the
-        # largest the code can store (HEAD_MAX_KB): their upper bound.
-        "head_kb": {"assumed": HEAD_KB, "largest": HEAD_MAX_KB},
+        # The heads' lines are priced at the measured head size (``stats_units``); this is what they cost if
+        # every head were the largest the code can store (HEAD_MAX_KB): their upper bound.
+        "head_kb": {"measured": stats_units(inputs)[1], "largest": HEAD_MAX_KB},
         "stats_heads_at_largest": round(sum(heads_cost(inputs, HEAD_MAX_KB).values()), 2),
         "prices": PRICES,
         "prices_dated": PRICES_DATED,
@@ -389,6 +510,7 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "detector_total": round(sum(ours.values()), 2),
         # How many times the detector's total Contributor Insights' full mode costs
         "contributor_insights_ratio": round(sum(theirs.values()) / sum(ours.values()), 1),
+        "lean": inputs.lean,
         "judge": {
             "memory_mb": inputs.judge_memory_mb,
             "look_seconds": round(judge_look_seconds(inputs), 2),

@@ -36,6 +36,12 @@ def render(console: Console, inputs: CostInputs, result: dict[str, Any]) -> None
         f"[bold]{result['contributor_insights_throttled_keys_total']:,.2f}[/]",
     )
     console.print(grid)
+    if inputs.lean:
+        console.print(
+            "Priced as the lean deployment (-c lean=true): no dashboard, no throttle alarms, Contributor Insights "
+            "off unless asked for, and of the consumer's alarms iterator age, dead letters and errors.",
+            highlight=False,
+        )
     ratio = result["contributor_insights_ratio"]
     console.print(f"Contributor Insights (all keys) costs {ratio:,}x the detector.", highlight=False)
     console.print(

@@ -338,8 +338,8 @@ def _check_insights(clients: Clients, scope: _Scope) -> Check:
         name,
         WARN,
         f"{status}: throttled keys of this {'index' if scope.index else 'table'} are not named "
-        "(an index added after the deploy, -c throttledKeyInsights=false, or left off by a stack whose keys are "
-        "protected: -c tableKmsKeyArns or keyDisplay=hash, where its reports would show them in plaintext)",
+        "(an index added after the deploy, -c throttledKeyInsights=false or lean=true, or left off by a stack whose "
+        "keys are protected: -c tableKmsKeyArns or keyDisplay=hash, where its reports would show them in plaintext)",
         enable,
     )
 

@@ -4,10 +4,11 @@ server, or AWS itself).
 
 What the stack deploys, in the order AWS runs it: each shard lineage's records through the event
 source mapping (``esm``) into a container of its own (``wiring.build_ports``), and the judge
-(``wiring.build_judge``) looking every flush boundary plus ``LOOK_DELAY_SECONDS``, from the first
-record on and for ``tail_seconds`` after the last invocation. Every clock the code reads (when heads
+(``wiring.build_judge``) woken as deployed (``JudgeWakeUps``: its watchdog rule at a phase of the minute
+drawn per run, and the chain of looks each look sends, ``alerts.look_chain``), from the first record on
+and for ``tail_seconds`` after the last invocation. Every clock the code reads (when heads
 are written, when the layout is read again, when messages are claimed, the judge's) is the emulated
-one, and the judge's stream lag is the lanes' (``lanes.stream_lag``). ``hotkeys replay``, the
+one, and the judge's stream lag is each table's lagging shards' reports (``consumer.lag``). ``hotkeys replay``, the
 benchmarks and the tests run this, so what they measure is what the deployment does.
 """
 
@@ -15,24 +16,35 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import heapq
+import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
-from hotkeys.cli.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second, stream_lag
+from hotkeys.cli.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.lag import REPORT_EVERY_SECONDS
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
-from hotkeys.detector.handlers.judge_app import look_times
 from hotkeys.detector.handlers.wiring import build_judge, build_ports
 from hotkeys.detector.ports import Publisher
 
 # How long the judge keeps looking after the last invocation: a table that stops writing has its
 # incidents resolved within it (docs/decisions.md §64).
 TAIL_SECONDS = 360
+
+# How long SQS and Lambda's poller take to deliver a chain message once its delay has passed: drawn per
+# message, up to this many seconds (not documented; a second covers what is commonly reported).
+DELIVERY_SECONDS = 1.0
+
+# How long before the first record the emulated deployment's judge starts (its watchdog's first run):
+# a judge already looking every flush when the records come, as a deployed one is.
+DEPLOYED_BEFORE_SECONDS = 60
 
 # A container's handler, from its ports (default: the pipeline; the replay passes the Lambda handler).
 HandlerFactory = Callable[[Ports], Invoke]
@@ -44,6 +56,7 @@ class Emulated:
     lanes: list[Lane]
     turns: Turns
     judge: Judge | None
+    wake_ups: JudgeWakeUps | None = None  # the first judge's (its looks' lateness: ``wakes``)
 
 
 def plain_handler(settings: Settings) -> HandlerFactory:
@@ -71,6 +84,7 @@ def emulate(
     delays: Sequence[float] = (),
     publisher: Publisher | None = None,
     judge_aws: Sequence[AwsClients] = (),
+    judge_phase: float | None = None,
 ) -> Emulated:
     """Every lineage through the mapping and its own container, the judge looking on its schedule from
     ``start`` (default: the first record's second, when ``lineages`` are lists) until ``tail_seconds``
@@ -78,8 +92,11 @@ def emulate(
     each, built on ``aws_for(lineage)`` or ``aws``); ``tables``: the judge's watched tables; ``turns``: the
     emulated clock (``turns.now``), when the caller reads it too; ``delays``: how far behind its records
     each lineage runs (shards out of step); ``publisher``: where every container's and the judge's alerts
-    go (default: the settings' topic); ``judge_aws``: one judge on each of these clients, looking at the
-    same times (runs that overlap), instead of one on ``aws``."""
+    go (default: the settings' topic); ``judge_aws``: one judge on each of these clients, each woken as
+    the one deployed judge is (every look made twice at once, by containers that each claimed it: worse
+    than the claims allow), instead of one on ``aws``; ``judge_phase``: the second of the minute its
+    watchdog rule fires at (default: drawn from the first record's second, as a deployment's is fixed
+    when it is created)."""
     turns = turns or Turns()
     clock = _now(turns)
     mapping = mapping or dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
@@ -94,18 +111,23 @@ def emulate(
     handlers = [make(ports) for ports in containers]
     first = start if start is not None else _first_second(lineages)
     watched = tuple(tables) or _tables(lineages)
-    judges: list[Judge] = []
-    tickers = []
+    judges: list[JudgeWakeUps] = []
+    tickers = [
+        backlog
+        for number, behind in enumerate(delays)
+        if first is not None and (backlog := _backlog_reports(containers[number], lineages[number], first, behind))
+    ]
     if judge and settings.alert_topic_arn and first is not None:
+        phase = judge_phase if judge_phase is not None else random.Random(first).uniform(0, 60)
         for clients in judge_aws or [aws]:
 
             def ticker(turns: Turns, number: int, lanes: list[Lane], clients: AwsClients = clients) -> Ticker:
-                found = build_judge(
-                    settings, clients, clock=clock, lag=stream_lag(lanes, turns), tables=watched, publisher=publisher
-                )
-                judges.append(found)
-                times = judge_times(first, settings.flush_seconds)
-                return Ticker(number, turns, times, lambda _at: found.look(), lanes, tail_seconds)
+                found = build_judge(settings, clients, clock=clock, tables=watched, publisher=publisher)
+                wake_ups = JudgeWakeUps(found, settings.flush_seconds, phase, random.Random(first + number))
+                judges.append(wake_ups)
+                # (deployed a while before the records: its chain runs when the first one comes)
+                times = wake_ups.times(first - DEPLOYED_BEFORE_SECONDS)
+                return Ticker(number, turns, times, wake_ups.wake, lanes, tail_seconds)
 
             tickers.append(ticker)
     runs, lanes = consume_side_by_side(
@@ -120,17 +142,79 @@ def emulate(
         stream_arns,
         delays,
     )
-    return Emulated(runs, lanes, turns, judges[0] if judges else None)
+    return Emulated(runs, lanes, turns, judges[0].judge if judges else None, judges[0] if judges else None)
 
 
-def judge_times(first: int, flush_seconds: int) -> Iterator[float]:
-    """The judge's looks from the minute of ``first`` on (its schedule: ``judge_app.look_times``), for ever."""
-    minute = first - first % 60
-    while True:
-        for at in look_times(minute, flush_seconds):
-            if at >= first:
+@dataclass
+class JudgeWakeUps:
+    """The deployed judge's wake-ups in emulated time: its watchdog rule every minute at ``phase``, and
+    the messages its looks send themselves (delivered ``DELIVERY_SECONDS`` at most after their delay),
+    each through ``look_chain.wake`` with the claims of the stats table (here, a set). A look takes no
+    emulated time."""
+
+    judge: Judge
+    flush_seconds: int
+    phase: float
+    draw: random.Random
+    claims: set[int] = field(default_factory=set)
+    messages: list[tuple[float, int]] = field(default_factory=list)  # (delivered at, due), a heap
+    woken_for: int | None = None  # the wake-up being made: a message's due look, None for the watchdog
+    wakes: list[look_chain.Wake] = field(default_factory=list)
+
+    def times(self, first: int) -> Iterator[float]:
+        fired = first - first % 60 + self.phase
+        fired += 60 if fired < first else 0
+        while True:
+            watchdog = fired
+            if self.messages and self.messages[0][0] <= watchdog:
+                at, self.woken_for = heapq.heappop(self.messages)
                 yield at
-        minute += 60
+            else:
+                self.woken_for = None
+                fired += 60
+                yield watchdog
+
+    def wake(self, at: float) -> None:
+        def claim(due: int) -> bool:
+            fresh = due not in self.claims
+            self.claims.add(due)
+            return fresh
+
+        def send(due: int, delay_seconds: int) -> None:
+            heapq.heappush(self.messages, (at + delay_seconds + self.draw.uniform(0, DELIVERY_SECONDS), due))
+
+        woke = look_chain.wake(
+            self.judge.look, claim, send, lambda: at, lambda _s: None, self.flush_seconds, self.woken_for
+        )
+        self.wakes.append(woke)
+
+
+def judge_times(first: int, flush_seconds: int, phase: float, delivery_seconds: float = 0.0) -> Iterator[float]:
+    """The looks of a judge whose chain never breaks, its watchdog at ``phase``, from ``first`` on: the
+    watchdog's first claim, then every look due after it (``delivery_seconds`` after its time)."""
+    fired = first - first % 60 + phase
+    fired += 60 if fired < first else 0
+    at = fired
+    while True:
+        yield at
+        _due, delay = look_chain.next_message(at, flush_seconds)
+        at = at + delay + delivery_seconds
+
+
+def _backlog_reports(ports: Ports, lineage: Lineage, first: int, behind: float) -> Callable[..., Ticker] | None:
+    """A lineage running ``behind`` seconds behind its records was behind before its first record too (a
+    reader with a backlog, not one that starts late): its container reports that lag every minute until its
+    first invocation, as the deployed one does while it works through the older records (``consumer.lag``)."""
+    tables = _tables([lineage])
+    if behind <= 0 or ports.lag is None or not tables or not lineage:
+        return None
+    reporter, table, shard_id = ports.lag, tables[0], lineage[0][0]
+    times = [first + step for step in range(0, int(behind), REPORT_EVERY_SECONDS)]
+
+    def report(at: float) -> None:
+        reporter.observe(table, shard_id, at - behind, at)
+
+    return lambda turns, number, _lanes: Ticker(number, turns, times, report)
 
 
 def _first_second(lineages: Sequence[Lineage]) -> int | None:

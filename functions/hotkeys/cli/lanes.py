@@ -25,9 +25,10 @@ The emulated time of an invocation (the emulation has none of its own), stated o
   it on that lineage (never earlier), or ``retry_seconds`` later per earlier attempt of the same
   batch (a function that times out: ``Lane.retry_seconds``).
 * A lineage may run ``delay_seconds`` behind its records (a shard out of step with its siblings:
-  every one of its invocations that much later).
-* The streams' lag (``lag``: what Lambda's ``IteratorAge`` tells the judge) is the age, at the current
-  emulated time, of the oldest record some lane has not yet had delivered successfully.
+  every one of its invocations that much later; ``emulation`` has its container report that lag from the
+  first record on, as a reader with a backlog does).
+* A lane's container reports its shard's lag as the deployed one does (``consumer.lag``), on the
+  emulated clock: the judge reads each table's lag from those reports.
 * Not modelled: the poller's polling interval, the function's duration, SNS delivery. Each is under
   a second in a healthy deployment.
 
@@ -223,14 +224,6 @@ class Lane(Deliveries):
         """The emulated time of this lane's latest invocation."""
         return self._last_at
 
-    def lag(self, now: float) -> float:
-        """The age at ``now`` of this lineage's oldest record not yet delivered (0: all delivered)."""
-        for ahead in self._shards:
-            first = ahead.first_time()
-            if first != math.inf:
-                return max(0.0, now - first)
-        return 0.0
-
     # -- Deliveries ---------------------------------------------------------------------------
     def batch_size(self, limit: int) -> int:
         cap = min(limit, self.inner.batch_size(limit))
@@ -385,8 +378,3 @@ def consume_side_by_side(
     jobs += [ticker.run for ticker in clocks]
     runs = turns.run(jobs)
     return runs[: len(lanes)], lanes
-
-
-def stream_lag(lanes: list[Lane], turns: Turns) -> Callable[[], float]:
-    """The emulated ``IteratorAge``: the oldest undelivered record's age over every lane, now."""
-    return lambda: max((lane.lag(turns.now) for lane in lanes), default=0.0)

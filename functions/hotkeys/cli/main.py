@@ -31,6 +31,7 @@ from hotkeys.cli.common import (
     number,
     settings_from_args,
 )
+from hotkeys.deployment import JUDGE_MEMORY_MB
 from hotkeys.detector.config import OPTIONS
 from hotkeys.detector.domain.summary import EncodingRetired
 from hotkeys.detector.domain.windows import parse_iso_utc
@@ -114,6 +115,7 @@ when entries wait for flags
 )
 EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
+  hotkeys cost --writes-per-second 100 --lean
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
 """
 EXAMPLES_DOCTOR = """examples:
@@ -248,9 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="throttled requests (events of Contributor Insights' throttled-keys mode; default 0)",
     )
     cost.add_argument(
-        "--no-throttled-key-insights",
+        "--throttled-key-insights",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="as -c throttledKeyInsights (default: on, off with --lean); --no-throttled-key-insights: the stack "
+        "leaves Contributor Insights off",
+    )
+    cost.add_argument(
+        "--lean",
         action="store_true",
-        help="deployed with -c throttledKeyInsights=false (the stack leaves Contributor Insights off)",
+        help="deployed with -c lean=true: no dashboard, no throttle alarms, fewer alarms (docs/cost.md)",
     )
     cost.add_argument("--ttl-deletes-per-second", type=number(0), default=0, help="TTL deletions to archive")
     cost.add_argument(
@@ -259,8 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument(
         "--judge-memory-mb",
         type=between(128, 10_240),
-        default=256,
-        help="the judge's memory, as -c judgeMemoryMb (default 256)",
+        default=JUDGE_MEMORY_MB,
+        help=f"the judge's memory, as -c judgeMemoryMb (default {JUDGE_MEMORY_MB})",
     )
     cost.add_argument(
         "--consumer-system-log-level",
@@ -548,9 +557,10 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
         proposals=args.what_if,
         sort_keys=args.sort_keys,
         throttled_per_second=args.throttled_per_second,
-        throttled_key_insights=not args.no_throttled_key_insights,
+        throttled_key_insights=args.throttled_key_insights,
         judge_memory_mb=args.judge_memory_mb,
         consumer_system_log_level=args.consumer_system_log_level,
+        lean=args.lean,
     )
     try:
         result = estimate(inputs)

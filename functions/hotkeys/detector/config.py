@@ -233,11 +233,11 @@ OPTIONS: tuple[Option, ...] = (
         "the tables the judge looks at, comma-separated (set by the stack; the layout registry adds the rest)",
     ),
     Option(
-        "consumer_function_name",
-        "CONSUMER_FUNCTION_NAME",
+        "judge_queue_url",
+        "JUDGE_QUEUE_URL",
         "text",
         None,
-        "the stream consumer whose IteratorAge tells the judge how far behind the streams are (set by the stack)",
+        "the judge's queue: each look sends it the next look's message (set by the stack)",
     ),
     Option(
         "partition_key_attribute",
@@ -387,7 +387,7 @@ class Settings:
     what_if_topic_arn: str | None = None
     webhook_secret_arn: str | None = None
     watched_tables: str | None = None
-    consumer_function_name: str | None = None
+    judge_queue_url: str | None = None
     partition_key_attribute: str | None = None
     what_if_indexes: str | None = None
     what_if_keys: str | None = None

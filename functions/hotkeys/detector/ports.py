@@ -36,6 +36,8 @@ __all__ = [
     "InsightsSwitch",
     "LayoutStore",
     "Layouts",
+    "LookClaims",
+    "NextLook",
     "ObjectStore",
     "Publish",
     "Publisher",
@@ -227,3 +229,19 @@ class Publish(Protocol):
     """SNS ``Publish`` as the explainer calls it (a bound ``client.publish``)."""
 
     def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...
+
+
+class LookClaims(Protocol):
+    """The judge's look claims (``alerts.look_chain``)."""
+
+    def __call__(self, due: int) -> bool:
+        """True for the one caller whose conditional write claimed the look due at ``due``."""
+        ...
+
+
+class NextLook(Protocol):
+    """The judge's queue (``alerts.look_chain``)."""
+
+    def __call__(self, due: int, delay_seconds: int) -> None:
+        """Send the judge the message for the look due at ``due``, delivered ``delay_seconds`` from now."""
+        ...

@@ -1,13 +1,16 @@
-"""The stats table (DynamoDB): segment snapshots and their heads, and the tables' layouts."""
+"""The stats table (DynamoDB): segment snapshots and their heads, the tables' layouts, and the reports of
+shards that are behind."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_check_failure, query_all
+from hotkeys.detector.consumer.lag import LagReport
 from hotkeys.detector.consumer.layout import Layout, heads_pk
 from hotkeys.detector.consumer.snapshots import (
     LAYOUT_PK,
@@ -32,6 +35,13 @@ BATCH_GET_KEYS = 100
 # a catalog): its windows are reported as retired until they expire, never read.
 RETIRED_CATALOG_PK = "CATALOG"
 RETIRED_PARTITIONS = 8
+# A lag report is kept a day (DynamoDB's TTL removes it after; it holds for minutes: consumer.lag).
+LAG_RETENTION_SECONDS = 86_400
+
+
+def lag_pk(table: str) -> str:
+    """The partition of a table's lag reports (a shard's item at most once a minute, only while behind)."""
+    return f"LAG#{table}"
 
 
 class DynamoStatsStore:
@@ -63,6 +73,21 @@ class DynamoStatsStore:
         if stored is not None and not ranges_overlap(stored_ranges(stored), snapshot.ranges):
             raise IdentityTaken(f"{item['pk']} {item['sk']} is a closed window instance's")
         self._table.put_item(Item=item)
+
+    def save_lag(self, report: LagReport) -> None:
+        self._table.put_item(
+            Item={
+                "pk": lag_pk(report.table),
+                "sk": report.shard_id,
+                "behind": Decimal(str(round(report.behind, 3))),
+                "at": Decimal(str(round(report.at, 3))),
+                "expires_at": int(report.at) + LAG_RETENTION_SECONDS,
+            }
+        )
+
+    def lag_reports(self, table: str) -> list[LagReport]:
+        items = self._query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": lag_pk(table)})
+        return [LagReport(table, str(item["sk"]), float(item["behind"]), float(item["at"])) for item in items]
 
     # -- layouts --------------------------------------------------------------------------
     def layouts(self) -> list[Layout]:

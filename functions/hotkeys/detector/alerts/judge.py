@@ -120,7 +120,7 @@ class Judge:
         layout_store: LayoutStore,
         incidents: IncidentStore,
         notifier: Notifier,
-        lag: Callable[[], float],
+        lag: Callable[[str], float],
         clock: Callable[[], float],
         tables: Iterable[str] = (),
         what_ifs: WhatIfNotices | None = None,
@@ -155,10 +155,9 @@ class Judge:
             self._read_layouts(now)
         except Exception as error:
             logger.warning("judge could not read the layouts; the known ones stand", extra={"error": str(error)})
-        lag = self._stream_lag()
         for table in self.tables():
             try:
-                self._look_at(table, now, lag, outcome)
+                self._look_at(table, now, self._stream_lag(table), outcome)
             except PublishRefused:
                 outcome.refused += 1
                 outcome.failed += 1
@@ -305,9 +304,10 @@ class Judge:
         else:
             self._layouts_read_at = None  # another judge changed it: read it again next look
 
-    def _stream_lag(self) -> float:
+    def _stream_lag(self, table: str) -> float:
+        """The table's own stream lag (``consumer.lag``): another table's shard behind holds nothing here."""
         try:
-            return self._lag()
+            return self._lag(table)
         except Exception as error:
-            logger.warning("stream lag unknown; taken as none", extra={"error": str(error)})
+            logger.warning("stream lag unknown; taken as none", extra={"table": table, "error": str(error)})
             return 0.0

@@ -13,15 +13,15 @@ merges them per window (``merge``): each window's table and index partitions as 
 * **Resolution**: a firing incident resolves on the first settled window after its last hot one whose
   figures keep the key under the resolve level (``rules.cooled``).
 
-Settled (``settled``): the stream's lag (Lambda's ``IteratorAge``: how old the records still being
-delivered are, over every shard of the consumer) is younger than the window's end, so no shard, known
-to the judge or not (a split's child still behind), can still be delivering records of it; and every
+Settled (``settled``): the table's stream lag (``consumer.lag``: how old the records its shards behind
+are delivering, from their own reports) is younger than the window's end, so no shard of it, known to
+the look or not (a shard an hour behind, a split's child), can still be delivering records of it; and every
 shard that carries the partition (its heads list the key in the windows read; for a share, and where
 no shard lists the key, every shard of the table near the window) has written the window's final head,
 or a head of a later window, or its shard ended (its last window's final head came before that
 window's end: a rollover's parent). A carrier silent since before the window (its latest head is
 older: it has no records, or it is stuck on a poison record) counts once the window ended
-``SETTLE_GRACE_SECONDS`` ago, the time CloudWatch takes to show a stuck shard in the lag. That covers
+``SETTLE_GRACE_SECONDS`` ago, the time a stuck shard's retries take to show in its lag reports. That covers
 a table that stops writing altogether; a shard behind or stuck holds the windows it has not passed.
 """
 
@@ -48,7 +48,7 @@ SIBLING_WINDOWS = 3
 # (every 5 windows of 60 s), not every window: a key hot for hours costs a write per 5 minutes.
 MARK_SECONDS = 300
 # How long after a window's end a shard silent in it counts as having nothing in it (besides the lag
-# check): what CloudWatch takes to publish the IteratorAge that would show a shard stuck in it.
+# check): what a stuck shard's retried batches take to show in its table's lag reports.
 SETTLE_GRACE_SECONDS = 150
 
 
@@ -181,7 +181,7 @@ class Look:
     progress: dict[str, ShardProgress]
     first_window: int  # the earliest window the look read (its figures before that are unknown)
     now: float  # the judge's clock
-    lag: float  # the stream's lag, in seconds (the consumer's IteratorAge)
+    lag: float  # the table's stream lag, in seconds (consumer.lag)
 
     def figures(self, window: int, index: str | None) -> Merged:
         found = self.windows.get(window, {}).get(index)

@@ -13,6 +13,7 @@ from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.lag import LagReporter
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.health import IGNORED_FROM
@@ -69,6 +70,8 @@ class Ports:
     # The container's clock: when a head was written (the judge tells quiet shards by it), and when an
     # alert was claimed.
     clock: Callable[[], float] = time.time
+    # Where a shard behind its records says so (the judge holds that table's windows by it).
+    lag: LagReporter | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,8 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     final = batch.is_final or not batch.tumbling
     touched: dict[tuple[str, int], Segment] = {}
     to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
+    if ports.lag is not None and touched:
+        _report_lag(ports.lag, shard_id, touched, ports.clock())
     if outcome.without_images:
         _log_without_images(batch.records, outcome.without_images)
     if outcome.out_of_order:
@@ -179,6 +184,12 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None
     return outcome
+
+
+def _report_lag(lag: LagReporter, shard_id: str, touched: dict[tuple[str, int], Segment], now: float) -> None:
+    """The batch's newest record's age, if the shard is behind (``consumer.lag``)."""
+    newest = max(touched.values(), key=lambda segment: segment.last_event)
+    lag.observe(newest.table, shard_id, newest.last_event, now)
 
 
 def _carried_state(batch: StreamBatch, shard_id: str, outcome: BatchOutcome) -> ShardState:

@@ -47,8 +47,11 @@ _SUMMED = (
     "drained",
     "alerts_published",
     "states_discarded",
+    "ttl_ignored",
 )
 _LARGEST = ("summary_size", "keys_over_one_percent")
+# (Items whose TTL DynamoDB ignores can come in every batch of a table for good: they wait for the minute's
+# line, which the TtlIgnored alarm's five-minute period still sees.)
 _AT_ONCE = ("malformed", "without_images", "out_of_order", "spooled", "states_discarded")
 
 
@@ -119,32 +122,45 @@ def _this_container() -> Container:
     return container_from(os.environ, AwsClients())
 
 
+# CloudWatch bills a custom metric for each hour in which it is published (prorated): a metric in every
+# line costs all month. The line always carries RecordsCounted (the dashboard's heartbeat); a count of
+# what happens now and then, or should never happen, is published only when it is not zero, so it costs
+# only the hours in which something happened (an alarm on one treats missing data as not breaching).
+RARE_METRICS = (
+    ("DuplicateRecordsSkipped", "duplicates"),
+    ("TtlDeletions", "ttl_deletes"),
+    ("MalformedRecords", "malformed"),
+    ("RecordsWithoutImages", "without_images"),
+    ("ItemsArchived", "archived"),
+    ("RecordsOutOfOrder", "out_of_order"),
+    ("ArchiveObjectsSpooled", "spooled"),
+    ("ArchiveObjectsDrained", "drained"),
+    ("StatesDiscarded", "states_discarded"),
+    ("TtlIgnoredItems", "ttl_ignored"),
+    ("AlertsPublished", "alerts_published"),
+)
+# Figures of every flush that no alarm watches: properties of the same line (CloudWatch Logs Insights
+# queries them; the dashboard's log widget shows them), not metrics.
+LINE_PROPERTIES = (
+    ("StatsWrites", "stats_writes"),
+    ("SummarySize", "summary_size"),
+    ("KeysOverOnePercent", "keys_over_one_percent"),
+)
+
+
 def _record_metrics(outcome: BatchOutcome) -> None:
     metrics.add_metric(name="RecordsCounted", unit=MetricUnit.Count, value=outcome.counted)
-    metrics.add_metric(name="DuplicateRecordsSkipped", unit=MetricUnit.Count, value=outcome.duplicates)
-    metrics.add_metric(name="TtlDeletions", unit=MetricUnit.Count, value=outcome.ttl_deletes)
-    metrics.add_metric(name="MalformedRecords", unit=MetricUnit.Count, value=outcome.malformed)
-    metrics.add_metric(name="RecordsWithoutImages", unit=MetricUnit.Count, value=outcome.without_images)
-    metrics.add_metric(name="StatsWrites", unit=MetricUnit.Count, value=outcome.stats_writes)
-    metrics.add_metric(name="SummarySize", unit=MetricUnit.Count, value=outcome.summary_size)
-    metrics.add_metric(name="KeysOverOnePercent", unit=MetricUnit.Count, value=outcome.keys_over_one_percent)
-    metrics.add_metric(name="ItemsArchived", unit=MetricUnit.Count, value=outcome.archived)
-    # What should never happen, or only in an outage: published when it did (an alarm watches each;
-    # missing data is no breach), so the usual metrics line stays as long as it was.
-    for name, value in (
-        ("RecordsOutOfOrder", outcome.out_of_order),
-        ("ArchiveObjectsSpooled", outcome.spooled),
-        ("ArchiveObjectsDrained", outcome.drained),
-        ("StatesDiscarded", outcome.states_discarded),
-        ("TtlIgnoredItems", outcome.ttl_ignored),
-    ):
+    for name, counter in RARE_METRICS:
+        value = getattr(outcome, counter)
         if value:
             metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
-    metrics.add_metric(name="AlertsPublished", unit=MetricUnit.Count, value=outcome.alerts_published)
-    # One metric per counted index, named by table and index (both bounded, unlike partition keys),
-    # in the same metrics line: the dashboard finds them with a search expression.
+    for name, figure in LINE_PROPERTIES:
+        metrics.add_metadata(key=name, value=getattr(outcome, figure))
+    # One metric per counted index that took writes, named by table and index (both bounded, unlike
+    # partition keys), in the same metrics line: the dashboard finds them with a search expression.
     for (table, index), wcu in outcome.index_wcu.items():
-        metrics.add_metric(name=index_metric_name(table, index), unit=MetricUnit.Count, value=wcu)
+        if wcu:
+            metrics.add_metric(name=index_metric_name(table, index), unit=MetricUnit.Count, value=wcu)
 
 
 # CloudWatch's limit on a metric name (API reference, "Metric": MetricName "Maximum length of 255");

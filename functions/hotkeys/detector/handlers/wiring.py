@@ -12,7 +12,6 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-from hotkeys.detector.adapters.stream_lag import IteratorAge
 from hotkeys.detector.adapters.what_if_store import DynamoWhatIfClaims, SnsWhatIfPublisher
 from hotkeys.detector.alerts.first_alarm import FirstAlarm
 from hotkeys.detector.alerts.judge import Judge
@@ -20,6 +19,7 @@ from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.alerts.what_if import WhatIfNotices
 from hotkeys.detector.config import ConfigError, Settings
 from hotkeys.detector.consumer.archive import TtlArchiver
+from hotkeys.detector.consumer.lag import LagReporter, table_lag
 from hotkeys.detector.consumer.layout import LayoutCache
 from hotkeys.detector.consumer.pipeline import Ports
 from hotkeys.detector.ports import Publisher
@@ -68,6 +68,7 @@ def build_ports(
         layouts=LayoutCache(stats.layout, clock, settings.window_seconds, lambda fresh: stats.save_layout(None, fresh)),
         clock=wall_clock,
         ttl_attribute=ttl_attribute,
+        lag=LagReporter(stats.save_lag),
     )
 
 
@@ -75,12 +76,13 @@ def build_judge(
     settings: Settings,
     aws: AwsClients,
     clock: Callable[[], float] = time.time,
-    lag: Callable[[], float] | None = None,
+    lag: Callable[[str], float] | None = None,
     tables: tuple[str, ...] = (),
     publisher: Publisher | None = None,
 ) -> Judge:
-    """The judge of a deployment (``judge_app``); ``lag``: the streams' lag (default: the consumer's
-    IteratorAge in CloudWatch); ``tables``: tables to watch besides ``WATCHED_TABLES`` and the registry."""
+    """The judge of a deployment (``judge_app``); ``lag``: each table's stream lag (default: from its
+    shards' lag reports, ``consumer.lag``); ``tables``: tables to watch besides ``WATCHED_TABLES`` and the
+    registry."""
     if not settings.alert_topic_arn:
         raise ConfigError("ALERT_TOPIC_ARN", "is required: the judge publishes its alerts there (set by the stack)")
     table = aws.resource("dynamodb").Table(settings.stats_table_name)
@@ -89,10 +91,7 @@ def build_judge(
     sns = publisher or SnsPublisher(aws.client("sns"), settings.alert_topic_arn)
     notifier = Notifier(settings, incidents, sns, Judge.owner_name())
     if lag is None:
-        if settings.consumer_function_name:
-            lag = IteratorAge(aws.client("cloudwatch"), settings.consumer_function_name, clock)
-        else:
-            lag = lambda: 0.0  # noqa: E731 (no consumer named: a replay, which passes its own)
+        lag = lambda table: table_lag(stats.lag_reports(table), clock())  # noqa: E731
     what_ifs = None
     if settings.proposals:  # logged always; published where the stack made a what-if topic
         topic = settings.what_if_topic_arn
