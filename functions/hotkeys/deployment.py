@@ -20,9 +20,11 @@ POWERTOOLS_PARAMETER = f"/aws/service/powertools/python/{LAMBDA_ARCHITECTURE}/{L
 HANDLER = "hotkeys.detector.handlers.app.handler"
 JUDGE_HANDLER = "hotkeys.detector.handlers.judge_app.handler"
 # The judge's watchdog (an EventBridge rule: alerts.look_chain) and its function: one look per invocation,
-# whose timeout leaves a look at 10,000 shards room (docs/scale.md) besides the watchdog's wait.
+# whose timeout holds the longest look the cost model expects at 10,000 shards at the default memory (a
+# deploy's transient: tests/unit/test_judge_app.py, docs/scale.md). A look that long delays the next one
+# (the chain sends its message when the look ends); it is billed only as long as it runs.
 JUDGE_SCHEDULE_SECONDS = 60
-JUDGE_TIMEOUT_SECONDS = 90
+JUDGE_TIMEOUT_SECONDS = 300
 # The judge's memory by default (-c judgeMemoryMb; `hotkeys cost` prices it): its share of a vCPU.
 JUDGE_MEMORY_MB = 256
 # The judge's queue keeps a message hidden this long while an invocation has it (Lambda requires at least

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.emulation import emulate
+from hotkeys.cli.emulation import MemoryLookClaims, emulate
 from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import (
@@ -143,7 +143,7 @@ def test_the_judges_failed_looks_alarm_watches_the_line_the_handler_writes(
         def look(self) -> LookOutcome:
             return LookOutcome(tables=1, failed=1)
 
-    container = judge_app.Container(Settings(stats_table_name="s"), Failing(), lambda _due: True, lambda *_m: None)  # type: ignore[arg-type]
+    container = judge_app.Container(Settings(stats_table_name="s"), Failing(), MemoryLookClaims(), lambda *_m: None)  # type: ignore[arg-type]
     monkeypatch.setattr(judge_app, "_container", lambda: container)
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
 
@@ -274,6 +274,13 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
         wake(judge, claims)
         now[0] += settings.flush_seconds
     assert len(outcomes) == (600 - 6) // settings.flush_seconds + 1  # each look made once
+    # (and its watchdog, which reads the latest claim: the chain alive a second after its look, stopped
+    # a minute later)
+    for later, restarts in ((1.0, False), (60.0, True)):
+        woke = look_chain.wake(
+            judge.look, claims, send, lambda at=now[0] + later: at, lambda _s: None, settings.flush_seconds, None
+        )
+        assert woke.looked is restarts and woke.restarted is restarts
     # (the limit's incident and the share's: each started once and resolved once between them)
     assert sum(o.started for o in outcomes) == 2 and sum(o.resolved for o in outcomes) == 2
     # Then every call it made is allowed by its role as deployed

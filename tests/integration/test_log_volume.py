@@ -163,19 +163,24 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
 def judge_wake_bytes(watchdog: bool) -> int:
     """What one wake-up of the judge prints (its EMF line and its "judge look" line): a look woken by its
     chain's message, or a watchdog run that finds the look claimed by the chain."""
+    from hotkeys.cli.emulation import MemoryLookClaims
     from hotkeys.detector.alerts.judge import LookOutcome
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers import judge_app
+    from hotkeys.detector.ports import LookClaim
 
     class Judge:
         def look(self) -> LookOutcome:
             return LookOutcome(tables=1, heads=40, published=0)
 
     due = 1_796_083_206
+    claims = MemoryLookClaims()
+    if watchdog:  # the chain's claim of the look, a moment before
+        claims.claim(LookClaim(due, due + 0.3, 0.01))
     container = judge_app.Container(
         Settings(stats_table_name="s"),
         Judge(),  # type: ignore[arg-type]
-        lambda _due: not watchdog,
+        claims,
         lambda _due, _delay: None,
     )
     event: dict[str, Any] = (

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hotkeys.cli.emulation import MemoryLookClaims
 from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.alerts.look_chain import Wake
 from hotkeys.detector.config import Settings
@@ -61,13 +62,8 @@ def test_a_wake_up_is_for_its_messages_look_or_the_watchdogs() -> None:
 
 class Recorder:
     def __init__(self) -> None:
-        self.claims: set[int] = set()
+        self.claims = MemoryLookClaims()
         self.sent: list[tuple[int, int]] = []
-
-    def claim(self, due: int) -> bool:
-        fresh = due not in self.claims
-        self.claims.add(due)
-        return fresh
 
     def send(self, due: int, delay: int) -> None:
         self.sent.append((due, delay))
@@ -87,7 +83,7 @@ def handle(
     event: dict[str, Any], judge: OneTable, recorder: Recorder, now: float, monkeypatch: pytest.MonkeyPatch
 ) -> list[dict[str, Any]]:
     """The handler with these ports at ``now``; the EMF lines it printed."""
-    container = judge_app.Container(Settings(stats_table_name="s"), judge, recorder.claim, recorder.send)  # type: ignore[arg-type]
+    container = judge_app.Container(Settings(stats_table_name="s"), judge, recorder.claims, recorder.send)  # type: ignore[arg-type]
     monkeypatch.setattr(judge_app, "_container", lambda: container)
     monkeypatch.setattr(judge_app.time, "time", lambda: now)
     monkeypatch.setattr(judge_app.time, "sleep", lambda _s: None)
@@ -132,3 +128,14 @@ def test_the_watchdog_restarting_the_chain_and_rare_counts_are_written(monkeypat
 
 def test_publish_metrics_writes_nothing_for_a_look_another_made() -> None:
     judge_app.publish_metrics(Wake(MINUTE + 6, looked=False))  # (no metric added: no EMF line)
+
+
+def test_the_longest_look_expected_at_10000_shards_fits_the_judges_timeout_at_the_default_memory() -> None:
+    # The deploy's transient at 10,000 shards: a look reads 4 windows of every shard's heads (bench.scale:
+    # heads_read_per_look_max 40,000), at the cost model's CPU per head (a 1.6 margin over the measured)
+    # and the default memory's share of a vCPU
+    from hotkeys.cli import cost
+    from hotkeys.deployment import JUDGE_MEMORY_MB, JUDGE_TIMEOUT_SECONDS
+
+    seconds = 4 * 10_000 * cost.JUDGE_CPU_SECONDS_PER_HEAD / (JUDGE_MEMORY_MB / 1769)
+    assert seconds + cost.JUDGE_INVOCATION_OVERHEAD_SECONDS < JUDGE_TIMEOUT_SECONDS

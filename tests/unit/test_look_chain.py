@@ -9,9 +9,10 @@ import random
 
 import pytest
 
-from hotkeys.cli.emulation import DELIVERY_SECONDS, JudgeWakeUps, judge_times
+from hotkeys.cli.emulation import DELIVERY_SECONDS, JudgeWakeUps, MemoryLookClaims, judge_times
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
+from hotkeys.detector.ports import LookClaim
 
 MINUTE = 1_796_083_200  # a minute's start
 FLUSH = 12
@@ -114,7 +115,7 @@ def test_a_look_that_fails_still_sends_the_next_message() -> None:
 
     with pytest.raises(RuntimeError):
         look_chain.wake(
-            failing, lambda _due: True, lambda *m: sent.append(m), lambda: MINUTE + 18.4, lambda _s: None, FLUSH, 18
+            failing, MemoryLookClaims(), lambda *m: sent.append(m), lambda: MINUTE + 18.4, lambda _s: None, FLUSH, 18
         )
     assert sent == [(MINUTE + 30, 12)]
 
@@ -127,28 +128,38 @@ def test_an_early_message_waits_for_its_time_and_a_late_one_looks_at_the_latest_
         slept.append(seconds)
         now[0] += seconds
 
-    claimed: list[int] = []
-
-    def claim(due: int) -> bool:
-        claimed.append(due)
-        return True
-
-    early = look_chain.wake(LookOutcome, claim, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
+    claims = MemoryLookClaims()
+    early = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
     assert slept == [pytest.approx(0.4)] and early.due == MINUTE + 18
     now[0] = MINUTE + 43.0  # the message for :18 delivered after :30 and :42 were due
-    late = look_chain.wake(LookOutcome, claim, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
+    late = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
     assert late.due == MINUTE + 42 and late.late == pytest.approx(1.0)
-    assert claimed == [MINUTE + 18, MINUTE + 42]
+    assert sorted(claims.claims) == [MINUTE + 18, MINUTE + 42]
 
 
-def test_a_watchdog_run_leaves_a_look_to_the_chain_for_its_grace_and_never_waits() -> None:
+def test_a_watchdog_run_restarts_a_stopped_chain_at_once_with_the_look_due_a_grace_before() -> None:
     slept: list[float] = []
     due = MINUTE + LOOK_DELAY_SECONDS
     for fired, claims in ((due + 1.0, due - FLUSH), (due + look_chain.CLAIM_GRACE_SECONDS, due), (due + 11.9, due)):
-        clock = [fired]
-        woke = look_chain.wake(LookOutcome, lambda _d: False, lambda *_m: None, clock.pop, slept.append, FLUSH, None)
-        assert not woke.looked and woke.due == claims, fired - due
-    assert slept == []
+        woke = look_chain.wake(
+            LookOutcome, MemoryLookClaims(), lambda *_m: None, lambda at=fired: at, slept.append, FLUSH, None
+        )
+        assert woke.looked and woke.restarted and woke.due == claims, fired - due
+    assert slept == []  # (a watchdog run is billed: it never waits)
+
+
+def test_a_watchdog_run_leaves_a_live_chain_be_even_through_a_long_look() -> None:
+    due = MINUTE + LOOK_DELAY_SECONDS
+    for seconds, fired, leaves in (
+        (0.01, due + 0.7 + FLUSH + look_chain.CLAIM_GRACE_SECONDS - 0.1, True),  # its next claim is barely due
+        (0.01, due + 0.7 + FLUSH + look_chain.CLAIM_GRACE_SECONDS + 0.1, False),  # stopped: restarted
+        (50.0, due + 0.7 + 100 + FLUSH, True),  # a look of the last one's 50 s may still run: left be
+        (50.0, due + 0.7 + 100 + FLUSH + look_chain.CLAIM_GRACE_SECONDS + 0.1, False),
+    ):
+        claims = MemoryLookClaims()
+        claims.claim(LookClaim(due, due + 0.7, seconds))
+        woke = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda at=fired: at, lambda _s: None, FLUSH, None)
+        assert woke.looked is not leaves and woke.restarted is not leaves, (seconds, fired - due)
 
 
 @pytest.mark.parametrize("phase", PHASES)

@@ -168,9 +168,9 @@ HEAD_MAX_KB = 23
 # to the judge's queue (SQS DelaySeconds to the next flush boundary plus LOOK_DELAY_SECONDS): a look
 # every flush interval, whatever the phase of its minute rule. Each claims its look with one conditional
 # PutItem on the stats table (a claim under 1 KB: one write unit, charged whether its condition holds or
-# not). The minute rule is its watchdog: one short invocation a minute making one conditional PutItem
-# (usually failing: the chain claimed that look) and nothing else: it never waits for the chain (it
-# claims the look due CLAIM_GRACE_SECONDS before it fired: look_chain.watchdog_due).
+# not). The minute rule is its watchdog: one short invocation a minute that reads the latest claim (one
+# Query of half a read unit, priced here as the write it makes when the chain has stopped: an upper
+# bound) and nothing else while the chain is alive; it never waits (look_chain.watchdog_due).
 JUDGE_WATCHDOG_RUNS_PER_MONTH = SECONDS_PER_MONTH // JUDGE_SCHEDULE_SECONDS
 JUDGE_CLAIM_WRITE_UNITS = 1
 # Billed duration of a wake-up besides its look: the handler's own work, the

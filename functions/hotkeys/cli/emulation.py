@@ -32,7 +32,7 @@ from hotkeys.detector.consumer.lag import REPORT_EVERY_SECONDS
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.handlers.wiring import build_judge, build_ports
-from hotkeys.detector.ports import Publisher
+from hotkeys.detector.ports import LookClaim, Publisher
 
 # How long the judge keeps looking after the last invocation: a table that stops writing has its
 # incidents resolved within it (docs/decisions.md §64).
@@ -146,6 +146,19 @@ def emulate(
 
 
 @dataclass
+class MemoryLookClaims:
+    """The judge's look claims as the stats table keeps them (``look_chain_store``), in memory."""
+
+    claims: dict[int, LookClaim] = field(default_factory=dict)
+
+    def claim(self, claim: LookClaim) -> bool:
+        return self.claims.setdefault(claim.due, claim) is claim
+
+    def latest(self) -> LookClaim | None:
+        return self.claims[max(self.claims)] if self.claims else None
+
+
+@dataclass
 class JudgeWakeUps:
     """The deployed judge's wake-ups in emulated time: its watchdog rule every minute at ``phase``, and
     the messages its looks send themselves (delivered ``DELIVERY_SECONDS`` at most after their delay),
@@ -156,7 +169,7 @@ class JudgeWakeUps:
     flush_seconds: int
     phase: float
     draw: random.Random
-    claims: set[int] = field(default_factory=set)
+    claims: MemoryLookClaims = field(default_factory=MemoryLookClaims)
     messages: list[tuple[float, int]] = field(default_factory=list)  # (delivered at, due), a heap
     woken_for: int | None = None  # the wake-up being made: a message's due look, None for the watchdog
     wakes: list[look_chain.Wake] = field(default_factory=list)
@@ -175,16 +188,11 @@ class JudgeWakeUps:
                 yield watchdog
 
     def wake(self, at: float) -> None:
-        def claim(due: int) -> bool:
-            fresh = due not in self.claims
-            self.claims.add(due)
-            return fresh
-
         def send(due: int, delay_seconds: int) -> None:
             heapq.heappush(self.messages, (at + delay_seconds + self.draw.uniform(0, DELIVERY_SECONDS), due))
 
         woke = look_chain.wake(
-            self.judge.look, claim, send, lambda: at, lambda _s: None, self.flush_seconds, self.woken_for
+            self.judge.look, self.claims, send, lambda: at, lambda _s: None, self.flush_seconds, self.woken_for
         )
         self.wakes.append(woke)
 

@@ -36,6 +36,7 @@ __all__ = [
     "InsightsSwitch",
     "LayoutStore",
     "Layouts",
+    "LookClaim",
     "LookClaims",
     "NextLook",
     "ObjectStore",
@@ -231,11 +232,25 @@ class Publish(Protocol):
     def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...
 
 
+@dataclass(frozen=True)
+class LookClaim:
+    """A look of the judge as claimed: its due time, when it was claimed, and how long the claimant's
+    previous look took (what a look in progress may still take)."""
+
+    due: int
+    at: float
+    seconds: float
+
+
 class LookClaims(Protocol):
     """The judge's look claims (``alerts.look_chain``)."""
 
-    def __call__(self, due: int) -> bool:
-        """True for the one caller whose conditional write claimed the look due at ``due``."""
+    def claim(self, claim: LookClaim) -> bool:
+        """True for the one caller whose conditional write claimed the look due at ``claim.due``."""
+        ...
+
+    def latest(self) -> LookClaim | None:
+        """The latest look claimed (by due time)."""
         ...
 
 

@@ -10,11 +10,13 @@ short invocation, which sends the judge a message delayed to the next due look (
   wake-up for the same time (a duplicate message: SQS standard queues deliver at least once; a retry;
   the watchdog) finds the claim and stops. Only the claimant sends the next message, so the chain can
   never fork, and a look is never made twice.
-* **Watchdog.** The minute rule wakes the judge at its phase: it claims the latest look that was due
-  ``CLAIM_GRACE_SECONDS`` ago (the chain's message for it has come by then) if nobody did, and makes it
-  at once, which restarts the chain (the first run after a deploy, a message lost, a send that failed, a
-  look that timed out). It never waits: a broken chain misses at most a minute or two of looks, and the
-  watchdog's runs say so (``restarted``).
+* **Watchdog.** The minute rule wakes the judge at its phase. The chain is alive while its latest claim
+  is younger than a flush, the grace, and twice what the claimant's previous look took (a long look, at
+  thousands of shards, is still running: a second chain beside it would double the work). Otherwise it
+  claims the latest look that was due ``CLAIM_GRACE_SECONDS`` ago and makes it at once, which restarts
+  the chain (the first run after a deploy, a message lost, a send that failed, a look that timed out). It
+  never waits: a broken chain misses about a minute of looks, and the watchdog's runs say so
+  (``restarted``).
 * **Late wake-ups** look at once; the look's due time is then the latest one due (heads are cumulative:
   one look reads all a missed one would have). An early delivery waits for its time.
 
@@ -28,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
-from hotkeys.detector.ports import LookClaims, NextLook
+from hotkeys.detector.ports import LookClaim, LookClaims, NextLook
 
 # How long after a due look the watchdog leaves it to the chain (its message is delivered within about a
 # second of the look's time: ``next_message``).
@@ -63,10 +65,18 @@ class Wake:
     """What one wake-up of the judge did."""
 
     due: int  # the look it was for
-    looked: bool  # it claimed the look and made it (False: another wake-up had)
+    looked: bool  # it claimed the look and made it (False: another wake-up had, or a chain is alive)
     late: float = 0.0  # seconds after its due time the look began
     outcome: LookOutcome | None = None
-    restarted: bool = False  # a watchdog run that found the look unclaimed: the chain had stopped
+    restarted: bool = False  # a watchdog run that found the chain stopped
+    seconds: float = 0.0  # how long the look took
+
+
+def alive(latest: LookClaim | None, now: float, flush_seconds: int) -> bool:
+    """Whether the chain's latest claim says it is still looking (the watchdog leaves it be)."""
+    if latest is None:
+        return False
+    return now < latest.at + 2 * latest.seconds + flush_seconds + CLAIM_GRACE_SECONDS
 
 
 def wake(
@@ -77,21 +87,26 @@ def wake(
     sleep: Callable[[float], None],
     flush_seconds: int,
     message_due: int | None,
+    previous_seconds: float = 0.0,
 ) -> Wake:
-    """One wake-up: ``message_due`` is the look a chain message was sent for (None: the watchdog)."""
+    """One wake-up: ``message_due`` is the look a chain message was sent for (None: the watchdog);
+    ``previous_seconds``: how long this container's previous look took."""
     now = clock()
     if message_due is None:
         due = watchdog_due(now, flush_seconds)
+        if alive(claims.latest(), now, flush_seconds):
+            return Wake(due, looked=False)
     else:
         if message_due > now:  # delivered early (clocks differ): wait for its time
             sleep(message_due - now)
         due = max(message_due, due_at(clock(), flush_seconds))
-    if not claims(due):
-        return Wake(due, looked=False)
     began = clock()
+    if not claims.claim(LookClaim(due, began, previous_seconds)):
+        return Wake(due, looked=False)
     try:
         outcome = look()
     finally:
         # Sent whatever the look did: a look that failed must not stop the looks after it.
-        send(*next_message(clock(), flush_seconds))
-    return Wake(due, True, began - due, outcome, restarted=message_due is None)
+        ended = clock()
+        send(*next_message(ended, flush_seconds))
+    return Wake(due, True, began - due, outcome, message_due is None, ended - began)

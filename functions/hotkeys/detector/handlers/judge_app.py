@@ -29,15 +29,16 @@ from hotkeys.detector.observability import logger, metrics
 from hotkeys.detector.ports import LookClaims, NextLook
 
 
-@dataclass(frozen=True)
+@dataclass
 class Container:
     """What a judge container builds once: its settings, its judge (with its memory of the tables) and
-    the chain's claims and queue."""
+    the chain's claims and queue; and how long its latest look took."""
 
     settings: Settings
     judge: Judge
     claims: LookClaims
     send: NextLook
+    look_seconds: float = 0.0
 
 
 def woken_for(event: dict[str, Any]) -> int | None:
@@ -54,7 +55,7 @@ def woken_for(event: dict[str, Any]) -> int | None:
 
 def wake(container: Container, event: dict[str, Any]) -> Wake:
     """One wake-up with the deployed clock."""
-    return look_chain.wake(
+    woke = look_chain.wake(
         container.judge.look,
         container.claims,
         container.send,
@@ -62,7 +63,11 @@ def wake(container: Container, event: dict[str, Any]) -> Wake:
         time.sleep,
         container.settings.flush_seconds,
         woken_for(event),
+        container.look_seconds,
     )
+    if woke.looked:
+        container.look_seconds = woke.seconds
+    return woke
 
 
 def publish_metrics(woke: Wake) -> None:
