@@ -36,6 +36,7 @@ from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.alert_topic import AlertTopic
 from infra.detector_function import DetectorFunction
+from infra.monitoring import at_least
 from infra.nag import acknowledge
 
 # The judge's own metrics (hotkeys.detector.handlers.judge_app) as the dashboard graphs them: counts summed, and
@@ -197,38 +198,31 @@ class Judge(Construct):
                 "throttles, its watchdog rule and its queue)",
                 treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
             ),
-            "JudgeLooksFailed": cloudwatch.Metric(
-                namespace=NAMESPACE,
-                metric_name="JudgeLooksFailed",
-                dimensions_map={"service": SERVICE},
-                statistic="Sum",
-                period=five_minutes,
-            ).create_alarm(
-                self,
+            "JudgeLooksFailed": self._count_alarm(
                 "LooksFailedAlarm",
-                threshold=5,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="The judge could not look at a table (the stats table throttled or failed, or "
-                "SNS refused a message) in 5 looks of 5 minutes: read its warnings",
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                "JudgeLooksFailed",
+                five_minutes,
+                5,
+                "The judge could not look at a table (the stats table throttled or failed, or SNS refused a "
+                "message) in 5 looks of 5 minutes: read its warnings",
             ),
             # The watchdog restarts a chain that stopped (once after a deploy); again and again means the
             # looks happen once a minute, not every flush (sends refused, looks timing out).
-            "JudgeChainRestarts": cloudwatch.Metric(
-                namespace=NAMESPACE,
-                metric_name="JudgeChainRestarts",
-                dimensions_map={"service": SERVICE},
-                statistic="Sum",
-                period=Duration.minutes(15),
-            ).create_alarm(
-                self,
+            "JudgeChainRestarts": self._count_alarm(
                 "ChainRestartsAlarm",
-                threshold=3,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                alarm_description="The judge's chain of looks keeps stopping and its watchdog restarting it: it looks "
-                "once a minute instead of every flush (read its errors: sends to its queue, looks timing out)",
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                "JudgeChainRestarts",
+                Duration.minutes(15),
+                3,
+                "The judge's chain of looks keeps stopping and its watchdog restarting it: it looks once a minute "
+                "instead of every flush (read its errors: sends to its queue, looks timing out)",
             ),
         }
+
+    def _count_alarm(
+        self, construct_id: str, metric: str, period: Duration, threshold: int, about: str
+    ) -> cloudwatch.Alarm:
+        """An alarm on a count the judge writes only when it is not zero."""
+        found = cloudwatch.Metric(
+            namespace=NAMESPACE, metric_name=metric, dimensions_map={"service": SERVICE}, statistic="Sum", period=period
+        )
+        return at_least(self, construct_id, found, threshold, about)

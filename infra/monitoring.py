@@ -333,12 +333,20 @@ class Monitoring(Construct):
         self._alarm_grid.add(cloudwatch.AlarmWidget(title=name, alarm=alarm, width=ALARM_WIDGET_WIDTH))
 
     def _at_least(self, alarm_id: str, metric: cloudwatch.Metric, threshold: int, description: str) -> cloudwatch.Alarm:
-        return metric.create_alarm(
-            self,
-            alarm_id,
-            threshold=threshold,
-            evaluation_periods=1,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            alarm_description=description,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-        )
+        return at_least(self, alarm_id, metric, threshold, description)
+
+
+def at_least(
+    scope: Construct, alarm_id: str, metric: cloudwatch.Metric, threshold: int, description: str
+) -> cloudwatch.Alarm:
+    """An alarm when a count reaches ``threshold`` in one period; no data is no breach (counts of what
+    happens now and then are written only when they are not zero)."""
+    return metric.create_alarm(
+        scope,
+        alarm_id,
+        threshold=threshold,
+        evaluation_periods=1,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        alarm_description=description,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+    )

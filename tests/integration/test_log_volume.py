@@ -209,15 +209,22 @@ def test_the_judges_wake_ups_write_what_the_cost_model_charges(deployed_environm
     assert watchdog <= cost.JUDGE_LOG_BYTES_PER_LOOK, watchdog
 
 
+def _printing_handler(
+    environment: dict[str, str], monkeypatch: pytest.MonkeyPatch, now: list[float] | None = None
+) -> Any:
+    """The deployed handler, its log lines on stdout, its container's metrics on the clock ``now[0]``."""
+    clock = now if now is not None else [0.0]
+    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
+    container = dataclasses.replace(
+        container_from(environment, AwsClients()), metrics=app.MetricsBuffer(lambda: clock[0])
+    )
+    return build_handler(lambda: container)
+
+
 def test_a_count_an_alarm_watches_is_written_at_once(
     deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
-    now = [0.0]
-    container = dataclasses.replace(
-        container_from(deployed_environment, AwsClients()), metrics=app.MetricsBuffer(lambda: now[0])
-    )
-    handler = build_handler(lambda: container)
+    handler = _printing_handler(deployed_environment, monkeypatch)
     # Given a batch with a record without images (the stream is KEYS_ONLY: an alarm watches that count)
     records = _records(10)
     del records[0]["dynamodb"]["NewImage"]
@@ -262,12 +269,8 @@ def test_a_rare_count_is_published_only_in_a_line_where_it_happened(
     deployed_environment: dict[str, str], capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # (CloudWatch bills a custom metric for each hour in which it is published: a zero costs as much as a count)
-    monkeypatch.setattr(logger.registered_handler, "stream", sys.stdout)
     now = [0.0]
-    container = dataclasses.replace(
-        container_from(deployed_environment, AwsClients()), metrics=app.MetricsBuffer(lambda: now[0])
-    )
-    handler = build_handler(lambda: container)
+    handler = _printing_handler(deployed_environment, monkeypatch, now)
     healthy = [record for record in _records(300) if record["eventName"] == "INSERT"]
 
     def lines(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
