@@ -68,7 +68,8 @@ class Judge(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         # The chain's messages carry nothing but a look's time: SQS-managed encryption (no KMS requests),
-        # no dead-letter queue (a message that fails is replaced by the watchdog's run).
+        # no dead-letter queue (a message that fails is replaced by the watchdog's run), and no other
+        # queue may redrive into it (the judge ignores bodies it did not write, but need not see them).
         self.queue = sqs.Queue(
             self,
             "Looks",
@@ -76,6 +77,7 @@ class Judge(Construct):
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(JUDGE_QUEUE_VISIBILITY_SECONDS),
             retention_period=Duration.seconds(JUDGE_MESSAGE_RETENTION_SECONDS),
+            redrive_allow_policy=sqs.RedriveAllowPolicy(redrive_permission=sqs.RedrivePermission.DENY_ALL),
         )
         for finding in ("AwsSolutions::AwsSolutions-SQS3", "Serverless::Serverless-SQSRedrivePolicy"):
             acknowledge(
@@ -143,8 +145,9 @@ class Judge(Construct):
             iam.PolicyStatement(
                 sid="StatsTable",
                 # Incidents, layouts and look claims: read by Query, written conditionally (a failed
-                # condition returns the item as it stands: no GetItem); heads are read through the index.
-                actions=["dynamodb:PutItem", "dynamodb:Query"],
+                # condition returns the item as it stands: no GetItem), a look's end recorded in its claim
+                # (UpdateItem); heads are read through the index.
+                actions=["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query"],
                 resources=[stats_table.table_arn],
             )
         )

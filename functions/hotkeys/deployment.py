@@ -28,10 +28,10 @@ JUDGE_TIMEOUT_SECONDS = 300
 # The judge's memory by default (-c judgeMemoryMb; `hotkeys cost` prices it): its share of a vCPU.
 JUDGE_MEMORY_MB = 256
 # The judge's queue keeps a message hidden this long while an invocation has it (Lambda requires at least
-# the function's timeout), and drops one not delivered in JUDGE_MESSAGE_RETENTION_SECONDS (SQS's least):
-# the watchdog restarts a chain whose message was lost.
+# the function's timeout), and keeps one past SQS's longest delay (a message's expiry counts from when it was
+# sent): a message that comes after its chain was given up is dropped by the judge (alerts.look_chain).
 JUDGE_QUEUE_VISIBILITY_SECONDS = 2 * JUDGE_TIMEOUT_SECONDS
-JUDGE_MESSAGE_RETENTION_SECONDS = 60
+JUDGE_MESSAGE_RETENTION_SECONDS = 900 + 60
 DEMO_TABLE_TTL_ATTRIBUTE = "expireAt"
 STREAM_RETENTION_HOURS = 24
 

@@ -64,13 +64,15 @@ def _actions(statement: dict[str, Any]) -> set[str]:
 def test_the_judge_looks_every_flush_through_its_queue_and_a_watchdog_rule(demo: Synthesized) -> None:
     judge_id, judge = _function(demo, JUDGE_HANDLER)
     # Given its queue: SQS-managed encryption, TLS only, a message hidden while an invocation has it for
-    # longer than the function may run, kept no longer than SQS's least (the watchdog replaces a lost one)
+    # longer than the function may run, kept past SQS's longest delay (a flush of up to 900 s), never a
+    # source of another queue's redrive
     queues = {logical_id: q for logical_id, q in demo.resources("AWS::SQS::Queue").items() if "Judge" in logical_id}
     ((queue_id, queue),) = queues.items()
     assert queue["Properties"]["SqsManagedSseEnabled"] is True
     assert queue["Properties"]["VisibilityTimeout"] == JUDGE_QUEUE_VISIBILITY_SECONDS >= JUDGE_TIMEOUT_SECONDS
-    assert queue["Properties"]["MessageRetentionPeriod"] == JUDGE_MESSAGE_RETENTION_SECONDS == 60
+    assert queue["Properties"]["MessageRetentionPeriod"] == JUDGE_MESSAGE_RETENTION_SECONDS == 900 + 60
     assert "RedrivePolicy" not in queue["Properties"]
+    assert queue["Properties"]["RedriveAllowPolicy"] == {"redrivePermission": "denyAll"}
     (policy,) = [
         p["Properties"]
         for p in demo.resources("AWS::SQS::QueuePolicy").values()
@@ -263,8 +265,9 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
     outcomes = []
 
     def wake(found: Any, claimed: Any) -> None:
+        message = (int(now[0]), now[0] - settings.flush_seconds)
         woke = look_chain.wake(
-            found.look, claimed, send, lambda: now[0], lambda _s: None, settings.flush_seconds, int(now[0])
+            found.look, claimed, send, lambda: now[0], lambda _s: None, settings.flush_seconds, 300, message
         )
         outcomes.extend([woke.outcome] if woke.outcome is not None else [])
 
@@ -274,11 +277,11 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
         wake(judge, claims)
         now[0] += settings.flush_seconds
     assert len(outcomes) == (600 - 6) // settings.flush_seconds + 1  # each look made once
-    # (and its watchdog, which reads the latest claim: the chain alive a second after its look, stopped
-    # a minute later)
+    # (and its watchdog, which reads the latest claim and its end: the chain alive a second after its last
+    # look, stopped a minute later)
     for later, restarts in ((1.0, False), (60.0, True)):
         woke = look_chain.wake(
-            judge.look, claims, send, lambda at=now[0] + later: at, lambda _s: None, settings.flush_seconds, None
+            judge.look, claims, send, lambda at=now[0] + later: at, lambda _s: None, settings.flush_seconds, 300, None
         )
         assert woke.looked is restarts and woke.restarted is restarts
     # (the limit's incident and the share's: each started once and resolved once between them)

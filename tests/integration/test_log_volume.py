@@ -175,18 +175,18 @@ def judge_wake_bytes(watchdog: bool) -> int:
 
     due = 1_796_083_206
     claims = MemoryLookClaims()
-    if watchdog:  # the chain's claim of the look, a moment before
-        claims.claim(LookClaim(due, due + 0.3, 0.01))
+    if watchdog:  # the chain's claim of the look, a moment before, and its end
+        claims.claim(LookClaim(due, due + 0.3, due + 0.31))
     container = judge_app.Container(
         Settings(stats_table_name="s"),
         Judge(),  # type: ignore[arg-type]
         claims,
-        lambda _due, _delay: None,
+        lambda _due, _delay, _sent_at: None,
     )
     event: dict[str, Any] = (
         {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
         if watchdog
-        else {"Records": [{"eventSource": "aws:sqs", "body": json.dumps({"due": due})}]}
+        else {"Records": [{"eventSource": "aws:sqs", "body": json.dumps({"due": due, "sent_at": due - 11.6})}]}
     )
     printed = io.StringIO()
     with (

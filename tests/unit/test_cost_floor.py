@@ -77,7 +77,7 @@ def test_the_judge_is_billed_per_look_and_per_watchdog_run() -> None:
         + seconds * cost.JUDGE_MEMORY_MB / 1024 * cost.PRICES["lambda_gb_second_arm64"]
     )
     # a conditional write per wake-up (a failed condition costs its write unit too)
-    assert lines["judge_claims"] == pytest.approx((looks + watchdog) * cost.PRICES["dynamodb_write_request_unit"])
+    assert lines["judge_claims"] == pytest.approx((2 * looks + watchdog) * cost.PRICES["dynamodb_write_request_unit"])
     # the queue: a send, a receive and a delete per look, and Lambda's pollers' empty long polls
     polls = cost.JUDGE_QUEUE_POLLERS * cost.SECONDS_PER_MONTH / cost.SQS_LONG_POLL_SECONDS
     assert lines["judge_queue"] == pytest.approx((3 * looks + polls) * cost.PRICES["sqs_request"])

@@ -12,7 +12,6 @@ import pytest
 
 from hotkeys.cli.emulation import MemoryLookClaims
 from hotkeys.detector.alerts.judge import LookOutcome
-from hotkeys.detector.alerts.look_chain import Wake
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers import judge_app
 
@@ -52,12 +51,18 @@ SCHEDULED = {
 }
 
 
+def body(due: int, sent_at: float) -> str:
+    return json.dumps({"due": due, "sent_at": sent_at})
+
+
 def test_a_wake_up_is_for_its_messages_look_or_the_watchdogs() -> None:
-    assert judge_app.woken_for(sqs_event(json.dumps({"due": MINUTE + 18}))) == MINUTE + 18
+    assert judge_app.woken_for(sqs_event(body(MINUTE + 18, MINUTE + 6.2))) == (MINUTE + 18, MINUTE + 6.2)
     assert judge_app.woken_for(SCHEDULED) is None
-    # a body the judge did not write is logged and left out (never a traceback, never a look for it)
-    assert judge_app.woken_for(sqs_event("hello", json.dumps({"due": "soon"}))) is None
-    assert judge_app.woken_for(sqs_event("{", json.dumps({"due": MINUTE + 6}))) == MINUTE + 6
+    assert judge_app.woken_for(sqs_event("{", body(MINUTE + 6, MINUTE - 5.5))) == (MINUTE + 6, MINUTE - 5.5)
+    # a queue event with no body the judge wrote is logged and left: no look, never the watchdog's run
+    for bodies in (["hello"], [json.dumps({"due": "soon", "sent_at": 1})], [body(MINUTE + 4000, MINUTE)]):
+        with pytest.raises(judge_app.NoLookMessage):
+            judge_app.woken_for(sqs_event(*bodies))
 
 
 class Recorder:
@@ -65,7 +70,7 @@ class Recorder:
         self.claims = MemoryLookClaims()
         self.sent: list[tuple[int, int]] = []
 
-    def send(self, due: int, delay: int) -> None:
+    def send(self, due: int, delay: int, sent_at: float) -> None:
         self.sent.append((due, delay))
 
 
@@ -107,7 +112,7 @@ def value(line: dict[str, Any], name: str) -> float:
 
 def test_a_message_makes_its_look_once_and_sends_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
     judge, recorder = OneTable(LookOutcome(tables=2, heads=9)), Recorder()
-    message = sqs_event(json.dumps({"due": MINUTE + 18}))
+    message = sqs_event(body(MINUTE + 18, MINUTE + 6.2))
     (line,) = handle(message, judge, recorder, MINUTE + 18.7, monkeypatch)
     assert judge.looks == 1 and recorder.sent == [(MINUTE + 30, 12)]
     # every look writes its count and lateness; what did not happen is not written (billed per hour)
@@ -126,8 +131,12 @@ def test_the_watchdog_restarting_the_chain_and_rare_counts_are_written(monkeypat
     assert recorder.sent == [(MINUTE + 42, 5)]
 
 
-def test_publish_metrics_writes_nothing_for_a_look_another_made() -> None:
-    judge_app.publish_metrics(Wake(MINUTE + 6, looked=False))  # (no metric added: no EMF line)
+def test_a_queue_message_the_judge_did_not_write_makes_no_look_and_no_watchdog_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    judge, recorder = OneTable(LookOutcome(tables=1)), Recorder()
+    assert handle(sqs_event("hello"), judge, recorder, MINUTE + 37.0, monkeypatch) == []
+    assert judge.looks == 0 and recorder.sent == [] and recorder.claims.claims == {}
 
 
 def test_the_longest_look_expected_at_10000_shards_fits_the_judges_timeout_at_the_default_memory() -> None:

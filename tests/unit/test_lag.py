@@ -69,3 +69,16 @@ def test_a_report_that_fails_is_logged_and_tried_again_at_the_next_batch() -> No
     reporter.observe("orders", "s-1", T0 - 600, T0)  # no exception reaches the batch
     reporter.observe("orders", "s-1", T0 - 590, T0 + 5)  # not marked as reported: tried again
     assert [report.at - T0 for report in attempts] == [0, 5]
+
+
+def test_a_shard_that_caught_up_says_so_once_and_its_table_waits_no_longer() -> None:
+    store = Store()
+    reporter = LagReporter(store.save_lag)
+    reporter.observe("orders", "s-1", T0 - 3600, T0)
+    assert table_lag(store.lag_reports("orders"), T0 + 10) == pytest.approx(3610.0)
+    reporter.observe("orders", "s-1", T0 + 19, T0 + 20)  # current again
+    reporter.observe("orders", "s-1", T0 + 39, T0 + 40)  # (said once only)
+    assert [report.behind for report in store.saved] == [3600, 0.0]
+    # the table's lag is the latest report of each shard: keyed by shard, the store keeps one
+    latest = {report.shard_id: report for report in store.saved}
+    assert table_lag(latest.values(), T0 + 21) == 0.0

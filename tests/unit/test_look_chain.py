@@ -16,6 +16,7 @@ from hotkeys.detector.ports import LookClaim
 
 MINUTE = 1_796_083_200  # a minute's start
 FLUSH = 12
+TIMEOUT = 300
 # EventBridge fires a rule "within that minute but not on the precise 0th second", at the phase of its
 # creation: every test runs at these seconds of the minute and one drawn at random.
 # (the drawn one's test id says "drawn": pytest-xdist's workers must collect the same ids)
@@ -49,7 +50,7 @@ def run_chain(phase: float, minutes: int, *, lose: set[int] = frozenset(), dupli
             if newest[1] in lose:
                 wake_ups.messages.remove(newest)
             elif duplicate:
-                wake_ups.messages.append((newest[0] + 0.2, newest[1]))
+                wake_ups.messages.append((newest[0] + 0.2, newest[1], newest[2]))
             wake_ups.messages.sort()
     return wake_ups
 
@@ -100,66 +101,125 @@ def test_a_lost_message_is_restarted_by_the_watchdog_within_a_minute(phase: floa
     dues = [woke.due for woke in made]
     # (the watchdog makes the lost look itself when it fires within its grace: phases 6-9 s, 18-21 s, ...)
     restart = next(woke for woke in made if woke.due >= lost)
-    assert restart.restarted and restart.due + restart.late - lost <= 60 + look_chain.CLAIM_GRACE_SECONDS
+    # (the chain counts as alive until a flush and the 5 s grace after the look before ended)
+    assert restart.restarted and restart.due + restart.late - lost <= 60 + 5 + 1 + DELIVERY_SECONDS
     after = [woke.due for woke in made if woke.due > restart.due]
     assert after[0] == look_chain.next_due(restart.due + restart.late, FLUSH)
     assert after == list(range(after[0], after[-1] + 1, FLUSH))  # the chain goes on from it
     assert len(dues) == len(set(dues))
 
 
-def test_a_look_that_fails_still_sends_the_next_message() -> None:
-    sent: list[tuple[int, int]] = []
+def wake(
+    claims: MemoryLookClaims, now: list[float], message: tuple[int, float] | None, **kwargs: object
+) -> look_chain.Wake:
+    """A wake-up at ``now[0]`` (sleeping moves it), sending into ``kwargs["sent"]`` if given."""
+    sent = kwargs.get("sent", [])
+    look = kwargs.get("look", LookOutcome)
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    return look_chain.wake(
+        look,  # type: ignore[arg-type]
+        claims,
+        lambda *m: sent.append(m),  # type: ignore[attr-defined]
+        lambda: now[0],
+        sleep,
+        FLUSH,
+        TIMEOUT,
+        message,
+    )
+
+
+def test_a_look_that_fails_records_its_end_and_still_sends_the_next_message() -> None:
+    sent: list[tuple[int, int, float]] = []
 
     def failing() -> LookOutcome:
         raise RuntimeError("throttled")
 
-    with pytest.raises(RuntimeError):
-        look_chain.wake(
-            failing, MemoryLookClaims(), lambda *m: sent.append(m), lambda: MINUTE + 18.4, lambda _s: None, FLUSH, 18
-        )
-    assert sent == [(MINUTE + 30, 12)]
-
-
-def test_an_early_message_waits_for_its_time_and_a_late_one_looks_at_the_latest_due() -> None:
-    now = [MINUTE + 17.6]
-    slept: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        now[0] += seconds
-
     claims = MemoryLookClaims()
-    early = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
-    assert slept == [pytest.approx(0.4)] and early.due == MINUTE + 18
-    now[0] = MINUTE + 43.0  # the message for :18 delivered after :30 and :42 were due
-    late = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda: now[0], sleep, FLUSH, MINUTE + 18)
-    assert late.due == MINUTE + 42 and late.late == pytest.approx(1.0)
-    assert sorted(claims.claims) == [MINUTE + 18, MINUTE + 42]
+    with pytest.raises(RuntimeError):
+        wake(claims, [MINUTE + 18.4], (MINUTE + 18, MINUTE + 6.2), sent=sent, look=failing)
+    assert sent == [(MINUTE + 30, 12, MINUTE + 18.4)]
+    assert claims.claims[MINUTE + 18].ended_at == MINUTE + 18.4
+
+
+def test_an_early_message_waits_for_its_time_a_late_one_looks_at_once_and_a_stale_one_is_dropped() -> None:
+    claims = MemoryLookClaims()
+    now = [MINUTE + 17.6]
+    early = wake(claims, now, (MINUTE + 18, MINUTE + 6.3))
+    assert now[0] == pytest.approx(MINUTE + 18) and early.looked and early.due == MINUTE + 18
+    # late (the function was throttled) but its chain still alive: it makes its look at once
+    late = wake(claims, [MINUTE + 34.0], (MINUTE + 30, MINUTE + 18.0))
+    assert late.looked and late.due == MINUTE + 30 and late.late == pytest.approx(4.0)
+    # stale: a flush and the 5 s grace after it was sent, the watchdog may have restarted the chain
+    # (its look unclaimed: a message taken now would start a second chain beside the watchdog's)
+    stale = wake(claims, [MINUTE + 34.0 + FLUSH + 5.0], (MINUTE + 42, MINUTE + 34.0))
+    assert not stale.looked and sorted(claims.claims) == [MINUTE + 18, MINUTE + 30]
 
 
 def test_a_watchdog_run_restarts_a_stopped_chain_at_once_with_the_look_due_a_grace_before() -> None:
-    slept: list[float] = []
     due = MINUTE + LOOK_DELAY_SECONDS
-    for fired, claims in ((due + 1.0, due - FLUSH), (due + look_chain.CLAIM_GRACE_SECONDS, due), (due + 11.9, due)):
-        woke = look_chain.wake(
-            LookOutcome, MemoryLookClaims(), lambda *_m: None, lambda at=fired: at, slept.append, FLUSH, None
-        )
-        assert woke.looked and woke.restarted and woke.due == claims, fired - due
-    assert slept == []  # (a watchdog run is billed: it never waits)
+    for fired, claimed in ((due + 1.0, due - FLUSH), (due + 5.0, due), (due + 11.9, due)):
+        now = [fired]
+        woke = wake(MemoryLookClaims(), now, None)
+        assert woke.looked and woke.restarted and woke.due == claimed, fired - due
+        assert now[0] == fired  # (a watchdog run is billed: it never waits)
 
 
 def test_a_watchdog_run_leaves_a_live_chain_be_even_through_a_long_look() -> None:
     due = MINUTE + LOOK_DELAY_SECONDS
-    for seconds, fired, leaves in (
-        (0.01, due + 0.7 + FLUSH + look_chain.CLAIM_GRACE_SECONDS - 0.1, True),  # its next claim is barely due
-        (0.01, due + 0.7 + FLUSH + look_chain.CLAIM_GRACE_SECONDS + 0.1, False),  # stopped: restarted
-        (50.0, due + 0.7 + 100 + FLUSH, True),  # a look of the last one's 50 s may still run: left be
-        (50.0, due + 0.7 + 100 + FLUSH + look_chain.CLAIM_GRACE_SECONDS + 0.1, False),
+    for ended, fired, leaves in (
+        (due + 0.8, due + 0.8 + 12 + 5 - 0.1, True),  # its message claims within a flush and the grace
+        (due + 0.8, due + 0.8 + 12 + 5 + 0.1, False),  # stopped: restarted
+        (None, due + 0.7 + TIMEOUT + 5 - 0.1, True),  # a look not ended may run until the timeout
+        (None, due + 0.7 + TIMEOUT + 5 + 0.1, False),  # it died: restarted
     ):
         claims = MemoryLookClaims()
-        claims.claim(LookClaim(due, due + 0.7, seconds))
-        woke = look_chain.wake(LookOutcome, claims, lambda *_m: None, lambda at=fired: at, lambda _s: None, FLUSH, None)
-        assert woke.looked is not leaves and woke.restarted is not leaves, (seconds, fired - due)
+        claims.claim(LookClaim(due, due + 0.7, ended))
+        woke = wake(claims, [fired], None)
+        assert woke.looked is not leaves and woke.restarted is not leaves, (ended, fired - due)
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("look_seconds", [0.0, 13.0, 60.0, 130.0])
+def test_looks_longer_than_a_flush_never_fork_the_chain(phase: float, look_seconds: float) -> None:
+    # Looks of a flush or longer (thousands of shards: the next look starts when one ends), the watchdog
+    # firing at its phase every minute, during looks too: one look at a time, never two chains
+    claims, now, fired = MemoryLookClaims(), [MINUTE + phase], [MINUTE + phase]
+    messages: list[tuple[float, int, float]] = []
+    running: list[tuple[float, float]] = []  # (began, ended) of each look
+
+    def watchdog() -> None:
+        now[0] = fired[0]
+        fired[0] += 60
+        look_chain.wake(look, claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT, None)
+
+    def look() -> LookOutcome:
+        began = now[0]
+        running.append((began, began + look_seconds))
+        while fired[0] < began + look_seconds:  # the watchdog's runs while this look runs
+            watchdog()
+        now[0] = began + look_seconds
+        return LookOutcome()
+
+    def send(due: int, delay: int, sent_at: float) -> None:
+        messages.append((sent_at + delay + 0.5, due, sent_at))
+
+    while fired[0] < MINUTE + 1800:
+        messages.sort()
+        if messages and messages[0][0] <= fired[0]:
+            at, due, sent_at = messages.pop(0)
+            now[0] = max(at, now[0])
+            look_chain.wake(look, claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT, (due, sent_at))
+        else:
+            watchdog()
+    running.sort()
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(running)), "two looks at once"
+    assert len(messages) <= 1  # one chain: at most one message in flight
+    # and the chain kept looking: the next look within a flush of the one before's end
+    gaps = [later[0] - earlier[1] for earlier, later in itertools.pairwise(running)]
+    assert len(running) >= (1800 - 60) / (look_seconds + FLUSH + 1) - 1 and max(gaps) <= FLUSH + 1
 
 
 @pytest.mark.parametrize("phase", PHASES)

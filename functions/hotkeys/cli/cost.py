@@ -340,7 +340,10 @@ def judge_cost(inputs: CostInputs) -> dict[str, float]:
     return {
         "judge_lambda": wakes * PRICES["lambda_request"]
         + seconds * inputs.judge_memory_mb / 1024 * PRICES["lambda_gb_second_arm64"],
-        "judge_claims": wakes * JUDGE_CLAIM_WRITE_UNITS * PRICES["dynamodb_write_request_unit"],
+        # each look's claim and the record of its end; a watchdog run's read, priced as a write (a bound)
+        "judge_claims": (2 * looks + JUDGE_WATCHDOG_RUNS_PER_MONTH)
+        * JUDGE_CLAIM_WRITE_UNITS
+        * PRICES["dynamodb_write_request_unit"],
         "judge_queue": (empty_polls + 3 * looks) * PRICES["sqs_request"],
     }
 

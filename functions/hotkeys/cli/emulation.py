@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
 from hotkeys.cli.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
-from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
+from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS, EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
@@ -154,6 +154,9 @@ class MemoryLookClaims:
     def claim(self, claim: LookClaim) -> bool:
         return self.claims.setdefault(claim.due, claim) is claim
 
+    def ended(self, due: int, at: float) -> None:
+        self.claims[due] = dataclasses.replace(self.claims[due], ended_at=at)
+
     def latest(self) -> LookClaim | None:
         return self.claims[max(self.claims)] if self.claims else None
 
@@ -170,8 +173,8 @@ class JudgeWakeUps:
     phase: float
     draw: random.Random
     claims: MemoryLookClaims = field(default_factory=MemoryLookClaims)
-    messages: list[tuple[float, int]] = field(default_factory=list)  # (delivered at, due), a heap
-    woken_for: int | None = None  # the wake-up being made: a message's due look, None for the watchdog
+    messages: list[tuple[float, int, float]] = field(default_factory=list)  # (delivered at, due, sent at), a heap
+    woken_for: tuple[int, float] | None = None  # the wake-up being made: a message's (due, sent at), or None
     wakes: list[look_chain.Wake] = field(default_factory=list)
 
     def times(self, first: int) -> Iterator[float]:
@@ -180,7 +183,8 @@ class JudgeWakeUps:
         while True:
             watchdog = fired
             if self.messages and self.messages[0][0] <= watchdog:
-                at, self.woken_for = heapq.heappop(self.messages)
+                at, due, sent_at = heapq.heappop(self.messages)
+                self.woken_for = (due, sent_at)
                 yield at
             else:
                 self.woken_for = None
@@ -188,11 +192,19 @@ class JudgeWakeUps:
                 yield watchdog
 
     def wake(self, at: float) -> None:
-        def send(due: int, delay_seconds: int) -> None:
-            heapq.heappush(self.messages, (at + delay_seconds + self.draw.uniform(0, DELIVERY_SECONDS), due))
+        def send(due: int, delay_seconds: int, sent_at: float) -> None:
+            delivered = at + delay_seconds + self.draw.uniform(0, DELIVERY_SECONDS)
+            heapq.heappush(self.messages, (delivered, due, sent_at))
 
         woke = look_chain.wake(
-            self.judge.look, self.claims, send, lambda: at, lambda _s: None, self.flush_seconds, self.woken_for
+            self.judge.look,
+            self.claims,
+            send,
+            lambda: at,
+            lambda _s: None,
+            self.flush_seconds,
+            JUDGE_TIMEOUT_SECONDS,
+            self.woken_for,
         )
         self.wakes.append(woke)
 

@@ -234,12 +234,12 @@ class Publish(Protocol):
 
 @dataclass(frozen=True)
 class LookClaim:
-    """A look of the judge as claimed: its due time, when it was claimed, and how long the claimant's
-    previous look took (what a look in progress may still take)."""
+    """A look of the judge as claimed: its due time, when it was claimed, and when it ended (None: still
+    running, or its invocation died)."""
 
     due: int
     at: float
-    seconds: float
+    ended_at: float | None = None
 
 
 class LookClaims(Protocol):
@@ -247,6 +247,10 @@ class LookClaims(Protocol):
 
     def claim(self, claim: LookClaim) -> bool:
         """True for the one caller whose conditional write claimed the look due at ``claim.due``."""
+        ...
+
+    def ended(self, due: int, at: float) -> None:
+        """The claimed look due at ``due`` ended at ``at`` (its next message is sent next)."""
         ...
 
     def latest(self) -> LookClaim | None:
@@ -257,6 +261,7 @@ class LookClaims(Protocol):
 class NextLook(Protocol):
     """The judge's queue (``alerts.look_chain``)."""
 
-    def __call__(self, due: int, delay_seconds: int) -> None:
-        """Send the judge the message for the look due at ``due``, delivered ``delay_seconds`` from now."""
+    def __call__(self, due: int, delay_seconds: int, sent_at: float) -> None:
+        """Send the judge the message for the look due at ``due``, delivered ``delay_seconds`` from now,
+        saying it was sent at ``sent_at`` (the look before ended then)."""
         ...

@@ -32,8 +32,7 @@ class DynamoLookClaims:
                 Item={
                     PARTITION_KEY: CLAIMS_PK,
                     SORT_KEY: f"{claim.due:012d}",
-                    "at": Decimal(str(round(claim.at, 3))),
-                    "seconds": Decimal(str(round(claim.seconds, 3))),
+                    "at": _decimal(claim.at),
                     TTL_ATTRIBUTE: claim.due + CLAIM_RETENTION_SECONDS,
                 },
                 ConditionExpression=f"attribute_not_exists({PARTITION_KEY})",
@@ -44,18 +43,28 @@ class DynamoLookClaims:
             raise
         return True
 
+    def ended(self, due: int, at: float) -> None:
+        self._table.update_item(
+            Key={PARTITION_KEY: CLAIMS_PK, SORT_KEY: f"{due:012d}"},
+            UpdateExpression="SET ended_at = :at",
+            ExpressionAttributeValues={":at": _decimal(at)},
+        )
+
     def latest(self) -> LookClaim | None:
+        """Read strongly consistent: a look that just ended must not look stopped to the watchdog."""
         page = self._table.query(
             KeyConditionExpression=f"{PARTITION_KEY} = :pk",
             ExpressionAttributeValues={":pk": CLAIMS_PK},
             ScanIndexForward=False,
             Limit=1,
+            ConsistentRead=True,
         )
         items = page.get("Items", [])
         if not items:
             return None
         item = items[0]
-        return LookClaim(int(str(item[SORT_KEY])), float(item["at"]), float(item["seconds"]))
+        ended = item.get("ended_at")
+        return LookClaim(int(str(item[SORT_KEY])), float(item["at"]), None if ended is None else float(ended))
 
 
 class SqsNextLook:
@@ -63,17 +72,30 @@ class SqsNextLook:
         self._client = client
         self._queue_url = queue_url
 
-    def __call__(self, due: int, delay_seconds: int) -> None:
+    def __call__(self, due: int, delay_seconds: int, sent_at: float) -> None:
         self._client.send_message(
             QueueUrl=self._queue_url,
-            MessageBody=json.dumps({"due": due}),
+            MessageBody=json.dumps({"due": due, "sent_at": round(sent_at, 3)}),
             DelaySeconds=min(MAX_DELAY_SECONDS, delay_seconds),
         )
 
 
-def message_due(body: str) -> int:
-    """The look a chain message was sent for; ValueError for a body the judge did not write."""
-    found = json.loads(body)
-    if not isinstance(found, dict) or not isinstance(found.get("due"), int):
+def look_message(body: str) -> tuple[int, float]:
+    """(the look a chain message was sent for, when it was sent); ValueError for a body the judge did not
+    write."""
+    try:
+        found = json.loads(body)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not a look message: {body[:200]!r}") from error
+    if (
+        not isinstance(found, dict)
+        or not isinstance(found.get("due"), int)
+        or not isinstance(found.get("sent_at"), int | float)
+        or not found["sent_at"] <= found["due"] <= found["sent_at"] + MAX_DELAY_SECONDS
+    ):
         raise ValueError(f"not a look message: {body[:200]!r}")
-    return int(found["due"])
+    return int(found["due"]), float(found["sent_at"])
+
+
+def _decimal(seconds: float) -> Decimal:
+    return Decimal(str(round(seconds, 3)))

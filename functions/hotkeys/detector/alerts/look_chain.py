@@ -6,19 +6,21 @@ a scheduled rule "runs within that minute but not on the precise 0th second", an
 phase of its creation for good. So the judge keeps its own clock (docs/decisions.md §76): each look is one
 short invocation, which sends the judge a message delayed to the next due look (SQS ``DelaySeconds``).
 
-* **Claims.** Whoever first claims a due look's time (one conditional write) makes that look; any other
-  wake-up for the same time (a duplicate message: SQS standard queues deliver at least once; a retry;
-  the watchdog) finds the claim and stops. Only the claimant sends the next message, so the chain can
-  never fork, and a look is never made twice.
-* **Watchdog.** The minute rule wakes the judge at its phase. The chain is alive while its latest claim
-  is younger than a flush, the grace, and twice what the claimant's previous look took (a long look, at
-  thousands of shards, is still running: a second chain beside it would double the work). Otherwise it
-  claims the latest look that was due ``CLAIM_GRACE_SECONDS`` ago and makes it at once, which restarts
-  the chain (the first run after a deploy, a message lost, a send that failed, a look that timed out). It
-  never waits: a broken chain misses about a minute of looks, and the watchdog's runs say so
-  (``restarted``).
-* **Late wake-ups** look at once; the look's due time is then the latest one due (heads are cumulative:
-  one look reads all a missed one would have). An early delivery waits for its time.
+* **Claims.** A message claims the look it was sent for (one conditional write) and makes it; any other
+  wake-up for that look (a duplicate message: SQS standard queues deliver at least once; a retry) finds
+  the claim and stops. A look records when it ended, then sends the next message: one claimant, one
+  message, so the chain never forks and a look is never made twice.
+* **Chain alive.** The latest claim says whether the chain runs: a look that ended sent its message, which
+  claims within a flush and ``CLAIM_GRACE_SECONDS``; a look that has not ended may run until the function's
+  timeout (thousands of shards: a second chain beside it would double the work).
+* **Watchdog.** The minute rule wakes the judge at its phase; while the chain is alive it does nothing.
+  Otherwise it claims the look due ``CLAIM_GRACE_SECONDS`` before it fired and makes it at once, which
+  restarts the chain (the first run after a deploy, a message lost, a send that failed; a look that timed
+  out, after the timeout). It never waits; its runs say when they restarted the chain (``restarted``).
+* **Stale messages** (the chain was no longer alive when they came: the watchdog's restart owns the
+  looks) are dropped: a message is alive exactly while its chain is, so the two never both claim. A late
+  one still in time looks at once (heads are cumulative: one look reads all a missed one would have);
+  an early one waits for its time.
 
 Pure: the claims, the queue, the clock and sleep are passed in.
 """
@@ -34,7 +36,7 @@ from hotkeys.detector.ports import LookClaim, LookClaims, NextLook
 
 # How long after a due look the watchdog leaves it to the chain (its message is delivered within about a
 # second of the look's time: ``next_message``).
-CLAIM_GRACE_SECONDS = 3.0
+CLAIM_GRACE_SECONDS = 5.0
 
 
 def due_at(now: float, flush_seconds: int) -> int:
@@ -65,18 +67,18 @@ class Wake:
     """What one wake-up of the judge did."""
 
     due: int  # the look it was for
-    looked: bool  # it claimed the look and made it (False: another wake-up had, or a chain is alive)
+    looked: bool  # it claimed the look and made it (False: another wake-up had, the chain is alive, or stale)
     late: float = 0.0  # seconds after its due time the look began
     outcome: LookOutcome | None = None
     restarted: bool = False  # a watchdog run that found the chain stopped
-    seconds: float = 0.0  # how long the look took
 
 
-def alive(latest: LookClaim | None, now: float, flush_seconds: int) -> bool:
-    """Whether the chain's latest claim says it is still looking (the watchdog leaves it be)."""
-    if latest is None:
-        return False
-    return now < latest.at + 2 * latest.seconds + flush_seconds + CLAIM_GRACE_SECONDS
+def alive_until(latest: LookClaim, flush_seconds: int, timeout_seconds: float) -> float:
+    """Until when the chain of ``latest`` runs without the watchdog: its next message claims within a flush
+    and the grace of the look's end; a look not ended may run until the function's timeout."""
+    if latest.ended_at is not None:
+        return latest.ended_at + flush_seconds + CLAIM_GRACE_SECONDS
+    return latest.at + timeout_seconds + CLAIM_GRACE_SECONDS
 
 
 def wake(
@@ -86,27 +88,34 @@ def wake(
     clock: Callable[[], float],
     sleep: Callable[[float], None],
     flush_seconds: int,
-    message_due: int | None,
-    previous_seconds: float = 0.0,
+    timeout_seconds: float,
+    message: tuple[int, float] | None,
 ) -> Wake:
-    """One wake-up: ``message_due`` is the look a chain message was sent for (None: the watchdog);
-    ``previous_seconds``: how long this container's previous look took."""
+    """One wake-up: ``message`` is the look a chain message was sent for and when it was sent (None: the
+    watchdog)."""
     now = clock()
-    if message_due is None:
+    if message is None:
         due = watchdog_due(now, flush_seconds)
-        if alive(claims.latest(), now, flush_seconds):
+        latest = claims.latest()
+        if latest is not None and now < alive_until(latest, flush_seconds, timeout_seconds):
             return Wake(due, looked=False)
     else:
-        if message_due > now:  # delivered early (clocks differ): wait for its time
-            sleep(message_due - now)
-        due = max(message_due, due_at(clock(), flush_seconds))
+        due, sent_at = message
+        if now >= sent_at + flush_seconds + CLAIM_GRACE_SECONDS:
+            return Wake(due, looked=False)  # stale: its chain was given up (the watchdog restarts it)
+        if due > now:  # delivered early (clocks differ): wait for its time
+            sleep(due - now)
     began = clock()
-    if not claims.claim(LookClaim(due, began, previous_seconds)):
+    if not claims.claim(LookClaim(due, began)):
         return Wake(due, looked=False)
     try:
         outcome = look()
     finally:
-        # Sent whatever the look did: a look that failed must not stop the looks after it.
+        # Whatever the look did (one that failed must not stop the looks after it): its end, then the
+        # next look's message.
         ended = clock()
-        send(*next_message(ended, flush_seconds))
-    return Wake(due, True, began - due, outcome, message_due is None, ended - began)
+        try:
+            claims.ended(due, ended)
+        finally:
+            send(*next_message(ended, flush_seconds), ended)
+    return Wake(due, True, began - due, outcome, message is None)

@@ -18,8 +18,9 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hotkeys.deployment import JUDGE_TIMEOUT_SECONDS
 from hotkeys.detector.adapters.aws import AwsClients
-from hotkeys.detector.adapters.look_chain_store import DynamoLookClaims, SqsNextLook, message_due
+from hotkeys.detector.adapters.look_chain_store import DynamoLookClaims, SqsNextLook, look_message
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.look_chain import Wake
@@ -29,45 +30,50 @@ from hotkeys.detector.observability import logger, metrics
 from hotkeys.detector.ports import LookClaims, NextLook
 
 
-@dataclass
+@dataclass(frozen=True)
 class Container:
     """What a judge container builds once: its settings, its judge (with its memory of the tables) and
-    the chain's claims and queue; and how long its latest look took."""
+    the chain's claims and queue."""
 
     settings: Settings
     judge: Judge
     claims: LookClaims
     send: NextLook
-    look_seconds: float = 0.0
 
 
-def woken_for(event: dict[str, Any]) -> int | None:
-    """The look a chain message was sent for, or None for the watchdog's rule (or anything else)."""
-    dues = []
-    for record in event.get("Records") or []:
-        if isinstance(record, dict) and record.get("eventSource") == "aws:sqs":
-            try:
-                dues.append(message_due(str(record.get("body", ""))))
-            except ValueError as error:
-                logger.warning("judge queue message ignored", extra={"error": str(error)})
-    return max(dues, default=None)
+class NoLookMessage(ValueError):
+    """A queue event that carries no look message of the judge's (nothing to do)."""
 
 
-def wake(container: Container, event: dict[str, Any]) -> Wake:
+def woken_for(event: dict[str, Any]) -> tuple[int, float] | None:
+    """The look a chain message was sent for and when, or None for the watchdog's rule (an event without
+    SQS records). NoLookMessage for queue records of which none is a look message (never a watchdog run)."""
+    records = [r for r in event.get("Records") or [] if isinstance(r, dict) and r.get("eventSource") == "aws:sqs"]
+    if not records:
+        return None
+    found = []
+    for record in records:
+        try:
+            found.append(look_message(str(record.get("body", ""))))
+        except ValueError as error:
+            logger.warning("judge queue message ignored", extra={"error": str(error)})
+    if not found:
+        raise NoLookMessage("no look message in the queue's records")
+    return max(found)
+
+
+def wake(container: Container, message: tuple[int, float] | None) -> Wake:
     """One wake-up with the deployed clock."""
-    woke = look_chain.wake(
+    return look_chain.wake(
         container.judge.look,
         container.claims,
         container.send,
         time.time,
         time.sleep,
         container.settings.flush_seconds,
-        woken_for(event),
-        container.look_seconds,
+        JUDGE_TIMEOUT_SECONDS,
+        message,
     )
-    if woke.looked:
-        container.look_seconds = woke.seconds
-    return woke
 
 
 def publish_metrics(woke: Wake) -> None:
@@ -105,7 +111,11 @@ def _container() -> Container:
 @logger.inject_lambda_context(log_event=False, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    woke = wake(_container(), event)
+    try:
+        message = woken_for(event)
+    except NoLookMessage:
+        return {"looked": False}
+    woke = wake(_container(), message)
     publish_metrics(woke)
     outcome = vars(woke.outcome) if woke.outcome is not None else {}
     logger.info(
