@@ -122,14 +122,10 @@ class ControlTower(Construct):
                 self._encrypt(construct)
             elif isinstance(construct, kms.Key):
                 construct.add_to_resource_policy(create_grant_for_aws_services_only())
-            elif (
-                isinstance(construct, sqs.CfnQueue)
-                and construct.redrive_policy is None
-                and construct.redrive_allow_policy is None
-            ):
-                # Every other queue of the stack is a dead-letter queue (of a stream mapping, a subscription or
-                # a function's asynchronous invocations; the judge's sets its own); "allowAll" is SQS's default
-                # for a queue without the policy.
+            elif isinstance(construct, sqs.CfnQueue) and construct.redrive_policy is None:
+                # Every queue of the stack but the judge's is a dead-letter queue (of a stream mapping, a
+                # subscription or a function's asynchronous invocations); "allowAll" is SQS's default for a
+                # queue without the policy (the judge ignores bodies it did not write).
                 construct.redrive_allow_policy = {"redrivePermission": "allowAll"}
             elif isinstance(construct, lambda_.Function) and construct.role is not None:
                 roles.setdefault(construct.role.node.path, (construct.role, []))[1].append(construct)

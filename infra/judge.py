@@ -68,8 +68,8 @@ class Judge(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         # The chain's messages carry nothing but a look's time: SQS-managed encryption (no KMS requests),
-        # no dead-letter queue (a message that fails is replaced by the watchdog's run), and no other
-        # queue may redrive into it (the judge ignores bodies it did not write, but need not see them).
+        # no dead-letter queue (a message that fails is replaced by the watchdog's run). A body the judge did
+        # not write (another queue's redrive) is ignored (handlers/judge_app.woken_for).
         self.queue = sqs.Queue(
             self,
             "Looks",
@@ -77,7 +77,6 @@ class Judge(Construct):
             enforce_ssl=True,
             visibility_timeout=Duration.seconds(JUDGE_QUEUE_VISIBILITY_SECONDS),
             retention_period=Duration.seconds(JUDGE_MESSAGE_RETENTION_SECONDS),
-            redrive_allow_policy=sqs.RedriveAllowPolicy(redrive_permission=sqs.RedrivePermission.DENY_ALL),
         )
         for finding in ("AwsSolutions::AwsSolutions-SQS3", "Serverless::Serverless-SQSRedrivePolicy"):
             acknowledge(

@@ -64,15 +64,13 @@ def _actions(statement: dict[str, Any]) -> set[str]:
 def test_the_judge_looks_every_flush_through_its_queue_and_a_watchdog_rule(demo: Synthesized) -> None:
     judge_id, judge = _function(demo, JUDGE_HANDLER)
     # Given its queue: SQS-managed encryption, TLS only, a message hidden while an invocation has it for
-    # longer than the function may run, kept past SQS's longest delay (a flush of up to 900 s), never a
-    # source of another queue's redrive
+    # longer than the function may run, kept past SQS's longest delay (a flush of up to 900 s)
     queues = {logical_id: q for logical_id, q in demo.resources("AWS::SQS::Queue").items() if "Judge" in logical_id}
     ((queue_id, queue),) = queues.items()
     assert queue["Properties"]["SqsManagedSseEnabled"] is True
     assert queue["Properties"]["VisibilityTimeout"] == JUDGE_QUEUE_VISIBILITY_SECONDS >= JUDGE_TIMEOUT_SECONDS
     assert queue["Properties"]["MessageRetentionPeriod"] == JUDGE_MESSAGE_RETENTION_SECONDS == 900 + 60
     assert "RedrivePolicy" not in queue["Properties"]
-    assert queue["Properties"]["RedriveAllowPolicy"] == {"redrivePermission": "denyAll"}
     (policy,) = [
         p["Properties"]
         for p in demo.resources("AWS::SQS::QueuePolicy").values()
