@@ -165,8 +165,8 @@ class MemoryLookClaims:
 class JudgeWakeUps:
     """The deployed judge's wake-ups in emulated time: its watchdog rule every minute at ``phase``, and
     the messages its looks send themselves (delivered ``DELIVERY_SECONDS`` at most after their delay),
-    each through ``look_chain.wake`` with the claims of the stats table (here, a set). A look takes no
-    emulated time."""
+    each through ``look_chain.wake`` with the claims of the stats table (``MemoryLookClaims``). A look takes
+    no emulated time."""
 
     judge: Judge
     flush_seconds: int
@@ -178,18 +178,16 @@ class JudgeWakeUps:
     wakes: list[look_chain.Wake] = field(default_factory=list)
 
     def times(self, first: int) -> Iterator[float]:
-        fired = first - first % 60 + self.phase
-        fired += 60 if fired < first else 0
+        fired = _first_firing(first, self.phase)
         while True:
-            watchdog = fired
-            if self.messages and self.messages[0][0] <= watchdog:
+            if self.messages and self.messages[0][0] <= fired:
                 at, due, sent_at = heapq.heappop(self.messages)
                 self.woken_for = (due, sent_at)
                 yield at
             else:
                 self.woken_for = None
-                fired += 60
-                yield watchdog
+                at, fired = fired, fired + 60
+                yield at
 
     def wake(self, at: float) -> None:
         def send(due: int, delay_seconds: int, sent_at: float) -> None:
@@ -212,13 +210,17 @@ class JudgeWakeUps:
 def judge_times(first: int, flush_seconds: int, phase: float, delivery_seconds: float = 0.0) -> Iterator[float]:
     """The looks of a judge whose chain never breaks, its watchdog at ``phase``, from ``first`` on: the
     watchdog's first claim, then every look due after it (``delivery_seconds`` after its time)."""
-    fired = first - first % 60 + phase
-    fired += 60 if fired < first else 0
-    at = fired
+    at = _first_firing(first, phase)
     while True:
         yield at
         _due, delay = look_chain.next_message(at, flush_seconds)
         at = at + delay + delivery_seconds
+
+
+def _first_firing(first: float, phase: float) -> float:
+    """The watchdog rule's first run at or after ``first``: at ``phase`` seconds into a minute."""
+    fired = first - first % 60 + phase
+    return fired + 60 if fired < first else fired
 
 
 def _backlog_reports(ports: Ports, lineage: Lineage, first: int, behind: float) -> Callable[..., Ticker] | None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE, is_conditional_check_failure
+from hotkeys.detector.adapters.stats_schema import (
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+    is_conditional_check_failure,
+    stored_seconds,
+)
 from hotkeys.detector.ports import LookClaim
 
 # A claim is kept an hour (DynamoDB's TTL removes it after): a wake-up for that look is long over by then.
@@ -32,7 +37,7 @@ class DynamoLookClaims:
                 Item={
                     PARTITION_KEY: CLAIMS_PK,
                     SORT_KEY: f"{claim.due:012d}",
-                    "at": _decimal(claim.at),
+                    "at": stored_seconds(claim.at),
                     TTL_ATTRIBUTE: claim.due + CLAIM_RETENTION_SECONDS,
                 },
                 ConditionExpression=f"attribute_not_exists({PARTITION_KEY})",
@@ -47,7 +52,7 @@ class DynamoLookClaims:
         self._table.update_item(
             Key={PARTITION_KEY: CLAIMS_PK, SORT_KEY: f"{due:012d}"},
             UpdateExpression="SET ended_at = :at",
-            ExpressionAttributeValues={":at": _decimal(at)},
+            ExpressionAttributeValues={":at": stored_seconds(at)},
         )
 
     def latest(self) -> LookClaim | None:
@@ -95,7 +100,3 @@ def look_message(body: str) -> tuple[int, float]:
     ):
         raise ValueError(f"not a look message: {body[:200]!r}")
     return int(found["due"]), float(found["sent_at"])
-
-
-def _decimal(seconds: float) -> Decimal:
-    return Decimal(str(round(seconds, 3)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -17,6 +18,11 @@ HEADS_PARTITION_KEY = "heads_pk"  # string: the source table's name
 HEADS_SORT_KEY = "heads_sk"  # string: "<window_start:012d>#<shard>#<origin>"
 # What the index copies of a snapshot: its head and the names it needs (never the full summaries).
 HEADS_ATTRIBUTES = ("head", "table_name", "window_start", "window_seconds", "shard_id", "instance_closed")
+
+
+def stored_seconds(seconds: float) -> Decimal:
+    """A time or duration in seconds as the stats table stores it (a Number, to the millisecond)."""
+    return Decimal(str(round(seconds, 3)))
 
 
 def is_conditional_check_failure(error: ClientError) -> bool:

@@ -4,12 +4,16 @@ shards that are behind."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
 from typing import Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.adapters.stats_schema import HEADS_INDEX, is_conditional_check_failure, query_all
+from hotkeys.detector.adapters.stats_schema import (
+    HEADS_INDEX,
+    is_conditional_check_failure,
+    query_all,
+    stored_seconds,
+)
 from hotkeys.detector.consumer.lag import LagReport
 from hotkeys.detector.consumer.layout import Layout, heads_pk
 from hotkeys.detector.consumer.snapshots import (
@@ -79,8 +83,8 @@ class DynamoStatsStore:
             Item={
                 "pk": lag_pk(report.table),
                 "sk": report.shard_id,
-                "behind": Decimal(str(round(report.behind, 3))),
-                "at": Decimal(str(round(report.at, 3))),
+                "behind": stored_seconds(report.behind),
+                "at": stored_seconds(report.at),
                 "expires_at": int(report.at) + LAG_RETENTION_SECONDS,
             }
         )

@@ -73,11 +73,17 @@ class Wake:
     restarted: bool = False  # a watchdog run that found the chain stopped
 
 
+def given_up_at(ended_at: float, flush_seconds: int) -> float:
+    """When a chain whose look ended at ``ended_at`` counts as stopped: its next message claims within a
+    flush and the grace of that end. The watchdog restarts it from then, and that message is stale."""
+    return ended_at + flush_seconds + CLAIM_GRACE_SECONDS
+
+
 def alive_until(latest: LookClaim, flush_seconds: int, timeout_seconds: float) -> float:
-    """Until when the chain of ``latest`` runs without the watchdog: its next message claims within a flush
-    and the grace of the look's end; a look not ended may run until the function's timeout."""
+    """Until when the chain of ``latest`` runs without the watchdog (``given_up_at`` its end); a look not
+    ended may run until the function's timeout."""
     if latest.ended_at is not None:
-        return latest.ended_at + flush_seconds + CLAIM_GRACE_SECONDS
+        return given_up_at(latest.ended_at, flush_seconds)
     return latest.at + timeout_seconds + CLAIM_GRACE_SECONDS
 
 
@@ -101,7 +107,7 @@ def wake(
             return Wake(due, looked=False)
     else:
         due, sent_at = message
-        if now >= sent_at + flush_seconds + CLAIM_GRACE_SECONDS:
+        if now >= given_up_at(sent_at, flush_seconds):
             return Wake(due, looked=False)  # stale: its chain was given up (the watchdog restarts it)
         if due > now:  # delivered early (clocks differ): wait for its time
             sleep(due - now)

@@ -1,10 +1,12 @@
 """Lambda entry point of the judge: one look per invocation (``alerts.look_chain``).
 
 Two things wake it: a message on its queue, which the previous look sent for the next look due
-(``{"due": <epoch seconds>}``, delivered by an SQS event source mapping), and the minute rule, its
+(``{"due": <epoch seconds>, "sent_at": <when the look before ended>}``, delivered by an SQS event source
+mapping), and the minute rule, its
 watchdog, whose event (``{"source": "aws.events", ...}``) carries nothing the judge needs. Either claims
 its look, makes it (``alerts.judge``) and sends the next message; a wake-up whose look another has
-claimed returns at once.
+claimed, a stale message, or a watchdog run while the chain is alive returns at once, and a queue
+message the judge did not write does nothing.
 """
 
 from __future__ import annotations
