@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from hotkeys.detector.adapters.stats_schema import (
     PARTITION_KEY,
     SORT_KEY,
     TTL_ATTRIBUTE,
-    is_conditional_check_failure,
+    put_new,
     stored_seconds,
 )
 from hotkeys.detector.ports import LookClaim
@@ -32,21 +30,15 @@ class DynamoLookClaims:
         self._table = table
 
     def claim(self, claim: LookClaim) -> bool:
-        try:
-            self._table.put_item(
-                Item={
-                    PARTITION_KEY: CLAIMS_PK,
-                    SORT_KEY: f"{claim.due:012d}",
-                    "at": stored_seconds(claim.at),
-                    TTL_ATTRIBUTE: claim.due + CLAIM_RETENTION_SECONDS,
-                },
-                ConditionExpression=f"attribute_not_exists({PARTITION_KEY})",
-            )
-        except ClientError as error:
-            if is_conditional_check_failure(error):
-                return False
-            raise
-        return True
+        return put_new(
+            self._table,
+            {
+                PARTITION_KEY: CLAIMS_PK,
+                SORT_KEY: f"{claim.due:012d}",
+                "at": stored_seconds(claim.at),
+                TTL_ATTRIBUTE: claim.due + CLAIM_RETENTION_SECONDS,
+            },
+        )
 
     def ended(self, due: int, at: float) -> None:
         self._table.update_item(

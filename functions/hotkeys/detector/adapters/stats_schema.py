@@ -25,6 +25,17 @@ def stored_seconds(seconds: float) -> Decimal:
     return Decimal(str(round(seconds, 3)))
 
 
+def put_new(table: Any, item: dict[str, Any]) -> bool:
+    """Write ``item`` unless its key holds one already (a claim): whether this call wrote it."""
+    try:
+        table.put_item(Item=item, ConditionExpression=f"attribute_not_exists({PARTITION_KEY})")
+    except ClientError as error:
+        if is_conditional_check_failure(error):
+            return False
+        raise
+    return True
+
+
 def is_conditional_check_failure(error: ClientError) -> bool:
     """A conditional write lost to a newer or concurrent one: expected, not an error."""
     return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure
+from hotkeys.detector.adapters.stats_schema import put_new
 from hotkeys.detector.alerts.what_if import DAY_SECONDS, WhatIf, publish_arguments
 
 # A claim outlives its day by a day (DynamoDB's TTL removes it after; the day is over by then).
@@ -22,21 +20,15 @@ class DynamoWhatIfClaims:
         self._table = table
 
     def __call__(self, finding: WhatIf) -> bool:
-        try:
-            self._table.put_item(
-                Item={
-                    "pk": f"WHATIF#{finding.table}",
-                    "sk": f"{finding.day}#{finding.proposal}",
-                    "key": finding.key,
-                    "expires_at": finding.day + CLAIM_RETENTION_SECONDS,
-                },
-                ConditionExpression="attribute_not_exists(pk)",
-            )
-        except ClientError as error:
-            if is_conditional_check_failure(error):
-                return False
-            raise
-        return True
+        return put_new(
+            self._table,
+            {
+                "pk": f"WHATIF#{finding.table}",
+                "sk": f"{finding.day}#{finding.proposal}",
+                "key": finding.key,
+                "expires_at": finding.day + CLAIM_RETENTION_SECONDS,
+            },
+        )
 
 
 class SnsWhatIfPublisher:
