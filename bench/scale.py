@@ -388,7 +388,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.alerts.rules import peak_rate
+    from hotkeys.detector.alerts.rules import rate_of
     from hotkeys.detector.config import Settings
     from hotkeys.detector.consumer.layout import heads_pk
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
@@ -443,7 +443,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     for window in figures:
         target = window.index or "table"
         for key, entry in window.entries.items():
-            rate = peak_rate(entry, window.alert_min_span_seconds)
+            rate = rate_of(entry, window.bound(key), window.last_event, window.alert_min_span_seconds).wcu_per_second
             if rate > peaks.get(target, {"peak_wcu_per_second": -1.0})["peak_wcu_per_second"]:
                 peaks[target] = {"key": key, "peak_wcu_per_second": round(rate, 1), "window_start": window.window_start}
     return {"records": len(writes), "peaks": peaks}

@@ -78,6 +78,11 @@ class Partition:
                 best = max(best, total / max(min_seconds, length - 1))
         return best
 
+    def rate(self, min_seconds: int) -> float:
+        """A key's rate as docs/decisions.md §79 words it, from the writes themselves: the higher of its
+        heaviest aligned bucket and its units over its own first to last write (at least ``min_seconds``)."""
+        return max(self.heaviest_bucket(min_seconds) / min_seconds, self.active_span_rate(min_seconds))
+
     def active_span_rate(self, min_seconds: int, leave_out: int = 0) -> float:
         """The partition's units less ``leave_out`` over its own active span (first to last write,
         inclusive, at least ``min_seconds``)."""

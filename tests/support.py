@@ -104,9 +104,9 @@ ORDERS_ALERT = Alert(
     reason="partition_limit",
     status="firing",
     peak_wcu_per_second=930.0,
+    at_most_wcu_per_second=930.0,
     alert_threshold=0.8,
     suggested_shards=2,
-    sized_wcu_per_second=930.0,
 )
 
 

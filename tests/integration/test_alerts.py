@@ -30,6 +30,8 @@ from tests.support import ORDERS_ALERT
 
 T0 = 1_796_083_200
 DOCUMENT_FIELDS = {
+    "at_most_wcu_per_second",
+    "possibly_hot",
     "remedy",
     "items",
     "pattern",

@@ -22,12 +22,11 @@ TOP_FIELDS = [
     "window_seconds",
     "writes",
     "wcu",
-    "avg_wcu_per_second",
+    "wcu_per_second",
+    "at_most_wcu_per_second",
     "share",
     "error_bound",
     "items",
-    "peak_wcu_per_second",
-    "alert_wcu_per_second",
 ]
 
 
@@ -57,9 +56,9 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
     # Then the hottest key comes first with exactly the documented fields
     assert [list(row) for row in rows] == [TOP_FIELDS] * 3
     assert rows[0]["key"] == "event#42" and rows[0]["table"] == "tickets"
-    assert rows[0]["wcu"] == 18_000 and rows[0]["avg_wcu_per_second"] == 300.0
-    # and its peak: the heaviest 10-second bucket of the 900 WCU/s burst, which the alert rule reads
-    assert rows[0]["peak_wcu_per_second"] == 900.0
+    assert rows[0]["wcu"] == 18_000 and rows[0]["wcu_per_second"] == 900.0
+    # (its rate: the 900 WCU/s burst's, which the alert rule reads; nothing pruned, so at most the same)
+    assert rows[0]["at_most_wcu_per_second"] == 900.0
     assert rows[0]["window_start"] == "2026-12-01T00:00:00Z" and 0.97 < rows[0]["share"] <= 1
 
 
@@ -237,8 +236,8 @@ def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.Capt
     rows = json.loads(capsys.readouterr().out)["rows"]
     # Then every row is from the latest window, hottest first
     assert {row["window_start"] for row in rows} == {"2026-12-01T00:01:00Z"}
-    averages = [row["avg_wcu_per_second"] for row in rows]
-    assert averages == sorted(averages, reverse=True)
+    rates = [row["wcu_per_second"] for row in rows]
+    assert rates == sorted(rates, reverse=True)
     # And with --last 2 both windows appear, capped by --limit
     assert main(["top", "--stats-table", stats_table_name, "--last", "2", "--json", "--limit", "7"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
@@ -249,7 +248,7 @@ def test_top_names_the_rows_at_the_alert_threshold_its_limit_left_out(
     stats_table_name: str, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given the demo's windows judged against a 1 WCU/s partition (so that many rows are hot, some of them
-    # ranked low by their window average while their alert rate is high)
+    # left out by a small --limit)
     from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
 
@@ -258,13 +257,13 @@ def test_top_names_the_rows_at_the_alert_threshold_its_limit_left_out(
     assert main([*top, "--json", "--limit", "1000"]) == 0
     every = json.loads(capsys.readouterr().out)["rows"]
 
-    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the alert rate against 80% of the limit
-        return float(row["alert_wcu_per_second"] or 0) >= 0.8 * 1  # type: ignore[arg-type]
+    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the rate against 80% of the limit
+        return float(row["wcu_per_second"]) >= 0.8 * 1  # type: ignore[arg-type]
 
     assert sum(map(hot, every)) >= 5
     for limit in (1, 3, 6):
         left_out = sum(map(hot, every[limit:]))
-        # When --limit shows the first rows by average
+        # When --limit shows the first rows, hottest first
         assert main([*top, "--json", "--limit", str(limit)]) == 0
         # Then the JSON counts the hot rows it left out
         assert json.loads(capsys.readouterr().out)["hot_rows_beyond_limit"] == left_out
@@ -291,8 +290,8 @@ def test_top_names_the_hot_partitions_its_index_left_out(
     assert main([*top, "--json"]) == 0
     every = json.loads(capsys.readouterr().out)["rows"]
 
-    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the alert rate against 80% of 1,000
-        return float(row["alert_wcu_per_second"] or 0) >= 800  # type: ignore[arg-type]
+    def hot(row: dict[str, object]) -> bool:  # the alert rule's test: the rate against 80% of 1,000
+        return float(row["wcu_per_second"]) >= 800  # type: ignore[arg-type]
 
     table_hot = sum(1 for row in every if hot(row) and row["index"] is None)
     index_hot = sum(1 for row in every if hot(row) and row["index"] == "by-status")
@@ -354,7 +353,9 @@ def _alert(key: str, reason: str, rate: float, share: float, **extra: object) ->
     }
 
 
-def _stored(key: str, average: float, peak: float, share: float, table: str = "tickets") -> dict[str, object]:
+def _stored(
+    key: str, rate: float, share: float, table: str = "tickets", at_most: float | None = None
+) -> dict[str, object]:
     """A row of the window's stored figures (top_rows), as `top` shows it."""
     return {
         "table": table,
@@ -362,9 +363,9 @@ def _stored(key: str, average: float, peak: float, share: float, table: str = "t
         "key": key,
         "window_start": "2026-12-01T00:00:00Z",
         "window_seconds": 60,
-        "avg_wcu_per_second": average,
+        "wcu_per_second": rate,
+        "at_most_wcu_per_second": rate if at_most is None else at_most,
         "share": share,
-        "peak_wcu_per_second": peak,
     }
 
 
@@ -379,14 +380,14 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
             _alert("event#42", "partition_limit", 882.5, 0.9752),
             {**_alert("event#42", "partition_limit", 0.0, 0.0), "status": "resolved"},
         ],
-        "alerted_figures": [_stored("event#42", 300.0, 900.0, 0.98)],
+        "alerted_figures": [_stored("event#42", 900.0, 0.98)],
         "families": [],
     }
     # Then the verdict's peak is the table's, and the alert's rate is named apart
     assert verdict(result, DEFAULTS) == [
         "1 hot key (at or near the partition limit):",
         "  tickets/event#42 peaked at 900 WCU/s (90% of the partition limit) in the window starting "
-        "2026-12-01T00:00:00Z, alerted at 882 WCU/s, window average 300 WCU/s; suggested fix: write-shard it "
+        "2026-12-01T00:00:00Z, first alerted at 882 WCU/s; suggested fix: write-shard it "
         "over 2 suffixes (event#42#1..2; an estimate)",
     ]
     # And when the alert fired at what the peak reads, it is not said twice
@@ -407,9 +408,9 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
             _alert("poll#7#0", "share", 60.0, 0.1517, table="votes", pattern="write-sharded family", remedy="85 ..."),
         ],
         "alerted_figures": [
-            _stored("event#42", 300.0, 900.0, 0.98),
-            _stored("celebrity#1", 16.0, 16.2, 0.14, table="profiles"),
-            _stored("poll#7#0", 60.0, 61.0, 0.1519, table="votes"),
+            _stored("event#42", 900.0, 0.98),
+            _stored("celebrity#1", 16.2, 0.14, table="profiles"),
+            _stored("poll#7#0", 61.0, 0.1519, table="votes"),
         ],
         "families": [
             {
@@ -430,18 +431,17 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
         "threshold, not hot):"
     )
     assert lines[3] == (
-        "  votes/poll#7#0 took 15% of the table's writes in the window starting 2026-12-01T00:00:00Z (peak 61 "
-        "WCU/s, 6% of the partition limit; window average 60 WCU/s) (write-sharded family); suggested fix: " + family
+        "  votes/poll#7#0 took 15% of the table's writes in the window starting 2026-12-01T00:00:00Z (rate 61 "
+        "WCU/s, 6% of the partition limit) (write-sharded family); suggested fix: " + family
     )
     assert lines[4].startswith("  profiles/celebrity#1 took 14% of the table's writes in the window starting ")
-    assert "(peak 16 WCU/s, 2% of the partition limit; window average 16 WCU/s)" in lines[4]
+    assert "(rate 16 WCU/s, 2% of the partition limit)" in lines[4]
     assert len(lines) == 5
     # And with shares only, there is no hot key
     result["alerts"] = result["alerts"][1:]
-    assert verdict(result, DEFAULTS)[0] == "No hot key: no partition key reached the partition-limit alert threshold."
-    assert verdict({"alerts": [], "alerted_figures": [], "families": []}, DEFAULTS) == [
-        "No hot key: no partition key reached the partition-limit alert threshold."
-    ]
+    none = "No hot key: no partition key's rate reached the partition-limit alert threshold."
+    assert verdict(result, DEFAULTS)[0] == none
+    assert verdict({"alerts": [], "alerted_figures": [], "families": []}, DEFAULTS) == [none]
 
 
 @pytest.mark.parametrize(
@@ -468,11 +468,11 @@ def test_the_replay_verdict_and_its_top_table_show_one_peak(
     alerted = round(firing["wcu_per_second"])
     # Then the verdict's peak is the top table's peak for that key and window, and the rate the firing
     # message quoted (a subscriber's first message) is named
-    assert row["key"] == "event#42" and row["peak_wcu_per_second"] == peak
+    assert row["key"] == "event#42" and row["wcu_per_second"] == peak
     assert 800 <= alerted <= peak
     assert (
         f"event#42 peaked at {peak} WCU/s ({peak // 10}% of the partition limit) in the window starting "
-        f"{row['window_start']}, alerted at {alerted} WCU/s, window average {row['avg_wcu_per_second']:,.0f} WCU/s"
+        f"{row['window_start']}, first alerted at {alerted} WCU/s"
     ) in text
     assert f"{peak:.1f}" in text.split("Top keys per window")[1]
 
@@ -541,7 +541,8 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         "window_start": "2026-12-01T00:00:00Z",
         "table": "orders",
         "key": key,
-        "avg_wcu_per_second": 882.0,
+        "wcu_per_second": 882.0,
+        "at_most_wcu_per_second": 882.0,
         "share": 0.5,
         "writes": 10,
         "wcu": 950,
@@ -613,22 +614,24 @@ def test_top_colours_rows_against_the_chosen_threshold(stats_table_name: str) ->
 WINDOW_START = 1_796_083_200
 
 
-def test_a_rows_alert_rate_is_the_rules_rate_on_its_figures() -> None:
+def test_a_rows_rate_is_the_rules_rate_on_its_figures() -> None:
     from hotkeys.cli.top import key_row
     from hotkeys.detector.consumer.snapshots import WindowFigures
     from hotkeys.detector.domain.summary import Entry, Summary
 
-    def row(error_bound: int, last_event: int) -> tuple[float | None, float | None, float]:
+    def row(error_bound: int, last_event: int) -> tuple[float, float]:
         # 1,000 WCU written from second 5 to 14 of the window: 500 in each 10-second bucket
-        entry = Entry(100, 1000, WINDOW_START + 5, 500, [WINDOW_START, WINDOW_START + 10], [500, 500])
+        entry = Entry(
+            100, 1000, WINDOW_START + 5, 500, [WINDOW_START, WINDOW_START + 10], [500, 500], WINDOW_START + 14
+        )
         merged = Summary({"k": entry}, pruned=error_bound, writes=100, wcu=1000)
         window = WindowFigures("t", WINDOW_START, 60, merged, last_event=last_event, alert_min_span_seconds=10)
         found = key_row(window, "k", entry)
-        return found.alert_wcu_per_second, found.peak_wcu_per_second, found.avg_wcu_per_second
+        return found.wcu_per_second, found.at_most_wcu_per_second
 
-    # Then the peak is the heaviest bucket, the average the window's, and the alert rate the upper
-    # bound over the key's active time (at least one bucket) when that is higher than the peak
-    assert row(0, WINDOW_START + 14) == (100.0, 50.0, 16.667)
-    assert row(200, WINDOW_START + 14) == (120.0, 50.0, 16.667)
-    # and the peak when the key has been quiet long since
-    assert row(0, WINDOW_START + 59) == (50.0, 50.0, 16.667)
+    # Then the rate is over the key's own first to last write (10 s, not halved by the bucket boundary),
+    # and the bound only raises the most it can be
+    assert row(0, WINDOW_START + 14) == (100.0, 100.0)
+    assert row(200, WINDOW_START + 14) == (100.0, 120.0)
+    # and it stays the same when the key has been quiet long since (later records are other keys')
+    assert row(0, WINDOW_START + 59) == (100.0, 100.0)

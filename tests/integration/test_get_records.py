@@ -311,7 +311,7 @@ def test_read_range_stops_after_the_bound_of_empty_pages_and_says_so(stubbed: tu
 def watch_json(capsys: pytest.CaptureFixture, table: str = "orders") -> list[dict[str, Any]]:
     arguments = ["watch", "--table", table, "--from", "trim-horizon", "--once", "--json", "--window-seconds", "900"]
     assert main(arguments) == 0
-    return list(json.loads(capsys.readouterr().out))
+    return list(json.loads(capsys.readouterr().out)["rows"])
 
 
 def test_watch_does_not_count_a_ttl_deletion_as_a_write(

@@ -56,9 +56,8 @@ def _row(table: str, index: str | None, key: str, average: float) -> dict[str, A
         "table": table,
         "index": index,
         "key": key,
-        "avg_wcu_per_second": average,
-        "peak_wcu_per_second": 3 * average,
-        "alert_wcu_per_second": 3 * average,
+        "wcu_per_second": 3 * average,
+        "at_most_wcu_per_second": 3 * average,
         "share": 0.4,
         "writes": 18_058,
         "wcu": 18_058,
@@ -87,8 +86,8 @@ def test_no_key_table_or_window_start_is_split_at_any_width_from_80_to_200(width
         for text in (row["window_start"], where, row["key"]):
             assert any(text in line for line in lines), (width, text, "\n".join(lines))
     assert "…" not in "".join(lines) and max(map(len, lines)) <= width
-    # and at 157 columns or more the wide table shows every column (the alert rate and the counts)
-    assert ("alert rate WCU/s" in "".join(lines)) == (width >= 160), width
+    # and at 131 columns or more the wide table shows every column (the rate's upper end and the counts)
+    assert ("at most" in "".join(lines)) == (width >= 131), width
 
 
 THROTTLED = [
@@ -263,28 +262,32 @@ def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: 
         assert len(named) == 1, (row["key"], named)
         counted = f"{row['throttled_requests']:,}"
         assert re.search(rf"{counted}( requests)? in the window starting {row['window_start']}", named[0]), named[0]
-    # and every hot key's peak, average and alert rate are the stored row's and the alert's
+    # and every hot key's rate and % of the limit are the stored row's, the top table's and the alerts'
     checked = 0
     for line in lines:
-        found = re.match(
-            r"  (\S+?)(?: index (\S+): |/)(\S+) peaked at ([\d,]+) WCU/s .*?window average ([\d,]+) WCU/s", line
-        )
+        found = re.match(r"  (\S+?)(?: index (\S+): |/)(\S+) peaked at ([\d,]+) WCU/s \((\d+)% of the", line)
         if not found:
             continue
         checked += 1
         table, index, key = (found[1], found[2], found[3]) if found[2] else (found[1], None, found[3])
         stored = max(
             (r for r in result["alerted_figures"] if (r["table"], r["index"], r["key"]) == (table, index, key)),
-            key=lambda r: r["peak_wcu_per_second"],
+            key=lambda r: r["wcu_per_second"],
         )
-        assert int(found[4].replace(",", "")) == round(stored["peak_wcu_per_second"])
-        assert int(found[5].replace(",", "")) == round(stored["avg_wcu_per_second"])
+        assert int(found[4].replace(",", "")) == round(stored["wcu_per_second"])
+        assert int(found[5]) == round(100 * stored["wcu_per_second"] / 1000)
         top = [
             r
             for r in result["top"]
             if (r["table"], r["index"], r["key"], r["window_start"]) == (table, index, key, stored["window_start"])
         ]
-        assert top and top[0]["peak_wcu_per_second"] == stored["peak_wcu_per_second"]
+        assert top and top[0]["wcu_per_second"] == stored["wcu_per_second"]
+        mine = [a for a in result["alerts"] if (a["table"], a.get("index"), a["key"]) == (table, index, key)]
+        resolved = [a for a in mine if a["status"] == "resolved" and a["reason"] == "partition_limit"]
+        assert resolved and resolved[-1]["peak_wcu_per_second"] == stored["wcu_per_second"], (key, mine)
+        # (every message's peak is at least the rate it quotes)
+        quoted = [(a["status"], a["wcu_per_second"], a["peak_wcu_per_second"]) for a in mine]
+        assert all(peak >= rate for status, rate, peak in quoted if status != "resolved"), quoted
         alerted = re.search(r"alerted at ([\d,]+) WCU/s", line)
         if alerted:  # the rate the incident fired at: its firing message's, as its subscriber first read it
             firing = next(

@@ -83,11 +83,11 @@ def test_a_hot_proposal_is_told_once_on_its_own_topic_and_never_as_an_incident(
     assert all(row.to_json()["proposed"] for row in rows)  # `top --json` marks them
     assert all("proposed" not in row.to_json() for row in top_rows(figures, 10) if row.index is None)
     first = min(rows, key=lambda row: row.window_start)
-    assert notice["peak_wcu_per_second"] == first.peak_wcu_per_second
+    assert notice["wcu_per_second"] == first.wcu_per_second
     assert notice["window_start"] == first.window_start
     # and the replay's what-if section (every window) names the same partition at its hottest window's peak
     (finding,) = findings(figures, settings)
-    assert (finding.key, finding.peak_wcu_per_second) == ("PENDING", max(row.peak_wcu_per_second for row in rows))
+    assert (finding.key, finding.wcu_per_second) == ("PENDING", max(row.wcu_per_second for row in rows))
     # and the alert topic received nothing about it, and no incident names it
     assert all(PROPOSAL not in str(alert.get("index")) for alert in delivered(topic["queue"]))
     stored = boto3.resource("dynamodb").Table(stats_table_name)
@@ -121,7 +121,7 @@ def test_top_selects_the_real_partitions_or_the_proposals_and_never_counts_a_hot
     assert {f.index for f in window_figures(store, windows, PROPOSED_INDEXES)} == {PROPOSAL}  # type: ignore[arg-type]
     figures = window_figures(store, windows, ALL_INDEXES)  # type: ignore[arg-type]
     assert {f.index for f in figures} == {None, PROPOSAL}
-    rates = {row.key: row.alert_wcu_per_second or 0.0 for row in top_rows(figures, 1000) if row.index == PROPOSAL}
+    rates = {row.key: row.wcu_per_second for row in top_rows(figures, 1000) if row.index == PROPOSAL}
     assert rates["PENDING"] >= 0.8 * settings.partition_wcu_limit
     # When top shows the table's partitions only
     table, proposed = [f for f in figures if f.index is None], [f for f in figures if f.index is not None]

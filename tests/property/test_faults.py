@@ -48,6 +48,7 @@ from tests import reference_partitions as oracle
 from tests import support
 from tests.esm_faults import RandomFaults
 from tests.integration.test_table_wide import Lambda, describe, out_of_step
+from tests.message_checks import check_messages
 from tests.stream_wire import WireStream
 
 T0 = 1_796_083_200
@@ -426,6 +427,8 @@ def test_invariants_hold_under_a_random_fault_schedule(clean: dict[str, Any], se
     # Alerts: one firing and one resolved for the burst key and for each index partition its seats move between
     statuses = Counter((a["key"], a["status"]) for a in result["alerts"])
     assert statuses == EXPECTED_ALERTS, (schedule, what_arrived(result), dict(faults.injected))
+    # and every message keeps to what a subscriber can hold it to (its peak at least its rate, ...)
+    check_messages(result["alerts"])
     # DLQ: bisection isolates every failure to one record; every poison record is there, and whatever
     # else exhausted its retries was counted by the redrive, or found counted (a failed invocation had
     # flushed it: its snapshot's ranges say so)

@@ -298,7 +298,9 @@ class Setup:
 
 
 # The key's crossing in window T0 at 900 WCU/s.
-HOT = HotKey("tickets", "event#42", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 1.0, T0 + 19, peak_wcu_per_second=900.0)
+HOT = HotKey(
+    "tickets", "event#42", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 1.0, T0 + 19, at_most_wcu_per_second=900.0
+)
 
 
 def hot_head(window: int, rate: int, final: bool = True, shard: str = "a") -> SegmentSnapshot:
@@ -614,6 +616,6 @@ def test_a_proposal_hot_in_a_settled_window_is_one_notice_counted_in_the_look_an
     # Then one notice went out, at the first look that found the window settled, and the look counted it
     assert outcomes == [0, 1, 0]
     ((found),) = notices
-    assert (found.key, found.proposal, found.peak_wcu_per_second) == ("PENDING", proposal, 1000.0)
+    assert (found.key, found.proposal, found.wcu_per_second) == ("PENDING", proposal, 1000.0)
     # and no alert, no incident
     assert sent.alerts == [] and incidents.stored == {}

@@ -110,7 +110,6 @@ def worst_alert(kind: str, status: str, index: str | None) -> Alert:
         status=status,
         peak_wcu_per_second=10**12,
         suggested_shards=10**9,
-        sized_wcu_per_second=10**12,
         started=1_796_083_200,
         lasted_seconds=10**6,
         index=index,

@@ -83,8 +83,8 @@ def finding(window: int, hot: bool = True, peak: float = 2120.0) -> WhatIf:
         proposal="by-status (proposed)",
         key="PENDING",
         window_start=window,
-        peak_wcu_per_second=peak,
-        alert_wcu_per_second=peak,
+        wcu_per_second=peak,
+        at_most_wcu_per_second=peak,
         share=0.6,
         partition_wcu_limit=1000,
         suggested_shards=3,
@@ -111,7 +111,7 @@ def test_a_hot_proposal_is_told_once_per_utc_day_and_a_cold_one_never(stats_tabl
     assert first.consider([finding(day + 180, peak=3000.0)]) == 0  # the same day, this container
     assert second.consider([finding(day + 240)]) == 0  # the same day, another judge: the claim is taken
     assert second.consider([finding(day + 86_400)]) == 1  # the next day
-    assert [(f.window_start, f.peak_wcu_per_second) for f in sent] == [(day + 120, 2120.0), (day + 86_400, 2120.0)]
+    assert [(f.window_start, f.wcu_per_second) for f in sent] == [(day + 120, 2120.0), (day + 86_400, 2120.0)]
 
 
 def test_without_a_what_if_topic_nothing_is_claimed_or_sent(stats_table_name: str) -> None:

@@ -19,12 +19,12 @@ from hotkeys.detector.alerts.rules import (
     SHARE,
     Figures,
     HotKey,
-    alert_rate,
+    Rate,
     cooled,
     incident_key,
     level,
     partition_limit_hot,
-    peak_rate,
+    rate_of,
     resolve_level,
     share_hot,
     suggested_shards,
@@ -113,7 +113,8 @@ def test_a_key_at_the_alert_rate_over_the_minimum_span_fires_with_its_figures() 
         wcu_per_second=800.0,
         share=1.0,
         event_time=T0 + 9,
-        peak_wcu_per_second=800.0,
+        at_most_wcu_per_second=800.0,
+        measured=False,  # its latest second may still grow: no later record was seen
         index=None,
     )
 
@@ -135,11 +136,13 @@ def test_the_threshold_is_the_chosen_fraction_of_the_partition_limit() -> None:
 
 def test_a_burst_is_measured_over_its_own_active_span() -> None:
     # 800 WCU/s from second 5 to 14: no 10 s bucket holds more than half of it, but over its active span
-    # (first write to the latest record seen) it writes at the alert rate
+    # (its first write to its latest) it writes at the alert rate
     burst = writes("burst", 800, 5, 10)
     assert hot_keys(tallied(burst))["burst"].wcu_per_second == 800.0
-    # A record of another key at second 59 stretches the span to the window's end: 8,000 over 55 s
-    assert hot_keys(tallied([*burst, ("other", 1, 59)])) == {}
+    # A record of another key at second 59 does not stretch the key's span (it is the key's own)
+    assert hot_keys(tallied([*burst, ("other", 1, 59)]))["burst"].wcu_per_second == 800.0
+    # Its own write at second 59 does: 8,001 over 55 s, and no bucket of 4,000 reaches it
+    assert hot_keys(tallied([*burst, ("burst", 1, 59)])) == {}
 
 
 def test_a_burst_after_a_quiet_start_is_seen_in_its_heaviest_bucket() -> None:
@@ -176,7 +179,7 @@ def test_a_partitions_writes_on_two_shards_add_up() -> None:
     there = [*writes("shared", 500, 0, 10), ("elsewhere-only", 5, 3)]
     assert hot_keys(tallied(here)) == {} and hot_keys(tallied(there)) == {}
     hot = hot_keys(merged(here, there))["shared"]
-    assert (hot.wcu, hot.writes, hot.wcu_per_second, hot.peak_wcu_per_second) == (10_000, 100, 1000.0, 1000.0)
+    assert (hot.wcu, hot.writes, hot.wcu_per_second, hot.at_most_wcu_per_second) == (10_000, 100, 1000.0, 1000.0)
     assert set(hot_keys(merged(here, there))) == {"shared"}
 
 
@@ -202,12 +205,13 @@ def test_a_key_elsewhere_that_started_earlier_is_measured_from_its_first_write()
 def test_a_pruned_summarys_bound_is_added_so_pruning_never_hides_a_hot_key() -> None:
     # A summary of capacity 1 (two keys tracked): admitting a third key prunes the lighter one, and the
     # heavy key's counter loses that weight (100 units), which the summary's bound gives back. 800 WCU/s
-    # over seconds 5-14: its active span, not a bucket, makes it hot
+    # over seconds 5-14: its active span, not a bucket, makes it possibly hot (its counted 7,900 units
+    # are 790 WCU/s; only with the bound does it reach the alert rate)
     changes = [*writes("hot", 800, 5, 10), ("x", 100, 14), ("y", 100, 14)]
     segment = tallied(changes, capacity=1)
     assert segment.pruned == 100
     hot = hot_keys(segment)["hot"]
-    assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+    assert (hot.wcu, hot.wcu_per_second, hot.at_most_wcu_per_second) == (8000, 790.0, 800.0)
 
 
 def test_the_bound_counts_in_the_burst_bucket_too() -> None:
@@ -216,7 +220,7 @@ def test_the_bound_counts_in_the_burst_bucket_too() -> None:
     changes = [("hot", 1, s) for s in range(10, 60, 2)] + writes("hot", 790, 0, 10) + [("x", 100, 59), ("y", 100, 59)]
     segment = tallied(changes, capacity=1)
     assert segment.pruned == 100
-    assert hot_keys(segment)["hot"].wcu_per_second == 800.0
+    assert hot_keys(segment)["hot"].at_most_wcu_per_second == 800.0
 
 
 def test_the_active_span_counts_its_first_and_last_second() -> None:
@@ -231,9 +235,11 @@ def test_the_active_span_counts_its_first_and_last_second() -> None:
 
 
 def test_a_later_record_elsewhere_stretches_the_keys_span() -> None:
-    # Here 800 WCU/s in seconds 5-14 (its latest record); the other shard wrote the key at second 5 and
-    # read a record at second 59: the key's span is 55 s over the whole window
-    assert hot_keys(merged(writes("k", 800, 5, 10), [("k", 1, 5), ("x", 1, 59)])) == {}
+    # Here 800 WCU/s in seconds 5-14; the other shard wrote the key at second 5 and read a record of
+    # another key at second 59: the key's span is its own, seconds 5-14 (8,001 units: 800.1 WCU/s)
+    assert hot_keys(merged(writes("k", 800, 5, 10), [("k", 1, 5), ("x", 1, 59)]))["k"].wcu_per_second == 800.1
+    # and its own write there at second 59 stretches it to 55 s
+    assert hot_keys(merged(writes("k", 800, 5, 10), [("k", 1, 5), ("k", 1, 59)])) == {}
 
 
 def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
@@ -243,7 +249,7 @@ def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
     figures = merged(writes("k", 400, 5, 10), (there, 1))
     assert figures.bound("k") == 100
     hot = hot_keys(figures)["k"]
-    assert (hot.wcu, hot.wcu_per_second) == (8000, 800.0)
+    assert (hot.wcu, hot.wcu_per_second, hot.at_most_wcu_per_second) == (8000, 790.0, 800.0)
     # and to its share: its upper bound of the window's units
     anything = Settings(stats_table_name="s", share_min_wcu=0)
     assert level(figures, anything, "k", SHARE) == (7900 + 100) / figures.wcu
@@ -267,17 +273,24 @@ def test_a_pruned_keys_burst_bucket_is_judged_with_its_parts_elsewhere() -> None
     # Here 7,920 units in one bucket, the counter then cut by 100; elsewhere 50 units in a later bucket.
     # Its window (7,970 with the bound) is under the alert rate's 8,000; its bucket (8,020) is not
     here = [*writes("k", 792, 0, 10), ("x", 100, 9), ("y", 100, 9)]
-    assert hot_keys(merged((here, 1), [("k", 50, 30)]))["k"].wcu_per_second == 802.0
+    assert hot_keys(merged((here, 1), [("k", 50, 30)]))["k"].at_most_wcu_per_second == 802.0
 
 
-def test_the_alert_rate_and_the_peak_are_computed_in_one_place() -> None:
-    # The rule's rate is rules.alert_rate: the upper bound over the active span or the bucket; the peak
-    # (top's "peak WCU/s") is the heaviest bucket alone, without the bound
-    entry = Entry(writes=3, wcu=900, first_seen=T0, peak=600, buckets=[T0, T0 + 10], units=[600, 300])
-    assert alert_rate(entry, 0, T0 + 14, 10) == 900 / 15
-    assert alert_rate(entry, 0, T0 + 5, 10) == 90.0
-    assert alert_rate(entry, 100, T0 + 59, 10) == 70.0  # (600 + 100) / 10 beats 1,000 / 60
-    assert peak_rate(entry, 10) == 60.0
+def test_a_keys_rate_is_defined_in_one_place() -> None:
+    # rules.rate_of: the heaviest bucket or the average from the key's first write to its latest (at
+    # least the span), counted; at_most adds the bound to both
+    entry = Entry(3, 900, T0 + 5, 600, [T0, T0 + 10], [600, 300], last_seen=T0 + 14)
+    rate = rate_of(entry, 0, T0 + 59, 10)
+    assert (rate.wcu_per_second, rate.at_most, rate.measured_seconds) == (90.0, 90.0, 55)
+    # A burst across a bucket boundary (T0+5..T0+14) is measured over its own 10 s, not halved by the
+    # boundary nor diluted by the rest of the window the table kept writing in
+    assert rate_of(dataclasses.replace(entry, peak=450, units=[450, 450]), 0, T0 + 59, 10).wcu_per_second == 90.0
+    # Unknown latest second (a snapshot written before it was kept): the end of its latest bucket
+    assert rate_of(dataclasses.replace(entry, last_seen=None), 0, T0 + 59, 10).wcu_per_second == 900 / 15
+    # The bound is the uncertainty, apart: at most (600 + 100) / 10
+    assert rate_of(entry, 100, T0 + 59, 10) == Rate(90.0, 100.0, 55)
+    # A burst's first seconds: under a span measured
+    assert rate_of(entry, 0, T0 + 9, 10).measured_seconds == 5
 
 
 # Share of the table
@@ -428,13 +441,13 @@ def test_an_incidents_name_is_its_reason_and_a_digest_of_its_key() -> None:
 # What an incident follows
 
 
-def test_an_incident_follows_a_partitions_peak_and_a_shares_share() -> None:
+def test_an_incident_follows_a_partitions_rate_and_a_shares_share() -> None:
     hot = HotKey("orders", "k", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 0.25, T0 + 9, 950.0)
-    assert hot.level == 950.0
+    assert hot.level == 900.0
     assert dataclasses.replace(hot, reason=SHARE).level == 0.25
 
 
-def test_the_peak_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
+def test_the_rate_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
     # A 3 s span: 2,400 units in one bucket are 800 WCU/s; 2,401 are 800.333... quoted as 800.3
     span = Settings(stats_table_name="s", alert_min_span_seconds=3)
     segment = Segment("orders", T0, "1")
@@ -443,7 +456,7 @@ def test_the_peak_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
         segment.apply(Change("orders", key, T0 + second, 1 + offset, wcu, ChangeKind.WRITE), counting)
     (own,) = segment.views()
     (hot,) = partition_limit_hot(own, span)
-    assert hot.peak_wcu_per_second == 800.3
+    assert hot.wcu_per_second == 800.3
 
 
 def test_an_index_partitions_hot_key_names_its_index() -> None:

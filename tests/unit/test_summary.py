@@ -140,8 +140,9 @@ def entries_of(draw: st.DrawFn) -> summary.Entry:
     first_seen = draw(st.integers(0, 2**34))
     starts = sorted(draw(st.sets(st.integers(0, 2**34), min_size=1, max_size=summary.MAX_SERIES_PAIRS)))
     units = draw(st.lists(st.integers(0, 10**9), min_size=len(starts), max_size=len(starts)))
+    last_seen = draw(st.none() | st.integers(starts[-1], starts[-1] + 3600))
     return summary.Entry(
-        draw(st.integers(0, 10**6)), draw(st.integers(0, 10**9)), first_seen, max(units), starts, units
+        draw(st.integers(0, 10**6)), draw(st.integers(0, 10**9)), first_seen, max(units), starts, units, last_seen
     )
 
 

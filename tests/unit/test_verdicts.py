@@ -95,7 +95,7 @@ def acted(found: list[Start | Change | Resend]) -> list[Start | Change | Resend]
 
 def firing(key: str = "hot", **changes: object) -> Incident:
     """An incident of ``key`` that fired in window T0 at 850 WCU/s and was announced then."""
-    hot = HotKey("tickets", key, PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, peak_wcu_per_second=850.0)
+    hot = HotKey("tickets", key, PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0)
     return dataclasses.replace(incidents.confirmed(incidents.started(hot, OWNER, T0 + 26)), **changes)  # type: ignore[arg-type]
 
 
@@ -105,7 +105,7 @@ def test_a_partition_hot_on_the_merged_figures_starts_an_incident() -> None:
     heads = [head("a", T0, burst("hot", 500, 10, 10)), head("b", T0, burst("hot", 500, 10, 10))]
     (verdict,) = decide(look(heads, T0 + 30), {}, SETTINGS, OWNER)
     assert isinstance(verdict, Start)
-    assert (verdict.hot.key, verdict.hot.wcu_per_second, verdict.hot.peak_wcu_per_second) == ("hot", 1000.0, 1000.0)
+    assert (verdict.hot.key, verdict.hot.wcu_per_second, verdict.hot.at_most_wcu_per_second) == ("hot", 1000.0, 1000.0)
     # one shard alone is not hot
     assert decide(look(heads[:1], T0 + 30), {}, SETTINGS, OWNER) == []
 
@@ -180,6 +180,23 @@ def test_a_reminder_is_due_after_the_reminder_interval_while_it_stays_hot() -> N
     (due,) = decide(look(heads, T0 + 26 + 900, first=T0 + 840), {incident.name: incident}, SETTINGS, OWNER)
     assert isinstance(due, Change) and due.after.pending is not None
     assert due.after.pending.message is Message.REMINDER and due.after.notified_at == T0 + 926
+
+
+def test_a_reminder_quotes_the_keys_last_minute_or_says_it_is_quiet() -> None:
+    # Hot at 900 WCU/s in seconds 0-9 of window T0 + 900; a reminder due at every look below
+    incident = firing(last_hot_window=T0 + 900, peak=850.0)
+    heads = [head("a", T0 + 900, [*burst("hot", 900, 0, 10), *burst("other", 100, 10, 50)])]
+
+    def reminder(now: int) -> float:
+        (due,) = decide(look(heads, now, first=T0 + 900), {incident.name: incident}, SETTINGS, OWNER)
+        assert isinstance(due, Change) and due.after.pending is not None
+        assert due.after.pending.message is Message.REMINDER and due.hot is not None
+        return due.hot.wcu_per_second
+
+    # Within a minute of its burst: its heaviest bucket there
+    assert reminder(T0 + 900 + 59) == 900.0
+    # A minute after its last write, while the window is still read: quiet (0), never the window's rate
+    assert reminder(T0 + 900 + 75) == 0.0
 
 
 def test_no_reminder_for_a_key_hot_only_in_windows_further_back_than_the_last_two() -> None:
@@ -389,7 +406,7 @@ def test_an_incident_hot_again_within_its_mark_period_is_not_written() -> None:
 
 def test_a_verdict_names_its_incident() -> None:
     incident = firing()
-    hot = HotKey("tickets", "hot", PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, peak_wcu_per_second=850.0)
+    hot = HotKey("tickets", "hot", PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0)
     assert name_of(Start(hot)) == name_of(Change(incident, incident)) == name_of(Resend(incident)) == incident.name
 
 
@@ -427,3 +444,13 @@ def test_a_proposal_is_never_an_incident_and_the_real_indexes_after_it_still_are
     found = decide(look(heads, T0 + 30), {}, SETTINGS, OWNER)
     assert [(v.hot.index, v.hot.key) for v in found if isinstance(v, Start)] == [("by-status", "PENDING")]
     assert len(found) == 1
+
+
+def test_a_share_incident_lasts_whole_windows_and_carries_its_rate() -> None:
+    # A share is of a whole window: the incident starts with its first hot window, not at its last record
+    hot = HotKey("tickets", "k", SHARE, T0, 60, 10, 48_600, 810.0, 0.81, T0 + 59, at_most_wcu_per_second=810.0)
+    incident = incidents.started(hot, OWNER, T0 + 70)
+    assert incident.lasted(60) == 60
+    # and it keeps the highest rate its key reached, which sizes its advice like a hot key's
+    later = incidents.still_hot(incident, dataclasses.replace(hot, window_start=T0 + 60, wcu_per_second=1700.0))
+    assert (later.highest_rate, later.suggested_shards(800.0), later.lasted(60)) == (1700.0, 3, 120)

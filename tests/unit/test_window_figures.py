@@ -4,6 +4,7 @@ fields renamed for what they mean keep their stored names."""
 from __future__ import annotations
 
 from hotkeys.cli.top import top_rows
+from hotkeys.detector.alerts.rules import rate_of
 from hotkeys.detector.consumer.snapshots import (
     SegmentSnapshot,
     from_item,
@@ -82,12 +83,19 @@ def test_an_index_window_is_its_own_merged_summary_and_partial_when_a_segment_mi
 def test_the_rows_each_command_shows_come_from_the_entries() -> None:
     window = merge_window(shards())
     rows = top_rows([window], 10)
-    # Then every row's figures are its key's entry, the window's bound and burst length (top orders by
-    # the window average, which here is the entries' order)
-    assert [(row.key, row.writes, row.wcu, row.error_bound) for row in rows] == [
+    # Then every row's figures are its key's entry, the window's bound and burst length, its rate the one
+    # rules.rate_of gives, hottest first
+    assert sorted((row.key, row.writes, row.wcu, row.error_bound) for row in rows) == sorted(
         (key, entry.writes, entry.wcu, window.error_bound) for key, entry in window.ranked()
-    ]
-    assert rows[0].peak_wcu_per_second == window.entries["q"].peak / window.alert_min_span_seconds
+    )
+    span = window.alert_min_span_seconds
+    for row in rows:
+        rate = rate_of(window.entries[row.key], window.error_bound, window.last_event, span)
+        assert (row.wcu_per_second, row.at_most_wcu_per_second) == (
+            round(rate.wcu_per_second, 1),
+            round(rate.at_most, 1),
+        )
+    assert [row.wcu_per_second for row in rows] == sorted((row.wcu_per_second for row in rows), reverse=True)
 
 
 def test_renamed_fields_keep_their_stored_names() -> None:

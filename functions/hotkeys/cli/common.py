@@ -257,10 +257,10 @@ def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, width:
     (None: the wide one). The key is the answer: narrow, the table drops the count columns and the alert
     rate; stacked, the window start goes above the table and key in one cell; a key longer than the
     terminal folds onto more lines, never cut. WCU figures are lower estimates, and the wide table says so.
-    Each rate column names its rate (``TopRow``): the window's average, the peak burst bucket, the alert
-    rule's rate and that rate's % of the partition limit. Rows at or above the alert threshold (the
-    alert rate's %, the rule's own test) are bold red where the terminal shows colour (the figures say
-    the same in plain text): threshold and limit are ``settings``', the ones the command was given."""
+    A key has one rate (``TopRow.wcu_per_second``, what alerts quote) and its % of the partition limit;
+    a possibly hot key (only the rate's upper end reaches the threshold) shows the range of both. Hot rows
+    are bold red, possibly hot ones yellow, where the terminal shows colour (the figures say the same in
+    plain text): threshold and limit are ``settings``', the ones the command was given."""
     grid = _top_table(rows, settings, title, LAYOUTS[0])
     for layout in LAYOUTS[1:]:
         if width is None or natural_width(grid) <= width:
@@ -281,10 +281,10 @@ def natural_width(table: Table) -> int:
 _COLUMNS = {
     "wide": (
         ["window (UTC)", "table", "key"],
-        ["avg WCU/s", "peak WCU/s", "alert rate WCU/s", "% of limit", "share", "writes", "WCU", "up to +"],
+        ["WCU/s", "at most", "% of limit", "share", "writes", "WCU", "up to +"],
     ),
-    "narrow": (["window (UTC)", "table/key"], ["avg WCU/s", "peak WCU/s", "% of limit", "share"]),
-    "stacked": (["window (UTC)\ntable/key"], ["avg\nWCU/s", "peak\nWCU/s", "% of\nlimit", "share"]),
+    "narrow": (["window (UTC)", "table/key"], ["WCU/s", "% of limit", "share"]),
+    "stacked": (["window (UTC)\ntable/key"], ["WCU/s", "% of\nlimit", "share"]),
 }
 
 
@@ -307,42 +307,40 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
             "narrow": [row["window_start"], key],
             "stacked": [f"{row['window_start']}\n{key}"],
         }[layout]
-        average, peak, alert = (
-            row["avg_wcu_per_second"],
-            row.get("peak_wcu_per_second"),
-            row.get("alert_wcu_per_second"),
-        )
-        rate = alert_rate(row)
-        numbers = [f"{average:,.1f}", _rate_text(peak), *([_rate_text(alert)] if wide else [])]
-        numbers += [f"{100 * rate / partition_limit:,.0f}%", f"{100 * row['share']:.1f}%"]
+        rate, most = float(row["wcu_per_second"]), float(row["at_most_wcu_per_second"])
+        possibly = possibly_hot(row, settings, proposals=True)
+        numbers = [f"{rate:,.1f}", *([f"{most:,.1f}"] if wide else [])]
+        percent = f"{100 * rate / partition_limit:,.0f}"
+        numbers += [f"{percent}-{100 * most / partition_limit:,.0f}%" if possibly else f"{percent}%"]
+        numbers += [f"{100 * row['share']:.1f}%"]
         numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
-        hot = rate >= settings.alert_threshold * partition_limit  # (at_alert's test, proposals too)
+        hot = at_alert(row, settings, proposals=True)
         # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
         style = (
-            ("italic magenta" if hot else "italic") if is_proposed(row.get("index")) else "bold red" if hot else None
+            ("italic magenta" if hot or possibly else "italic")
+            if is_proposed(row.get("index"))
+            else "bold red"
+            if hot
+            else "yellow"
+            if possibly
+            else None
         )
         grid.add_row(*cells, *numbers, style=style)
     return grid
 
 
-def alert_rate(row: Mapping[str, Any]) -> float:
-    """The rate a ``TopRow`` (as JSON) is judged by: its alert rate. Figures stored before burst buckets
-    have no peak nor alert rate: their average stands in."""
-    alert = row.get("alert_wcu_per_second")
-    if alert is not None:
-        return float(alert)
-    return max(float(row["avg_wcu_per_second"]), row.get("peak_wcu_per_second") or 0.0)
+def at_alert(row: Mapping[str, Any], settings: Settings, proposals: bool = False) -> bool:
+    """Whether a ``TopRow`` (as JSON) is hot: its rate at or above the alert threshold (a proposal's
+    partition is never an alert, unless ``proposals``)."""
+    real = proposals or not is_proposed(row.get("index"))
+    return real and float(row["wcu_per_second"]) >= settings.alert_wcu_per_second
 
 
-def at_alert(row: Mapping[str, Any], settings: Settings) -> bool:
-    """Whether a ``TopRow`` (as JSON) of a real partition is at or above the alert threshold (a proposal's
-    partition is never an alert)."""
-    threshold = settings.alert_threshold * settings.partition_wcu_limit
-    return not is_proposed(row.get("index")) and alert_rate(row) >= threshold
-
-
-def _rate_text(rate: float | None) -> str:
-    return "—" if rate is None else f"{rate:,.1f}"
+def possibly_hot(row: Mapping[str, Any], settings: Settings, proposals: bool = False) -> bool:
+    """Whether a ``TopRow`` (as JSON) is possibly hot: only its rate's upper end reaches the threshold."""
+    real = proposals or not is_proposed(row.get("index"))
+    most = float(row["at_most_wcu_per_second"])
+    return real and not at_alert(row, settings, proposals) and most >= settings.alert_wcu_per_second
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

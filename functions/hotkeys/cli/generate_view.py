@@ -24,3 +24,22 @@ def json_text(written: list[Written], attributes: dict[str, int]) -> str:
 def render(console: Console, written: list[Written]) -> None:
     for item in written:
         console.print(f"wrote {item.records} records to {item.path}")
+
+
+# One stream shard is one partition's change log, and a partition serves at most this many write units a
+# second: a shard that carries more describes writes DynamoDB would have throttled.
+SHARD_WCU_PER_SECOND = 1000
+
+
+def shard_overload(counts: list[int], duration: int, item_bytes: int, shards: int) -> str | None:
+    """The warning for a workload whose busiest shard carries more write units a second than one
+    partition serves (about: records of ``item_bytes`` at 1 KB a write unit), or None."""
+    units = max(1, -(-item_bytes // 1024))
+    busiest = max(counts, default=0) / max(1, duration) * units
+    if busiest <= SHARD_WCU_PER_SECOND:
+        return None
+    return (
+        f"{'the busiest shard' if shards > 1 else 'its one shard'} carries about {busiest:,.0f} WCU/s, more than "
+        f"one partition serves ({SHARD_WCU_PER_SECOND:,} WCU/s; one stream shard is one partition's): DynamoDB "
+        "would have throttled the excess; lower --rate or add --shards (one key's writes stay on one shard)"
+    )

@@ -35,7 +35,14 @@ def table_health(
             name = (window.table, window.index)
             index_wcu[name] = index_wcu.get(name, 0) + window.wcu
             span = window.alert_min_span_seconds or 1
-            peak = max((rules.peak_rate(entry, span) for entry in window.entries.values()), default=0.0)
+            last = window.last_event
+            peak = max(
+                (
+                    rules.rate_of(entry, window.bound(key), last, span).wcu_per_second
+                    for key, entry in window.entries.items()
+                ),
+                default=0.0,
+            )
             index_peak[name] = max(index_peak.get(name, 0.0), peak / partition_wcu_limit)
     found = {}
     for table, health in sorted(merged.items()):

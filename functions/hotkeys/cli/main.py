@@ -490,6 +490,9 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
         _fail(f"interrupted: nothing was written to {', '.join(paths)} (the partial files were removed)")
         return 130
     written = [generate_view.Written(path, count) for path, count in zip(paths, counts, strict=True)]
+    carried = generate_view.shard_overload(counts, workload.duration, workload.item_bytes, workload.shards)
+    if carried is not None:
+        print(f"hotkeys: warning: {carried}", file=sys.stderr)
     if args.json:
         print(generate_view.json_text(written, dict(workload.attributes)))
     else:

@@ -67,9 +67,11 @@ def collect(
     windows = windows_in_range(store, since=0, last=None, until=2**40, table=None)
     figures = window_figures(store, windows, ALL_INDEXES)
     alerts = drain_alerts(report.resources.alert_queue_url, aws)
-    top: list[dict[str, Any]] = []
+    # Per window start, every table's and index's keys together, hottest first, ``per_window`` of them
+    by_start: dict[int, list[WindowFigures]] = {}
     for window in figures:
-        top.extend(row.to_json() for row in top_rows([window], per_window))
+        by_start.setdefault(window.window_start, []).append(window)
+    top = [row.to_json() for start in sorted(by_start) for row in top_rows(by_start[start], per_window)]
     # Throttled keys recorded beside the events (insights/<table>.json), if any: issue #28.
     throttles = recorded_picture(report.table_folders, figures)
     return {
@@ -176,9 +178,9 @@ def input_problems(result: dict[str, Any]) -> list[str]:
 
 
 def alerted_figures(alerts: list[dict[str, Any]], figures: list[WindowFigures]) -> list[dict[str, Any]]:
-    """The stored figures (``top_rows``: window average, peak, share) of every key an alert named while
+    """The stored figures (``top_rows``: rate, share) of every key an alert named while
     hot, in every window whose merged figures list it: what the verdict reads, so that it and the
-    top-keys table show one peak for one key and window."""
+    top-keys table show one rate for one key and window."""
     named = {(a["table"], a.get("index"), a["key"]) for a in alerts if a["status"] != "resolved"}
     rows = [
         row.to_json()
@@ -216,7 +218,7 @@ class _Incident:
         return [alert for alert in self.alerts if alert["reason"] == reason]
 
     def figure(self) -> dict[str, Any] | None:
-        """The stored row the verdict names: the window of the key's heaviest peak (a hot key), or of its
+        """The stored row the verdict names: the window of the key's highest rate (a hot key), or of its
         largest share among the windows a share alert named (a share of a table: a window under the
         share rule's minimum has shares of nothing)."""
         if self.partition_limit:
@@ -228,9 +230,8 @@ class _Incident:
 
 
 def _peak(row: dict[str, Any]) -> float:
-    """The key's peak in the row's window: its heaviest aligned burst bucket as WCU/s (never below the
-    window average, which a series cut at ``MAX_SERIES_PAIRS`` could leave it under)."""
-    return float(max(row["avg_wcu_per_second"], row.get("peak_wcu_per_second") or 0.0))
+    """The key's rate in the row's window (``TopRow.wcu_per_second``)."""
+    return float(row["wcu_per_second"])
 
 
 def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
@@ -239,17 +240,21 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     keys recorded beside the events); then, apart, the keys that took a heavy share of a table's writes
     while far from the limit (share-of-table alerts: a warning, not a hot key). Each key once.
 
-    Every figure is the stored one the top-keys table shows (``alerted_figures``): the peak is the
-    merged heaviest aligned burst bucket of the key's window, the share the whole window's; a throttled
-    count is the throttled-keys table's. The rate an alert fired at (the rule's rate when that invocation
-    ran) is named apart when it differs. A write-sharded family's line is the families line of that window."""
+    Every figure is the stored one the top-keys table shows (``alerted_figures``): the peak is the key's
+    highest rate in a window (``rules.rate_of``), the share the whole window's; a throttled count is the
+    throttled-keys table's. A key whose rate stayed under the threshold, and only its upper end (the
+    summary's bound added) reached it, is possibly hot, listed apart with its range. The rate the first
+    alert quoted (when it was sent) is named apart when it differs. A write-sharded family's line is the
+    families line of that window."""
     grouped = _by_partition(alert for alert in result["alerts"] if alert["status"] != "resolved")
     stored = _by_partition(result.get("alerted_figures", []))
     throttled = _by_partition((result.get("throttles") or {}).get("rows", []))
     incidents = [
         _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
     ]
-    hot = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
+    ranked = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
+    possibly = [i for i in ranked if _rank(i) < settings.alert_wcu_per_second]
+    hot = [i for i in ranked if i not in possibly]
     shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
     unalerted = {name: rows for name, rows in throttled.items() if name not in grouped}
     families = result.get("families", [])
@@ -262,7 +267,14 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         ]
         lines.extend(_hot_line(incident, families, settings) for incident in hot)
     else:
-        lines = ["No hot key: no partition key reached the partition-limit alert threshold."]
+        lines = ["No hot key: no partition key's rate reached the partition-limit alert threshold."]
+    if possibly:
+        many = len(possibly) > 1
+        lines.append(
+            f"{len(possibly)} key{'s' if many else ''} possibly hot (the rate stayed under the threshold; only its "
+            "upper end, with what the summary may have left uncounted, reached it):"
+        )
+        lines.extend(_hot_line(incident, families, settings) for incident in possibly)
     lines.extend(what_if_lines(result.get("what_if", []), result.get("what_if_unseen", [])))
     if unalerted:
         many = len(unalerted) > 1
@@ -310,7 +322,7 @@ def what_if_lines(found: list[dict[str, Any]], unseen: list[str] | None = None) 
     lines = ["What-if (proposals counted from the same writes; never an incident, nobody paged):"]
     for row in found:
         where = where_of(row["table"], row["proposal"])
-        peak = f"{_rate(row['peak_wcu_per_second'])} WCU/s, {row['percent_of_limit']:.0f}% of limit"
+        peak = f"{_rate(row['wcu_per_second'])} WCU/s, {row['percent_of_limit']:.0f}% of limit"
         if row["hot"]:
             also = f" (also over the alert rate: {', '.join(row['also_hot'])})" if row["also_hot"] else ""
             lines.append(
@@ -416,16 +428,24 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
             f"no stored figures name the key) in the window starting {fired['window_start']}"
         )
         peak, share, window = alert_rate, max(alert["share"] for alert in incident.alerts), fired["window_start"]
+    elif _peak(row) < settings.alert_wcu_per_second:
+        # Possibly hot: its rate stayed under the threshold; the most it could have been, as the alerts (on
+        # figures of their time) and the stored rows bound it
+        peak, share, window = _peak(row), float(row["share"]), row["window_start"]
+        most = max(float(r["at_most_wcu_per_second"]) for r in [*incident.rows, *alerts])
+        said = (
+            f"peaked at {peak:,.0f} to at most {most:,.0f} WCU/s ({100 * peak / limit:.0f}-{100 * most / limit:.0f}% "
+            f"of the partition limit) in the window starting {window}"
+        )
     else:
         peak, share, window = _peak(row), float(row["share"]), row["window_start"]
         said = (
             f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
-            f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}, window average "
-            f"{row['avg_wcu_per_second']:,.0f} WCU/s"
+            f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}"
         )
     # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
     shards = max(
-        suggested_shards(max(peak, alert_rate), settings.alert_wcu_per_second),
+        suggested_shards(peak, settings.alert_wcu_per_second),
         *(int(a["suggested_shards"]) for a in alerts),
     )
     return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, shards, share)}"
@@ -449,8 +469,7 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         )
         said = (
             f"took {100 * share:.0f}% of the table's writes in the window starting {window}{at_alert} "
-            f"(peak {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit; window average "
-            f"{row['avg_wcu_per_second']:,.0f} WCU/s)"
+            f"(rate {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit)"
         )
     return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, 1, share)}"
 
@@ -461,10 +480,11 @@ def _confirmed(incident: _Incident) -> str:
 
 
 def _alerted(alert_rate: float, peak: float, alert_window: str, window: str) -> str:
-    """ ", alerted at X WCU/s" when the rate the alert fired at reads differently from the peak."""
+    """ ", first alerted at X WCU/s" when the rate the first alert quoted (its key's rate when it was sent)
+    reads differently from the peak."""
     if alert_window != window:
-        return f", alerted at {alert_rate:,.0f} WCU/s in the window starting {alert_window}"
-    return f", alerted at {alert_rate:,.0f} WCU/s" if round(alert_rate) != round(peak) else ""
+        return f", first alerted at {alert_rate:,.0f} WCU/s in the window starting {alert_window}"
+    return f", first alerted at {alert_rate:,.0f} WCU/s" if round(alert_rate) != round(peak) else ""
 
 
 def _fix(incident: _Incident, families: list[dict[str, Any]], window: str, shards: int, share: float) -> str:

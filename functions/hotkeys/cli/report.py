@@ -258,6 +258,7 @@ table.top {{ border-collapse: collapse; margin-top: 8px; }}
 table.top td, table.top th {{ border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: right; }}
 table.top td.k, table.top th.k {{ text-align: left; }}
 tr.hot td {{ color: #a50f15; font-weight: 600; }}
+tr.possibly td {{ color: #8c6d1f; }}
 </style></head><body>
 <h1>Hot keys</h1>
 <section id="verdict">{_verdict(verdict)}</section>
@@ -403,7 +404,7 @@ ALERT_KINDS = (
 
 def _alerts_table(alerts: list[dict[str, Any]]) -> str:
     """The alerts, partition-limit incidents apart from share-of-table ones; each with the figures it was
-    sent with (the alert rate then, its % of the limit, the key's share of the window so far) beside its
+    sent with (the key's rate then, its % of the limit, the key's share of the window so far) beside its
     subject: labelled apart from the top keys' columns, which hold the whole window's stored figures."""
     if not alerts:
         return "<div id='alerts'><p>None.</p></div>"
@@ -436,21 +437,22 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
 def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
     """The replay's top-keys rows (``top.TopRow``), with the columns and the hot rule of ``top``'s table."""
     body = []
+    threshold_rate = threshold * partition_limit
     for r in top:
-        peak, alert = r.get("peak_wcu_per_second"), r.get("alert_wcu_per_second")
-        rate = alert if alert is not None else max(r["avg_wcu_per_second"], peak or 0.0)
+        rate, most = float(r["wcu_per_second"]), float(r["at_most_wcu_per_second"])
         where = where_of(r["table"], r.get("index"))
-        hot = " class='hot'" if rate >= threshold * partition_limit else ""
+        possibly = rate < threshold_rate <= most
+        hot = " class='hot'" if rate >= threshold_rate else " class='possibly'" if possibly else ""
+        percent = f"{100 * rate / partition_limit:.1f}" + (f"-{100 * most / partition_limit:.1f}" if possibly else "")
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
-            f"<td class='k'>{html.escape(r['key'])}</td><td>{r['avg_wcu_per_second']:,.1f}</td>"
-            f"<td>{_rate(peak)}</td><td>{_rate(alert)}</td>"
-            f"<td>{100 * rate / partition_limit:.1f}%</td><td>{100 * r['share']:.1f}%</td>"
+            f"<td class='k'>{html.escape(r['key'])}</td><td>{rate:,.1f}</td><td>{most:,.1f}</td>"
+            f"<td>{percent}%</td><td>{100 * r['share']:.1f}%</td>"
             f"<td>{r['writes']:,}</td><td>{r['wcu']:,}</td><td>{r['error_bound']:,}</td></tr>"
         )
     return (
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"
-        "<th class='k'>key</th><th>avg WCU/s</th><th>peak WCU/s</th><th>alert rate WCU/s</th>"
+        "<th class='k'>key</th><th>WCU/s</th><th>at most</th>"
         "<th>% of limit</th><th>share</th>"
         f"<th>writes</th><th>WCU</th><th>up to +</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
@@ -487,7 +489,3 @@ def _throttle_row(r: dict[str, Any]) -> str:
         f"<td class='k'>{html.escape(r['key'])}</td><td>{html.escape(landed_text(r))}</td>"
         f"<td>{r['throttled_requests']:,}</td><td class='k'>{html.escape(status_text(r))}</td></tr>"
     )
-
-
-def _rate(rate: float | None) -> str:
-    return "—" if rate is None else format(rate, ",.1f")

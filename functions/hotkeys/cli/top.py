@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
-from hotkeys.detector.alerts.rules import alert_rate, peak_rate
+from hotkeys.detector.alerts.rules import rate_of
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -47,11 +47,9 @@ def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
 @dataclass(frozen=True)
 class TopRow:
     """One key in one window: a row of the top-keys table, whichever command shows it (``top``,
-    ``watch``, the replay and its report). Each rate is named for what it is (docs/decisions.md):
-    ``avg_wcu_per_second`` the window's average (counted write units over the window's length),
-    ``peak_wcu_per_second`` the heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` long, summed over
-    every shard's part of the key), ``alert_wcu_per_second`` the alert rule's rate on these figures
-    (over the key's active time, upper bound, or its peak if higher: what an alert would quote)."""
+    ``watch``, the replay and its report). ``wcu_per_second`` is the key's rate (``rules.rate_of``: the
+    one figure alerts quote and the threshold judges), ``at_most_wcu_per_second`` the most it can be
+    (the summary's bound added; docs/decisions.md §79)."""
 
     table: str
     index: str | None  # a global secondary index's partition key (None: the table's)
@@ -60,14 +58,12 @@ class TopRow:
     window_seconds: int
     writes: int
     wcu: int  # counted: a lower estimate; the true figure is at most ``error_bound`` more
-    avg_wcu_per_second: float
+    wcu_per_second: float
+    at_most_wcu_per_second: float
     share: float  # of the table's (or the index's) write units in the window
     error_bound: int
     # Hot item or hot collection (items.verdict) for a table with a sort key; None otherwise.
     items: str | None = None
-    # None for figures stored before burst buckets existed (their length unknown).
-    peak_wcu_per_second: float | None = None
-    alert_wcu_per_second: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The row; a what-if proposal's says so (``proposed``), as its index name does."""
@@ -76,8 +72,8 @@ class TopRow:
 
 @dataclass(frozen=True)
 class HotLeftOut:
-    """How many rows at or above the alert threshold ``top`` does not show: past ``--limit`` (rows rank
-    by window average, the alert rule judges their alert rate) and in the partitions ``--index`` leaves out
+    """How many rows at or above the alert threshold ``top`` does not show: past ``--limit`` and in the
+    partitions ``--index`` leaves out
     (a hot index partition is the one a user least expects)."""
 
     beyond_limit: int = 0
@@ -167,9 +163,7 @@ def selected(index: str | None, view: str | None) -> bool:
 def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
     """The row of ``key`` (its merged ``entry`` in the window's summary; an open window's rates run to
     its latest record)."""
-    span = window.alert_min_span_seconds
-    peak = peak_rate(entry, span) if span else None
-    alert = alert_rate(entry, window.bound(key), window.last_event, span) if span else None
+    rate = rate_of(entry, window.bound(key), window.last_event, window.alert_min_span_seconds)
     return TopRow(
         table=window.table,
         index=window.index,
@@ -178,22 +172,32 @@ def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
         window_seconds=window.window_seconds,
         writes=entry.writes,
         wcu=entry.wcu,
-        avg_wcu_per_second=round(entry.wcu / window.window_seconds, 3),
+        wcu_per_second=round(rate.wcu_per_second, 1),
+        at_most_wcu_per_second=round(rate.at_most, 1),
         share=round(entry.wcu / window.wcu, 6) if window.wcu else 0.0,
         error_bound=window.error_bound,
         items=_items_of(window, key),
-        peak_wcu_per_second=None if peak is None else round(peak, 1),
-        alert_wcu_per_second=None if alert is None else round(alert, 1),
     )
 
 
 def top_rows(figures: list[WindowFigures], limit: int) -> list[TopRow]:
-    """The hottest rows by window average (ties: heavier, earlier, then by name)."""
+    """The hottest rows by rate (ties: the higher upper end, heavier, earlier, then by name)."""
     rows = _rows(figures)
-    rows.sort(
-        key=lambda row: (-row.avg_wcu_per_second, -row.wcu, row.window_start, row.table, row.index or "", row.key)
-    )
+    rows.sort(key=hottest_first)
     return rows[:limit]
+
+
+def hottest_first(row: TopRow) -> tuple[float, float, int, str, str, str, str]:
+    """The order of every listing of rows: by rate, then the upper end, write units, window and name."""
+    return (
+        -row.wcu_per_second,
+        -row.at_most_wcu_per_second,
+        -row.wcu,
+        row.window_start,
+        row.table,
+        row.index or "",
+        row.key,
+    )
 
 
 def _rows(figures: list[WindowFigures]) -> list[TopRow]:
@@ -204,8 +208,8 @@ def shown_rows(
     figures: list[WindowFigures], outside: list[WindowFigures], limit: int, hot: Callable[[TopRow], bool]
 ) -> tuple[list[TopRow], HotLeftOut]:
     """The first ``limit`` rows of ``figures`` (the partitions ``--index`` selects), and how many rows ``hot``
-    judges at or above the alert threshold are left out: past ``limit`` (rows rank by window average, the
-    rule judges their alert rate), and in ``outside`` (the partitions it does not select)."""
+    judges at or above the alert threshold are left out: past ``limit``, and in ``outside`` (the partitions
+    it does not select)."""
     ranked = top_rows(figures, sys.maxsize)
     left_out = HotLeftOut(beyond_limit=sum(map(hot, ranked[limit:])), outside_index=sum(map(hot, _rows(outside))))
     return ranked[:limit], left_out

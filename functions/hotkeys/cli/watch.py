@@ -2,8 +2,8 @@
 
 It follows every open shard (parents before children), folds records with the same
 parsing, sizing and summary code as the Lambda, and shows the current windows' hottest
-keys in the top-keys table's rows (``top.TopRow``): average, peak and alert rate, and the alert
-rate's share of the partition limit.
+keys in the top-keys table's rows (``top.TopRow``), hottest first: the key's rate (and the most it can
+be) and its share of the partition limit.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from hotkeys.cli.common import partial_images_warning
 from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
-from hotkeys.cli.top import TopRow, key_row
+from hotkeys.cli.top import TopRow, hottest_first, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of
@@ -115,7 +115,7 @@ class StreamWatcher:
         figures = [merge_window(by_window[pair], index) for pair in latest for index in _views(by_window[pair])]
         # The windows are still open: rates run to the latest record read, not the window's end.
         rows = [key_row(window, key, entry) for window in figures for key, entry in window.ranked()]
-        rows.sort(key=lambda row: (-(row.alert_wcu_per_second or 0.0), row.key))  # hottest by the rule's rate
+        rows.sort(key=hottest_first)
         return rows[:limit]
 
 

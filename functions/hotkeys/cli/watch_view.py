@@ -23,8 +23,7 @@ def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, width:
     """The top-keys table, under the warning for records without images when some were read."""
     warning = images_warning(watcher)
     title = (
-        f"{watcher.arn.split('/')[1]}: {watcher.records} records read ({watcher.malformed} malformed), "
-        "hottest by alert rate (active-time rate or peak bucket, the higher)"
+        f"{watcher.arn.split('/')[1]}: {watcher.records} records read ({watcher.malformed} malformed), hottest first"
     )
     table = top_table([asdict(row) for row in rows], settings, title, width)
     return Group(*([Text(warning, style="bold red")] if warning else []), table)
@@ -58,7 +57,8 @@ def watch(args: argparse.Namespace, console: Console, settings_names: tuple[str,
             warning = images_warning(watcher)
             if warning:
                 print(f"hotkeys: {warning}", file=sys.stderr)
-            print(json.dumps([asdict(row) for row in rows], indent=2))
+            # (`top --json`'s shape: an object whose rows are `top`'s rows)
+            print(json.dumps({"rows": [row.to_json() for row in rows]}, indent=2))
         else:
             console.print(_view(rows, watcher, settings, console.width))
         return 0

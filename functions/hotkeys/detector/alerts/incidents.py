@@ -1,10 +1,11 @@
 """An incident's life: crossed, escalated, still hot, cooled. The typed record and its rules, no I/O.
 
-One incident per (table, index, key, reason) at a time. It starts when a key's alert rate (or share)
-first reaches the threshold (``FIRING``: quoted at the crossing, by whichever sees it first, the
-shard's consumer or the judge), sends an update when it gets worse (``ESCALATED``: its peak grew by
-``ESCALATION`` or the suggested shard count went up), reminds while it stays hot (``REMINDER``, every
-``ALERT_REMINDER_SECONDS`` of the judge's clock, quoting the current rate and the peak), and ends once
+One incident per (table, index, key, reason) at a time. It starts when a key's rate (or its
+``at_most``: possibly hot; or its share) first reaches the threshold (``FIRING``: quoted at the
+crossing, by whichever sees it first, the shard's consumer or the judge), sends an update when it gets
+worse (``ESCALATED``: its peak grew by ``ESCALATION``, the suggested shard count went up, or a possibly
+hot key's rate itself reached the threshold), reminds while it stays hot (``REMINDER``, every
+``ALERT_REMINDER_SECONDS`` of the judge's clock, quoting its rate in the last minute and the peak), and ends once
 (``RESOLVED``: a settled window keeps the key under the resolve level; the message carries the
 incident's peak, how long it lasted and the final suggested shard count).
 
@@ -13,10 +14,11 @@ Delivery is claim, publish, confirm: a transition is written with the message it
 is removed. Whoever claimed it re-sends an unconfirmed message on its retry; anyone else takes it
 over once the claim is ``TAKEOVER_SECONDS`` old (its claimant died, or its batch went to the DLQ).
 
-Peaks: a partition-limit incident's ``peak`` is the heaviest burst bucket its key reached, as a rate
-(``rules.peak_rate``: the "peak WCU/s" ``hotkeys top`` shows for that window); a share incident's
-is the largest share. ``sized_at`` is the rate the last message sized its advice on (the crossing's
-alert rate, then each escalation's peak): the suggested shard count is ``suggested_shards(sized_at)``.
+Peaks: a partition-limit incident's ``peak`` is the highest rate its key reached (``rules.rate_of``,
+the figure ``hotkeys top`` shows); a share incident's is the largest share, and ``peak_rate`` the highest
+rate its key reached. ``sized_at`` is the level the last message sized its advice on (the
+crossing's, then each escalation's peak). A share is of a whole window: a share incident starts at the
+start of its first hot window, so it lasts whole windows.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ class Incident:
     status: Status
     fired_window: int
     fired_at: int  # the event second of the crossing
-    fired_rate: float  # the alert rate at the crossing (what the firing message quoted)
+    fired_rate: float  # the rate (or share) at the crossing (what the firing message quoted)
     last_hot_window: int
     peak: float  # see the module doc
     peak_window: int
@@ -73,18 +75,22 @@ class Incident:
     notified_at: float  # the clock of the last message claimed (firing, escalation, reminder)
     pending: Pending | None = None
     resolved_window: int | None = None
-    # The level of the key in the window it resolved on (its alert rate, or its share).
+    # The level of the key in the window it resolved on (its rate's upper end, or its share).
     resolved_level: float = 0.0
+    peak_rate: float = 0.0  # a share incident's highest rate (``highest_rate``)
 
     @property
     def firing(self) -> bool:
         return self.status is Status.FIRING
 
     def suggested_shards(self, alert_wcu_per_second: float) -> int:
-        """The sharding advice of its messages (0 for a share incident: its advice is not a count)."""
-        if self.reason != rules.PARTITION_LIMIT:
-            return 0
-        return rules.suggested_shards(max(self.sized_at, self.peak), alert_wcu_per_second)
+        """The sharding advice of its messages: suffixes for its highest rate."""
+        return rules.suggested_shards(self.highest_rate, alert_wcu_per_second)
+
+    @property
+    def highest_rate(self) -> float:
+        """The highest rate its key reached: a partition-limit incident's peak, a share incident's ``peak_rate``."""
+        return self.peak if self.reason == rules.PARTITION_LIMIT else self.peak_rate
 
     def lasted(self, window_seconds: int) -> int:
         """Seconds from the crossing to the end of the last window in which it was hot."""
@@ -96,6 +102,8 @@ class Incident:
             return True
         if self.reason != rules.PARTITION_LIMIT:
             return False
+        if self.sized_at < alert_wcu_per_second <= peak:
+            return True  # possibly hot when last told, hot now
         return rules.suggested_shards(peak, alert_wcu_per_second) > rules.suggested_shards(
             self.sized_at, alert_wcu_per_second
         )
@@ -120,12 +128,13 @@ def started(hot: rules.HotKey, owner: str, now: float) -> Incident:
         index=hot.index,
         status=Status.FIRING,
         fired_window=hot.window_start,
-        fired_at=hot.event_time,
-        fired_rate=hot.wcu_per_second if hot.reason == rules.PARTITION_LIMIT else hot.share,
+        fired_at=hot.event_time if hot.reason == rules.PARTITION_LIMIT else hot.window_start,
+        fired_rate=hot.level,
         last_hot_window=hot.window_start,
         peak=hot.level,
+        peak_rate=hot.wcu_per_second,
         peak_window=hot.window_start,
-        sized_at=max(hot.wcu_per_second, hot.peak_wcu_per_second) if hot.reason == rules.PARTITION_LIMIT else hot.share,
+        sized_at=hot.level,
         notified_at=now,
         pending=Pending(Message.FIRING, owner, now),
     )
@@ -135,7 +144,11 @@ def still_hot(incident: Incident, hot: rules.HotKey) -> Incident:
     """The incident with ``hot``'s window marked hot and its peak raised (never lowered)."""
     peak, window = (hot.level, hot.window_start) if hot.level > incident.peak else (incident.peak, incident.peak_window)
     return replace(
-        incident, last_hot_window=max(incident.last_hot_window, hot.window_start), peak=peak, peak_window=window
+        incident,
+        last_hot_window=max(incident.last_hot_window, hot.window_start),
+        peak=peak,
+        peak_window=window,
+        peak_rate=max(incident.peak_rate, hot.wcu_per_second),
     )
 
 

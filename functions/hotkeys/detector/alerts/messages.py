@@ -29,6 +29,8 @@ ALERT_FIELDS = (
     "window_seconds",
     "wcu",
     "wcu_per_second",
+    "at_most_wcu_per_second",
+    "possibly_hot",
     "partition_limit_wcu",
     "percent_of_limit",
     "share",
@@ -57,10 +59,12 @@ class PublishOutcomeUnknown(RuntimeError):
 class Alert:
     """One message of an incident's life (``alerts.incidents``): what every subscriber form is made of.
 
-    ``wcu_per_second`` is the key's alert rate in ``window_start``'s figures when the message was sent
-    (the crossing's for a firing message); ``peak_wcu_per_second`` the incident's peak so far (its
-    heaviest burst bucket, the figure ``hotkeys top`` shows as "peak WCU/s"), ``peak_share`` a share
-    incident's largest share; ``suggested_shards`` the incident's advice (0 for a share incident)."""
+    ``wcu_per_second`` is the key's rate (``rules.rate_of``, the figure ``hotkeys top`` shows) in
+    ``window_start``'s figures when the message was sent (the crossing's for a firing message; a
+    reminder's is the last minute's, 0 when the key was quiet), ``at_most_wcu_per_second`` the most it
+    can be (the summary's bound added), ``possibly`` whether only that reached the threshold;
+    ``peak_wcu_per_second`` the incident's highest rate so far, ``peak_share`` a share incident's largest
+    share; ``suggested_shards`` the incident's advice (0 for a share incident)."""
 
     table: str
     key: str
@@ -74,10 +78,9 @@ class Alert:
     status: str
     peak_wcu_per_second: float
     alert_threshold: float  # the deployment's ALERT_THRESHOLD (the sharding advice keeps each suffix under it)
+    at_most_wcu_per_second: float = 0.0
+    possibly: bool = False
     suggested_shards: int = 1
-    # The rate the sharding advice divides by the alert rate: the crossing's alert rate or the peak,
-    # whichever is higher (``Incident.suggested_shards``).
-    sized_wcu_per_second: float = 0.0
     index: str | None = None  # the global secondary index whose partition is hot (None: the table's)
     pattern: str | None = None  # the antipattern the key shows (diagnosis.classify), if any
     remedy: str | None = None
@@ -97,6 +100,10 @@ class Alert:
         return round(100 * self.wcu_per_second / self.partition_limit_wcu, 1)
 
     @property
+    def at_most_percent_of_limit(self) -> float:
+        return round(100 * self.at_most_wcu_per_second / self.partition_limit_wcu, 1)
+
+    @property
     def peak_percent_of_limit(self) -> float:
         return round(100 * self.peak_wcu_per_second / self.partition_limit_wcu, 1)
 
@@ -114,6 +121,8 @@ class Alert:
             "window_seconds": self.window_seconds,
             "wcu": self.wcu,
             "wcu_per_second": self.wcu_per_second,
+            "at_most_wcu_per_second": self.at_most_wcu_per_second,
+            "possibly_hot": self.possibly,
             "partition_limit_wcu": self.partition_limit_wcu,
             "percent_of_limit": self.percent_of_limit,
             "share": self.share,
@@ -138,13 +147,14 @@ def display_key(key: str, mode: str, salt: str) -> str:
 
 
 def subject(alert: Alert) -> str:
-    """``[hot key]`` or ``[heavy share]`` (firing), ``[escalated]`` (an update: worse than the last
-    message said), ``[hot key, still]`` or ``[heavy share, still]`` (a reminder), ``[resolved]``: the tag a
-    subscriber filters on, then where, the key and the figure that message is about."""
+    """``[hot key]``, ``[possibly hot]`` (only the rate's ``at_most`` reached the threshold) or ``[heavy
+    share]`` (firing), ``[escalated]`` (an update: worse than the last message said), ``[hot key, still]``
+    (and so on: a reminder), ``[resolved]``: the tag a subscriber filters on, then where, the key and the
+    figure that message is about."""
     # A share-of-table alert is about a key far under its partition's limit: the verdict, top and the
     # report call it "not hot", and so does its subject.
     partition = alert.reason == PARTITION_LIMIT
-    noun = "hot key" if partition else "heavy share"
+    noun = ("possibly hot" if alert.possibly else "hot key") if partition else "heavy share"
     tag = {FIRING: f"[{noun}]", ESCALATED: "[escalated]", REMINDER: f"[{noun}, still]", RESOLVED: "[resolved]"}[
         alert.status
     ]
@@ -161,6 +171,13 @@ def subject(alert: Alert) -> str:
             if partition
             else f"cooled; took up to {100 * alert.peak_share:.0f}% of table writes"
         )
+    elif partition and alert.possibly:
+        detail = (
+            f"at {alert.wcu_per_second:,.0f}-{alert.at_most_wcu_per_second:,.0f} WCU/s "
+            f"({alert.percent_of_limit:.0f}-{alert.at_most_percent_of_limit:.0f}% of partition limit)"
+        )
+    elif partition and alert.status == REMINDER and not alert.wcu_per_second:
+        detail = f"quiet in the last minute; peaked at {alert.peak_wcu_per_second:,.0f} WCU/s"
     elif partition:
         detail = f"at {alert.wcu_per_second:,.0f} WCU/s ({alert.percent_of_limit:.0f}% of partition limit)"
     else:
@@ -210,7 +227,7 @@ def _sharding_advice(alert: Alert) -> str:
         spread = max(2, shards)
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
-            f"(an estimate: ceil({alert.sized_wcu_per_second:,.0f} WCU/s / "
+            f"(an estimate: ceil({alert.peak_wcu_per_second:,.0f} WCU/s / "
             f"{100 * alert.alert_threshold:.0f}% of "
             f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
             "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
@@ -222,39 +239,48 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil({alert.sized_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
+        f"(an estimate: ceil({alert.peak_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
         f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
     )
 
 
-# What an alert's current WCU/s figure is (rules.alert_rate, when the message was sent); the incident's
-# peak (its heaviest burst bucket, `hotkeys top`'s "peak WCU/s") is quoted apart, and an escalation
-# follows it when it grows.
-_ALERT_RATE = "alert rate: its heaviest burst bucket so far, or its rate since its first write in the window if higher"
+# What every WCU/s figure of a key is (rules.rate_of), in words: the figure `hotkeys top` shows.
+RATE_MEANING = "its rate: its heaviest 10 s bucket, or its average from its first write to its latest if higher"
+
+
+def _rate_words(alert: Alert) -> str:
+    """The rate a message quotes, with its range when only its upper end reached the threshold."""
+    if alert.possibly:
+        return (
+            f"{alert.wcu_per_second:,.1f} to at most {alert.at_most_wcu_per_second:,.1f} WCU/s "
+            f"({RATE_MEANING}; the upper end adds the most its summary may have left uncounted, and only that "
+            "end reaches the alert threshold: possibly hot)"
+        )
+    return f"{alert.wcu_per_second:,.1f} WCU/s ({RATE_MEANING})"
 
 
 def _what(alert: Alert) -> str:
     key = key_in_text(alert.key)
     if alert.index is not None:
         return (
-            f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives about "
-            f"{alert.wcu_per_second:,.1f} WCU/s of index writes ({_ALERT_RATE}), {alert.percent_of_limit:.0f}% of the "
+            f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives "
+            f"{_rate_words(alert)} of index writes, {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
             "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
             "throttle names the index in its ResourceArn), however evenly the table's own keys are spread."
         )
     if alert.reason == PARTITION_LIMIT:
         return (
-            f"Partition key '{key}' of table {alert.table} is writing about "
-            f"{alert.wcu_per_second:,.1f} WCU/s ({_ALERT_RATE}), {alert.percent_of_limit:.0f}% of the "
+            f"Partition key '{key}' of table {alert.table} is writing "
+            f"{_rate_words(alert)}, {alert.percent_of_limit:.0f}% of the "
             f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
             "whatever the table's capacity."
         )
     return (
         f"Partition key '{key}' takes {100 * alert.share:.1f}% of table {alert.table}'s write units "
-        f"in the window starting {iso_utc(alert.window_start)} ({alert.wcu_per_second:,.1f} WCU/s, {_ALERT_RATE})."
+        f"in the window starting {iso_utc(alert.window_start)} ({_rate_words(alert)})."
     )
 
 
@@ -270,14 +296,19 @@ def _incident_line(alert: Alert) -> str | None:
         if alert.reason == PARTITION_LIMIT:
             return (
                 f"Escalated: the incident{since} now peaks at {alert.peak_wcu_per_second:,.1f} WCU/s "
-                f"({alert.peak_percent_of_limit:.0f}% of the limit; its heaviest burst bucket, "
+                f"({alert.peak_percent_of_limit:.0f}% of the limit; its highest rate, "
                 f"as `hotkeys top` shows it): the advice below is sized on that peak."
             )
         return f"Escalated: the incident{since} now takes up to {100 * alert.peak_share:.1f}% of the table's writes."
     if alert.status == REMINDER:
         if alert.reason == PARTITION_LIMIT:
+            now = (
+                f"its heaviest 10 s in the last minute {alert.wcu_per_second:,.1f} WCU/s"
+                if alert.wcu_per_second
+                else "quiet in the last minute (no write seen)"
+            )
             return (
-                f"Still hot: now {alert.wcu_per_second:,.1f} WCU/s; the incident{since} has peaked at "
+                f"Still hot: {now}; the incident{since} has peaked at "
                 f"{alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of the limit)."
             )
         return (
@@ -294,7 +325,7 @@ def email_text(alert: Alert) -> str:
         if alert.reason == PARTITION_LIMIT:
             figures = (
                 f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of "
-                f"the {alert.partition_limit_wcu} WCU/s limit; its heaviest burst bucket, as `hotkeys top` shows it).\n"
+                f"the {alert.partition_limit_wcu} WCU/s limit; its highest rate, as `hotkeys top` shows it).\n"
                 f"Suggested write sharding, sized on that peak: {alert.suggested_shards} "
                 f"suffix{'es' if alert.suggested_shards != 1 else ''}.\n"
             )

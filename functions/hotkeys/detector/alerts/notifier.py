@@ -128,10 +128,16 @@ class Notifier:
             figures = dict(
                 window_start=window or incident.last_hot_window, wcu=int(rate * seconds), rate=rate, share=share
             )
+            at_most = rate
         else:
             figures = dict(window_start=hot.window_start, wcu=hot.wcu, rate=hot.wcu_per_second, share=hot.share)
+            at_most = max(hot.wcu_per_second, hot.at_most_wcu_per_second)
         if message is Message.FIRING:
             figures["rate"] = incident.fired_rate if partition else figures["rate"]
+        # The incident's peak is the highest rate its key reached: never below the rate a message quotes
+        # (a resolution quotes the level it resolved on, the rate's ``at_most``, not a rate).
+        quoted = float(figures["rate"]) if message is not Message.RESOLVED or not partition else 0.0
+        peak = max(incident.highest_rate, quoted)
         return Alert(
             table=incident.table,
             index=incident.index,
@@ -144,11 +150,12 @@ class Notifier:
             share=round(float(figures["share"]), 4),
             reason=incident.reason,
             status=message.value,
-            peak_wcu_per_second=round(incident.peak, 1) if partition else 0.0,
+            peak_wcu_per_second=round(peak, 1),
+            at_most_wcu_per_second=round(max(at_most, float(figures["rate"])), 1),
+            possibly=partition and peak < settings.alert_wcu_per_second,
             peak_share=round(incident.peak, 4) if not partition else 0.0,
             alert_threshold=settings.alert_threshold,
-            suggested_shards=incident.suggested_shards(settings.alert_wcu_per_second),
-            sized_wcu_per_second=round(max(incident.sized_at, incident.peak), 1) if partition else 0.0,
+            suggested_shards=rules.suggested_shards(peak, settings.alert_wcu_per_second),
             started=incident.fired_at,
             lasted_seconds=incident.lasted(seconds) if message is Message.RESOLVED else None,
             pattern=hot.pattern if hot else None,

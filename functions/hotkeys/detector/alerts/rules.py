@@ -1,27 +1,29 @@
 """When a partition is hot, and when it has cooled down. Pure functions of a window's figures.
 
-The one place the alert rate is defined (``alert_rate``): every consumer of a rate (the stream
-consumer's first alarm, the judge, ``hotkeys top``, ``watch``, the replay and its report) calls it.
+The one place a key's rate is defined (``rate_of``): every surface that shows a rate (alerts, the
+verdict, ``hotkeys top``, ``watch``, the replay and its report) and every rule that judges one calls it
+(docs/decisions.md §79).
 
 Figures (``Figures``) are one table's, or one index's, partitions in one window: a shard's live
 segment (the stream consumer judges its own writes as they arrive) or a window merged over every
 shard (the judge). Each listed key's write units are a lower estimate: the truth is at most
 ``bound(key)`` more (pruned summaries; a shard whose head left the key out adds nothing).
 
-Partition limit: a key's alert rate is its upper-bound write units divided by the event time it has
-been active in the window (from its first write in the window to the figures' latest record, at least
-``ALERT_MIN_SPAN_SECONDS``), or its heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` of event time,
-aligned to the epoch; bound included) if that is higher. A burst that starts mid-window is measured
-over its own duration, not diluted by the quiet part of the window; the minimum span keeps one
-large item from looking like a sustained rate.
+A key's rate (``Rate.wcu_per_second``): its counted write units per second over its busiest stretch,
+the higher of its heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the
+epoch) and its average from its first write in the window to its latest (over at least
+``ALERT_MIN_SPAN_SECONDS``). A burst across a bucket boundary is measured over its own seconds, not
+halved by the boundary nor diluted by the quiet rest of the window; the minimum span keeps one large
+item from looking like a sustained rate. ``Rate.at_most`` is the same with the summary's bound added:
+the uncertainty, shown as such, never added into the rate.
 
-Peak: a key's heaviest burst bucket as a rate (counted write units, no bound): the number ``top``'s
-"peak WCU/s" shows, and the figure an incident keeps and its messages quote.
+Partition limit: a key is hot when its rate reaches the alert rate (``Settings.alert_wcu_per_second``),
+possibly hot when only ``at_most`` does (alerted all the same, saying so: pruning never hides a hot key).
 
 Share of table: a key's upper-bound write units over the table's whole window (every shard), once
 the table's window total reaches ``SHARE_MIN_WCU``.
 
-Resolution: a firing key resolves on a settled window whose figures keep its alert rate (or its share)
+Resolution: a firing key resolves on a settled window whose figures keep its ``at_most`` (or its share)
 under the threshold minus the hysteresis (``cooled``).
 """
 
@@ -61,8 +63,28 @@ class Figures(Protocol):
 
 
 @dataclass(frozen=True)
+class Rate:
+    """A key's rate in one window's figures (module doc): the counted figure and, with the summary's
+    bound, the most it can be; ``measured_seconds`` the event time it covers so far (from the key's first
+    write to the figures' latest event): under ``ALERT_MIN_SPAN_SECONDS`` it is the rate of a burst's
+    first seconds, which its next seconds may raise."""
+
+    wcu_per_second: float
+    at_most: float
+    measured_seconds: int
+
+
+def rate_of(entry: Entry, bound: int, last_event: int, span: int) -> Rate:
+    """A key's rate (module doc), its entry's in figures whose latest event is ``last_event``."""
+    active = max(span, entry.last_second(span) - entry.first_seen + 1)
+    counted = max(entry.wcu / active, entry.peak / span)
+    most = max((entry.wcu + bound) / active, (entry.peak + bound) / span)
+    return Rate(counted, most, max(0, last_event - entry.first_seen + 1))
+
+
+@dataclass(frozen=True)
 class HotKey:
-    """A key found hot in one window's figures: its alert rate, peak and share there."""
+    """A key found hot (or possibly hot) in one window's figures: its rate and share there."""
 
     table: str
     key: str
@@ -71,10 +93,13 @@ class HotKey:
     window_seconds: int
     writes: int
     wcu: int  # upper-bound write units in the window so far
-    wcu_per_second: float  # the alert rate (``alert_rate``)
+    wcu_per_second: float  # the key's rate (``rate_of``)
     share: float  # of the table's (or the index's) write units in the window so far
     event_time: int  # the figures' latest event second
-    peak_wcu_per_second: float  # the heaviest burst bucket as a rate (``peak_rate``)
+    at_most_wcu_per_second: float  # the rate with the summary's bound (``Rate.at_most``)
+    # Whether the rate covers a whole ALERT_MIN_SPAN_SECONDS after the key's first write: the figures hold a
+    # later second, so its last second is complete (else a burst's first seconds: ``Rate``).
+    measured: bool = True
     index: str | None = None  # a global secondary index's partition key (None: the table's)
     # The antipattern its name and window point to, and the remedy (diagnosis.classify), if any.
     pattern: str | None = None
@@ -90,8 +115,8 @@ class HotKey:
 
     @property
     def level(self) -> float:
-        """What the incident's peak follows: the peak rate (partition limit) or the share (share)."""
-        return self.peak_wcu_per_second if self.reason == PARTITION_LIMIT else self.share
+        """What the incident's peak follows: the rate (partition limit) or the share (share)."""
+        return self.wcu_per_second if self.reason == PARTITION_LIMIT else self.share
 
 
 # Bytes of the key's digest in an incident's name: 128 bits, so two keys of one table and reason
@@ -120,35 +145,18 @@ def suggested_shards(rate: float, alert_wcu_per_second: float) -> int:
     return max(1, math.ceil(rate / alert_wcu_per_second))
 
 
-def active_rate(wcu: int, first_seen: int, last_event: int, min_span_seconds: int) -> float:
-    """Write units per second over a key's active span: from its first write to the latest event
-    seen, at least ``min_span_seconds`` (a burst is not divided by the idle rest of the window)."""
-    return wcu / max(min_span_seconds, last_event - first_seen + 1)
-
-
-def alert_rate(entry: Entry, bound: int, last_event: int, span: int) -> float:
-    """The alert rate of a key (module doc): its upper-bound write units (``entry.wcu + bound``) over
-    its active span up to ``last_event``, or its heaviest burst bucket plus the bound, whichever is higher."""
-    return max(active_rate(entry.wcu + bound, entry.first_seen, last_event, span), (entry.peak + bound) / span)
-
-
-def peak_rate(entry: Entry, span: int) -> float:
-    """The key's heaviest burst bucket (``span`` seconds) as write units per second: ``top``'s peak."""
-    return entry.peak / span
-
-
 def partition_limit_hot(figures: Figures, settings: Settings) -> list[HotKey]:
-    """Keys whose alert rate reaches the alert rate of the partition limit."""
+    """Keys hot or possibly hot: their rate, or their rate's ``at_most``, reaches the alert rate."""
     limit_rate = settings.alert_wcu_per_second
     span = settings.alert_min_span_seconds
-    floor = limit_rate * span  # below it neither rate can reach the alert rate
+    floor = limit_rate * span  # below it no rate can reach the alert rate
     hot = []
     for key, entry in figures.entries.items():
         bound = figures.bound(key)
         if entry.wcu + bound < floor and entry.peak + bound < floor:
             continue
-        rate = alert_rate(entry, bound, figures.last_event, span)
-        if rate >= limit_rate:
+        rate = rate_of(entry, bound, figures.last_event, span)
+        if rate.at_most >= limit_rate:
             hot.append(_hot(figures, settings, key, entry, PARTITION_LIMIT, rate))
     return hot
 
@@ -163,13 +171,13 @@ def share_hot(figures: Figures, settings: Settings) -> list[HotKey]:
     hot = []
     for key, entry in figures.entries.items():
         if entry.wcu + figures.bound(key) >= needed:
-            rate = alert_rate(entry, figures.bound(key), figures.last_event, settings.alert_min_span_seconds)
+            rate = rate_of(entry, figures.bound(key), figures.last_event, settings.alert_min_span_seconds)
             hot.append(_hot(figures, settings, key, entry, SHARE, rate))
     return hot
 
 
 def resolve_level(settings: Settings, reason: str) -> float:
-    """Below this (alert rate for partition_limit, share for share) over a settled window, a firing key
+    """Below this (``Rate.at_most`` for partition_limit, share for share) over a settled window, a firing key
     resolves. Rounded to 12 significant digits: the settings are decimal fractions, and their difference
     in binary is not (0.8 - 0.2 would put 600 WCU/s under a level of 600.0000000000001); relative, so a
     small level (a share of a millionth) is kept, not rounded to nothing."""
@@ -179,15 +187,15 @@ def resolve_level(settings: Settings, reason: str) -> float:
 
 
 def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
-    """The key's alert rate (partition_limit) or its share of the table's write units (share) in these
-    figures; 0 for a key they do not list (merged figures add no bound for a key no shard's head lists:
-    docs/decisions.md §49). A table under ``SHARE_MIN_WCU`` has no share to speak of."""
+    """The most the key's rate can be (``Rate.at_most``: partition_limit) or its share of the table's write
+    units (share) in these figures; 0 for a key they do not list (merged figures add no bound for a key
+    no shard's head lists: docs/decisions.md §49). A table under ``SHARE_MIN_WCU`` has no share to speak of."""
     entry = figures.entries.get(key)
     if entry is None:
         return 0.0
     bound = figures.bound(key)
     if reason == PARTITION_LIMIT:
-        return alert_rate(entry, bound, figures.last_event, settings.alert_min_span_seconds)
+        return rate_of(entry, bound, figures.last_event, settings.alert_min_span_seconds).at_most
     return (entry.wcu + bound) / figures.wcu if _busy(figures, settings) else 0.0
 
 
@@ -201,7 +209,7 @@ def _busy(figures: Figures, settings: Settings) -> bool:
     return figures.wcu >= settings.share_min_wcu
 
 
-def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: str, rate: float) -> HotKey:
+def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: str, rate: Rate) -> HotKey:
     upper = entry.wcu + figures.bound(key)
     return HotKey(
         table=figures.table,
@@ -212,8 +220,9 @@ def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: s
         window_seconds=settings.window_seconds,
         writes=entry.writes,
         wcu=upper,
-        wcu_per_second=round(rate, 1),
+        wcu_per_second=round(rate.wcu_per_second, 1),
         share=round(min(1.0, upper / figures.wcu), 4),  # (a key listed: the window has write units)
         event_time=figures.last_event,
-        peak_wcu_per_second=round(peak_rate(entry, settings.alert_min_span_seconds), 1),
+        at_most_wcu_per_second=round(rate.at_most, 1),
+        measured=rate.measured_seconds > settings.alert_min_span_seconds,
     )

@@ -4,10 +4,12 @@ A look reads the heads (``snapshots.head_of``) every shard stored for the table'
 merges them per window (``merge``): each window's table and index partitions as one set of figures
 (``rules.Figures``), whatever the number of shards, rollovers and splits behind them. On those figures:
 
-* **Firing and life**: a partition whose merged alert rate reaches the threshold starts an incident
-  (unless a shard's first alarm already did), and a firing one is marked hot in the window, its peak
-  raised; an update is owed when the peak outgrows what the last message sized its advice on
-  (``Incident.escalated_by``), a reminder when ``ALERT_REMINDER_SECONDS`` passed since the last message.
+* **Firing and life**: a partition whose merged rate (or its ``at_most``: ``rules.Rate``) reaches the
+  threshold starts an incident (unless a shard's first alarm already did), and a firing one is marked
+  hot in the window, its peak raised; an update is owed when the peak outgrows what the last message
+  sized its advice on (``Incident.escalated_by``), judged on a rate that covers a whole burst bucket
+  (the first seconds of a burst are not yet its rate: ``HotKey.measured``), a reminder when ``ALERT_REMINDER_SECONDS``
+  passed since the last message, quoting the key's rate in the last ``RECENT_SECONDS`` (``recent_rate``).
 * **Shares** are judged on settled windows only: a share is of the table's writes on every shard, and
   a window's total is known once every shard of the table has finished it.
 * **Resolution**: a firing incident resolves on the first settled window after its last hot one whose
@@ -28,7 +30,7 @@ a table that stops writing altogether; a shard behind or stuck holds the windows
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hotkeys.detector.alerts import incidents, rules
 from hotkeys.detector.alerts.diagnose import Context, diagnosed
@@ -50,6 +52,8 @@ MARK_SECONDS = 300
 # How long after a window's end a shard silent in it counts as having nothing in it (besides the lag
 # check): what a stuck shard's retried batches take to show in its table's lag reports.
 SETTLE_GRACE_SECONDS = 150
+# What a reminder's "now" covers: the key's heaviest burst bucket begun in the last minute of the clock.
+RECENT_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -308,7 +312,7 @@ def decide(look: Look, standing: Mapping[str, Incident], settings: Settings, own
             if fresh:
                 verdicts.append(Start(fresh[0]))
             continue
-        changed, hot = _life(incident, found, look.now, settings, owner) if found else (incident, None)
+        changed, hot = _life(look, incident, found, settings, owner) if found else (incident, None)
         if changed.pending is None:
             changed = _resolution(look, changed, settings, owner) or changed
         if changed != incident:
@@ -338,10 +342,12 @@ def _hot(look: Look, settings: Settings) -> dict[str, list[rules.HotKey]]:
 
 
 def _life(
-    incident: Incident, found: list[rules.HotKey], now: float, settings: Settings, owner: str
+    look: Look, incident: Incident, found: list[rules.HotKey], settings: Settings, owner: str
 ) -> tuple[Incident, rules.HotKey]:
     """A firing incident found hot: marked in its latest hot window with its peak, and the message that
-    calls for, if any; with the latest figures that found it hot."""
+    calls for, if any; with the figures its message quotes (the latest that found it hot; a reminder's
+    rate is the key's last minute's)."""
+    now = look.now
     after = incident
     for hot in found:
         if hot.window_start >= incident.fired_window:
@@ -350,11 +356,33 @@ def _life(
     # Still hot: hot in the current window or the one before (a key hot only in windows further back
     # waits for its resolution, which waits for the windows after it to settle: no reminder for it).
     recent = latest.window_start + 2 * settings.window_seconds > now
-    if after.escalated_by(after.peak, settings.alert_wcu_per_second):
+    # An update quotes a rate over a whole bucket: one its figures measured, or figures nothing came after for
+    # a bucket's length (a burst that stopped, or a table that did)
+    complete = latest.measured or now - latest.event_time > settings.alert_min_span_seconds
+    if complete and after.escalated_by(after.peak, settings.alert_wcu_per_second):
         after = incidents.escalated(after, owner, now)
     elif after.reminder_due(now, settings.alert_reminder_seconds) and recent:
         after = incidents.reminded(after, owner, now)
+        if after.reason == rules.PARTITION_LIMIT:
+            return after, replace(latest, wcu_per_second=recent_rate(look, after, settings))
     return after, latest
+
+
+def recent_rate(look: Look, incident: Incident, settings: Settings) -> float:
+    """The key's heaviest burst bucket begun in the last ``RECENT_SECONDS`` of the look's clock, as WCU/s,
+    summed over every shard and window the look read; 0 when it wrote nothing there (quiet)."""
+    span = settings.alert_min_span_seconds
+    since = look.now - RECENT_SECONDS
+    units: dict[int, int] = {}
+    for views in look.windows.values():
+        figures = views.get(incident.index)
+        entry = figures.entries.get(incident.key) if figures is not None else None
+        if entry is None:
+            continue
+        for bucket, wcu in zip(entry.buckets, entry.units, strict=True):
+            if bucket >= since:
+                units[bucket] = units.get(bucket, 0) + wcu
+    return round(max(units.values(), default=0) / span, 1)
 
 
 def _resolution(look: Look, incident: Incident, settings: Settings, owner: str) -> Incident | None:

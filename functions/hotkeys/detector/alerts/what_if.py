@@ -36,12 +36,12 @@ class WhatIf:
     proposal: str  # the proposal's stored index name (``PROPOSED`` ends it)
     key: str  # as alerts show it (``KEY_DISPLAY``)
     window_start: int
-    peak_wcu_per_second: float  # the heaviest burst bucket as a rate, as ``top`` shows it
-    alert_wcu_per_second: float  # the alert rate (``rules.alert_rate``), what the threshold is met by
+    wcu_per_second: float  # its rate (``rules.rate_of``), as ``top`` shows it
+    at_most_wcu_per_second: float  # the most that rate can be (``rules.Rate.at_most``)
     share: float  # of the proposal's write units in its window
     partition_wcu_limit: int
     suggested_shards: int
-    hot: bool  # its alert rate reaches the partition limit's alert rate: a notice is due
+    hot: bool  # its rate (or its upper end: possibly) reaches the alert rate: a notice is due
     also_hot: tuple[str, ...] = ()  # the proposal's other partitions that reached it, hottest first
 
     @property
@@ -50,7 +50,7 @@ class WhatIf:
 
     @property
     def percent_of_limit(self) -> float:
-        return 100.0 * self.peak_wcu_per_second / self.partition_wcu_limit
+        return 100.0 * self.wcu_per_second / self.partition_wcu_limit
 
     @property
     def rekeying(self) -> bool:
@@ -58,8 +58,8 @@ class WhatIf:
 
 
 def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]:
-    """Per proposal in ``views``, its hottest partition (highest peak) over every window: ``hot`` when its
-    alert rate reaches the partition limit's alert rate (the rule real partitions are judged by); with the
+    """Per proposal in ``views``, its hottest partition (highest rate) over every window: ``hot`` when it
+    reaches the partition limit's alert rate (the rule real partitions are judged by); with the
     proposal's other partitions that reached it (``also_hot``, hottest first)."""
     best: dict[tuple[str, str], WhatIf] = {}
     hot_peaks: dict[tuple[str, str], dict[str, float]] = {}
@@ -72,9 +72,9 @@ def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]
             name = (found.table, found.proposal)
             if found.hot:
                 peaks = hot_peaks.setdefault(name, {})
-                peaks[found.key] = max(peaks.get(found.key, 0.0), found.peak_wcu_per_second)
+                peaks[found.key] = max(peaks.get(found.key, 0.0), found.wcu_per_second)
             known = best.get(name)
-            if known is None or (found.hot, found.peak_wcu_per_second) > (known.hot, known.peak_wcu_per_second):
+            if known is None or (found.hot, found.wcu_per_second) > (known.hot, known.wcu_per_second):
                 best[name] = found
     return [
         dataclasses.replace(
@@ -90,18 +90,18 @@ def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]
 
 
 def _finding(figures: rules.Figures, key: str, entry: Entry, settings: Settings, span: int) -> WhatIf:
-    rate = rules.alert_rate(entry, figures.bound(key), figures.last_event, span)
+    rate = rules.rate_of(entry, figures.bound(key), figures.last_event, span)
     return WhatIf(
         table=figures.table,
         proposal=str(figures.index),
         key=display_key(key, settings.key_display, settings.key_hash_salt),
         window_start=figures.window_start,
-        peak_wcu_per_second=round(rules.peak_rate(entry, span), 1),
-        alert_wcu_per_second=round(rate, 1),
+        wcu_per_second=round(rate.wcu_per_second, 1),
+        at_most_wcu_per_second=round(rate.at_most, 1),
         share=round(min(1.0, (entry.wcu + figures.bound(key)) / figures.wcu), 4),
         partition_wcu_limit=settings.partition_wcu_limit,
-        suggested_shards=rules.suggested_shards(rate, settings.alert_wcu_per_second),
-        hot=rate >= settings.alert_wcu_per_second,
+        suggested_shards=rules.suggested_shards(rate.at_most, settings.alert_wcu_per_second),
+        hot=rate.at_most >= settings.alert_wcu_per_second,
     )
 
 
@@ -109,7 +109,7 @@ def subject(found: WhatIf) -> str:
     """``[what-if] tickets index by-status (proposed): PENDING would peak at 2,120 WCU/s, 212% of
     limit``, in printable ASCII and within SNS's subject limit (the key is cut first)."""
     head = f"[what-if] {where(found.table, found.proposal)}: "
-    tail = f" would peak at {found.peak_wcu_per_second:,.0f} WCU/s, {found.percent_of_limit:.0f}% of limit"
+    tail = f" would peak at {found.wcu_per_second:,.0f} WCU/s, {found.percent_of_limit:.0f}% of limit"
     room = SUBJECT_LIMIT - len(head) - len(tail)
     key = printable_ascii(found.key[: SUBJECT_LIMIT + 1])
     key = key if len(key) <= room else key[: max(room - 3, 8)] + "..."
@@ -136,7 +136,7 @@ def text(found: WhatIf) -> str:
             subject(found),
             "",
             f"If {kind} {name.removeprefix(KEYED_BY)} existed, its partition {found.key!r} would have received "
-            f"{found.alert_wcu_per_second:,.0f} WCU/s (alert rate; peak {found.peak_wcu_per_second:,.0f} WCU/s, "
+            f"{found.wcu_per_second:,.0f} WCU/s (at most {found.at_most_wcu_per_second:,.0f}; "
             f"{found.share:.0%} of its writes) in the window from {iso_utc(found.window_start)}: a partition "
             f"serves {found.partition_wcu_limit:,} WCU/s.",
             advice(found),
@@ -153,8 +153,8 @@ def document(found: WhatIf) -> dict[str, Any]:
         "proposal": found.proposal,
         "key": found.key,
         "window_start": iso_utc(found.window_start),
-        "peak_wcu_per_second": round(found.peak_wcu_per_second, 1),
-        "alert_wcu_per_second": round(found.alert_wcu_per_second, 1),
+        "wcu_per_second": round(found.wcu_per_second, 1),
+        "at_most_wcu_per_second": round(found.at_most_wcu_per_second, 1),
         "share": round(found.share, 4),
         "percent_of_limit": round(found.percent_of_limit, 2),
         "suggested_shards": found.suggested_shards,

@@ -93,7 +93,7 @@ MAX_ENTRY_BYTES = MAX_KEY_TEXT_BYTES + ENTRY_OVERHEAD + SERIES_PAIR_BYTES * MAX_
 # this version reads (docs/decisions.md, "One value type for a summary").
 ENCODING_MARK = -7
 # Numbers per entry in the header before its series: key length, writes, write units, first seen,
-# latest bucket, that bucket's write units, peak, pairs in the series.
+# latest bucket, its latest event second, peak, pairs in the series.
 _ENTRY_NUMBERS = 8
 
 
@@ -117,8 +117,10 @@ class Counting:
 
 @dataclass(slots=True)
 class Entry:
-    """A tracked key's figures: writes and write units since it was admitted, its first event second,
-    the most write units of any of its burst buckets (``peak``), and its series: the start of each
+    """A tracked key's figures: writes and write units since it was admitted, its first and its latest
+    event second (``last_seen``: None when read from a snapshot written before it was kept, then the end
+    of its latest bucket stands in), the most write units of any of its burst buckets (``peak``), and
+    its series: the start of each
     burst bucket it wrote in (``buckets``, ascending) and its write units there (``units``). Series of
     different segments add up bucket by bucket (``merge_entries``): the heaviest bucket of the sum is a
     merged key's true peak."""
@@ -129,6 +131,7 @@ class Entry:
     peak: int
     buckets: list[int]
     units: list[int]
+    last_seen: int | None = None
 
     def bump(self, wcu: int, event_time: int, alert_min_span_seconds: int) -> int:
         """Count one more write, in its totals and its burst bucket; returns the bytes its series grew by
@@ -142,8 +145,10 @@ class Entry:
         """
         self.writes += 1
         self.wcu += wcu
-        if event_time < self.first_seen:  # noqa: PLR1730 (per record: a compare, not a call)
+        if event_time < self.first_seen:
             self.first_seen = event_time
+        elif self.last_seen is not None and event_time > self.last_seen:
+            self.last_seen = event_time
         bucket = event_time - event_time % alert_min_span_seconds
         buckets = self.buckets
         latest = buckets[-1]
@@ -193,7 +198,13 @@ class Entry:
         return dict(zip(self.buckets, self.units, strict=True))
 
     def copy(self) -> Entry:
-        return Entry(self.writes, self.wcu, self.first_seen, self.peak, list(self.buckets), list(self.units))
+        return Entry(
+            self.writes, self.wcu, self.first_seen, self.peak, list(self.buckets), list(self.units), self.last_seen
+        )
+
+    def last_second(self, span: int) -> int:
+        """Its latest event second (``last_seen``; unknown: the last second of its latest bucket)."""
+        return self.last_seen if self.last_seen is not None else self.buckets[-1] + span - 1
 
 
 def merge_entries(parts: Iterable[Entry]) -> Entry:
@@ -202,18 +213,25 @@ def merge_entries(parts: Iterable[Entry]) -> Entry:
     series may no longer show)."""
     writes = wcu = peak = 0
     first_seen: int | None = None
+    last_seen: int | None = None
+    known = True  # every part knows its last second
     sums: dict[int, int] = {}
     for entry in parts:
         writes += entry.writes
         wcu += entry.wcu
         first_seen = entry.first_seen if first_seen is None else min(first_seen, entry.first_seen)
+        known = known and entry.last_seen is not None
+        last_seen = max(last_seen or 0, entry.last_seen or 0)
         peak = max(peak, entry.peak)
         for bucket, units in zip(entry.buckets, entry.units, strict=True):
             sums[bucket] = sums.get(bucket, 0) + units
     if first_seen is None:
         raise ValueError("no entries to merge")
     buckets = sorted(sums)
-    return Entry(writes, wcu, first_seen, max([peak, *sums.values()]), buckets, [sums[bucket] for bucket in buckets])
+    peak = max([peak, *sums.values()])
+    return Entry(
+        writes, wcu, first_seen, peak, buckets, [sums[bucket] for bucket in buckets], last_seen if known else None
+    )
 
 
 def entry_bytes(key: str, entry: Entry | None = None) -> int:
@@ -303,7 +321,9 @@ class Summary:
             self.used_bytes = encoded_bytes(entries)
             self.pruned += pruned
         bucket = event_time - event_time % counting.alert_min_span_seconds
-        entries[key] = Entry(1, wcu, event_time, wcu, [bucket], [wcu])  # no helper: one call less per new key
+        entries[key] = Entry(
+            1, wcu, event_time, wcu, [bucket], [wcu], event_time
+        )  # no helper: one call less per new key
         self.used_bytes += size
         return pruned
 
@@ -368,13 +388,15 @@ def compact(
 
 def encode_entries(entries: Mapping[str, Entry], level: int = 6) -> bytes:
     """Entries as zlib-compressed bytes: a JSON list of integers (``ENCODING_MARK``, then per entry the
-    key's length, its writes, write units, first seen, latest bucket, that bucket's write units, peak,
+    key's length, its writes, write units, first seen, latest bucket, its latest event second, peak,
     its series' length in buckets and each bucket as (its offset before the latest, write units)), a
     newline, the keys' UTF-8.
 
-    The latest bucket's write units repeat the series' last (the layout stored snapshots already have):
-    written from the series, never read back. Keys are never JSON-escaped (a control character would
-    grow six-fold), so the size before compression is exactly ``encoded_bytes(entries)`` at most.
+    The slot after the latest bucket is the key's latest event second (``Entry.last_seen``). Snapshots
+    written before it was kept hold the latest bucket's write units there, a count below the bucket's
+    start (an epoch second): read back as unknown (None), never as a second; unknown is written as -1.
+    Keys are never JSON-escaped (a control character would grow six-fold), so the size before
+    compression is exactly ``encoded_bytes(entries)`` at most.
     """
     numbers: list[int] = [ENCODING_MARK]
     keys: list[bytes] = []
@@ -383,7 +405,8 @@ def encode_entries(entries: Mapping[str, Entry], level: int = 6) -> bytes:
         keys.append(raw)
         buckets, units = entry.buckets, entry.units
         latest = buckets[-1]
-        numbers += (len(raw), entry.writes, entry.wcu, entry.first_seen, latest, units[-1], entry.peak, len(buckets))
+        last = entry.last_seen if entry.last_seen is not None else -1  # unknown: below every bucket start
+        numbers += (len(raw), entry.writes, entry.wcu, entry.first_seen, latest, last, entry.peak, len(buckets))
         for bucket, wcu in zip(buckets, units, strict=True):
             numbers.append(latest - bucket)
             numbers.append(wcu)
@@ -400,9 +423,10 @@ def decode_entries(blob: bytes) -> dict[str, Entry]:
     offset = 0
     index = 1
     while index < len(numbers):
-        length, writes, wcu, first_seen, latest, _latest_units, peak, pairs = numbers[index : index + _ENTRY_NUMBERS]
+        length, writes, wcu, first_seen, latest, last, peak, pairs = numbers[index : index + _ENTRY_NUMBERS]
         series = numbers[index + _ENTRY_NUMBERS : index + _ENTRY_NUMBERS + 2 * pairs]
-        entry = Entry(writes, wcu, first_seen, peak, list(map(latest.__sub__, series[::2])), series[1::2])
+        buckets = list(map(latest.__sub__, series[::2]))
+        entry = Entry(writes, wcu, first_seen, peak, buckets, series[1::2], last if last >= latest else None)
         entries[keys[offset : offset + length].decode("utf-8")] = entry
         offset += length
         index += _ENTRY_NUMBERS + 2 * pairs
