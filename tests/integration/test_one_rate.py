@@ -4,6 +4,7 @@ bound alone takes it over; it is "possibly hot", with its range, on every surfac
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
@@ -81,3 +82,20 @@ def test_generate_warns_when_one_shard_would_carry_more_than_a_partition_serves(
     # and at 900 records a second it does not
     assert main(["generate", "--out", str(tmp_path / "n.json.gz"), "--rate", "900", "--duration", "2"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_the_replays_top_keys_are_hottest_first_and_limit_is_per_window(capsys: Any) -> None:
+    from hotkeys.cli.main import main
+
+    # `make demo`'s files: several tables and indexes per window
+    samples = ["events/hot-key-burst.json.gz", "events/gsi-back-pressure.json.gz", "events/share-small-table.json.gz"]
+    assert main(["replay", *samples, "--json", "--limit", "3"]) == 0
+    rows = json.loads(capsys.readouterr().out)["top"]
+    starts = sorted({row["window_start"] for row in rows})
+    for start in starts:
+        rates = [row["wcu_per_second"] for row in rows if row["window_start"] == start]
+        # Then each window shows three rows (tables and indexes together), hottest first
+        assert len(rates) == 3 and rates == sorted(rates, reverse=True), (start, rates)
+    # and the first window's are the three partitions near the limit, whatever their table
+    first = [(row["table"], row["key"]) for row in rows if row["window_start"] == starts[0]]
+    assert set(first) == {("payments", "PENDING"), ("payments", "AUTHORIZED"), ("tickets", "event#42")}
