@@ -11,6 +11,7 @@ what a subscriber reads (the alert document), not from the code that builds it.
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
@@ -29,11 +30,15 @@ def check_messages(alerts: Iterable[dict[str, Any]], limit: float = 1000.0, thre
             assert alert["percent_of_limit"] == round(100 * rate / limit, 1), alert
         if alert["reason"] == "partition_limit":
             assert alert["possibly_hot"] == (peak < threshold * limit), alert
-            assert (
-                ("[possibly hot]" in alert.get("subject", "[possibly hot]"))
-                or alert["status"] != "firing"
-                or (not alert["possibly_hot"])
-            ), alert
+            if alert["status"] == "firing" and "subject" in alert:
+                # the subject quotes the document's rate (a range's ends rounded down)
+                tag = "[possibly hot]" if alert["possibly_hot"] else "[hot key]"
+                numbers = (
+                    f"at {math.floor(rate):,}-{math.floor(most):,} WCU/s"
+                    if alert["possibly_hot"]
+                    else f"at {rate:,.0f} WCU/s"
+                )
+                assert alert["subject"].startswith(tag) and numbers in alert["subject"], alert
         incidents[(alert["table"], alert.get("index"), alert["key"], alert["reason"])].append(alert)
     for messages in incidents.values():
         peaks = [message["peak_wcu_per_second"] for message in messages]

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import boto3
-
 from hotkeys.cli.common import at_alert, possibly_hot
 from hotkeys.cli.replay_view import alerted_figures, verdict
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
@@ -64,11 +62,16 @@ def test_a_key_only_its_bound_takes_over_the_threshold_is_possibly_hot_everywher
 
 
 def test_the_same_key_counted_without_pruning_is_neither(stats_table_name: str, topic: dict[str, str]) -> None:
-    # The same writes with room for every key: no bound, no alert (the rule above is the bound's alone)
+    # The same writes counted by the default summary (200 keys): a small bound, no alert (the alert above
+    # was the bound's alone)
     settings = Settings(stats_table_name=stats_table_name, alert_topic_arn=topic["arn"], share_min_wcu=10**9)
     consume(settings, [_workload()])
     assert [a for a in delivered(topic["queue"]) if a["key"] == "warm"] == []
-    assert boto3.client("sqs")  # (the topic's queue was read: nothing came)
+    # (the same rate, 700 WCU/s, and at most under the threshold)
+    store = build_ports(settings, AwsClients()).stats
+    windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+    rows = [row for row in top_rows(window_figures(store, windows), 10**4) if row.key == "warm"]  # type: ignore[arg-type]
+    assert [row.wcu_per_second for row in rows] == [700.0] and rows[0].at_most_wcu_per_second < 800
 
 
 def test_generate_warns_when_one_shard_would_carry_more_than_a_partition_serves(tmp_path: Any, capsys: Any) -> None:

@@ -27,6 +27,7 @@ from hotkeys.detector.alerts.rules import (
     rate_of,
     resolve_level,
     share_hot,
+    shown,
     suggested_shards,
 )
 from hotkeys.detector.alerts.verdicts import Merged, merge
@@ -229,9 +230,9 @@ def test_the_active_span_counts_its_first_and_last_second() -> None:
     less = writes("k", 800, 5, 11)
     less[-1] = ("k", ITEM_WCU - 1, 15)
     assert hot_keys(tallied(less)) == {}
-    # The rate is rounded to a tenth: 8,801 / 11 s
+    # The rate is shown to a tenth, rounded down: 8,801 / 11 s is 800.09
     more = [*writes("k", 800, 5, 11), ("k", 1, 15)]
-    assert hot_keys(tallied(more))["k"].wcu_per_second == 800.1
+    assert hot_keys(tallied(more))["k"].wcu_per_second == 800.0
 
 
 def test_a_later_record_elsewhere_stretches_the_keys_span() -> None:
@@ -457,6 +458,8 @@ def test_the_rate_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
     (own,) = segment.views()
     (hot,) = partition_limit_hot(own, span)
     assert hot.wcu_per_second == 800.3
+    # and rounded down: a rate just under the threshold never shows as reaching it
+    assert (shown(799.97), shown(800.0), shown(800.04), shown(0.1 + 0.2)) == (799.9, 800.0, 800.0, 0.3)
 
 
 def test_an_index_partitions_hot_key_names_its_index() -> None:

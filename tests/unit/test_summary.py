@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections import Counter
 
 import pytest
@@ -331,3 +333,22 @@ def test_a_write_before_the_latest_bucket_goes_to_its_own_bucket_in_order() -> N
     # and the latest bucket keeps counting where it was
     folded.count("k", 3, 139, counting)
     assert found.series() == {100: 9, 110: 9, 130: 10} and found.peak == 10
+
+
+def test_an_entry_written_before_latest_seconds_were_kept_reads_as_unknown_and_learns_it() -> None:
+    # The layout before: the slot after the latest bucket held that bucket's units (a count, not a second)
+    entry = summary.Entry(3, 30, 1_796_083_205, 20, [1_796_083_200, 1_796_083_210], [10, 20], 1_796_083_214)
+    numbers = json.loads(zlib.decompress(summary.encode_entries({"k": entry})).partition(b"\n")[0])
+    assert numbers[6] == 1_796_083_214  # (mark, key length, writes, wcu, first seen, latest bucket, here)
+    numbers[6] = 20
+    old = zlib.compress(json.dumps(numbers).encode() + b"\n" + b"k")
+    (read,) = summary.decode_entries(old).values()
+    assert read.last_seen is None and read.last_second(10) == 1_796_083_219  # its latest bucket's end stands in
+    # A write in its latest bucket leaves it unknown; one that opens a later bucket makes it exact
+    read.bump(1, 1_796_083_211, 10)
+    assert read.last_seen is None
+    read.bump(1, 1_796_083_223, 10)
+    assert read.last_seen == 1_796_083_223
+    # and a merge with an entry that does not know it does not know it either
+    merged = summary.merge_entries([entry.copy(), summary.decode_entries(old)["k"]])
+    assert merged.last_seen is None and summary.merge_entries([entry, entry.copy()]).last_seen == 1_796_083_214

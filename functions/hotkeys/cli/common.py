@@ -254,8 +254,8 @@ LAYOUTS = ("wide", "narrow", "stacked")
 def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, width: int | None = None) -> Table:
     """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay, in the widest
     layout (``LAYOUTS``) that fits ``width`` columns with no key, table name or time split over lines
-    (None: the wide one). The key is the answer: narrow, the table drops the count columns and the alert
-    rate; stacked, the window start goes above the table and key in one cell; a key longer than the
+    (None: the wide one). The key is the answer: narrow, the table drops the count columns and the rate's
+    upper end; stacked, the window start goes above the table and key in one cell; a key longer than the
     terminal folds onto more lines, never cut. WCU figures are lower estimates, and the wide table says so.
     A key has one rate (``TopRow.wcu_per_second``, what alerts quote) and its % of the partition limit;
     a possibly hot key (only the rate's upper end reaches the threshold) shows the range of both. Hot rows
@@ -310,8 +310,10 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         rate, most = float(row["wcu_per_second"]), float(row["at_most_wcu_per_second"])
         possibly = possibly_hot(row, settings, proposals=True)
         numbers = [f"{rate:,.1f}", *([f"{most:,.1f}"] if wide else [])]
-        percent = f"{100 * rate / partition_limit:,.0f}"
-        numbers += [f"{percent}-{100 * most / partition_limit:,.0f}%" if possibly else f"{percent}%"]
+        # (a range's ends rounded down, as the alerts' subjects show it: its lower end never reads as reaching
+        # the threshold)
+        low, high = (math.floor(100 * value / partition_limit) for value in (rate, most))
+        numbers += [f"{low:,}-{high:,}%" if possibly else f"{100 * rate / partition_limit:,.0f}%"]
         numbers += [f"{100 * row['share']:.1f}%"]
         numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
         hot = at_alert(row, settings, proposals=True)

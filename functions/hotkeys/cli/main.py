@@ -362,7 +362,7 @@ def _add_common(command: argparse.ArgumentParser) -> None:
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import top_view
-    from hotkeys.cli.common import at_alert
+    from hotkeys.cli.common import at_alert, possibly_hot
     from hotkeys.cli.health_view import table_health
     from hotkeys.cli.throttle_view import live_picture
     from hotkeys.cli.top import (
@@ -392,7 +392,11 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     read = readable_figures(store, windows, ALL_INDEXES)
     figures = [window for window in read.figures if selected(index, window.index)]
     outside = [window for window in read.figures if not selected(index, window.index)]
-    rows, left_out = shown_rows(figures, outside, args.limit, lambda row: at_alert(row.to_json(), settings))
+    def alerted(row: Any) -> bool:  # (a TopRow) hot or possibly hot: both are alerted
+        found = row.to_json()
+        return at_alert(found, settings) or possibly_hot(found, settings)
+
+    rows, left_out = shown_rows(figures, outside, args.limit, alerted)
     skipped = top_view.retired_line(read.retired)
     # The throttled keys beside them (issue #28) are read only when there are rows to put them beside.
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []

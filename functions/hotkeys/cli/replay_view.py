@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import importlib.util
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,6 +213,16 @@ class _Incident:
     def where(self) -> str:
         return partition_of(self.table, self.index, self.key)
 
+    def possibly(self, alert_wcu_per_second: float) -> bool:
+        """Possibly hot: every partition-limit alert said so, and no stored rate reached the threshold."""
+        alerts = [alert for alert in self.alerts if alert["reason"] == PARTITION_LIMIT]
+        row = self.figure()
+        return (
+            bool(alerts)
+            and all(alert.get("possibly_hot", False) for alert in alerts)
+            and (row is None or _peak(row) < alert_wcu_per_second)
+        )
+
     def reason_alerts(self) -> list[dict[str, Any]]:
         """The alerts of the incident's kind: partition-limit ones when there are any, else share ones."""
         reason = PARTITION_LIMIT if self.partition_limit else SHARE
@@ -253,7 +264,7 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
     ]
     ranked = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
-    possibly = [i for i in ranked if _rank(i) < settings.alert_wcu_per_second]
+    possibly = [i for i in ranked if i.possibly(settings.alert_wcu_per_second)]
     hot = [i for i in ranked if i not in possibly]
     shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
     unalerted = {name: rows for name, rows in throttled.items() if name not in grouped}
@@ -428,17 +439,20 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
             f"no stored figures name the key) in the window starting {fired['window_start']}"
         )
         peak, share, window = alert_rate, max(alert["share"] for alert in incident.alerts), fired["window_start"]
-    elif _peak(row) < settings.alert_wcu_per_second:
-        # Possibly hot: its rate stayed under the threshold; the most it could have been, as the alerts (on
-        # figures of their time) and the stored rows bound it
+    elif incident.possibly(settings.alert_wcu_per_second):
+        # Possibly hot: its rate stayed under the threshold; the most it could have been, as its stored row and
+        # its alerts (on the figures of their time) bound it
         peak, share, window = _peak(row), float(row["share"]), row["window_start"]
-        most = max(float(r["at_most_wcu_per_second"]) for r in [*incident.rows, *alerts])
+        most = max(float(found["at_most_wcu_per_second"]) for found in [row, *alerts])
         said = (
-            f"peaked at {peak:,.0f} to at most {most:,.0f} WCU/s ({100 * peak / limit:.0f}-{100 * most / limit:.0f}% "
-            f"of the partition limit) in the window starting {window}"
+            f"peaked at {math.floor(peak):,} to at most {math.floor(most):,} WCU/s ({math.floor(100 * peak / limit)}-"
+            f"{math.floor(100 * most / limit)}% of the partition limit) in the window starting {window}"
         )
     else:
-        peak, share, window = _peak(row), float(row["share"]), row["window_start"]
+        # (never under what its messages said it peaked at: a rate quoted mid-window can exceed the window's
+        # final one, docs/decisions.md §79)
+        told = max(float(alert.get("peak_wcu_per_second") or 0.0) for alert in alerts)
+        peak, share, window = max(_peak(row), told), float(row["share"]), row["window_start"]
         said = (
             f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
             f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}"

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
-from hotkeys.detector.alerts.rules import rate_of
+from hotkeys.detector.alerts.rules import rate_of, shown
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -172,8 +172,8 @@ def key_row(window: WindowFigures, key: str, entry: Entry) -> TopRow:
         window_seconds=window.window_seconds,
         writes=entry.writes,
         wcu=entry.wcu,
-        wcu_per_second=round(rate.wcu_per_second, 1),
-        at_most_wcu_per_second=round(rate.at_most, 1),
+        wcu_per_second=shown(rate.wcu_per_second),
+        at_most_wcu_per_second=shown(rate.at_most),
         share=round(entry.wcu / window.wcu, 6) if window.wcu else 0.0,
         error_bound=window.error_bound,
         items=_items_of(window, key),

@@ -188,8 +188,10 @@ def _alert_text(alert: HotKeyAlert) -> tuple[str, str]:
                 str(index) if index else None,
             )
         )
+        # (a possibly hot key's rate with the most it can be: its upper end alone reached the threshold)
+        most = f" to at most {document['at_most_wcu_per_second']}" if document.get("possibly_hot") else ""
         detail = (
-            f"*{document['wcu_per_second']} WCU/s* ({document['percent_of_limit']}% of the "
+            f"*{document['wcu_per_second']}{most} WCU/s* ({document['percent_of_limit']}% of the "
             f"{document['partition_limit_wcu']} WCU/s partition limit), "
             f"{100 * float(document['share']):.1f}% of the table's writes in the window starting "
             f"{document['window_start']}.\nSuggested fix: {fix}."

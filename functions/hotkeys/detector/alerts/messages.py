@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +65,7 @@ class Alert:
     reminder's is the last minute's, 0 when the key was quiet), ``at_most_wcu_per_second`` the most it
     can be (the summary's bound added), ``possibly`` whether only that reached the threshold;
     ``peak_wcu_per_second`` the incident's highest rate so far, ``peak_share`` a share incident's largest
-    share; ``suggested_shards`` the incident's advice (0 for a share incident)."""
+    share; ``suggested_shards`` the incident's advice (sized on its highest rate, a share incident's too)."""
 
     table: str
     key: str
@@ -172,9 +173,10 @@ def subject(alert: Alert) -> str:
             else f"cooled; took up to {100 * alert.peak_share:.0f}% of table writes"
         )
     elif partition and alert.possibly:
+        # (whole numbers rounded down: the lower end of a key under the threshold never reads as reaching it)
         detail = (
-            f"at {alert.wcu_per_second:,.0f}-{alert.at_most_wcu_per_second:,.0f} WCU/s "
-            f"({alert.percent_of_limit:.0f}-{alert.at_most_percent_of_limit:.0f}% of partition limit)"
+            f"at {math.floor(alert.wcu_per_second):,}-{math.floor(alert.at_most_wcu_per_second):,} WCU/s "
+            f"({math.floor(alert.percent_of_limit)}-{math.floor(alert.at_most_percent_of_limit)}% of partition limit)"
         )
     elif partition and alert.status == REMINDER and not alert.wcu_per_second:
         detail = f"quiet in the last minute; peaked at {alert.peak_wcu_per_second:,.0f} WCU/s"
@@ -251,7 +253,12 @@ RATE_MEANING = "its rate: its heaviest 10 s bucket, or its average from its firs
 
 
 def _rate_words(alert: Alert) -> str:
-    """The rate a message quotes, with its range when only its upper end reached the threshold."""
+    """The rate a message quotes, with its range when only its upper end reached the threshold (a
+    reminder's: the last minute's)."""
+    if alert.status == REMINDER:
+        if not alert.wcu_per_second:
+            return "nothing in the last minute (quiet)"
+        return f"{alert.wcu_per_second:,.1f} WCU/s in its heaviest 10 s bucket of the last minute"
     if alert.possibly:
         return (
             f"{alert.wcu_per_second:,.1f} to at most {alert.at_most_wcu_per_second:,.1f} WCU/s "

@@ -74,8 +74,15 @@ class Rate:
     measured_seconds: int
 
 
+def shown(rate: float) -> float:
+    """A rate as every surface shows it: to a tenth, rounded down, so a shown rate reaches a threshold (a
+    multiple of a tenth) exactly when the rate does (799.97 is 799.9, never a hot-looking 800.0)."""
+    return math.floor(rate * 10 + 1e-9) / 10
+
+
 def rate_of(entry: Entry, bound: int, last_event: int, span: int) -> Rate:
     """A key's rate (module doc), its entry's in figures whose latest event is ``last_event``."""
+    span = max(1, span)  # (figures built without a bucket length: one second)
     active = max(span, entry.last_second(span) - entry.first_seen + 1)
     counted = max(entry.wcu / active, entry.peak / span)
     most = max((entry.wcu + bound) / active, (entry.peak + bound) / span)
@@ -220,9 +227,9 @@ def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: s
         window_seconds=settings.window_seconds,
         writes=entry.writes,
         wcu=upper,
-        wcu_per_second=round(rate.wcu_per_second, 1),
+        wcu_per_second=shown(rate.wcu_per_second),
         share=round(min(1.0, upper / figures.wcu), 4),  # (a key listed: the window has write units)
         event_time=figures.last_event,
-        at_most_wcu_per_second=round(rate.at_most, 1),
+        at_most_wcu_per_second=shown(rate.at_most),
         measured=rate.measured_seconds > settings.alert_min_span_seconds,
     )

@@ -356,23 +356,26 @@ def _life(
     # Still hot: hot in the current window or the one before (a key hot only in windows further back
     # waits for its resolution, which waits for the windows after it to settle: no reminder for it).
     recent = latest.window_start + 2 * settings.window_seconds > now
-    # An update quotes a rate over a whole bucket: one its figures measured, or figures nothing came after for
-    # a bucket's length (a burst that stopped, or a table that did)
-    complete = latest.measured or now - latest.event_time > settings.alert_min_span_seconds
+    # An update quotes a rate its key wrote for a whole bucket's length: the figures of the window where it
+    # peaked measured that long, or nothing came after them for that long (a burst or a table that stopped)
+    source = max(found, key=lambda hot: hot.level)
+    complete = source.measured or now - source.event_time > settings.alert_min_span_seconds
     if complete and after.escalated_by(after.peak, settings.alert_wcu_per_second):
         after = incidents.escalated(after, owner, now)
     elif after.reminder_due(now, settings.alert_reminder_seconds) and recent:
         after = incidents.reminded(after, owner, now)
         if after.reason == rules.PARTITION_LIMIT:
-            return after, replace(latest, wcu_per_second=recent_rate(look, after, settings))
+            last_minute = recent_rate(look, after, settings)
+            return after, replace(latest, wcu_per_second=last_minute, at_most_wcu_per_second=last_minute)
     return after, latest
 
 
 def recent_rate(look: Look, incident: Incident, settings: Settings) -> float:
-    """The key's heaviest burst bucket begun in the last ``RECENT_SECONDS`` of the look's clock, as WCU/s,
-    summed over every shard and window the look read; 0 when it wrote nothing there (quiet)."""
+    """The key's heaviest burst bucket begun in the last ``RECENT_SECONDS`` of event time the look can see
+    (its clock less the table's stream lag), as WCU/s, summed over every shard and window the look read; 0
+    when it wrote nothing there (quiet)."""
     span = settings.alert_min_span_seconds
-    since = look.now - RECENT_SECONDS
+    since = look.now - look.lag - RECENT_SECONDS
     units: dict[int, int] = {}
     for views in look.windows.values():
         figures = views.get(incident.index)

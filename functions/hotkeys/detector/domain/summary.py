@@ -160,6 +160,8 @@ class Entry:
                 self.peak = total
             return 0
         if bucket > latest:
+            if self.last_seen is None:  # (read unknown: every earlier write was in an earlier bucket)
+                self.last_seen = event_time
             buckets.append(bucket)
             self.units.append(wcu)
             if wcu > self.peak:  # noqa: PLR1730
