@@ -392,6 +392,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     read = readable_figures(store, windows, ALL_INDEXES)
     figures = [window for window in read.figures if selected(index, window.index)]
     outside = [window for window in read.figures if not selected(index, window.index)]
+
     def alerted(row: Any) -> bool:  # (a TopRow) hot or possibly hot: both are alerted
         found = row.to_json()
         return at_alert(found, settings) or possibly_hot(found, settings)
