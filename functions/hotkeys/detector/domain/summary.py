@@ -278,6 +278,9 @@ def prune(entries: dict[str, Entry], capacity: int, max_bytes: int = MAX_SUMMARY
             del entries[key]
         else:
             entry.wcu -= cut
+            # (each write costs a unit or more: a key's true writes are at least its writes here and at most
+            # its true units, so writes capped at the units left stay a lower estimate, never above them)
+            entry.writes = min(entry.writes, entry.wcu)
     return cut
 
 
