@@ -635,3 +635,22 @@ def test_a_rows_rate_is_the_rules_rate_on_its_figures() -> None:
     assert row(200, WINDOW_START + 14) == (100.0, 120.0)
     # and it stays the same when the key has been quiet long since (later records are other keys')
     assert row(0, WINDOW_START + 59) == (100.0, 100.0)
+
+
+def test_a_replay_of_part_of_a_capture_says_which_shard_files_it_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # Given a capture in four shard files (issue #47: one of them replayed alone read as the table's shares)
+    out = tmp_path / "s4.json.gz"
+    assert main(["generate", "--out", str(out), "--shards", "4", "--duration", "10", "--rate", "200"]) == 0
+    capsys.readouterr()
+    # When one file is replayed, the text and the JSON name the other three
+    assert main(["replay", str(tmp_path / "s4-shard-1.json.gz")]) == 0
+    text = capsys.readouterr().out
+    assert "A partial capture: 3 shard files of it beside the ones given were not given" in text
+    assert main(["replay", str(tmp_path / "s4-shard-1.json.gz"), "--json"]) == 0
+    missing = json.loads(capsys.readouterr().out)["missing_files"]
+    assert [Path(name).name for name in missing] == ["s4-shard-0.json.gz", "s4-shard-2.json.gz", "s4-shard-3.json.gz"]
+    # and all four say nothing of the kind
+    assert main(["replay", *(str(tmp_path / f"s4-shard-{n}.json.gz") for n in range(4))]) == 0
+    assert "partial capture" not in capsys.readouterr().out

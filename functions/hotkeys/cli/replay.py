@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import glob
 import io
 import json
 import logging
+import re
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -91,6 +93,7 @@ class ReplayReport:
     # The folders of each replayed table's event files: recorded answers beside them (``tables/``,
     # ``insights/``) belong to that table.
     table_folders: dict[str, list[Path]] = field(default_factory=dict)
+    missing_files: list[str] = field(default_factory=list)  # ``ReplayPlan.missing``
 
     @property
     def counted(self) -> int:
@@ -213,6 +216,8 @@ class ShardSource:
 class ReplayPlan:
     shards: list[ShardSource]
     table_folders: dict[str, list[Path]]
+    # Shard files of a capture some of whose files were given and these were not (``missing_shard_files``).
+    missing: list[str] = field(default_factory=list)
 
     @property
     def records(self) -> int:
@@ -256,7 +261,27 @@ def plan_replay(paths: list[str]) -> ReplayPlan:
             shard = own_shard if own_shard is not None else default_shard
             source = sources.setdefault((arn, shard), ShardSource(arn, shard))
             _merge(source, group, file, default_shard)
-    return ReplayPlan(list(sources.values()), table_folders)
+    return ReplayPlan(list(sources.values()), table_folders, missing_shard_files(paths))
+
+
+# ``hotkeys generate --shards N`` names its files NAME-shard-K.json[.gz], K from 0.
+_SHARD_FILE = re.compile(r"^(?P<base>.+)-shard-(?P<index>\d+)(?P<suffix>\.json(?:\.gz)?)$")
+
+
+def missing_shard_files(paths: list[str]) -> list[str]:
+    """The files of a capture split by shard (``NAME-shard-K.json[.gz]``) that sit beside the given ones
+    and were not given: a replay of part of a capture judges shares of that part only."""
+    given = {Path(path).resolve() for path in paths}
+    missing: set[Path] = set()
+    for path in paths:
+        found = _SHARD_FILE.match(Path(path).name)
+        if found is None:
+            continue
+        pattern = f"{glob.escape(found['base'])}-shard-*{found['suffix']}"
+        for sibling in Path(path).parent.glob(pattern):
+            if _SHARD_FILE.match(sibling.name) and sibling.resolve() not in given:
+                missing.add(sibling)
+    return sorted(str(file) for file in missing)
 
 
 def _records_of(reader: EventReader) -> Iterator[Any]:
@@ -383,7 +408,11 @@ def run_replay(
     plan = paths if isinstance(paths, ReplayPlan) else plan_replay(paths)
     create_source_tables(plan.table_folders, aws)
     report = ReplayReport(
-        resources=resources, settings=settings, shards=len(plan.shards), table_folders=plan.table_folders
+        resources=resources,
+        settings=settings,
+        shards=len(plan.shards),
+        table_folders=plan.table_folders,
+        missing_files=plan.missing,
     )
     mapping = dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
 

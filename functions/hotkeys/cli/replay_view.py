@@ -80,6 +80,7 @@ def collect(
         "counted": report.counted,
         "not_counted": report.uncounted.to_json(),
         "without_images": report.without_images,
+        "missing_files": report.missing_files,
         "shards": report.shards,
         "invocations": report.invocations,
         "top": top,
@@ -175,6 +176,14 @@ def input_problems(result: dict[str, Any]) -> list[str]:
             )
     if result["without_images"]:
         lines.append(partial_images_warning(result["without_images"], result["records"]))
+    missing = result.get("missing_files") or []
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        lines.append(
+            f"A partial capture: {len(missing)} shard file{'s' if len(missing) > 1 else ''} of it beside the "
+            f"ones given {'were' if len(missing) > 1 else 'was'} not given ({shown}): every total and share "
+            "below is of the shards given only"
+        )
     return lines
 
 
