@@ -256,6 +256,9 @@ def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: 
     assert main(["replay", *files, "--json", "--limit", "50"]) == 0
     result = json.loads(capsys.readouterr().out)
     lines = verdict(result, DEFAULTS)
+    from hotkeys.cli.report import render
+
+    page = render(result, [], DEFAULTS, verdict=lines)
     # Then every key DynamoDB throttled is named once, with the throttled-keys table's count per window
     for row in result["throttles"]["rows"]:
         named = [line for line in lines if re.search(rf"\b{re.escape(row['key'])}\b", line) and line.startswith("  ")]
@@ -282,6 +285,15 @@ def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: 
             if (r["table"], r["index"], r["key"], r["window_start"]) == (table, index, key, stored["window_start"])
         ]
         assert top and top[0]["wcu_per_second"] == stored["wcu_per_second"]
+        # and the report's top-keys row for that key and window shows the same rate and % of the limit
+        row_html = re.search(
+            rf"<td class='k'>{re.escape(stored['window_start'])}</td><td class='k'>[^<]*</td>"
+            rf"<td class='k'>{re.escape(key)}</td><td>([\d,.]+)</td><td>[\d,.]+</td><td>([\d.]+)%</td>",
+            page,
+        )
+        assert row_html, (key, stored["window_start"])
+        assert float(row_html[1].replace(",", "")) == stored["wcu_per_second"]
+        assert round(float(row_html[2])) == int(found[5])
         mine = [a for a in result["alerts"] if (a["table"], a.get("index"), a["key"]) == (table, index, key)]
         resolved = [a for a in mine if a["status"] == "resolved" and a["reason"] == "partition_limit"]
         assert resolved and resolved[-1]["peak_wcu_per_second"] == stored["wcu_per_second"], (key, mine)
