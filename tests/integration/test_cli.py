@@ -104,6 +104,8 @@ def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.Capt
         (["cost", "--writes-per-second", "10", "--memory-mb", "20000"], "argument --memory-mb: must be at most 10240"),
         (["generate", "--out", "x.json", "--zipf", "-2"], "argument --zipf: must be above 0"),
         (["replay", "events"], "events is a folder: name the event files in it"),
+        (["replay", "/dev/null"], "/dev/null is not a regular file (a device or a pipe): name an event file"),
+        (["generate", "--out", "x.txt", "--duration", "1"], "--out: name a .json or .json.gz file"),
         (["cost", "--writes-per-second", "0"], "argument --writes-per-second: must be above 0"),
         (["cost"], "the following arguments are required: --writes-per-second"),
         # a misspelt flag is named before the required one it left missing
@@ -654,3 +656,22 @@ def test_a_replay_of_part_of_a_capture_says_which_shard_files_it_left_out(
     # and all four say nothing of the kind
     assert main(["replay", *(str(tmp_path / f"s4-shard-{n}.json.gz") for n in range(4))]) == 0
     assert "partial capture" not in capsys.readouterr().out
+
+
+def test_a_pipe_takes_the_width_columns_gives_it(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    # Given the top-keys table of a replay, printed into a pipe with and without COLUMNS
+    def widest(columns: str | None) -> int:
+        env = {key: value for key, value in os.environ.items() if key != "COLUMNS"}
+        env.update({"COLUMNS": columns} if columns else {})
+        hotkeys = str(Path(sys.executable).parent / "hotkeys")
+        done = subprocess.run(
+            [hotkeys, "replay", "events/hot-key-burst.json.gz"], env=env, capture_output=True, text=True, check=True
+        )
+        return max(len(line) for line in done.stdout.splitlines() if "│" in line)
+
+    # Then COLUMNS is the table's limit, and without it the pipe's default of 160 is
+    assert widest("90") <= 90 < widest(None) <= 160

@@ -465,6 +465,8 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import generate_view
     from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
 
+    if not args.out.endswith((".json", ".json.gz")):
+        raise UserError(f"--out: name a .json or .json.gz file (the event format it writes), got {args.out!r}")
     try:
         workload = Workload(
             table=args.table,
@@ -631,7 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exit_:  # a usage error (2, already reported in one line), --help or --version (0)
         return int(exit_.code or 0)
-    console = PipeConsole(width=None if sys.stdout.isatty() else 160)
+    # A pipe takes COLUMNS when it is set (rich reads it), 160 otherwise; a terminal its own width.
+    console = PipeConsole(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit() else 160)
     try:
         return COMMANDS[args.command](args, console)
     except UserError as error:

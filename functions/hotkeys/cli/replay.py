@@ -241,6 +241,8 @@ def plan_replay(paths: list[str]) -> ReplayPlan:
         if file.is_dir():
             raise ReplayError(f"{path} is a folder: name the event files in it (e.g. {Path(path) / '*.json'})")
         if not file.is_file():
+            if file.exists():
+                raise ReplayError(f"{path} is not a regular file (a device or a pipe): name an event file")
             raise ReplayError(f"event file not found: {path}")
         # The same file twice would be replayed twice: its records counted double, every rate doubled.
         earlier = paths[given.setdefault(file.resolve(), position)]
