@@ -71,6 +71,14 @@ def aws_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist's workers run with COLUMNS=80 and LINES=24, and a pipe takes COLUMNS when it is set:
+    each test starts as a pipe without them (a test that wants a width sets it)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def fresh_metrics() -> Iterator[None]:
     """Powertools keeps one metric set per process (class-level, shared by every ``Metrics``), and with
     metrics disabled, as tests run, nothing flushes it: values one test added would ride along in
