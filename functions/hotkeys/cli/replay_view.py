@@ -273,8 +273,9 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
         _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
     ]
     ranked = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
-    possibly = [i for i in ranked if i.possibly(settings.alert_wcu_per_second)]
-    hot = [i for i in ranked if i not in possibly]
+    judged = [(incident, incident.possibly(settings.alert_wcu_per_second)) for incident in ranked]
+    hot = [incident for incident, possibly in judged if not possibly]
+    possibly = [incident for incident, possibly in judged if possibly]
     shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
     unalerted = {name: rows for name, rows in throttled.items() if name not in grouped}
     families = result.get("families", [])
@@ -285,7 +286,7 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
             + (f"; DynamoDB throttled {confirmed} of them" if confirmed else "")
             + "):"
         ]
-        lines.extend(_hot_line(incident, families, settings) for incident in hot)
+        lines.extend(_hot_line(incident, families, settings, possibly=False) for incident in hot)
     else:
         lines = ["No hot key: no partition key's rate reached the partition-limit alert threshold."]
     if possibly:
@@ -294,7 +295,7 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
             f"{len(possibly)} key{'s' if many else ''} possibly hot (the rate stayed under the threshold; only its "
             "upper end, with what the summary may have left uncounted, reached it):"
         )
-        lines.extend(_hot_line(incident, families, settings) for incident in possibly)
+        lines.extend(_hot_line(incident, families, settings, possibly=True) for incident in possibly)
     lines.extend(what_if_lines(result.get("what_if", []), result.get("what_if_unseen", [])))
     if unalerted:
         many = len(unalerted) > 1
@@ -434,7 +435,8 @@ def _rank(incident: _Incident) -> float:
     return float(row["share"]) if row else max(alert["share"] for alert in alerts)
 
 
-def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Settings) -> str:
+def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Settings, *, possibly: bool) -> str:
+    """One hot (or, ``possibly``, possibly hot: ``_Incident.possibly``) key's line of the verdict."""
     alerts = incident.reason_alerts()
     # The rate the incident fired at (its firing message's), as its subscriber first read it
     firing = [alert for alert in alerts if alert["status"] == "firing"]
@@ -448,7 +450,7 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
             f"no stored figures name the key) in the window starting {fired['window_start']}"
         )
         peak, share, window = alert_rate, max(alert["share"] for alert in incident.alerts), fired["window_start"]
-    elif incident.possibly(settings.alert_wcu_per_second):
+    elif possibly:
         # Possibly hot: its rate stayed under the threshold; the most it could have been, as its stored row and
         # its alerts (on the figures of their time) bound it
         peak, share, window = _peak(row), float(row["share"]), row["window_start"]

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hotkeys.cli.common import where_of
+from hotkeys.cli.common import at_alert, possibly_hot, where_of
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
@@ -275,7 +275,7 @@ rows ordered by peak; alerted keys are always shown. Drag to zoom,
 double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
 <script type="application/json" id="heat-data">{data}</script>
-<h2>Top keys per window</h2>{_top_table(result.get("top", []), partition_limit, threshold)}
+<h2>Top keys per window</h2>{_top_table(result.get("top", []), settings)}
 {_throttle_section(result.get("throttles"))}
 </body></html>
 """
@@ -434,15 +434,15 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
     return f"<div id='alerts'>{''.join(parts)}</div>"
 
 
-def _top_table(top: list[dict[str, Any]], partition_limit: int, threshold: float) -> str:
+def _top_table(top: list[dict[str, Any]], settings: Settings) -> str:
     """The replay's top-keys rows (``top.TopRow``), with the columns and the hot rule of ``top``'s table."""
     body = []
-    threshold_rate = threshold * partition_limit
+    partition_limit = settings.partition_wcu_limit
     for r in top:
         rate, most = float(r["wcu_per_second"]), float(r["at_most_wcu_per_second"])
         where = where_of(r["table"], r.get("index"))
-        possibly = rate < threshold_rate <= most
-        hot = " class='hot'" if rate >= threshold_rate else " class='possibly'" if possibly else ""
+        possibly = possibly_hot(r, settings, proposals=True)
+        hot = " class='hot'" if at_alert(r, settings, proposals=True) else " class='possibly'" if possibly else ""
         percent = f"{100 * rate / partition_limit:.1f}" + (f"-{100 * most / partition_limit:.1f}" if possibly else "")
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"

@@ -252,13 +252,18 @@ def _sharding_advice(alert: Alert) -> str:
 RATE_MEANING = "its rate: its heaviest 10 s bucket, or its average from its first write to its latest if higher"
 
 
+def _last_minute(alert: Alert) -> str:
+    """A reminder's rate, in words: the key's last minute (``verdicts.recent_rate``), or that it was quiet."""
+    if not alert.wcu_per_second:
+        return "quiet in the last minute (no write seen)"
+    return f"its heaviest 10 s in the last minute {alert.wcu_per_second:,.1f} WCU/s"
+
+
 def _rate_words(alert: Alert) -> str:
     """The rate a message quotes, with its range when only its upper end reached the threshold (a
     reminder's: the last minute's)."""
     if alert.status == REMINDER:
-        if not alert.wcu_per_second:
-            return "nothing in the last minute (quiet)"
-        return f"{alert.wcu_per_second:,.1f} WCU/s in its heaviest 10 s bucket of the last minute"
+        return _last_minute(alert)
     if alert.possibly:
         return (
             f"{alert.wcu_per_second:,.1f} to at most {alert.at_most_wcu_per_second:,.1f} WCU/s "
@@ -309,13 +314,8 @@ def _incident_line(alert: Alert) -> str | None:
         return f"Escalated: the incident{since} now takes up to {100 * alert.peak_share:.1f}% of the table's writes."
     if alert.status == REMINDER:
         if alert.reason == PARTITION_LIMIT:
-            now = (
-                f"its heaviest 10 s in the last minute {alert.wcu_per_second:,.1f} WCU/s"
-                if alert.wcu_per_second
-                else "quiet in the last minute (no write seen)"
-            )
             return (
-                f"Still hot: {now}; the incident{since} has peaked at "
+                f"Still hot: {_last_minute(alert)}; the incident{since} has peaked at "
                 f"{alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of the limit)."
             )
         return (

@@ -385,7 +385,7 @@ def recent_rate(look: Look, incident: Incident, settings: Settings) -> float:
         for bucket, wcu in zip(entry.buckets, entry.units, strict=True):
             if bucket >= since:
                 units[bucket] = units.get(bucket, 0) + wcu
-    return round(max(units.values(), default=0) / span, 1)
+    return rules.shown(max(units.values(), default=0) / span)
 
 
 def _resolution(look: Look, incident: Incident, settings: Settings, owner: str) -> Incident | None:

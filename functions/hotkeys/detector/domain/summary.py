@@ -326,9 +326,8 @@ class Summary:
             self.used_bytes = encoded_bytes(entries)
             self.pruned += pruned
         bucket = event_time - event_time % counting.alert_min_span_seconds
-        entries[key] = Entry(
-            1, wcu, event_time, wcu, [bucket], [wcu], event_time
-        )  # no helper: one call less per new key
+        # (no helper: one call less per new key)
+        entries[key] = Entry(1, wcu, event_time, wcu, [bucket], [wcu], event_time)
         self.used_bytes += size
         return pruned
 
