@@ -170,6 +170,15 @@ def test_every_incident_of_tables_that_stop_writing_resolves_within_five_minutes
         found = [(t, a["status"]) for t, a in zip(times, alerts, strict=True) if a["key"] == key]
         assert [status for _t, status in found if status != "escalated"] == ["firing", "resolved"], (key, found)
         assert found[-1][0] <= last_write + 300, (key, found[-1][0] - last_write)
+    # and every message keeps to what a subscriber holds it to, and each resolution's peak is the highest
+    # rate `top` shows for its key (the tables' windows all final: the rates quoted are the stored ones)
+    assert check_messages(alerts) == len(alerts)
+    for key in "abcd":
+        (resolved,) = [a for a in alerts if a["key"] == key and a["status"] == "resolved"]
+        store = build_ports(settings, AwsClients()).stats
+        windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
+        rows = [row for row in top_rows(window_figures(store, windows), 10**4) if row.key == key]  # type: ignore[arg-type]
+        assert resolved["peak_wcu_per_second"] == max(row.wcu_per_second for row in rows), (key, resolved, rows)
 
 
 @pytest.mark.parametrize("phase", PHASES)
