@@ -11,10 +11,12 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
+from hotkeys.detector.names import DEFAULT_STACK_NAME
 from infra.options import CONTEXT_KEYS, options_from_context, refuse_unknown, source_from_context
 from infra.stack import HotKeyDetectorStack
 
-STACK_NAME = "HotKeyDetector"
+# (the name whose stack keeps the metric namespace of every earlier release: names.metrics_namespace)
+STACK_NAME = DEFAULT_STACK_NAME
 CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
 
 

@@ -26,6 +26,8 @@ from infra.options import DetectorOptions, concrete
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
 from infra.stream_mapping import StreamMapping, StreamMappingProvider, mapping_id
+from infra.stream_unread import StreamUnreadAlarm
+from infra.throttle_insights import construct_id as id_of_table
 from infra.webhook_notifier import WebhookNotifier
 
 
@@ -135,6 +137,12 @@ class HotKeyDetector(Construct):
         )
         for name, alarm in self.judge.alarms.items():
             self.monitoring.watch(name, alarm)
+        # Each table's own "writes, none read" alarm: nothing can stop reading one stream unnamed.
+        for watched in tables:
+            unread = StreamUnreadAlarm(
+                self, id_of_table(watched.name, prefix="Unread"), table_name=watched.table.table_name
+            )
+            self.monitoring.watch(f"StreamUnread {watched.name}", unread.alarm)
         self.monitoring.graph("Judge", JUDGE_METRICS)
         if options.slack_workspace_id and options.slack_channel_id:
             SlackChannel(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
@@ -14,7 +14,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from hotkeys.deployment import HANDLER, LAMBDA_ARCHITECTURE, LAMBDA_RUNTIME, POWERTOOLS_PARAMETER
-from hotkeys.detector.names import NAMESPACE, SERVICE
+from hotkeys.detector.names import NAMESPACE_VARIABLE, SERVICE, metrics_namespace
 from infra.nag import acknowledge
 from infra.settings import FUNCTION_ASSET_DIR, FUNCTION_ASSET_EXCLUDE
 
@@ -81,7 +81,8 @@ class DetectorFunction(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             environment={
                 "POWERTOOLS_SERVICE_NAME": SERVICE,
-                "POWERTOOLS_METRICS_NAMESPACE": NAMESPACE,
+                # The stack's own namespace: two stacks never alarm on each other's metrics.
+                NAMESPACE_VARIABLE: metrics_namespace(Stack.of(self).stack_name),
                 "POWERTOOLS_LOG_LEVEL": "INFO",
                 **environment,
             },

@@ -33,10 +33,9 @@ from hotkeys.deployment import (
     JUDGE_TIMEOUT_SECONDS,
 )
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
-from hotkeys.detector.names import NAMESPACE, SERVICE
 from infra.alert_topic import AlertTopic
 from infra.detector_function import DetectorFunction
-from infra.monitoring import at_least
+from infra.monitoring import at_least, detector_metric
 from infra.nag import acknowledge
 
 # The judge's own metrics (hotkeys.detector.handlers.judge_app) as the dashboard graphs them: counts summed, and
@@ -224,7 +223,4 @@ class Judge(Construct):
         self, construct_id: str, metric: str, period: Duration, threshold: int, about: str
     ) -> cloudwatch.Alarm:
         """An alarm on a count the judge writes only when it is not zero."""
-        found = cloudwatch.Metric(
-            namespace=NAMESPACE, metric_name=metric, dimensions_map={"service": SERVICE}, statistic="Sum", period=period
-        )
-        return at_least(self, construct_id, found, threshold, about)
+        return at_least(self, construct_id, detector_metric(self, metric, period=period), threshold, about)

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import jsii
-from aws_cdk import Aws, Duration
+from aws_cdk import Aws, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_lambda as lambda_
@@ -16,7 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import ITERATOR_AGE_ALARM_MS
-from hotkeys.detector.names import INDEX_METRIC_PREFIX, NAMESPACE, SERVICE
+from hotkeys.detector.names import INDEX_METRIC_PREFIX, SERVICE, metrics_namespace
 
 # The function's metrics the dashboard graphs: RecordsCounted is in every EMF line; the others are
 # published only in a minute that had some (hotkeys.detector.handlers.app.RARE_METRICS), so their graphs
@@ -62,14 +62,23 @@ TTL_IGNORED = (
 )
 
 
-def _detector_metric(name: str) -> cloudwatch.Metric:
-    """A sum over five minutes of one of the function's own metrics (its EMF line)."""
+def stack_namespace(scope: Construct) -> str:
+    """The namespace of the detector's own metrics in ``scope``'s stack (``names.metrics_namespace``): what its
+    functions write (``DetectorFunction`` sets it in their environment), and all its alarms and graphs read."""
+    return metrics_namespace(Stack.of(scope).stack_name)
+
+
+def detector_metric(
+    scope: Construct, name: str, *, statistic: str = "Sum", period: Duration | None = None
+) -> cloudwatch.Metric:
+    """One of the functions' own metrics (their EMF lines) in ``scope``'s stack: its namespace, dimension
+    service; a sum over five minutes unless told."""
     return cloudwatch.Metric(
-        namespace=NAMESPACE,
+        namespace=stack_namespace(scope),
         metric_name=name,
         dimensions_map={"service": SERVICE},
-        statistic="Sum",
-        period=Duration.minutes(5),
+        statistic=statistic,
+        period=period or Duration.minutes(5),
     )
 
 
@@ -191,34 +200,34 @@ class Monitoring(Construct):
             ),
             "WithoutImages": self._at_least(
                 "WithoutImagesAlarm",
-                _detector_metric("RecordsWithoutImages"),
+                detector_metric(self, "RecordsWithoutImages"),
                 1,
                 "Stream records arrive without item images (the stream is not NEW_AND_OLD_IMAGES): sizes are "
                 "key-only and TTL archives lack items. Recreate the stream with NEW_AND_OLD_IMAGES.",
             ),
             "ArchiveSpooled": self._at_least(
                 "ArchiveSpooledAlarm",
-                _detector_metric("ArchiveObjectsSpooled"),
+                detector_metric(self, "ArchiveObjectsSpooled"),
                 1,
                 "S3 refuses TTL archive objects: they are kept in the stats table (spool) and moved into S3 "
                 "when it takes them again (or by hotkeys redrive). Check the bucket's policy and S3's health.",
             ),
             "OutOfOrder": self._at_least(
                 "OutOfOrderAlarm",
-                _detector_metric("RecordsOutOfOrder"),
+                detector_metric(self, "RecordsOutOfOrder"),
                 1,
                 "Stream records were redelivered below records already counted (out of sequence order). They "
                 "were counted; the alarm says the delivery did something AWS does not document as usual.",
             ),
             "StatesDiscarded": self._at_least(
                 "StatesDiscardedAlarm",
-                _detector_metric("StatesDiscarded"),
+                detector_metric(self, "StatesDiscarded"),
                 1,
                 STATES_DISCARDED,
             ),
             "TtlIgnored": self._at_least(
                 "TtlIgnoredAlarm",
-                _detector_metric("TtlIgnoredItems"),
+                detector_metric(self, "TtlIgnoredItems"),
                 1,
                 TTL_IGNORED,
             ),
@@ -233,15 +242,7 @@ class Monitoring(Construct):
                 cloudwatch.GraphWidget(
                     title=name,
                     width=6,
-                    left=[
-                        cloudwatch.Metric(
-                            namespace=NAMESPACE,
-                            metric_name=name,
-                            dimensions_map={"service": SERVICE},
-                            statistic="Sum",
-                            period=minute,
-                        )
-                    ],
+                    left=[detector_metric(self, name, period=minute)],
                 )
                 for name in DETECTOR_METRICS
             ]
@@ -259,13 +260,17 @@ class Monitoring(Construct):
         # Every counted index's write units, one line per "<table>/<index>" (a search expression:
         # indexes appear as the function counts them, without redeploying).
         index_metric = INDEX_METRIC_PREFIX.rstrip("/")
+        # (Only the stack's own namespace: another stack's indexes are its dashboard's. A name with other
+        # than letters and digits, as another stack's namespace has, is quoted in a search's schema.)
+        namespace = stack_namespace(self)
+        schema = namespace if namespace.isalnum() else f'"{namespace}"'
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Index write units (GSI partitions are watched per key by the alerts and `hotkeys top --index`)",
                 width=24,
                 left=[
                     cloudwatch.MathExpression(
-                        expression=f"SEARCH('{{{NAMESPACE},service}} {index_metric}', 'Sum', 60)",
+                        expression=f"SEARCH('{{{schema},service}} {index_metric}', 'Sum', 60)",
                         using_metrics={},
                         label="",
                         period=minute,
@@ -311,13 +316,7 @@ class Monitoring(Construct):
                 title=title,
                 width=24,
                 left=[
-                    cloudwatch.Metric(
-                        namespace=NAMESPACE,
-                        metric_name=name,
-                        dimensions_map={"service": SERVICE},
-                        statistic=statistic,
-                        period=Duration.minutes(1),
-                    )
+                    detector_metric(self, name, statistic=statistic, period=Duration.minutes(1))
                     for name, statistic in statistics.items()
                 ],
             )

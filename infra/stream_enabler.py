@@ -9,6 +9,8 @@ type fails the deploy with the fix; no stream is ever disabled. One provider ser
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -17,11 +19,22 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from hotkeys.deployment import REDEPLOY_CONTEXT, REDEPLOY_PROPERTY, STREAM_ENABLER_TYPE
 from infra.compliance import VENDED_LOG_GROUP_PREFIX, log_group_name
 from infra.detector_function import DetectorFunction, retained_log_group
 from infra.nag import acknowledge, finding_text
 
 PROVIDER_ID = "StreamEnablerProvider"
+# How long CloudFormation waits for an answer from any of the stack's custom resources (ServiceTimeout; by
+# default an hour): the provider framework function's own 15 minutes. Each handler answers well before: its
+# function's timeout (and the waiter's total, for a provider that polls) leaves minutes to spare.
+SERVICE_TIMEOUT = Duration.minutes(15)
+
+
+def redeploy_stamp(scope: Construct) -> str:
+    """The value of ``REDEPLOY_PROPERTY``: the time of this synth, to the second (or ``-c REDEPLOY_CONTEXT``)."""
+    fixed = scope.node.try_get_context(REDEPLOY_CONTEXT)
+    return str(fixed) if fixed else datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class StreamEnablerProvider(Construct):
@@ -171,15 +184,16 @@ def deploy_time_provider(
     is_complete: lambda_.IFunction | None = None,
 ) -> cr.Provider:
     """The CDK provider framework for one of the stack's custom resources (``is_complete``: polled every 10 s
-    for up to 15 minutes), its functions logging to a group of the stack's (retained, deleted with it), its
-    cdk-nag findings acknowledged."""
+    for up to 10 minutes: with ``on_event``'s minute and the polls' own time, an answer before SERVICE_TIMEOUT),
+    its functions logging to a group of the stack's (retained, deleted with it), its cdk-nag findings
+    acknowledged."""
     provider = cr.Provider(
         owner,
         "Provider",
         on_event_handler=on_event,
         is_complete_handler=is_complete,
         query_interval=Duration.seconds(10) if is_complete else None,
-        total_timeout=Duration.minutes(15) if is_complete else None,
+        total_timeout=Duration.minutes(10) if is_complete else None,
         log_group=retained_log_group(owner, "FrameworkLogs", log_retention_days),
     )
     acknowledge_provider_framework(owner, provider)
@@ -233,7 +247,10 @@ class StreamEnabler(Construct):
             self,
             "Stream",
             service_token=provider.provider.service_token,
-            resource_type="Custom::DynamoDBStream",
-            properties={"TableName": table_name},
+            resource_type=STREAM_ENABLER_TYPE,
+            service_timeout=SERVICE_TIMEOUT,
+            # (REDEPLOY_PROPERTY: a redeploy turns a stream turned off outside the stack on again, and the
+            # mapping follows the table's new stream.)
+            properties={"TableName": table_name, REDEPLOY_PROPERTY: redeploy_stamp(self)},
         )
         self.stream_arn = resource.get_att_string("StreamArn")

@@ -24,10 +24,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from hotkeys.deployment import EVENT_SOURCE, STREAM_MAPPING_TYPE, ReadingPlan
+from hotkeys.deployment import EVENT_SOURCE, REDEPLOY_PROPERTY, STREAM_MAPPING_TYPE, ReadingPlan
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge, finding_text
-from infra.stream_enabler import deploy_time_provider
+from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider, redeploy_stamp
 from infra.throttle_insights import construct_id
 
 PROVIDER_ID = "StreamMappingProvider"
@@ -57,9 +57,9 @@ class StreamMappingProvider(Construct):
             description="creates, updates and deletes the consumer's stream event source mappings at deploy time",
             failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
             "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-            # Up to three waits of stream_mapping_app.WAIT_SECONDS: a displaced mapping's deletion, the new
-            # one's creation and a retried refusal.
-            timeout_seconds=900,
+            # Its waits share one deadline, this timeout less stream_mapping_app.ANSWER_SECONDS, and it answers
+            # by then: 2 minutes under the provider framework function's 15 and the resource's SERVICE_TIMEOUT.
+            timeout_seconds=780,
         )
         stack = Stack.of(self)
         mappings = stack.format_arn(
@@ -94,11 +94,26 @@ class StreamMappingProvider(Construct):
         handler.role.add_to_policy(
             iam.PolicyStatement(sid="ListMappings", actions=["lambda:ListEventSourceMappings"], resources=["*"])
         )
+        # A Delete while a failed update rolls back reads this stack (its status and its earlier release's
+        # mapping resources) to keep a mapping the stack goes back to needing (stream_mapping_app).
+        this_stack = stack.format_arn(service="cloudformation", resource="stack", resource_name=f"{stack.stack_name}/*")
+        handler.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="ReadThisStack",
+                actions=["cloudformation:DescribeStacks", "cloudformation:ListStackResources"],
+                resources=[this_stack],
+            )
+        )
         acknowledge(
             handler.role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
             "CreateEventSourceMapping and ListEventSourceMappings, which AWS defines on '*' alone (the create limited "
             "to the consumer by lambda:FunctionArn), and X-Ray PutTraceSegments/PutTelemetryRecords (active tracing).",
+        )
+        acknowledge(
+            handler.role,
+            f"AwsSolutions::AwsSolutions-IAM5[Resource::{finding_text(self, this_stack)}]",
+            "This stack only: a stack's ARN ends with the id CloudFormation gives it.",
         )
         acknowledge(
             handler.role,
@@ -165,13 +180,23 @@ class StreamMapping(Construct):
             "DestinationConfig": {"OnFailure": {"Destination": dead_letters.queue_arn}},
             # Always given: an update changes only what it is given, so an absent list would keep the old one.
             "FunctionResponseTypes": ["ReportBatchItemFailures"] if settings.report_batch_item_failures else [],
+            # A mapping disabled outside the stack is enabled again by the next deploy.
+            "Enabled": True,
         }
         self.resource = CustomResource(
             self,
             "Mapping",
             service_token=provider.provider.service_token,
             resource_type=STREAM_MAPPING_TYPE,
-            properties={"FunctionName": consumer.function_arn, "EventSourceArn": stream_arn, "Settings": mapping},
+            service_timeout=SERVICE_TIMEOUT,
+            properties={
+                "FunctionName": consumer.function_arn,
+                "EventSourceArn": stream_arn,
+                "Settings": mapping,
+                # New at every synth: CloudFormation sends an Update only when a property changes, so without
+                # it a redeploy would never repair a mapping deleted, disabled or changed outside the stack.
+                REDEPLOY_PROPERTY: redeploy_stamp(self),
+            },
         )
         # Lambda checks at create time that the function's role may read the stream and send to the
         # destination: after the role's policy.

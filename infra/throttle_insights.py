@@ -26,7 +26,7 @@ from constructs import Construct
 
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge, finding_text
-from infra.stream_enabler import deploy_time_provider
+from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider
 
 PROVIDER_ID = "ThrottleInsightsProvider"
 # How much of a table name shows in its resource's construct (and logical) id; the hash tells the rest.
@@ -163,5 +163,6 @@ class ThrottleInsights(Construct):
             "Insights",
             service_token=provider.provider.service_token,
             resource_type="Custom::ThrottledKeyInsights",
+            service_timeout=SERVICE_TIMEOUT,
             properties={"TableName": table_name},
         )

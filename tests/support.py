@@ -121,6 +121,17 @@ class Routed:
         return getattr(self._insights if "contributor_insights" in name else self._rest, name)
 
 
+class Split:
+    """One client as the code under test sees it: the operations named in ``names`` (method names) to ``to``,
+    every other call to ``rest`` (e.g. a Lambda client under Stubber, its ListEventSourceMappings on moto)."""
+
+    def __init__(self, rest: Any, to: Any, *names: str) -> None:
+        self._rest, self._to, self._names = rest, to, frozenset(names)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._to if name in self._names else self._rest, name)
+
+
 def layouts_of(stats: Any, window_seconds: int = 60) -> Any:
     """A consumer container's layouts (``layout.LayoutCache``) over a ``DynamoStatsStore``: what
     ``wiring.build_ports`` gives the pipeline, so the tables it counts are registered for ``top``."""

@@ -55,7 +55,15 @@ EVENT_SOURCE = EventSourceSettings()
 # The stack's stream mappings (infra/stream_mapping.py; physical id: the mapping's UUID), and those of a
 # release before it, which a stack keeps until its next update.
 STREAM_MAPPING_TYPE = "Custom::StreamMapping"
-MAPPING_TYPES = (STREAM_MAPPING_TYPE, "AWS::Lambda::EventSourceMapping")
+EARLIER_MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
+MAPPING_TYPES = (STREAM_MAPPING_TYPE, EARLIER_MAPPING_TYPE)
+# The stack's stream enablers (-c enableStream; infra/stream_enabler.py).
+STREAM_ENABLER_TYPE = "Custom::DynamoDBStream"
+# A property of the stack's deploy-time resources that changes at every synth (infra.stream_enabler.redeploy_stamp),
+# so that every deploy sends them an Update: the only way a redeploy repairs what changed outside the stack.
+REDEPLOY_PROPERTY = "SynthesizedAt"
+# A -c key that fixes its value (tests; a deploy that must not touch the mappings).
+REDEPLOY_CONTEXT = "hotkeys:synthesizedAt"
 STARTING_POSITIONS = ("TRIM_HORIZON", "LATEST")
 
 

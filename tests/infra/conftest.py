@@ -119,12 +119,13 @@ def _reference(token: dict[str, Any]) -> str:
 
 def synth_template(context: dict[str, str]) -> dict[str, Any]:
     """The stack's template for ``context`` (``-c`` keys), synthesized in-process into a fresh folder."""
-    from infra.app_factory import STACK_NAME, build_app
+    from infra.app_factory import build_app
 
     outdir = tempfile.mkdtemp(prefix="cdk-")
-    app, _stack = build_app(context, outdir=outdir)
+    app, stack = build_app(context, outdir=outdir)
     app.synth()
-    template: dict[str, Any] = json.loads((Path(outdir) / f"{STACK_NAME}.template.json").read_text())
+    # (the stack's own file: -c stackName names another)
+    template: dict[str, Any] = json.loads((Path(outdir) / stack.template_file).read_text())
     return template
 
 

@@ -84,17 +84,35 @@ COMPLIANCE = {
 }
 
 
-@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 21)], ids=["existing", "enableStream"])
+# Every alerting option on at once: e-mail, the Slack webhook and AWS Chatbot's channel, the what-if topic with
+# its e-mail (each adds resources once, not per table).
+ALERTING = {
+    "alertEmails": "oncall@example.com",
+    "slackWebhookSecretArn": "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/slack-AbCdEf",
+    "slackWorkspaceId": "T0123",
+    "slackChannelId": "C0456",
+    "whatIfIndexes": "by-status=status:KEYS_ONLY",
+    "whatIfKeys": "customer",
+    "whatIfEmails": "capacity@example.com",
+}
+# README's figures ("How many tables one stack watches"): the most tables one stack holds, each way of
+# watching them, without and with every alerting option.
+MOST = [(_existing, {}, 22), (_existing, ALERTING, 21), (_enabled, {}, 20), (_enabled, ALERTING, 19)]
+MOST_IDS = ["existing", "existing+alerting", "enableStream", "enableStream+alerting"]
+
+
+@pytest.mark.parametrize(("context", "options", "most"), MOST, ids=MOST_IDS)
 def test_a_stack_past_cloudformations_500_resources_is_refused_at_synth_naming_the_quota(
-    context: Any, most: int
+    context: Any, options: dict[str, str], most: int
 ) -> None:
-    # README's figures: the most tables one stack holds, each way of watching them
-    assert len(synth_template(context(most))["Resources"]) <= MAX_RESOURCES
+    assert len(synth_template({**context(most), **options})["Resources"]) <= MAX_RESOURCES
     with pytest.raises(Exception, match=r"more than CloudFormation's 500 per stack: watch fewer tables"):
-        synth_template(context(most + 1))
+        synth_template({**context(most + 1), **options})
 
 
-@pytest.mark.parametrize(("context", "most"), [(_existing, 24), (_enabled, 21)], ids=["existing", "enableStream"])
-def test_compliance_mode_holds_as_many_tables_as_the_readme_says(context: Any, most: int) -> None:
+@pytest.mark.parametrize(("context", "options", "most"), MOST, ids=MOST_IDS)
+def test_compliance_mode_holds_as_many_tables_as_the_readme_says(
+    context: Any, options: dict[str, str], most: int
+) -> None:
     # -c compliance=controltower adds the stack's key (and the waiter's log group), nothing per table
-    assert len(synth_template({**context(most), **COMPLIANCE})["Resources"]) <= MAX_RESOURCES
+    assert len(synth_template({**context(most), **options, **COMPLIANCE})["Resources"]) <= MAX_RESOURCES

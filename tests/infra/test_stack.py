@@ -378,6 +378,7 @@ def test_alarms_watch_lag_dead_letters_errors_and_throttles_and_notify_the_topic
         for logical_id, a in demo.resources("AWS::CloudWatch::Alarm").items()
         if a["Properties"].get("Namespace") != "AWS/DynamoDB"  # DynamoDB's throttles: tests/infra/test_throttling.py
         and not logical_id.startswith("DetectorJudge")  # the judge's: test_the_judge_runs_every_minute_...
+        and "Metrics" not in a["Properties"]  # each table's StreamUnread: tests/infra/test_stream_unread.py
     }
     assert set(alarms) == {
         "IteratorAge",
@@ -434,6 +435,7 @@ def test_the_detector_metric_alarms_watch_what_the_function_emits(demo: Synthesi
         alarm["Properties"]
         for alarm in demo.resources("AWS::CloudWatch::Alarm").values()
         if alarm["Properties"].get("Namespace") not in ("AWS/DynamoDB", "AWS/Lambda", "AWS/SQS")
+        and "Metrics" not in alarm["Properties"]  # (metric math: each table's StreamUnread, test_stream_unread.py)
     ]
     # (the judge's: test_the_judge_looks_every_flush_through_its_queue_and_a_watchdog_rule)
     ours = [alarm for alarm in ours if alarm["MetricName"] not in ("JudgeLooksFailed", "JudgeChainRestarts")]
@@ -533,11 +535,12 @@ def test_every_health_alarm_is_on_the_dashboard_once_and_no_widget_overlaps_anot
 ) -> None:
     synth = synthesized[mode]
     widgets = synth.dashboard_widgets()
-    # Every alarm but DynamoDB's throttle alarms (graphed per table and GSI: tests/infra/test_throttling.py)
+    # Every alarm but DynamoDB's throttle alarms (graphed per table and GSI: tests/infra/test_throttling.py);
+    # each table's StreamUnread alarm among them (it reads DynamoDB's writes)
     health = {
         logical_id
         for logical_id, alarm in synth.resources("AWS::CloudWatch::Alarm").items()
-        if "AWS/DynamoDB" not in json.dumps(alarm["Properties"])
+        if "AWS/DynamoDB" not in json.dumps(alarm["Properties"]) or _stream_unread(alarm)
     }
     shown = [arn for widget in widgets for arn in _alarms_shown(widget)]
     assert sorted(shown) == sorted(f"${{{logical_id}.Arn}}" for logical_id in health)
@@ -773,11 +776,19 @@ def test_the_function_asset_is_the_detector_alone_and_imports_on_its_own(demo: S
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
+def _stream_unread(alarm: dict[str, Any]) -> bool:
+    """Each table's StreamUnread alarm (infra/stream_unread.py; tests/infra/test_stream_unread.py)."""
+    return any(metric.get("Id") == "written" for metric in alarm["Properties"].get("Metrics", []))
+
+
 def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesized: dict) -> None:
     # Given the stack without alert subscribers (demo) and with Slack, e-mail and a webhook (multi)
     demo, multi = synthesized["demo"], synthesized["multi"]
-    # Then `hotkeys cost` prices the base alarms, the throttle alarms (one table, no GSI) and the one dashboard
-    assert len(demo.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + cost.THROTTLE_ALARMS_PER_SCOPE
+    # Then `hotkeys cost` prices the base alarms, the throttle alarms (one table, no GSI), the table's
+    # StreamUnread alarm (by its metrics) and the one dashboard
+    unread = [a for a in demo.resources("AWS::CloudWatch::Alarm").values() if _stream_unread(a)]
+    assert [len(a["Properties"]["Metrics"]) - 1 for a in unread] == [cost.UNREAD_ALARM_METRICS_PER_TABLE]
+    assert len(demo.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + cost.THROTTLE_ALARMS_PER_SCOPE + 1
     assert len(demo.resources("AWS::CloudWatch::Dashboard")) == cost.DASHBOARDS
     # and each subscriber's undelivered-message alarm is the only addition (left out of the model)
     undelivered = [
@@ -787,10 +798,10 @@ def test_hotkeys_cost_prices_the_alarms_and_dashboard_the_stack_creates(synthesi
     ]
     # two existing tables: each table's throttle alarms and those over its GSIs (GSIs unknown at synth time)
     throttles = 2 * 2 * cost.THROTTLE_ALARMS_PER_SCOPE
-    assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + throttles + len(undelivered)
+    assert len(multi.resources("AWS::CloudWatch::Alarm")) == cost.ALARMS + throttles + len(undelivered) + 2
     # and the lean deployment's (one existing table): its alarms, no throttle alarm, no dashboard
     lean = synthesized["lean"]
-    assert len(lean.resources("AWS::CloudWatch::Alarm")) == cost.LEAN_ALARMS
+    assert len(lean.resources("AWS::CloudWatch::Alarm")) == cost.LEAN_ALARMS + 1
     assert not lean.resources("AWS::CloudWatch::Dashboard")
 
 
@@ -803,7 +814,9 @@ def test_the_lean_deployment_keeps_the_alarms_that_say_the_detector_stopped_and_
     alarms = lean.resources("AWS::CloudWatch::Alarm")
     # Given the lean deployment of an existing table: no DynamoDB throttle alarm, none on the data's health
     assert not [a for a in alarms.values() if a["Properties"].get("Namespace") == "AWS/DynamoDB"]
-    assert not [a for a in alarms.values() if "Metrics" in a["Properties"]]  # (the GSIs' Metrics Insights alarms)
+    # (the GSIs' Metrics Insights alarms; the table's StreamUnread alarm stays: it says the detector stopped)
+    assert not [a for a in alarms.values() if "Metrics" in a["Properties"] and not _stream_unread(a)]
+    assert len([a for a in alarms.values() if _stream_unread(a)]) == 1
     consumer = {"Ref": _function_id(lean, "hotkeys.detector.handlers.app.handler")}
     consumers = {
         a["Properties"]["MetricName"]
@@ -820,7 +833,7 @@ def test_the_lean_deployment_keeps_the_alarms_that_say_the_detector_stopped_and_
         i for i in full.resources("AWS::CloudWatch::Alarm") if i.startswith("DetectorJudge")
     )
     # and every alarm still notifies the topic
-    topic = {"Ref": lean.logical_id("AWS::SNS::Topic")}
+    topic = {"Ref": lean.logical_id("AWS::SNS::Topic", "Alerts")}
     assert all(topic in a["Properties"]["AlarmActions"] for a in alarms.values())
     # No dashboard, no throttle explainer, no Contributor Insights turned on
     assert not lean.resources("AWS::CloudWatch::Dashboard") and "DashboardUrl" not in lean.template["Outputs"]

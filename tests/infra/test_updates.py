@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.infra.cloudformation_update import mapping_conflicts, mapping_restarts
+from tests.infra.cloudformation_update import mapping_conflicts, mapping_restarts, readers_after
 from tests.infra.conftest import synth_template
 
 pytestmark = pytest.mark.infra
@@ -158,3 +158,67 @@ def test_the_model_sees_custom_mappings_update_in_place_and_displace_on_create()
 
 def _plan(before: dict[str, Any], after: dict[str, Any]) -> tuple[list[str], list[str]]:
     return mapping_conflicts(before, after), mapping_restarts(before, after)
+
+
+def _every_outcome(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, dict[str, int]]]:
+    """The readers of each stream after the update succeeds, and after it fails at each step and rolls back."""
+    outcomes = [("completed", readers_after(before, after, None))]
+    steps = len(_mappings_of(after)) + 1
+    outcomes += [(f"failed after {k}", readers_after(before, after, k)) for k in range(steps)]
+    return outcomes
+
+
+def _mappings_of(template: dict[str, Any]) -> list[str]:
+    return [i for i, r in template["Resources"].items() if r["Type"] in ("Custom::StreamMapping", MAPPING)]
+
+
+MAPPING = "AWS::Lambda::EventSourceMapping"
+
+
+def _streams_of(template: dict[str, Any]) -> set[str]:
+    return {key for key, count in readers_after(template, template, None).items() if count}
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_the_upgrade_from_the_earlier_release_leaves_every_stream_read_once_however_it_ends(way: str) -> None:
+    released = json.loads((FIXTURES / f"mappings-39d0cc4-{way}.json").read_text())
+    now = synth_template(_watching("orders,users", way))
+    for outcome, readers in _every_outcome(released, now):
+        # each of the two tables' streams read by exactly one of the stack's mappings, done or rolled back
+        assert sorted(readers.values()) == [1, 1], (outcome, readers)
+
+
+@pytest.mark.parametrize("way", WAYS)
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [("orders", "orders,users"), ("orders,users", "users"), ("orders,users", "users,orders")],
+    ids=["add", "remove", "reorder"],
+)
+def test_a_change_of_the_watched_tables_leaves_every_stream_read_once_however_it_ends(
+    way: str, before: str, after: str
+) -> None:
+    old, new = synth_template(_watching(before, way)), synth_template(_watching(after, way))
+    for outcome, readers in _every_outcome(old, new):
+        # completed: what the new template watches, once each; rolled back: what the old one watched
+        watched = _streams_of(new if outcome == "completed" else old)
+        assert {stream for stream, count in readers.items() if count} == watched, (outcome, readers)
+        assert set(readers[stream] for stream in watched) == {1}, (outcome, readers)
+
+
+def test_an_upgrade_rolled_back_is_read_by_the_kept_mapping_and_would_be_unread_without_the_rule() -> None:
+    stream = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
+    orders = {"FunctionName": {"Ref": "F"}, "EventSourceArn": stream, "StartingPosition": "LATEST"}
+    released = {"Resources": {"A": {"Type": MAPPING, "Properties": orders}}}
+    custom = {
+        "Resources": {
+            "M": {
+                "Type": "Custom::StreamMapping",
+                "Properties": {"FunctionName": {"Fn::GetAtt": ["F", "Arn"]}, "EventSourceArn": stream},
+            }
+        }
+    }
+    assert readers_after(released, custom, 1) == {repr(stream): 1}
+    # (the handler's rule away: the earlier mapping displaced, the new one deleted by the rollback)
+    assert readers_after(released, custom, 1, rollback_keeps=False) == {repr(stream): 0}
+    assert readers_after(released, custom, 0) == {repr(stream): 1}
+    assert readers_after(released, custom, None) == {repr(stream): 1}

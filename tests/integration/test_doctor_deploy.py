@@ -27,6 +27,7 @@ from tests.integration.test_doctor import (
     mapping,
     resource_summaries,
 )
+from tests.support import Split
 
 CONSUMER_ROLE = "HotKeyDetector-ConsumerRole"
 SENDER_ROLE = "HotKeyDetector-WebhookSenderRole"
@@ -89,7 +90,7 @@ def _clients(
         cloudformation=cloudformation,
         dynamodb=dynamodb,
         streams=boto3.client("dynamodbstreams"),
-        lambda_=lambda_,
+        lambda_=Split(lambda_, boto3.client("lambda"), "list_event_source_mappings"),
         cloudwatch=boto3.client("cloudwatch"),
         sqs=boto3.client("sqs"),
         sns=boto3.client("sns"),

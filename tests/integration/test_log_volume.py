@@ -24,6 +24,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.consumer.pipeline import BatchOutcome
 from hotkeys.detector.handlers import app
 from hotkeys.detector.handlers.app import build_handler, container_from
+from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
 from hotkeys.detector.observability import logger
 
 T0 = 1_796_083_200
@@ -132,15 +133,20 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
     container = dataclasses.replace(container, metrics=app.MetricsBuffer(lambda: now[0]))
     handler = build_handler(lambda: container)
     capfd.readouterr()
-    # When it runs a batch, then another a minute later
-    handler(_event(_records(1000)), DeployedContext())  # type: ignore[arg-type]
-    first = [line for line in capfd.readouterr().out.splitlines() if line.strip()]
-    now[0] = app.METRICS_SECONDS
-    handler(_event(_records(1000)), DeployedContext())  # type: ignore[arg-type]
-    lines = [line for line in capfd.readouterr().out.splitlines() if line.strip()]
-    # Then the first wrote nothing (the archive's per-object line is DEBUG), and the second one line: the
+
+    def run_at(second: float) -> list[str]:
+        now[0] = second
+        handler(_event(_records(1000)), DeployedContext())  # type: ignore[arg-type]
+        return [line for line in capfd.readouterr().out.splitlines() if line.strip()]
+
+    # When it runs a batch (its first: its line is written at once), another half a minute later, and one
+    # a minute after the first
+    assert len(run_at(0)) == 1
+    within = run_at(app.METRICS_SECONDS / 2)
+    lines = run_at(app.METRICS_SECONDS)
+    # Then the second wrote nothing (the archive's per-object line is DEBUG), and the third one line: the
     # EMF line, summing both (the ItemsArchived metric counts what the archive did)
-    assert first == []
+    assert within == []
     (emf,) = lines
     assert json.loads(emf)["ItemsArchived"] == [200] and json.loads(emf)["RecordsCounted"] == [1800]
     # and the model charges for it, within a fifth of its size
@@ -278,12 +284,16 @@ def test_a_rare_count_is_published_only_in_a_line_where_it_happened(
         handler(_event(records), DeployedContext())  # type: ignore[arg-type]
         return [json.loads(line) for line in capfd.readouterr().out.splitlines() if '"_aws"' in line]
 
-    # Given a minute of healthy inserts (no TTL deletion, nothing redelivered, every image there)
-    assert lines(healthy[:100]) == []
+    # Given a minute of healthy inserts (no TTL deletion, nothing redelivered, every image there): the
+    # container's first line at once, then nothing until a minute has passed
+    assert len(lines(healthy[:50])) == 1
+    now[0] = app.METRICS_SECONDS / 2
+    assert lines(healthy[50:100]) == []
     now[0] = app.METRICS_SECONDS
     (quiet,) = lines(healthy[100:200])
-    # Then its line publishes RecordsCounted alone: no rare count, not even as a zero
-    assert _metric_names(quiet) == {"RecordsCounted"}
+    # Then its line publishes RecordsCounted and the table's records read alone: no rare count, not even
+    # as a zero
+    assert _metric_names(quiet) == {"RecordsCounted", metric_name(READ_METRIC_PREFIX, TABLE)}
     assert not {name for name, _ in app.RARE_METRICS} & set(quiet)
     # and the flush figures ride along as properties of the line, not metrics
     assert {name for name, _ in app.LINE_PROPERTIES} <= set(quiet)

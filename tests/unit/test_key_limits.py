@@ -39,7 +39,8 @@ from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.diagnosis import Family, classify
 from hotkeys.detector.domain.items import SPREAD, verdict
 from hotkeys.detector.domain.sizing import image_size, utf8_len
-from hotkeys.detector.handlers.app import MAX_METRIC_NAME, index_metric_name
+from hotkeys.detector.handlers.app import index_metric_name
+from hotkeys.detector.names import MAX_METRIC_NAME
 from tests.unit.test_state_size import INDEX_NAMES, fill
 from tests.unit.test_summary import worst_case_keys
 

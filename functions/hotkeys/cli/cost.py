@@ -63,9 +63,10 @@ RETENTION_DAYS = default_of("stats_retention_days")
 # the handler writes more than these figures or if they overstate it by more than a fifth:
 # its EMF metrics line, one per container and minute (``app.METRICS_SECONDS``; a healthy invocation
 # writes nothing of its own; errors, malformed records, alerts and the archive spool add lines: they
-# are rare and left out): RecordsCounted, the flush figures as properties, and the TTL pair of a table
-# with TTL deletions (the measured line's; a line without them is about 60 bytes shorter),
-EMF_LINE_BYTES = 450
+# are rare and left out): RecordsCounted, its table's StreamRecordsRead, the flush figures as properties,
+# and the TTL pair of a table with TTL deletions (the measured line's; a line without them is about 60
+# bytes shorter),
+EMF_LINE_BYTES = 560
 # plus this much per counted global secondary index of its table (its metric's name in the line's
 # directive and its value).
 EMF_BYTES_PER_INDEX = 200
@@ -124,6 +125,9 @@ CONSUMER_ALARMS = 9
 EXPLAINER_ALARMS = 1
 JUDGE_ALARMS = 4
 ALARMS = CONSUMER_ALARMS + EXPLAINER_ALARMS + JUDGE_ALARMS
+# Each table's StreamUnread alarm (infra/stream_unread.py, in a lean deployment too): a metric-math alarm on
+# two metrics, the table's writes and its records read, billed per metric.
+UNREAD_ALARM_METRICS_PER_TABLE = 2
 DASHBOARDS = 1
 # The lean deployment (-c lean, ``--lean``): no dashboard, no throttle alarms nor their explainer,
 # Contributor Insights off unless asked for, and of the consumer's alarms iterator age, dead letters and
@@ -352,7 +356,8 @@ def custom_metric_hours(inputs: CostInputs) -> float:
     """Metric-hours published in a month: the metrics in every hour, each counted index's, the TTL pair when
     there are TTL deletions, and RARE_METRIC_HOURS of each rare one."""
     ttl = CONSUMER_METRICS_TTL if inputs.ttl_deletes_per_second > 0 else 0
-    always = CONSUMER_METRICS_ALWAYS + JUDGE_METRICS_ALWAYS + ttl + inputs.tables * inputs.counted_indexes
+    # (each table's StreamRecordsRead, and each of its counted indexes' write units)
+    always = CONSUMER_METRICS_ALWAYS + JUDGE_METRICS_ALWAYS + ttl + inputs.tables * (1 + inputs.counted_indexes)
     rare = CONSUMER_METRICS_RARE - ttl + JUDGE_METRICS_RARE
     return always * HOURS_PER_MONTH + rare * RARE_METRIC_HOURS
 
@@ -387,7 +392,8 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "archive_storage_first_month": ttl * inputs.avg_item_kb * 0.25 / 1e6 * PRICES["s3_standard_gb_month"],
         "cloudwatch_logs": log_bytes(inputs, invocations) / 1e9 * PRICES["cloudwatch_logs_ingested_gb"],
         "custom_metrics": custom_metric_hours(inputs) / HOURS_PER_MONTH * PRICES["cloudwatch_custom_metric_month"],
-        "alarms_and_dashboard": alarms * PRICES["cloudwatch_alarm_month"]
+        "alarms_and_dashboard": (alarms + inputs.tables * UNREAD_ALARM_METRICS_PER_TABLE)
+        * PRICES["cloudwatch_alarm_month"]
         + dashboards * PRICES["cloudwatch_dashboard_month"],
         "throttle_alarms": throttle_alarm_metrics(inputs) * PRICES["cloudwatch_alarm_month"],
         # What the stack turns on by default: the throttled-keys rules, and an event per throttled request.

@@ -3,7 +3,8 @@
 Reads the stack's outputs and resources (CloudFormation), then checks what a person on call
 needs to trust: every mapped stream is ENABLED with NEW_AND_OLD_IMAGES and is the table's
 current stream; every event source mapping is Enabled, its last processing result is OK and
-its settings are the stack's; the function's iterator age and errors over the last hour; the
+its settings are the stack's; no more than 2 event source mappings read each stream (any function's: another
+stack on the same table is one); the function's iterator age and errors over the last hour; the
 depth of every dead-letter and undelivered-alert queue; whether CloudWatch may publish to the
 alert topic and anyone is subscribed; a recent window in the stats table per watched table;
 and that the Powertools layer is the one the code was tested with. Per watched table and each of its
@@ -35,6 +36,7 @@ from hotkeys.deployment import (
     MAPPING_TYPES,
     POWERTOOLS_PARAMETER,
     POWERTOOLS_VERSION,
+    STREAM_ENABLER_TYPE,
 )
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
@@ -131,7 +133,7 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
                     "event source mappings",
                     FAIL,
                     f"the stack's mapping {uuid} is not in Lambda: its stream is not read",
-                    "redeploy (cdk deploy): the stack maps the stream again",
+                    REPAIR,
                 )
             )
         else:
@@ -146,9 +148,11 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
         if misplaced:
             checks.append(misplaced)
         else:
-            checks.extend(_check_stream(clients, mapping))
+            checks.extend(_check_stream(clients, mapping, bool(stack.of_type(STREAM_ENABLER_TYPE))))
             checks.extend(_check_source_key(clients, mapping, consumer_role))
         checks.append(_check_mapping(mapping, window_seconds))
+    # Who else reads each stream: another stack on the same table is a second reader.
+    checks.extend(readers_check(clients, m) for m in mappings if not _check_stream_location(m))
     for table in sorted(
         {_table_of(str(m.get("EventSourceArn", ""))) for m in mappings if not _check_stream_location(m)}
     ):
@@ -165,6 +169,11 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
 
 
 # -- event source mappings and streams ---------------------------------------------------------
+# What repairs a mapping deleted, disabled, filtered or changed outside the stack, or a stream the stack turns
+# on that was turned off or replaced: every deploy updates the stack's mappings and streams (REDEPLOY_PROPERTY).
+REPAIR = "cdk deploy (every deploy puts the stack's mappings back as deployed)"
+
+
 def read_mapping(lambda_: Any, uuid: str) -> dict[str, Any] | None:
     """The mapping, or None when Lambda has none by that UUID (deleted outside the stack)."""
     try:
@@ -192,7 +201,8 @@ def _table_of(stream_arn: str) -> str:
     return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
 
 
-def _check_stream(clients: Clients, mapping: dict[str, Any]) -> list[Check]:
+def _check_stream(clients: Clients, mapping: dict[str, Any], enabled_by_stack: bool) -> list[Check]:
+    """``enabled_by_stack``: the stack turns the table's stream on (-c enableStream), and follows it."""
     arn = str(mapping.get("EventSourceArn", ""))
     table = _table_of(arn)
     name = f"stream of {table}"
@@ -203,7 +213,12 @@ def _check_stream(clients: Clients, mapping: dict[str, Any]) -> list[Check]:
     specification = description.get("StreamSpecification") or {}
     if not specification.get("StreamEnabled"):
         return [
-            Check(name, FAIL, "the table's stream is off", f"redeploy with -c tableName={table} -c enableStream=true")
+            Check(
+                name,
+                FAIL,
+                "the table's stream is off",
+                REPAIR if enabled_by_stack else f"cdk deploy with -c tableName={table} -c enableStream=true",
+            )
         ]
     checks = []
     view = specification.get("StreamViewType")
@@ -223,7 +238,11 @@ def _check_stream(clients: Clients, mapping: dict[str, Any]) -> list[Check]:
                 name,
                 FAIL,
                 "the mapping reads an old stream (the table's stream was turned off and on since the deploy)",
-                "redeploy, so the mapping follows the table's current stream",
+                # A stack that turned the stream on reads the table's current one at each deploy; one given
+                # the stream's ARN maps the ARN it is given.
+                REPAIR
+                if enabled_by_stack
+                else f"cdk deploy with {description.get('LatestStreamArn')} for {table} in -c tableStreamArns",
             )
         )
     status = clients.streams.describe_stream(StreamArn=arn, Limit=1)["StreamDescription"].get("StreamStatus")
@@ -247,12 +266,7 @@ def _check_mapping(mapping: dict[str, Any], window_seconds: int) -> Check:
     name = f"event source mapping {mapping.get('UUID', '?')} ({_table_of(str(mapping.get('EventSourceArn', '')))})"
     state = mapping.get("State")
     if state != "Enabled":
-        return Check(
-            name,
-            FAIL,
-            f"state {state}",
-            f"aws lambda update-event-source-mapping --uuid {mapping.get('UUID')} --enabled",
-        )
+        return Check(name, FAIL, f"state {state}: its stream is not read", REPAIR)
     drift = {
         key: (mapping.get(key), wanted)
         for key, wanted in _expected_mapping(window_seconds).items()
@@ -260,11 +274,83 @@ def _check_mapping(mapping: dict[str, Any], window_seconds: int) -> Check:
     }
     if drift:
         detail = ", ".join(f"{key} is {have}, the stack sets {want}" for key, (have, want) in drift.items())
-        return Check(name, FAIL, detail, "redeploy the stack (the mapping was changed outside it)")
+        return Check(name, FAIL, f"{detail} (changed outside the stack)", REPAIR)
+    filters = (mapping.get("FilterCriteria") or {}).get("Filters")
+    if filters:
+        return Check(
+            name,
+            FAIL,
+            f"{len(filters)} filter(s) added outside the stack: the records they drop are never counted",
+            f"{REPAIR} (it makes the mapping anew without filters)",
+        )
     result = str(mapping.get("LastProcessingResult") or "")
     if result.startswith("PROBLEM"):
         return Check(name, FAIL, f"last processing result: {result}", "see the function's logs and the Errors alarm")
     return Check(name, OK, f"Enabled, settings as deployed, last result: {result or 'none yet'}")
+
+
+# -- the readers of a stream -------------------------------------------------------------------------------
+# DynamoDB Streams API reference, LimitExceededException: "More than 2 processes are reading from the same
+# streams shard at the same time. Exceeding this limit may result in request throttling." Each event source
+# mapping reads every shard of its stream.
+MAX_STREAM_READERS = 2
+# States of a mapping that does not poll its stream (Lambda's EventSourceMappingConfiguration.State).
+_NOT_READING = frozenset({"Disabled", "Disabling", "Deleting"})
+UNSEEN_READERS = (
+    "readers outside Lambda (the Kinesis Client Library with the DynamoDB Streams adapter, your own "
+    "GetRecords loops) and other accounts' functions are not listed by Lambda, so not counted here"
+)
+
+
+def stream_mappings(lambda_: Any, stream_arn: str) -> list[dict[str, Any]]:
+    """Every event source mapping of ``stream_arn`` in the account and region, whichever function's."""
+    found: list[dict[str, Any]] = []
+    marker: str | None = None
+    while True:
+        page = lambda_.list_event_source_mappings(EventSourceArn=stream_arn, **({"Marker": marker} if marker else {}))
+        found.extend(page.get("EventSourceMappings", []))
+        marker = page.get("NextMarker")
+        if not marker:
+            return found
+
+
+def readers_check(clients: Clients, mapping: dict[str, Any]) -> Check:
+    """How many event source mappings read the stream the stack's ``mapping`` reads: more than
+    ``MAX_STREAM_READERS`` is a warning naming the table and each reader's function."""
+    stream = str(mapping.get("EventSourceArn", ""))
+    table = _table_of(stream)
+    name = f"readers of the stream of {table}"
+    try:
+        listed = stream_mappings(clients.lambda_, stream)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", error)
+        return Check(name, WARN, f"cannot list the stream's event source mappings here: {code}")
+    ours = mapping.get("UUID")
+    readers = {str(m.get("UUID")): m for m in listed if m.get("State") not in _NOT_READING}
+    if mapping.get("State") not in _NOT_READING:
+        # (the stack's own, just read by its UUID, even if the listing has not caught up with it)
+        readers.setdefault(str(ours), mapping)
+    functions = sorted(
+        _function_name(m) + (" (this stack's consumer)" if uuid == ours else "") for uuid, m in readers.items()
+    )
+    count = f"{len(readers)} Lambda event source mapping{'s' if len(readers) != 1 else ''} read it"
+    if len(readers) <= MAX_STREAM_READERS:
+        return Check(name, OK, f"{count}: {', '.join(functions) or 'none'}")
+    return Check(
+        name,
+        WARN,
+        f"{count} ({', '.join(functions)}): DynamoDB Streams allows {MAX_STREAM_READERS} readers of a shard at "
+        "a time, more 'may result in request throttling' (every reader lags, this stack's consumer too); "
+        f"{UNSEEN_READERS}",
+        f"let at most {MAX_STREAM_READERS} read the stream of {table}: one function can pass its records on to "
+        "the others; two detector stacks on one table are two readers (watch it from one stack)",
+    )
+
+
+def _function_name(mapping: dict[str, Any]) -> str:
+    """``arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER]`` -> NAME."""
+    parts = str(mapping.get("FunctionArn", "")).split(":")
+    return parts[6] if len(parts) > 6 else ":".join(parts)
 
 
 # -- throttling: Contributor Insights, DynamoDB's throttle metrics, capacity caps ------------------------

@@ -116,6 +116,9 @@ class BatchOutcome:
     ttl_ignored: int = 0
     # Index write units counted, by (table, index) (a metric per index: names, never keys).
     index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Records of each table this invocation got through (counted, or already counted): each table's
+    # proof that its stream is being read, which its StreamUnread alarm weighs against its writes.
+    records_read: dict[str, int] = field(default_factory=dict)
 
     def response(self) -> dict[str, Any]:
         body: dict[str, Any] = {"batchItemFailures": [{"itemIdentifier": seq} for seq in self.failures]}
@@ -231,6 +234,7 @@ def _fold(
     # archived again: sized, it is validated all the same.)
     size_ttl_images = archiver is None
     last_segment: Segment | None = None
+    records_read = outcome.records_read
     for record in records:
         try:
             sequence_text = sequence_of(record)
@@ -263,6 +267,7 @@ def _fold(
             outcome.malformed += 1
             state.high_water = max(state.high_water, sequence)
             continue
+        records_read[change.table] = records_read.get(change.table, 0) + 1
         if change.partial:
             outcome.without_images += 1
         if duplicate:

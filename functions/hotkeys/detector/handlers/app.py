@@ -9,7 +9,6 @@ the tests run exactly this code without touching the process environment.
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -24,7 +23,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings, load_settings
 from hotkeys.detector.consumer.pipeline import BatchOutcome, Ports, parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.detector.names import INDEX_METRIC_PREFIX
+from hotkeys.detector.names import INDEX_METRIC_PREFIX, READ_METRIC_PREFIX, metric_name
 from hotkeys.detector.observability import logger, metrics, tracer
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
@@ -62,12 +61,12 @@ class MetricsBuffer:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self.totals = BatchOutcome()
-        self._since: float | None = None
+        self._holding = False
+        self._flushed: float | None = None
 
     def add(self, outcome: BatchOutcome) -> None:
         now = self._clock()
-        if self._since is None:
-            self._since = now
+        self._holding = True
         totals = self.totals
         for name in _SUMMED:
             setattr(totals, name, getattr(totals, name) + getattr(outcome, name))
@@ -75,15 +74,20 @@ class MetricsBuffer:
             setattr(totals, name, max(getattr(totals, name), getattr(outcome, name)))
         for index, wcu in outcome.index_wcu.items():
             totals.index_wcu[index] = totals.index_wcu.get(index, 0) + wcu
-        if now - self._since >= METRICS_SECONDS or any(getattr(outcome, name) for name in _AT_ONCE):
+        for table, read in outcome.records_read.items():
+            totals.records_read[table] = totals.records_read.get(table, 0) + read
+        # At most one line a minute, and the first after a quiet minute at once: a table that writes now
+        # and then shows its reads in the minutes it wrote, which its StreamUnread alarm relies on.
+        last = self._flushed
+        if last is None or now - last >= METRICS_SECONDS or any(getattr(outcome, name) for name in _AT_ONCE):
             self.flush()
 
     def flush(self) -> None:
-        if self._since is None:
+        if not self._holding:
             return
         _record_metrics(self.totals)
         metrics.flush_metrics()
-        self.totals, self._since = BatchOutcome(), None
+        self.totals, self._holding, self._flushed = BatchOutcome(), False, self._clock()
 
 
 @dataclass(frozen=True)
@@ -161,22 +165,15 @@ def _record_metrics(outcome: BatchOutcome) -> None:
     for (table, index), wcu in outcome.index_wcu.items():
         if wcu:
             metrics.add_metric(name=index_metric_name(table, index), unit=MetricUnit.Count, value=wcu)
-
-
-# CloudWatch's limit on a metric name (API reference, "Metric": MetricName "Maximum length of 255");
-# Powertools raises beyond it, which would fail the invocation.
-MAX_METRIC_NAME = 255
+    # One per table read, the same way: its StreamUnread alarm (infra/stream_unread.py) weighs it against
+    # the table's own writes.
+    for table, read in outcome.records_read.items():
+        metrics.add_metric(name=metric_name(READ_METRIC_PREFIX, table), unit=MetricUnit.Count, value=read)
 
 
 def index_metric_name(table: str, index: str) -> str:
-    """``IndexWriteUnits/<table>/<index>``; when table and index names (up to 255 characters each)
-    make it longer than CloudWatch allows, cut to fit and ended by a digest of the whole name, so
-    each index still has a metric of its own under the same prefix."""
-    name = f"{INDEX_METRIC_PREFIX}{table}/{index}"
-    if len(name) <= MAX_METRIC_NAME:
-        return name
-    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).hexdigest()
-    return f"{name[: MAX_METRIC_NAME - len(digest) - 1]}-{digest}"
+    """``IndexWriteUnits/<table>/<index>`` (``names.metric_name``)."""
+    return metric_name(INDEX_METRIC_PREFIX, table, index)
 
 
 handler = build_handler(_this_container)

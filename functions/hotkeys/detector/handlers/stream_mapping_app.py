@@ -12,19 +12,31 @@ Used by the CDK provider framework (``on_event`` only; a returned dict is the re
   longer knows it, then the new mapping is created. A create that fails after a displacement re-creates
   what it displaced, at LATEST (the provider framework ignores the rollback's delete of a failed create, so
   nothing else would) and fails with the original error; a displaced mapping still not gone after the wait
-  fails the create with nothing created (Lambda would refuse both).
+  fails the create with nothing created (Lambda would refuse both). A create that fails once its mapping
+  exists (or may exist: an answer lost on the way) first deletes that mapping, then restores; a mapping it
+  cannot delete in time is its answer instead of the failure (logged as an error): a failed create's
+  mapping would belong to nobody, the stack's delete removes an answered one.
 * Update: a move to another function or stream (or a rollback's move back) keeps a mapping of the target
   that exists (the original, which the cleanup has not deleted yet), else creates one under a new id
   (CloudFormation then deletes the old id). Otherwise the mapping is updated in place with every setting
   UpdateEventSourceMapping accepts, under the same id. ``StartingPosition`` is not among them: a starting
   position applies when a mapping is created, so changing it changes nothing for a mapping that exists. A
   setting removed from the properties keeps its current value (an update changes only what it is given):
-  to go back to a default, set the default. A mapping deleted behind the stack's back is created again.
+  to go back to a default, set the default. Every deploy sends an Update (``SynthesizedAt`` changes at
+  each synth), so a redeploy repairs what changed outside the stack: a mapping deleted is created again, a
+  disabled one enabled (``Enabled`` is a setting), changed settings set back, and one given filters made
+  anew without them; a table's new stream (its enabler's new ``StreamArn``) arrives as a move.
 * Delete: only the UUID this resource owns, never a mapping found by listing; a mapping already gone
   (displaced by a newer resource of the same function and stream) is success; it answers once Lambda has
-  deleted the mapping.
+  deleted the mapping. One exception: while CloudFormation undoes a failed update that displaced an earlier
+  release's ``AWS::Lambda::EventSourceMapping`` (its UUID gone from Lambda), the mapping is kept: the stack
+  returns to a resource that names no mapping, and the stream would otherwise go unread.
 * Every answer waits until the mapping has settled (Enabled or Disabled), and a refusal while it settles
-  (ResourceInUseException) or while the consumer's new role is not yet seen is retried, within WAIT_SECONDS.
+  (ResourceInUseException) or while the consumer's new role is not yet seen is retried, all of it within one
+  deadline per invocation: the Lambda context's remaining time less ANSWER_SECONDS (BUDGET_SECONDS without
+  a context), so that the handler answers before its function times out (CloudFormation would otherwise
+  wait for its ServiceTimeout, and a create's side effects would be left undone). A create keeps the last
+  UNDO_SECONDS of it to undo itself; a settle wait that runs out of time answers all the same.
 
 CloudFormation delivers a custom resource's scalar properties as strings ("100", "true"): each setting is
 coerced to the type of its member in botocore's Lambda model, and an unknown setting fails the deploy
@@ -42,6 +54,7 @@ from typing import Any
 from botocore.exceptions import ClientError, ParamValidationError
 from botocore.validate import validate_parameters
 
+from hotkeys.deployment import EARLIER_MAPPING_TYPE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.observability import logger
 
@@ -50,13 +63,22 @@ __all__ = ["MOVING", "coerce_settings", "on_event"]
 # Lambda: "When you delete an event source mapping, it enters a Deleting state and might not be completely
 # deleted for several seconds"; a mapping Creating or Updating refuses an update or a delete
 # (ResourceInUseException); a role just granted may not yet be seen (InvalidParameterValueException, "Cannot
-# access stream"). Each wait or retry has this budget; the function's timeout holds three of them.
-WAIT_SECONDS = 240.0
+# access stream"). Every wait and retry of one invocation shares one deadline (``Deadline``): its function's
+# remaining time less ANSWER_SECONDS, room for one more call past it (the SDK's 3 attempts with 2 s connect
+# and 5 s read timeouts) and the answer; BUDGET_SECONDS without a Lambda context (tests, a direct call). A
+# create's waits stop UNDO_SECONDS earlier, so that a failure after its create leaves time to delete the
+# mapping it made and restore what it displaced.
+ANSWER_SECONDS = 30.0
+UNDO_SECONDS = 120.0
+BUDGET_SECONDS = 600.0
 POLL_SECONDS = 2.0
 SETTLED = ("Enabled", "Disabled")
 
 # The resource's own properties: a change of either is a move to another function or stream.
 MOVING = ("FunctionName", "EventSourceArn")
+# CloudFormation's stack statuses while it undoes a failed update ("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS:
+# Ongoing removal of new resources ... after a failed stack update", its user guide's stack status codes).
+ROLLING_BACK_AN_UPDATE = ("UPDATE_ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -65,23 +87,60 @@ def _clients() -> AwsClients:
     return AwsClients()
 
 
+class Deadline:
+    """When this invocation must have answered, on ``clock`` (seconds): one budget for all its waits and retries."""
+
+    def __init__(self, at: float, clock: Callable[[], float], sleep: Callable[[float], None]) -> None:
+        self.at, self.clock, self._sleep = at, clock, sleep
+
+    @classmethod
+    def of(cls, context: Any, clock: Callable[[], float], sleep: Callable[[float], None]) -> Deadline:
+        """The Lambda ``context``'s remaining time less ANSWER_SECONDS; BUDGET_SECONDS from now without one."""
+        left = None if context is None else context.get_remaining_time_in_millis() / 1000
+        return cls(clock() + (BUDGET_SECONDS if left is None else left - ANSWER_SECONDS), clock, sleep)
+
+    def before(self, seconds: float) -> Deadline:
+        """The deadline ``seconds`` earlier: a share of the time that leaves the rest to what comes after."""
+        return Deadline(self.at - seconds, self.clock, self._sleep)
+
+    def pause(self) -> bool:
+        """Sleep POLL_SECONDS (what is left, if less) and say True; False, at once, when the time is up."""
+        left = self.at - self.clock()
+        if left <= 0:
+            return False
+        self._sleep(min(POLL_SECONDS, left))
+        return True
+
+
 def on_event(
     event: dict[str, Any],
-    _context: Any = None,
+    context: Any = None,
     lambda_client: Any = None,
     sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    cloudformation: Any = None,
 ) -> dict[str, Any]:
     kind = event["RequestType"]
     client = lambda_client or _clients().client("lambda")
+    deadline = Deadline.of(context, clock, sleep)
     if kind == "Delete":
-        return _delete(client, str(event.get("PhysicalResourceId", "")), sleep)
+        uuid = str(event.get("PhysicalResourceId", ""))
+        if _UUID.fullmatch(uuid) and _rolled_back_onto_a_displaced_mapping(
+            cloudformation or _clients().client("cloudformation"), client, event.get("StackId")
+        ):
+            # The stack goes back to an earlier release whose mapping resource names the mapping this
+            # resource's create displaced: deleting this one would leave the stream unread. It is kept (the
+            # next deploy of this release displaces it again).
+            logger.warning("rollback to an earlier release: the event source mapping is kept", extra={"uuid": uuid})
+            return {"PhysicalResourceId": uuid}
+        return _delete(client, uuid, deadline)
     properties = event["ResourceProperties"]
     function, source = str(properties["FunctionName"]), str(properties["EventSourceArn"])
     settings = coerce_settings(client.meta.service_model, properties.get("Settings"))
     if kind == "Create":
-        return {"PhysicalResourceId": _create(client, function, source, settings, sleep)}
+        return {"PhysicalResourceId": _create(client, function, source, settings, deadline)}
     if kind == "Update":
-        return {"PhysicalResourceId": _update(client, event, function, source, settings, sleep)}
+        return {"PhysicalResourceId": _update(client, event, function, source, settings, deadline)}
     raise ValueError(f"unknown RequestType {kind!r}")
 
 
@@ -160,11 +219,13 @@ def _integer(value: Any, path: str) -> int:
 # -- create ----------------------------------------------------------------------------------------------
 
 
-def _create(client: Any, function: str, source: str, settings: dict[str, Any], sleep: Callable[[float], None]) -> str:
+def _create(client: Any, function: str, source: str, settings: dict[str, Any], deadline: Deadline) -> str:
+    # Every wait before the undo stops UNDO_SECONDS early: a failure after the create has time to undo it.
+    work = deadline.before(UNDO_SECONDS)
     existing = _mappings(client, function, source)
     displaced: list[dict[str, Any]] = []
     for mapping in existing:
-        if mapping.get("State") != "Deleting" and _delete_mapping(client, str(mapping["UUID"]), sleep):
+        if mapping.get("State") != "Deleting" and _delete_mapping(client, str(mapping["UUID"]), work):
             displaced.append(mapping)
             logger.info(
                 "displaced event source mapping of the same function and stream",
@@ -175,26 +236,85 @@ def _create(client: Any, function: str, source: str, settings: dict[str, Any], s
                     "state": mapping.get("State"),
                 },
             )
-    still = _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], sleep)
+    waiting_since = deadline.clock()
+    still = _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], work)
     if still:
         # (no restore: while the old mapping exists, no mapping of that function and stream can be created)
         raise RuntimeError(
-            f"event source mapping(s) {', '.join(still)} still exist {WAIT_SECONDS:.0f} s after being deleted "
-            "(Lambda deletes a mapping in the background); the new mapping was not created: deploy again "
-            "once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
+            f"event source mapping(s) {', '.join(still)} still exist {deadline.clock() - waiting_since:.0f} s "
+            "after being deleted (Lambda deletes a mapping in the background); the new mapping was not created: "
+            "deploy again once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
         )
     try:
         created = _retrying(
             lambda: client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings),
             "InvalidParameterValueException",
-            sleep,
+            work,
         )
+        uuid = str(created["UUID"])
     except Exception as error:
-        _restore(client, displaced, error)
-        raise
-    uuid = str(created["UUID"])
-    _wait_until_settled(client, uuid, sleep)
+        # (a create whose answer was lost on the way may have made a mapping all the same: _undo looks for it)
+        kept = _undo(client, function, source, None, displaced, error, deadline)
+        if kept is None:
+            raise
+        return kept
+    try:
+        _wait_until_settled(client, uuid, work)
+    except Exception as error:
+        kept = _undo(client, function, source, uuid, displaced, error, deadline)
+        if kept is None:
+            raise
+        return kept
     return uuid
+
+
+def _undo(
+    client: Any,
+    function: str,
+    source: str,
+    created: str | None,
+    displaced: list[dict[str, Any]],
+    error: Exception,
+    deadline: Deadline,
+) -> str | None:
+    """Undo a create that failed with ``error``: delete the mapping it made (``created``, and any mapping of the
+    pair, whose earlier ones are gone by then: one a lost answer hid), then restore what it displaced.
+
+    None once nothing it made is left (the caller raises ``error``); else the UUID of a mapping it could not
+    delete by ``deadline``, which the caller answers with: the provider framework would answer the failure
+    with a physical id of its own and ignore the rollback's delete, and the mapping would belong to nobody.
+    """
+    made = [created] if created is not None else []
+    try:
+        made += [
+            str(m["UUID"])
+            for m in _mappings(client, function, source)
+            if str(m["UUID"]) not in made and m.get("State") != "Deleting"
+        ]
+    except Exception as failure:
+        error.add_note(f"could not list the mappings of {function} on {source} to undo the create: {failure}")
+    for uuid in made:
+        try:
+            already_gone = not _delete_mapping(client, uuid, deadline)
+        except Exception as failure:
+            logger.error(
+                "could not delete the event source mapping of a failed create: answering with it, so that the "
+                "stack owns it (and deletes it with the resource)",
+                extra={"uuid": uuid, "error": str(error), "reason": str(failure)},
+            )
+            return uuid
+        logger.info(
+            "deleted the event source mapping of a failed create", extra={"uuid": uuid, "already_gone": already_gone}
+        )
+    try:
+        still = _wait_until_gone(client, made, deadline)
+    except Exception as failure:
+        still = made
+        error.add_note(f"could not see whether event source mapping(s) {', '.join(made)} are gone: {failure}")
+    if still:
+        error.add_note(f"event source mapping(s) {', '.join(still)} deleted but not yet gone by the deadline")
+    _restore(client, displaced, error)
+    return None
 
 
 def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
@@ -202,10 +322,10 @@ def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
     return [dict(mapping) for page in pages for mapping in page.get("EventSourceMappings", [])]
 
 
-def _delete_mapping(client: Any, uuid: str, sleep: Callable[[float], None]) -> bool:
+def _delete_mapping(client: Any, uuid: str, deadline: Deadline) -> bool:
     """Delete one mapping by its UUID (once it has settled): False if Lambda no longer knows it."""
     try:
-        _retrying(lambda: client.delete_event_source_mapping(UUID=uuid), "ResourceInUseException", sleep)
+        _retrying(lambda: client.delete_event_source_mapping(UUID=uuid), "ResourceInUseException", deadline)
     except ClientError as error:
         if _not_found(error):
             return False
@@ -213,37 +333,33 @@ def _delete_mapping(client: Any, uuid: str, sleep: Callable[[float], None]) -> b
     return True
 
 
-def _retrying(call: Callable[[], Any], code: str, sleep: Callable[[float], None]) -> Any:
-    """``call()``, again every POLL_SECONDS while it fails with ``code`` (a state that passes), for WAIT_SECONDS."""
-    waited = 0.0
+def _retrying(call: Callable[[], Any], code: str, deadline: Deadline) -> Any:
+    """``call()``, again every POLL_SECONDS while it fails with ``code`` (a state that passes), until ``deadline``
+    (then its last error)."""
     while True:
         try:
             return call()
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != code or waited >= WAIT_SECONDS:
+            if error.response.get("Error", {}).get("Code") != code or not deadline.pause():
                 raise
-        sleep(POLL_SECONDS)
-        waited += POLL_SECONDS
 
 
-def _wait_until_gone(client: Any, uuids: Iterable[str], sleep: Callable[[float], None]) -> list[str]:
-    """Wait until Lambda knows none of ``uuids``; those it still knows after WAIT_SECONDS."""
-    waiting, waited = list(uuids), 0.0
+def _wait_until_gone(client: Any, uuids: Iterable[str], deadline: Deadline) -> list[str]:
+    """Wait until Lambda knows none of ``uuids``; those it still knows at ``deadline``."""
+    waiting = list(uuids)
     while True:
         waiting = [uuid for uuid in waiting if _state(client, uuid) is not None]
-        if not waiting or waited >= WAIT_SECONDS:
+        if not waiting or not deadline.pause():
             return waiting
-        sleep(POLL_SECONDS)
-        waited += POLL_SECONDS
 
 
-def _wait_until_settled(client: Any, uuid: str, sleep: Callable[[float], None]) -> None:
+def _wait_until_settled(client: Any, uuid: str, deadline: Deadline) -> None:
     """Wait until the mapping is Enabled or Disabled: a rollback's update or delete right after would be
-    refused while it is Creating or Updating. Past WAIT_SECONDS the deploy goes on (those retry too)."""
-    waited = 0.0
-    while _state(client, uuid) not in (*SETTLED, None) and waited < WAIT_SECONDS:
-        sleep(POLL_SECONDS)
-        waited += POLL_SECONDS
+    refused while it is Creating or Updating. At ``deadline`` the deploy goes on (those retry too)."""
+    while _state(client, uuid) not in (*SETTLED, None):
+        if not deadline.pause():
+            logger.warning("event source mapping still settling at the deadline: answering", extra={"uuid": uuid})
+            return
 
 
 def _state(client: Any, uuid: str) -> str | None:
@@ -298,7 +414,7 @@ def _update(
     function: str,
     source: str,
     settings: dict[str, Any],
-    sleep: Callable[[float], None],
+    deadline: Deadline,
 ) -> str:
     old = event.get("OldResourceProperties") or {}
     accepted = set(client.meta.service_model.operation_model("UpdateEventSourceMapping").input_shape.members)
@@ -309,19 +425,29 @@ def _update(
         # original, which the cleanup has not deleted yet) is updated and kept, never recreated.
         found = [m for m in _mappings(client, function, source) if m.get("State") != "Deleting"]
         if not found:
-            return _create(client, function, source, settings, sleep)
+            return _create(client, function, source, settings, deadline)
         uuid = str(found[0]["UUID"])
     else:
         uuid = str(event.get("PhysicalResourceId", ""))
     _warn_of_what_stays(old.get("Settings") or {}, event["ResourceProperties"].get("Settings") or {}, accepted)
     try:
-        _retrying(lambda: client.update_event_source_mapping(UUID=uuid, **changes), "ResourceInUseException", sleep)
+        answer = _retrying(
+            lambda: client.update_event_source_mapping(UUID=uuid, **changes), "ResourceInUseException", deadline
+        )
     except ClientError as error:
         if not _not_found(error):
             raise
         logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
-        return _create(client, function, source, settings, sleep)
-    _wait_until_settled(client, uuid, sleep)
+        return _create(client, function, source, settings, deadline)
+    if (answer.get("FilterCriteria") or {}).get("Filters") and "FilterCriteria" not in settings:
+        # Filters added outside the stack drop records uncounted. Lambda documents no way to clear them in
+        # an update (an empty FilterCriteria may read as "unchanged"): the mapping is made anew without.
+        logger.warning(
+            "event source mapping filtered outside the stack: creating it again without filters",
+            extra={"uuid": uuid, "filters": answer["FilterCriteria"]["Filters"]},
+        )
+        return _create(client, function, source, settings, deadline)
+    _wait_until_settled(client, uuid, deadline)
     return uuid
 
 
@@ -338,15 +464,38 @@ def _warn_of_what_stays(old: dict[str, Any], new: dict[str, Any], accepted: set[
         logger.warning("settings removed from the properties keep their current values", extra={"settings": kept})
 
 
-def _delete(client: Any, uuid: str, sleep: Callable[[float], None]) -> dict[str, Any]:
+def _delete(client: Any, uuid: str, deadline: Deadline) -> dict[str, Any]:
     # (Only a UUID this resource created: the provider framework answers the Delete after a failed Create.)
     if _UUID.fullmatch(uuid):
-        if _delete_mapping(client, uuid, sleep):
+        if _delete_mapping(client, uuid, deadline):
             # Gone before the stack deletes the consumer's role and queue, which a Deleting mapping still uses.
-            _wait_until_gone(client, [uuid], sleep)
+            _wait_until_gone(client, [uuid], deadline)
         else:
             logger.info("event source mapping already gone", extra={"uuid": uuid})
     return {"PhysicalResourceId": uuid}
+
+
+def _rolled_back_onto_a_displaced_mapping(cloudformation: Any, client: Any, stack_id: Any) -> bool:
+    """The stack is removing what a failed update created, and holds an earlier release's mapping resource
+    (``AWS::Lambda::EventSourceMapping``) whose mapping Lambda no longer has: a create of that update displaced
+    it. A stack that cannot be read is taken as not rolling back (the Delete goes on, as it always did)."""
+    if not stack_id:
+        return False
+    try:
+        (stack,) = cloudformation.describe_stacks(StackName=str(stack_id))["Stacks"]
+        if stack.get("StackStatus") not in ROLLING_BACK_AN_UPDATE:
+            return False
+        pages = cloudformation.get_paginator("list_stack_resources").paginate(StackName=str(stack_id))
+        earlier = [
+            str(summary.get("PhysicalResourceId") or "")
+            for page in pages
+            for summary in page.get("StackResourceSummaries", [])
+            if summary.get("ResourceType") == EARLIER_MAPPING_TYPE
+        ]
+    except ClientError as error:
+        logger.error("could not read the stack: the mapping is deleted", extra={"reason": str(error)})
+        return False
+    return any(_UUID.fullmatch(uuid) and _state(client, uuid) is None for uuid in earlier)
 
 
 def _not_found(error: ClientError) -> bool:

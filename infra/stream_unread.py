@@ -1,0 +1,71 @@
+"""One watched table's StreamUnread alarm: the table writes, and nothing of its stream is read.
+
+Whatever stops the reading (its mapping deleted, disabled or left on the stream the table had before;
+a record the consumer fails on again and again; the consumer failing for that table only), the sign is
+the same: DynamoDB counts the table's writes (``ConsumedWriteCapacityUnits``) and the consumer's
+``StreamRecordsRead/<table>`` stays at zero. Per table, so that other tables' traffic cannot mask it
+(the function's ``IteratorAge`` is the maximum over all its mappings, and has no data for a mapping
+that is gone). docs/decisions.md §80.
+
+Why three periods of two minutes: the consumer writes its metrics at most once a minute, and the first
+line after a quiet minute at once (``handlers/app.MetricsBuffer``), so a table read as it writes shows
+reads in one of any three consecutive periods of two minutes in which it wrote. Three unread periods
+in a row are six minutes; CloudWatch's evaluation and DynamoDB's metric delay add a few more: a table
+left unread is named within ten minutes of its first unread write.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
+
+from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
+from infra.monitoring import detector_metric
+
+PERIOD = Duration.minutes(2)
+UNREAD_PERIODS = 3
+# "IF(condition, trueValue, falseValue)", FILL and the logical operators: CloudWatch's metric math syntax.
+EXPRESSION = "IF(FILL(written, 0) > 0 AND FILL(read, 0) == 0, 1, 0)"
+
+
+def unread_description(table_name: str) -> str:
+    return (
+        f"Table {table_name} writes and the detector reads none of its stream: its hot keys go unreported. "
+        "`hotkeys doctor` names the cause (the mapping deleted, disabled or on the table's old stream; a "
+        "record failing again and again; the consumer failing) and `cdk deploy` restores the mapping. "
+        "A table whose writes in those minutes all changed nothing (failed conditions, identical puts) "
+        "has no stream records either: then the alarm says only that."
+    )
+
+
+class StreamUnreadAlarm(Construct):
+    """The alarm of one table, by its name (``table_name`` may be a token: a table the stack creates)."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, table_name: str) -> None:
+        super().__init__(scope, construct_id)
+        written = cloudwatch.Metric(
+            namespace="AWS/DynamoDB",
+            metric_name="ConsumedWriteCapacityUnits",
+            dimensions_map={"TableName": table_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
+        read = detector_metric(self, metric_name(READ_METRIC_PREFIX, table_name), period=PERIOD)
+        unread = cloudwatch.MathExpression(
+            expression=EXPRESSION,
+            using_metrics={"written": written, "read": read},
+            label="written, none read",
+            period=PERIOD,
+        )
+        self.alarm = unread.create_alarm(
+            self,
+            "Alarm",
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=UNREAD_PERIODS,
+            datapoints_to_alarm=UNREAD_PERIODS,
+            alarm_description=unread_description(table_name),
+            # A table that does not write is not unread.
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )

@@ -1,0 +1,195 @@
+"""Each watched table's StreamUnread alarm (infra/stream_unread.py): its shape in the template, and what it
+does when CloudWatch evaluates it over the metrics the consumer really writes.
+
+The behaviour tests run the consumer's own ``MetricsBuffer`` (the one EMF line a minute, at once after a
+quiet minute) on a fake clock, for tables whose writes are invoked within Lambda's batching window, and
+evaluate the alarm's expression *as synthesized* with a small reading of CloudWatch's metric math
+(``IF``, ``FILL``, comparisons, ``AND``) and its "M out of N" rule over sliding periods at every phase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotkeys.deployment import EVENT_SOURCE
+from hotkeys.detector.consumer.pipeline import BatchOutcome
+from hotkeys.detector.handlers import app
+from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
+from tests.infra.conftest import Synthesized
+
+pytestmark = pytest.mark.infra
+
+
+def _unread_alarms(template: Synthesized) -> dict[str, dict[str, Any]]:
+    """The StreamUnread alarms by the table their written metric names."""
+    found = {}
+    for alarm in template.resources("AWS::CloudWatch::Alarm").values():
+        metrics = alarm["Properties"].get("Metrics") or []
+        written = [m for m in metrics if m.get("Id") == "written"]
+        if written:
+            (dimension,) = written[0]["MetricStat"]["Metric"]["Dimensions"]
+            found[str(dimension["Value"])] = alarm["Properties"]
+    return found
+
+
+@pytest.mark.parametrize("mode", ["multi", "lean", "existing", "compliance"])
+def test_every_watched_table_has_its_own_alarm_on_writes_none_read(
+    synthesized: dict[str, Synthesized], mode: str
+) -> None:
+    template = synthesized[mode]
+    alarms = _unread_alarms(template)
+    tables = {"multi": ["orders", "users"], "compliance": ["orders", "users"]}.get(mode, ["orders"])
+    # One per table, in a lean deployment too (it is how the detector says it stopped watching)
+    assert sorted(alarms) == tables
+    topic = {"Ref": template.logical_id("AWS::SNS::Topic", "Alerts")}
+    # The consumer's metrics line, as the handler writes it for a batch of each table
+    app._record_metrics(BatchOutcome(records_read=dict.fromkeys(tables, 3)))
+    line = app.metrics.serialize_metric_set()
+    app.metrics.clear_metrics()
+    (directive,) = line["_aws"]["CloudWatchMetrics"]
+    (dimension_set,) = directive["Dimensions"]
+    for table, alarm in alarms.items():
+        metrics = {m["Id"]: m for m in alarm["Metrics"]}
+        written = metrics["written"]["MetricStat"]
+        read = metrics["read"]["MetricStat"]
+        # The table's own writes, as DynamoDB counts them, against the reads of that table only
+        assert written["Metric"]["Namespace"] == "AWS/DynamoDB"
+        assert written["Metric"]["MetricName"] == "ConsumedWriteCapacityUnits" and written["Stat"] == "Sum"
+        assert read["Metric"]["Namespace"] == directive["Namespace"]
+        assert read["Metric"]["MetricName"] == metric_name(READ_METRIC_PREFIX, table)
+        assert read["Metric"]["MetricName"] in {m["Name"] for m in directive["Metrics"]}
+        assert read["Metric"]["Dimensions"] == [{"Name": n, "Value": line[n]} for n in dimension_set]
+        assert written["Period"] == read["Period"] == 120
+        assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (3, 3)
+        assert alarm["TreatMissingData"] == "notBreaching"
+        # Named in what the subscriber reads, and sent to the alert topic both ways
+        assert f"Table {table} writes and the detector reads none of its stream" in alarm["AlarmDescription"]
+        assert topic in alarm["AlarmActions"] and topic in alarm["OKActions"]
+
+
+# -- CloudWatch's evaluation, read from its documentation -------------------------------------------------
+
+
+def _evaluate(expression: str, written: float | None, read: float | None) -> float | None:
+    """One period's value of a metric-math expression over ``written`` and ``read`` (None: no datapoint)."""
+
+    def fill(value: float | None, default: float) -> float:
+        return default if value is None else value
+
+    def if_(condition: Any, then: float, otherwise: float) -> float:
+        return then if condition else otherwise
+
+    python = re.sub(r"\bAND\b", " and ", re.sub(r"\bOR\b", " or ", expression))
+    python = re.sub(r"\bIF\(", "if_(", re.sub(r"\bFILL\(", "fill(", python))
+    namespace = {"fill": fill, "if_": if_, "written": written, "read": read}
+    # (the template's own expression, with no builtins)
+    return float(eval(python, {"__builtins__": {}}, namespace))
+
+
+def _alarm_times(alarm: dict[str, Any], writes: dict[int, float], reads: dict[int, float], end: int) -> Iterator[int]:
+    """The seconds (each minute, as CloudWatch evaluates) at which the alarm is in ALARM: its last
+    ``EvaluationPeriods`` periods, each ending at the evaluation, all breaching (DatapointsToAlarm of as many)."""
+    (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
+    period = next(m["MetricStat"]["Period"] for m in alarm["Metrics"] if m.get("Id") == "written")
+    periods, needed = alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]
+    assert needed == periods  # (what this reading covers)
+    for now in range(period * periods, end + 1, 60):
+        breaching = 0
+        for k in range(periods):
+            start = now - (k + 1) * period
+            written = sum(v for t, v in writes.items() if start <= t < start + period) or None
+            read = sum(v for t, v in reads.items() if start <= t < start + period) or None
+            value = _evaluate(expression, written, read)
+            breaching += value is not None and value >= alarm["Threshold"]
+        if breaching >= needed:
+            yield now
+
+
+class _Consumer:
+    """The consumer's containers for one table: each batch is one invocation of the next container in turn,
+    its outcome added to that container's real MetricsBuffer; each EMF line is kept with its time."""
+
+    def __init__(self, table: str, containers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.table, self.now = table, 0.0
+        self.reads: dict[int, float] = {}
+        self.buffers = [app.MetricsBuffer(lambda: self.now) for _ in range(containers)]
+        self.turn = 0
+        monkeypatch.setattr(app, "_record_metrics", self._line)
+        monkeypatch.setattr(app.metrics, "flush_metrics", lambda: None)
+
+    def _line(self, totals: BatchOutcome) -> None:
+        read = totals.records_read.get(self.table, 0)
+        if read:
+            self.reads[int(self.now)] = self.reads.get(int(self.now), 0) + read
+
+    def invoke(self, at: float, records: int, read: bool = True) -> None:
+        self.now = at
+        buffer = self.buffers[self.turn % len(self.buffers)]
+        self.turn += 1
+        # (read=False: every record failed, reported as batch item failures; the function still answered)
+        buffer.add(BatchOutcome(records_read={self.table: records} if read else {}))
+
+
+def _run(
+    alarm: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    write_seconds: list[int],
+    delays: list[int],
+    containers: int,
+    blind_from: int | None = None,
+    failing: bool = False,
+) -> list[int]:
+    consumer = _Consumer("orders", containers, monkeypatch)
+    writes: dict[int, float] = {}
+    for second, delay in zip(sorted(write_seconds), delays, strict=False):
+        writes[second] = writes.get(second, 0) + 1
+        if blind_from is not None and second >= blind_from:
+            if failing:
+                consumer.invoke(second + delay, 1, read=False)
+            continue  # (mapping deleted, disabled or on the old stream: no invocation at all)
+        consumer.invoke(second + delay, 1)
+    end = max(write_seconds) + 900
+    return list(_alarm_times(alarm, writes, consumer.reads, end))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    write_seconds=st.lists(st.integers(0, 3600), min_size=1, max_size=120),
+    delays=st.lists(st.integers(0, EVENT_SOURCE.max_batching_window_seconds + 2), min_size=120, max_size=120),
+    containers=st.integers(1, 3),
+    phase=st.integers(0, 119),
+)
+def test_a_table_read_as_it_writes_never_alarms_however_sparse_its_writes(
+    synthesized: dict[str, Synthesized],
+    write_seconds: list[int],
+    delays: list[int],
+    containers: int,
+    phase: int,
+) -> None:
+    (alarm,) = _unread_alarms(synthesized["existing"]).values()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        shifted = [second + phase for second in write_seconds]
+        assert _run(alarm, monkeypatch, shifted, delays, containers) == []
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["nothing invoked", "every record fails"])
+@pytest.mark.parametrize("every", [1, 20, 60, 110])
+@pytest.mark.parametrize("phase", [0, 17, 59, 101])
+def test_a_table_left_unread_is_named_within_ten_minutes(
+    synthesized: dict[str, Synthesized], monkeypatch: pytest.MonkeyPatch, failing: bool, every: int, phase: int
+) -> None:
+    (alarm,) = _unread_alarms(synthesized["existing"]).values()
+    # Given a table writing every ``every`` seconds for an hour, read until 30 minutes in, then left unread
+    # (its mapping gone, disabled or on an old stream; or every record of it failing)
+    blind_from = 1800 + phase
+    seconds = list(range(phase, 3600 + phase, every))
+    alarmed = _run(alarm, monkeypatch, seconds, [3] * len(seconds), 2, blind_from, failing)
+    # Then the alarm fires within ten minutes of the first unread write, and never before it
+    first_unread = min(s for s in seconds if s >= blind_from)
+    assert alarmed and first_unread < alarmed[0] <= first_unread + 600, (alarmed[:3], first_unread)

@@ -1,0 +1,131 @@
+"""A failed update rolled back keeps every stream read: the Delete CloudFormation sends for a mapping the failed
+update created keeps that mapping when the stack goes back to an earlier release's ``AWS::Lambda::EventSourceMapping``
+whose mapping the create displaced (moto's Lambda; CloudFormation's answers from botocore's Stubber, validated
+against its model; statuses as its user guide lists them)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from hotkeys.deployment import EARLIER_MAPPING_TYPE, STREAM_MAPPING_TYPE
+from hotkeys.detector.handlers.stream_mapping_app import on_event
+from tests.integration.test_stream_mapping import Sleeps, World, properties, request
+
+STACK_ID = "arn:aws:cloudformation:us-east-1:123456789012:stack/HotKeyDetector/0f1e2d3c-aaaa-bbbb-cccc-123456789012"
+
+
+def _cloudformation(status: str, resources: list[tuple[str, str, str]], readable: bool = True) -> tuple[Any, Stubber]:
+    client = boto3.client("cloudformation", region_name="us-east-1")
+    stubs = Stubber(client)
+    if not readable:
+        stubs.add_client_error("describe_stacks", "AccessDenied", "not authorized", 403)
+        stubs.activate()
+        return client, stubs
+    stubs.add_response(
+        "describe_stacks",
+        {
+            "Stacks": [
+                {
+                    "StackName": "HotKeyDetector",
+                    "StackId": STACK_ID,
+                    "CreationTime": "2026-12-01T00:00:00Z",
+                    "StackStatus": status,
+                }
+            ]
+        },
+        {"StackName": STACK_ID},
+    )
+    if "ROLLBACK" in status and status.startswith("UPDATE"):
+        summaries = [
+            {
+                "LogicalResourceId": logical,
+                "PhysicalResourceId": physical,
+                "ResourceType": kind,
+                "LastUpdatedTimestamp": "2026-12-01T00:00:00Z",
+                "ResourceStatus": "UPDATE_COMPLETE",
+            }
+            for logical, kind, physical in resources
+        ]
+        stubs.add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK_ID})
+    stubs.activate()
+    return client, stubs
+
+
+def _delete(world: World, props: dict[str, Any], uuid: str, cloudformation: Any) -> None:
+    event = request("Delete", props, physical=uuid) | {"StackId": STACK_ID}
+    on_event(event, lambda_client=world.client, sleep=Sleeps(), cloudformation=cloudformation)
+
+
+def _readers(world: World, stream: str) -> list[str]:
+    return [m["UUID"] for m in world.mappings(stream) if m["FunctionArn"] == world.detector]
+
+
+CLEANUP = "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"
+
+
+@pytest.mark.parametrize("status", ["UPDATE_ROLLBACK_IN_PROGRESS", CLEANUP])
+def test_a_rolled_back_upgrade_keeps_the_mapping_that_displaced_the_earlier_releases(
+    aws: None, log: io.StringIO, status: str
+) -> None:
+    world = World()
+    # Given the earlier release's mapping (its AWS::Lambda::EventSourceMapping), displaced by the upgrade's create
+    earlier = world.by_hand(world.detector, world.orders, StartingPosition="LATEST")
+    props = properties(world.detector, world.orders)
+    created = str(on_event(request("Create", props), lambda_client=world.client, sleep=Sleeps())["PhysicalResourceId"])
+    assert world.gone(earlier)
+    # When the update fails elsewhere and CloudFormation deletes what it created, going back to the earlier
+    # template (whose resource still names the displaced mapping)
+    stack = [("ConsumerEventSource", EARLIER_MAPPING_TYPE, earlier), ("Consumer", "AWS::Lambda::Function", "f")]
+    cloudformation, stubs = _cloudformation(status, stack)
+    _delete(world, props, created, cloudformation)
+    # Then the stream is still read, by exactly one mapping of the consumer
+    assert _readers(world, world.orders) == [created]
+    stubs.assert_no_pending_responses()
+    assert "rollback to an earlier release: the event source mapping is kept" in log.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("status", "earlier_gone"),
+    [
+        (CLEANUP, False),  # a rolled-back update that displaced nothing of the stack's (a table it added)
+        ("DELETE_IN_PROGRESS", True),  # the stack's delete
+        ("UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", True),  # a successful update's cleanup (a table removed)
+    ],
+    ids=["rollback, nothing displaced", "stack delete", "update cleanup"],
+)
+def test_every_other_delete_deletes_the_mapping(aws: None, status: str, earlier_gone: bool) -> None:
+    world = World()
+    props = properties(world.detector, world.orders)
+    created = str(on_event(request("Create", props), lambda_client=world.client, sleep=Sleeps())["PhysicalResourceId"])
+    # (the stack's other table, read by an earlier release's mapping that is still there unless said otherwise)
+    other = world.by_hand(world.detector, world.payments, StartingPosition="LATEST")
+    if earlier_gone:
+        world.lambda_.delete_event_source_mapping(UUID=other)
+    cloudformation, _ = _cloudformation(status, [("PaymentsEventSource", EARLIER_MAPPING_TYPE, other)])
+    _delete(world, props, created, cloudformation)
+    assert _readers(world, world.orders) == [] and world.gone(created)
+
+
+def test_a_stack_that_cannot_be_read_deletes_as_before_and_says_why(aws: None, log: io.StringIO) -> None:
+    world = World()
+    props = properties(world.detector, world.orders)
+    created = str(on_event(request("Create", props), lambda_client=world.client, sleep=Sleeps())["PhysicalResourceId"])
+    cloudformation, _ = _cloudformation(CLEANUP, [], readable=False)
+    _delete(world, props, created, cloudformation)
+    assert world.gone(created) and "could not read the stack: the mapping is deleted" in log.getvalue()
+
+
+def test_the_stacks_own_mappings_are_not_earlier_ones(aws: None) -> None:
+    # A rolled-back update whose stack holds only this release's mappings (one of them gone from Lambda): deleted
+    world = World()
+    props = properties(world.detector, world.orders)
+    created = str(on_event(request("Create", props), lambda_client=world.client, sleep=Sleeps())["PhysicalResourceId"])
+    gone = "11111111-2222-3333-4444-555555555555"
+    cloudformation, _ = _cloudformation(CLEANUP, [("MappingUsers", STREAM_MAPPING_TYPE, gone)])
+    _delete(world, props, created, cloudformation)
+    assert world.gone(created)
