@@ -11,8 +11,9 @@ from typing import Any
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
-from hotkeys.detector.names import DEFAULT_STACK_NAME
-from infra.options import CONTEXT_KEYS, options_from_context, refuse_unknown, source_from_context
+from hotkeys.detector.names import DEFAULT_STACK_NAME, metrics_namespace
+from hotkeys.throttle_hook import NAMESPACE as THROTTLES_NAMESPACE
+from infra.options import CONTEXT_KEYS, ContextError, options_from_context, refuse_unknown, source_from_context
 from infra.stack import HotKeyDetectorStack
 
 # (the name whose stack keeps the metric namespace of every earlier release: names.metrics_namespace)
@@ -29,6 +30,14 @@ def cdk_json_context() -> dict[str, Any]:
     return dict(json.loads(CDK_JSON.read_text()).get("context", {}))
 
 
+def _stack_name(given: Any) -> str:
+    name = str(given or STACK_NAME)
+    if metrics_namespace(name) == THROTTLES_NAMESPACE:
+        # (the throttle hook's metrics, which applications write: the stack's would mix with them)
+        raise ContextError(f"-c stackName={name}: its metrics' namespace would be the throttle hook's, choose another")
+    return name
+
+
 def build_app(
     context: Mapping[str, Any] | None = None, outdir: str | None = None
 ) -> tuple[cdk.App, HotKeyDetectorStack]:
@@ -37,7 +46,7 @@ def build_app(
     values = {key: app.node.try_get_context(key) for key in CONTEXT_KEYS}
     stack = HotKeyDetectorStack(
         app,
-        str(app.node.try_get_context("stackName") or STACK_NAME),
+        _stack_name(app.node.try_get_context("stackName")),
         source=source_from_context(values),
         options=options_from_context(values),
         env=cdk.Environment(account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")),

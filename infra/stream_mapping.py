@@ -94,13 +94,18 @@ class StreamMappingProvider(Construct):
         handler.role.add_to_policy(
             iam.PolicyStatement(sid="ListMappings", actions=["lambda:ListEventSourceMappings"], resources=["*"])
         )
-        # A Delete while a failed update rolls back reads this stack (its status and its earlier release's
-        # mapping resources) to keep a mapping the stack goes back to needing (stream_mapping_app).
+        # A Delete while a failed update rolls back reads this stack (its status, its earlier release's
+        # mapping resources and what they read) to keep a mapping the stack goes back to needing
+        # (stream_mapping_app).
         this_stack = stack.format_arn(service="cloudformation", resource="stack", resource_name=f"{stack.stack_name}/*")
         handler.role.add_to_policy(
             iam.PolicyStatement(
                 sid="ReadThisStack",
-                actions=["cloudformation:DescribeStacks", "cloudformation:ListStackResources"],
+                actions=[
+                    "cloudformation:DescribeStacks",
+                    "cloudformation:ListStackResources",
+                    "cloudformation:GetTemplate",
+                ],
                 resources=[this_stack],
             )
         )

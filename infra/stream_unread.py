@@ -2,16 +2,18 @@
 
 Whatever stops the reading (its mapping deleted, disabled or left on the stream the table had before;
 a record the consumer fails on again and again; the consumer failing for that table only), the sign is
-the same: DynamoDB counts the table's writes (``ConsumedWriteCapacityUnits``) and the consumer's
-``StreamRecordsRead/<table>`` stays at zero. Per table, so that other tables' traffic cannot mask it
-(the function's ``IteratorAge`` is the maximum over all its mappings, and has no data for a mapping
-that is gone). docs/decisions.md §80.
+the same: DynamoDB counts the table's writes (``ConsumedWriteCapacityUnits``) or TTL deletions
+(``TimeToLiveDeletedItemCount``) and the consumer's ``StreamRecordsRead/<table>`` stays at zero. Per
+table, so that other tables' traffic cannot mask it (the function's ``IteratorAge`` is the maximum over
+all its mappings, and has no data for a mapping that is gone). docs/decisions.md §80.
 
 Why three periods of two minutes: the consumer writes its metrics at most once a minute, and the first
 line after a quiet minute at once (``handlers/app.MetricsBuffer``), so a table read as it writes shows
 reads in one of any three consecutive periods of two minutes in which it wrote. Three unread periods
 in a row are six minutes; CloudWatch's evaluation and DynamoDB's metric delay add a few more: a table
-left unread is named within ten minutes of its first unread write.
+left unread is named within ten minutes of its first unread write. "Alarms that evaluate metrics in the
+AWS/DynamoDB namespace always ignore missing data" (PutMetricAlarm): whether that holds for a metric-math
+alarm is not documented, so an alarm may stay in ALARM while its table is quiet, until it writes and is read.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from infra.monitoring import detector_metric
 PERIOD = Duration.minutes(2)
 UNREAD_PERIODS = 3
 # "IF(condition, trueValue, falseValue)", FILL and the logical operators: CloudWatch's metric math syntax.
-EXPRESSION = "IF(FILL(written, 0) > 0 AND FILL(read, 0) == 0, 1, 0)"
+EXPRESSION = "IF(FILL(written, 0) + FILL(expired, 0) > 0 AND FILL(read, 0) == 0, 1, 0)"
 
 
 def unread_description(table_name: str) -> str:
@@ -51,10 +53,19 @@ class StreamUnreadAlarm(Construct):
             statistic="Sum",
             period=PERIOD,
         )
+        # TTL deletions are stream records too, and consume no write capacity: a table that only expires items
+        # (what the archive is for) would otherwise go unread unnoticed.
+        expired = cloudwatch.Metric(
+            namespace="AWS/DynamoDB",
+            metric_name="TimeToLiveDeletedItemCount",
+            dimensions_map={"TableName": table_name},
+            statistic="Sum",
+            period=PERIOD,
+        )
         read = detector_metric(self, metric_name(READ_METRIC_PREFIX, table_name), period=PERIOD)
         unread = cloudwatch.MathExpression(
             expression=EXPRESSION,
-            using_metrics={"written": written, "read": read},
+            using_metrics={"written": written, "expired": expired, "read": read},
             label="written, none read",
             period=PERIOD,
         )

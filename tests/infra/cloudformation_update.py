@@ -113,8 +113,8 @@ def readers_after(
     moves (in logical id order) and rolled back. CloudFormation rolls back by sending each updated resource
     an Update with its old properties and each resource the update created a Delete (its user guide,
     "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS"); a custom mapping's Delete in that rollback keeps its
-    mapping when the stack holds an ``AWS::Lambda::EventSourceMapping`` whose mapping is gone (the handler's
-    rule; ``rollback_keeps`` False: without it), every other Delete deletes."""
+    mapping when the stack holds an ``AWS::Lambda::EventSourceMapping`` of its stream whose mapping is gone
+    (the handler's rule; ``rollback_keeps`` False: without it), every other Delete deletes."""
     old, new = _mappings(before), _mappings(after)
     live: dict[tuple[str, str], set[str]] = {}
     owner: dict[str, str] = {}  # logical id -> the mapping it names (old template's resources first)
@@ -160,15 +160,21 @@ def readers_after(
             readers = live.setdefault(identity, set())
             if not readers:
                 readers.add(f"{logical_id}@restored")
-        dangling = rollback_keeps and any(
-            kind == MAPPING and not any(owner[logical_id] in readers for readers in live.values())
-            for logical_id, (kind, _properties) in old.items()
-        )
+
+        def displaced(identity: tuple[str, str]) -> bool:
+            """An earlier release's mapping resource of this stream whose mapping is gone (the handler's rule)."""
+            return rollback_keeps and any(
+                kind == MAPPING
+                and _identity(properties)[1] == identity[1]
+                and not any(owner[logical_id] in readers for readers in live.values())
+                for logical_id, (kind, properties) in old.items()
+            )
+
         for logical_id, kind, identity in created:
-            if not (kind == CUSTOM and dangling):
+            if not (kind == CUSTOM and displaced(identity)):
                 live[identity].discard(f"{logical_id}@new")
-        for *_, target in moved:
-            if target.endswith("@moved") and not dangling:
+        for _logical_id, _identity_before, target in moved:
+            if target.endswith("@moved") and not displaced(next(i for i, r in live.items() if target in r)):
                 for readers in live.values():
                     readers.discard(target)
     # (streams only: the judge's queue has a mapping of its own function)

@@ -158,3 +158,12 @@ def _emitted(environment: dict[str, Any]) -> dict[str, Any]:
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     line: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return line
+
+
+def test_a_stack_named_after_the_throttle_hooks_namespace_is_refused() -> None:
+    from infra.app_factory import build_app
+    from infra.options import ContextError
+
+    # (the hook's metrics are the application's: HotKeyDetector/Throttles)
+    with pytest.raises(ContextError, match="namespace would be the throttle hook's"):
+        build_app({"stackName": "Throttles"})

@@ -61,11 +61,16 @@ def test_every_watched_table_has_its_own_alarm_on_writes_none_read(
         # The table's own writes, as DynamoDB counts them, against the reads of that table only
         assert written["Metric"]["Namespace"] == "AWS/DynamoDB"
         assert written["Metric"]["MetricName"] == "ConsumedWriteCapacityUnits" and written["Stat"] == "Sum"
+        # and its TTL deletions (stream records that consume no write capacity)
+        expired = metrics["expired"]["MetricStat"]
+        assert expired["Metric"]["Namespace"] == "AWS/DynamoDB" and expired["Stat"] == "Sum"
+        assert expired["Metric"]["MetricName"] == "TimeToLiveDeletedItemCount"
+        assert expired["Metric"]["Dimensions"] == written["Metric"]["Dimensions"]
         assert read["Metric"]["Namespace"] == directive["Namespace"]
         assert read["Metric"]["MetricName"] == metric_name(READ_METRIC_PREFIX, table)
         assert read["Metric"]["MetricName"] in {m["Name"] for m in directive["Metrics"]}
         assert read["Metric"]["Dimensions"] == [{"Name": n, "Value": line[n]} for n in dimension_set]
-        assert written["Period"] == read["Period"] == 120
+        assert written["Period"] == read["Period"] == expired["Period"] == 120
         assert (alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (3, 3)
         assert alarm["TreatMissingData"] == "notBreaching"
         # Named in what the subscriber reads, and sent to the alert topic both ways
@@ -76,8 +81,8 @@ def test_every_watched_table_has_its_own_alarm_on_writes_none_read(
 # -- CloudWatch's evaluation, read from its documentation -------------------------------------------------
 
 
-def _evaluate(expression: str, written: float | None, read: float | None) -> float | None:
-    """One period's value of a metric-math expression over ``written`` and ``read`` (None: no datapoint)."""
+def _evaluate(expression: str, values: dict[str, float | None]) -> float | None:
+    """One period's value of a metric-math expression over its metrics' ``values`` (None: no datapoint)."""
 
     def fill(value: float | None, default: float) -> float:
         return default if value is None else value
@@ -87,12 +92,18 @@ def _evaluate(expression: str, written: float | None, read: float | None) -> flo
 
     python = re.sub(r"\bAND\b", " and ", re.sub(r"\bOR\b", " or ", expression))
     python = re.sub(r"\bIF\(", "if_(", re.sub(r"\bFILL\(", "fill(", python))
-    namespace = {"fill": fill, "if_": if_, "written": written, "read": read}
+    namespace = {"fill": fill, "if_": if_, **values}
     # (the template's own expression, with no builtins)
     return float(eval(python, {"__builtins__": {}}, namespace))
 
 
-def _alarm_times(alarm: dict[str, Any], writes: dict[int, float], reads: dict[int, float], end: int) -> Iterator[int]:
+def _alarm_times(
+    alarm: dict[str, Any],
+    writes: dict[int, float],
+    reads: dict[int, float],
+    end: int,
+    expired: dict[int, float] | None = None,
+) -> Iterator[int]:
     """The seconds (each minute, as CloudWatch evaluates) at which the alarm is in ALARM: its last
     ``EvaluationPeriods`` periods, each ending at the evaluation, all breaching (DatapointsToAlarm of as many)."""
     (expression,) = [m["Expression"] for m in alarm["Metrics"] if "Expression" in m]
@@ -103,9 +114,12 @@ def _alarm_times(alarm: dict[str, Any], writes: dict[int, float], reads: dict[in
         breaching = 0
         for k in range(periods):
             start = now - (k + 1) * period
-            written = sum(v for t, v in writes.items() if start <= t < start + period) or None
-            read = sum(v for t, v in reads.items() if start <= t < start + period) or None
-            value = _evaluate(expression, written, read)
+            series = {"written": writes, "read": reads, "expired": expired or {}}
+            values = {
+                name: sum(v for t, v in points.items() if start <= t < start + period) or None
+                for name, points in series.items()
+            }
+            value = _evaluate(expression, values)
             breaching += value is not None and value >= alarm["Threshold"]
         if breaching >= needed:
             yield now
@@ -193,3 +207,14 @@ def test_a_table_left_unread_is_named_within_ten_minutes(
     # Then the alarm fires within ten minutes of the first unread write, and never before it
     first_unread = min(s for s in seconds if s >= blind_from)
     assert alarmed and first_unread < alarmed[0] <= first_unread + 600, (alarmed[:3], first_unread)
+
+
+def test_a_table_that_only_expires_items_is_named_when_they_go_unread(synthesized: dict[str, Synthesized]) -> None:
+    (alarm,) = _unread_alarms(synthesized["existing"]).values()
+    # Given a table no one writes to, whose items expire (TTL deletions: stream records, no write units) every
+    # 30 s, read until 20 minutes in
+    expired = dict.fromkeys(range(0, 3600, 30), 1.0)
+    reads = {t + 2: 1.0 for t in expired if t < 1200}
+    alarmed = list(_alarm_times(alarm, {}, reads, 3600, expired))
+    # Then its alarm fires within ten minutes of the first deletion left unread, and not before
+    assert alarmed and 1200 < alarmed[0] <= 1800

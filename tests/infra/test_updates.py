@@ -19,7 +19,7 @@ pytestmark = pytest.mark.infra
 FIXTURES = Path(__file__).parent / "fixtures"
 STREAMS = {
     name: f"arn:aws:dynamodb:eu-west-1:111122223333:table/{name}/stream/2026-01-01T00:00:00.000"
-    for name in ("orders", "users")
+    for name in ("orders", "users", "carts")
 }
 
 
@@ -186,6 +186,16 @@ def test_the_upgrade_from_the_earlier_release_leaves_every_stream_read_once_howe
     for outcome, readers in _every_outcome(released, now):
         # each of the two tables' streams read by exactly one of the stack's mappings, done or rolled back
         assert sorted(readers.values()) == [1, 1], (outcome, readers)
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_an_upgrade_that_also_adds_a_table_leaves_only_the_watched_streams_read_however_it_ends(way: str) -> None:
+    released = json.loads((FIXTURES / f"mappings-39d0cc4-{way}.json").read_text())
+    now = synth_template(_watching("orders,users,carts", way))
+    for outcome, readers in _every_outcome(released, now):
+        watched = _streams_of(now if outcome == "completed" else released)
+        assert {stream for stream, count in readers.items() if count} == watched, (outcome, readers)
+        assert {readers[stream] for stream in watched} == {1}, (outcome, readers)
 
 
 @pytest.mark.parametrize("way", WAYS)

@@ -126,8 +126,8 @@ EXPLAINER_ALARMS = 1
 JUDGE_ALARMS = 4
 ALARMS = CONSUMER_ALARMS + EXPLAINER_ALARMS + JUDGE_ALARMS
 # Each table's StreamUnread alarm (infra/stream_unread.py, in a lean deployment too): a metric-math alarm on
-# two metrics, the table's writes and its records read, billed per metric.
-UNREAD_ALARM_METRICS_PER_TABLE = 2
+# three metrics, the table's writes, its TTL deletions and its records read, billed per metric.
+UNREAD_ALARM_METRICS_PER_TABLE = 3
 DASHBOARDS = 1
 # The lean deployment (-c lean, ``--lean``): no dashboard, no throttle alarms nor their explainer,
 # Contributor Insights off unless asked for, and of the consumer's alarms iterator age, dead letters and

@@ -31,6 +31,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hotkeys.deployment import (
+    EARLIER_MAPPING_TYPE,
     EVENT_SOURCE,
     ITERATOR_AGE_ALARM_MS,
     MAPPING_TYPES,
@@ -125,17 +126,18 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
     moment = time.time() if now is None else now
     checks: list[Check] = []
     mappings = []
+    earlier = {uuid for _, uuid in stack.of_type(EARLIER_MAPPING_TYPE)}
     for uuid in stack.mapping_ids():
         mapping = read_mapping(clients.lambda_, uuid)
         if mapping is None:
-            checks.append(
-                Check(
-                    "event source mappings",
-                    FAIL,
-                    f"the stack's mapping {uuid} is not in Lambda: its stream is not read",
-                    REPAIR,
+            detail = f"the stack's mapping {uuid} is not in Lambda: its stream is not read"
+            if uuid in earlier:
+                # (an upgrade to this release that rolled back keeps the mapping it made: readers below name it)
+                detail = (
+                    f"the stack's mapping {uuid} (an earlier release's) is not in Lambda: its stream is not read, "
+                    "unless by the mapping an upgrade to this release kept when it rolled back"
                 )
-            )
+            checks.append(Check("event source mappings", FAIL, detail, REPAIR))
         else:
             mappings.append(mapping)
     if not mappings and not checks:
@@ -281,7 +283,7 @@ def _check_mapping(mapping: dict[str, Any], window_seconds: int) -> Check:
             name,
             FAIL,
             f"{len(filters)} filter(s) added outside the stack: the records they drop are never counted",
-            f"{REPAIR} (it makes the mapping anew without filters)",
+            f"{REPAIR} (it removes them)",
         )
     result = str(mapping.get("LastProcessingResult") or "")
     if result.startswith("PROBLEM"):

@@ -24,8 +24,9 @@ Used by the CDK provider framework (``on_event`` only; a returned dict is the re
   setting removed from the properties keeps its current value (an update changes only what it is given):
   to go back to a default, set the default. Every deploy sends an Update (``SynthesizedAt`` changes at
   each synth), so a redeploy repairs what changed outside the stack: a mapping deleted is created again, a
-  disabled one enabled (``Enabled`` is a setting), changed settings set back, and one given filters made
-  anew without them; a table's new stream (its enabler's new ``StreamArn``) arrives as a move.
+  disabled one enabled (``Enabled`` is a setting), changed settings set back, filters removed; a table's
+  new stream (its enabler's new ``StreamArn``) arrives as a move. Only what differs from the mapping Lambda
+  describes is sent, and nothing when nothing differs: an update restarts the mapping's polling.
 * Delete: only the UUID this resource owns, never a mapping found by listing; a mapping already gone
   (displaced by a newer resource of the same function and stream) is success; it answers once Lambda has
   deleted the mapping. One exception: while CloudFormation undoes a failed update that displaced an earlier
@@ -45,6 +46,7 @@ before anything is changed. Any other error from Lambda fails the deploy with th
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -125,8 +127,9 @@ def on_event(
     deadline = Deadline.of(context, clock, sleep)
     if kind == "Delete":
         uuid = str(event.get("PhysicalResourceId", ""))
+        source = str((event.get("ResourceProperties") or {}).get("EventSourceArn", ""))
         if _UUID.fullmatch(uuid) and _rolled_back_onto_a_displaced_mapping(
-            cloudformation or _clients().client("cloudformation"), client, event.get("StackId")
+            cloudformation or _clients().client("cloudformation"), client, event.get("StackId"), source
         ):
             # The stack goes back to an earlier release whose mapping resource names the mapping this
             # resource's create displaced: deleting this one would leave the stream unread. It is kept (the
@@ -430,25 +433,66 @@ def _update(
     else:
         uuid = str(event.get("PhysicalResourceId", ""))
     _warn_of_what_stays(old.get("Settings") or {}, event["ResourceProperties"].get("Settings") or {}, accepted)
+    current = _described(client, uuid)
+    if current is None:
+        logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
+        return _create(client, function, source, settings, deadline)
+    drift = _drift(changes, current)
+    if not drift:
+        # Every deploy sends an Update (SynthesizedAt): one that would change nothing is not sent, since
+        # Lambda stops and restarts polling for an update ("may take up to 90 seconds"), and a mapping at
+        # LATEST "could miss events during a create or update".
+        return uuid
+    logger.info(
+        "event source mapping differs from the stack's: updating it", extra={"uuid": uuid, "settings": sorted(drift)}
+    )
     try:
-        answer = _retrying(
-            lambda: client.update_event_source_mapping(UUID=uuid, **changes), "ResourceInUseException", deadline
-        )
+        _retrying(lambda: client.update_event_source_mapping(UUID=uuid, **drift), "ResourceInUseException", deadline)
     except ClientError as error:
         if not _not_found(error):
             raise
         logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
         return _create(client, function, source, settings, deadline)
-    if (answer.get("FilterCriteria") or {}).get("Filters") and "FilterCriteria" not in settings:
-        # Filters added outside the stack drop records uncounted. Lambda documents no way to clear them in
-        # an update (an empty FilterCriteria may read as "unchanged"): the mapping is made anew without.
-        logger.warning(
-            "event source mapping filtered outside the stack: creating it again without filters",
-            extra={"uuid": uuid, "filters": answer["FilterCriteria"]["Filters"]},
-        )
-        return _create(client, function, source, settings, deadline)
     _wait_until_settled(client, uuid, deadline)
     return uuid
+
+
+def _described(client: Any, uuid: str) -> dict[str, Any] | None:
+    """The mapping as GetEventSourceMapping describes it; None when Lambda no longer knows it."""
+    try:
+        return dict(client.get_event_source_mapping(UUID=uuid))
+    except ClientError as error:
+        if _not_found(error):
+            return None
+        raise
+
+
+def _drift(wanted: dict[str, Any], current: dict[str, Any]) -> dict[str, Any]:
+    """The settings of ``wanted`` (UpdateEventSourceMapping's) that ``current`` does not have, as an update.
+
+    ``Enabled`` is read from the State; filters added outside the stack (or encrypted with a key, which
+    GetEventSourceMapping shows only to kms:Decrypt) are removed with an empty FilterCriteria ("To remove
+    filter criteria from an event source, you can run ... update-event-source-mapping ... with an empty
+    FilterCriteria object", Lambda's event filtering guide) unless the stack sets its own."""
+    drift = {}
+    for name, value in wanted.items():
+        if name == "Enabled":
+            if value != (current.get("State") in ("Enabled", "Enabling")):
+                drift[name] = value
+        elif _differs(value, current.get(name)):
+            drift[name] = value
+    filtered = (current.get("FilterCriteria") or {}).get("Filters") or current.get("KMSKeyArn")
+    if filtered and "FilterCriteria" not in wanted:
+        drift["FilterCriteria"] = {}
+    return drift
+
+
+def _differs(wanted: Any, current: Any) -> bool:
+    """Whether ``current`` lacks ``wanted``: maps compared on the keys the stack sets (Lambda adds its own,
+    an empty OnSuccess), everything else as equal values."""
+    if isinstance(wanted, dict):
+        return not isinstance(current, dict) or any(_differs(v, current.get(k)) for k, v in wanted.items())
+    return bool(wanted != current)
 
 
 def _warn_of_what_stays(old: dict[str, Any], new: dict[str, Any], accepted: set[str]) -> None:
@@ -475,10 +519,13 @@ def _delete(client: Any, uuid: str, deadline: Deadline) -> dict[str, Any]:
     return {"PhysicalResourceId": uuid}
 
 
-def _rolled_back_onto_a_displaced_mapping(cloudformation: Any, client: Any, stack_id: Any) -> bool:
+def _rolled_back_onto_a_displaced_mapping(cloudformation: Any, client: Any, stack_id: Any, source: str) -> bool:
     """The stack is removing what a failed update created, and holds an earlier release's mapping resource
-    (``AWS::Lambda::EventSourceMapping``) whose mapping Lambda no longer has: a create of that update displaced
-    it. A stack that cannot be read is taken as not rolling back (the Delete goes on, as it always did)."""
+    (``AWS::Lambda::EventSourceMapping``) of ``source``'s table whose mapping Lambda no longer has: a create of
+    that update displaced it. The earlier resource's table is read from the template the stack went back to
+    (its stream ARN, or the TableName of the stream enabler it names); one the template does not describe
+    counts as this table's (a reader too many rather than none). A stack that cannot be read is taken as not
+    rolling back: the Delete goes on, as it always did."""
     if not stack_id:
         return False
     try:
@@ -486,16 +533,40 @@ def _rolled_back_onto_a_displaced_mapping(cloudformation: Any, client: Any, stac
         if stack.get("StackStatus") not in ROLLING_BACK_AN_UPDATE:
             return False
         pages = cloudformation.get_paginator("list_stack_resources").paginate(StackName=str(stack_id))
-        earlier = [
-            str(summary.get("PhysicalResourceId") or "")
+        displaced = [
+            str(summary["LogicalResourceId"])
             for page in pages
             for summary in page.get("StackResourceSummaries", [])
             if summary.get("ResourceType") == EARLIER_MAPPING_TYPE
+            and _UUID.fullmatch(str(summary.get("PhysicalResourceId") or ""))
+            and _state(client, str(summary["PhysicalResourceId"])) is None
         ]
+        if not displaced:
+            return False
+        body = cloudformation.get_template(StackName=str(stack_id), TemplateStage="Original")["TemplateBody"]
     except ClientError as error:
         logger.error("could not read the stack: the mapping is deleted", extra={"reason": str(error)})
         return False
-    return any(_UUID.fullmatch(uuid) and _state(client, uuid) is None for uuid in earlier)
+    resources = (json.loads(body) if isinstance(body, str) else dict(body)).get("Resources", {})
+    table = _table_of(source)
+    return any(_earlier_table(resources, logical_id) in (table, None) for logical_id in displaced)
+
+
+def _earlier_table(resources: dict[str, Any], logical_id: str) -> str | None:
+    """The table an earlier release's mapping resource reads, as its template says; None if it does not say."""
+    arn = (resources.get(logical_id) or {}).get("Properties", {}).get("EventSourceArn")
+    if isinstance(arn, str):
+        return _table_of(arn)
+    if isinstance(arn, dict) and isinstance(arn.get("Fn::GetAtt"), list) and arn["Fn::GetAtt"][1:] == ["StreamArn"]:
+        enabler = resources.get(arn["Fn::GetAtt"][0]) or {}
+        name = enabler.get("Properties", {}).get("TableName")
+        return str(name) if isinstance(name, str) else None
+    return None
+
+
+def _table_of(stream_arn: str) -> str:
+    """``arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL`` → NAME."""
+    return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
 
 
 def _not_found(error: ClientError) -> bool:
