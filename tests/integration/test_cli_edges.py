@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import gzip
 import json
 import os
 import subprocess
@@ -277,3 +278,29 @@ def test_the_help_examples_name_files_that_exist() -> None:
         Path(name).name for line in replay_lines for token in line.split() for name in glob.glob(str(ROOT / token))
     }
     assert matched == samples
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["gzipped", "plain"])
+def test_a_dash_replays_standard_input_as_the_same_file_would(compressed: bool, tmp_path: Path) -> None:
+    # (a pipe, as a user gives it: `gunzip -c capture.json.gz | hotkeys replay -`)
+    sample = ROOT / "events" / "hot-key-burst.json.gz"
+    data = sample.read_bytes() if compressed else gzip.decompress(sample.read_bytes())
+    command = [sys.executable, "-m", "hotkeys.cli.main", "replay", "--json"]
+    env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
+    piped = subprocess.run([*command, "-"], input=data, capture_output=True, check=True, env=env, cwd=tmp_path)
+    named = subprocess.run([*command, str(sample)], capture_output=True, check=True, env=env, cwd=tmp_path)
+    ours, theirs = json.loads(piped.stdout), json.loads(named.stdout)
+    assert (ours["records"], ours["counted"]) == (theirs["records"], theirs["counted"]) == (18_600, 18_600)
+    assert [a["subject"] for a in ours["alerts"]] == [a["subject"] for a in theirs["alerts"]]
+
+
+def test_standard_input_that_is_no_event_is_named_so_and_given_twice_refused(
+    capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    assert main(["replay", "-"]) == 2
+    assert _one_line_error(capsys) == "hotkeys: standard input is not a DynamoDB stream event (no 'Records' list)"
+    assert main(["replay", "-", "-"]) == 2
+    assert "given more than once" in _one_line_error(capsys)

@@ -500,13 +500,22 @@ def test_composite_keys_are_mapped_by_partition_key_whatever_the_order_of_keys(
     assert rows and all(key.startswith("tenant#") for key in rows), list(rows)
 
 
-def test_a_report_into_a_missing_folder_is_refused_before_replaying(
+def test_a_report_into_a_missing_folder_makes_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # (the issue's own example: `--report rep/m1.html` with rep/ not made yet)
+    target = tmp_path / "rep" / "runs" / "report.html"
+    assert main(["replay", str(EVENTS / "hot-key-burst.json.gz"), "--report", str(target)]) == 0
+    assert target.is_file() and (target.parent / plotly_script_name()).is_file()
+
+
+def test_a_report_whose_folder_cannot_be_made_is_refused_before_replaying(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    target = tmp_path / "no-such-folder" / "report.html"
+    # (a file where the folder would be)
+    (tmp_path / "rep").write_text("not a folder")
+    target = tmp_path / "rep" / "report.html"
     assert main(["replay", str(EVENTS / "hot-key-burst.json.gz"), "--report", str(target)]) == 2
     captured = capsys.readouterr()
-    assert captured.err.strip().count("\n") == 0 and "--report" in captured.err and "does not exist" in captured.err
+    assert captured.err.strip().count("\n") == 0 and "cannot make the folder" in captured.err
     assert "Replayed" not in captured.out
 
 

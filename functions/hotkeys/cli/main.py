@@ -166,7 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(top)
 
     replay = _command(commands, "replay", "run the real handler over event files, locally", EXAMPLES_REPLAY)
-    replay.add_argument("event_files", nargs="+", metavar="EVENT_FILE", help="Lambda DynamoDB-stream event JSON")
+    replay.add_argument(
+        "event_files",
+        nargs="+",
+        metavar="EVENT_FILE",
+        help="Lambda DynamoDB-stream event JSON, plain or gzipped (- reads standard input)",
+    )
     replay.add_argument("--limit", type=at_least(1), default=5, help="keys shown per window (default 5)")
     replay.add_argument(
         "--report",

@@ -8,6 +8,8 @@ import gzip
 import importlib.util
 import json
 import math
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -537,13 +539,17 @@ def _family_of(incident: _Incident, families: list[dict[str, Any]], window: str)
 def check_writable(path: Path, flag: str) -> None:
     """Refuses at once (one line) a path the command could not write its file to at the end.
 
-    The folder must exist and the path must not be one; then the file is opened for appending,
-    which proves the permission (for root too, which ``os.access`` does not) and changes nothing
-    in a file that exists (a file the probe created is removed)."""
+    The path must not be a folder; its folder is made if it is missing (as ``mkdir -p``); then the file
+    is opened for appending, which proves the permission (for root too, which ``os.access`` does not) and
+    changes nothing in a file that exists (a file the probe created is removed)."""
     if path.is_dir():
         raise UserError(f"{flag}: {str(path)!r} is a folder; name a file in it, such as {str(path / 'report.html')!r}")
-    if not path.resolve().parent.is_dir():
-        raise UserError(f"{flag}: the folder {str(path.parent)!r} does not exist")
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        try:
+            folder.mkdir(parents=True)
+        except OSError as error:
+            raise UserError(f"{flag}: cannot make the folder {str(path.parent)!r}: {error.strerror}") from None
     existed = path.exists()
     try:
         with path.open("a", encoding="utf-8"):
@@ -636,10 +642,10 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
 def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | None) -> tuple[dict[str, Any], Any]:
     """The replay of ``args.event_files`` on the chosen backend: what ``collect`` gathers, and the
     resources it created; the report written when asked for."""
-    with backend(args.endpoint_url):
+    with backend(args.endpoint_url), _event_files(args.event_files) as paths:
         aws = aws_clients(args, default_region="us-east-1")
         try:
-            plan = plan_replay(args.event_files)
+            plan = plan_replay(paths)
             if not plan.records:
                 # No traffic is no verdict: "no hot key" would read as if traffic had been judged.
                 files = ", ".join(args.event_files)
@@ -655,11 +661,34 @@ def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | No
 
                 report = run_replay(plan, resources, aws, replay_settings(resources, chosen), observe)
         except ReplayError as error:
-            raise UserError(str(error)) from None
+            message = str(error)
+            for path, name in zip(paths, args.event_files, strict=True):
+                message = message.replace(path, "standard input") if name == "-" else message
+            raise UserError(message) from None
         result = collect(report, args.limit, aws)
     if report_path is not None and heat is not None:
         _write_report(report_path, result, heat, chosen)
     return result, report.resources
+
+
+# A gzip file's first two bytes (RFC 1952, "ID1 = 31, ID2 = 139").
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@contextlib.contextmanager
+def _event_files(given: list[str]) -> Iterator[list[str]]:
+    """The event files, ``-`` read from standard input into a temporary file first (a replay reads its
+    files twice: once to plan, once to replay), plain or gzipped JSON as it comes; removed afterwards."""
+    if "-" not in given:
+        yield given
+        return
+    if given.count("-") > 1:
+        raise UserError("- (standard input) is given more than once; it can be read once")
+    with tempfile.TemporaryDirectory(prefix="hotkeys-stdin-") as folder:
+        data = sys.stdin.buffer.read()
+        spooled = Path(folder) / ("stdin.json.gz" if data[:2] == GZIP_MAGIC else "stdin.json")
+        spooled.write_bytes(data)
+        yield [str(spooled) if path == "-" else path for path in given]
 
 
 def _say(console: Console, line: str) -> None:
