@@ -116,7 +116,7 @@ THROTTLED = [
 @pytest.mark.parametrize("width", range(40, 201, 5))
 def test_no_throttled_key_or_its_window_start_is_split_at_any_width_from_40_to_200(width: int) -> None:
     # Given throttled keys (an index partition among them) and a terminal this wide
-    console = Console(width=width, record=True, color_system=None)
+    console = Console(width=width, record=True, color_system=None, force_terminal=True)
     # When the throttled-keys picture is printed (top and the replay print it alike)
     throttle_view.render(console, {"rows": THROTTLED})
     lines = console.export_text().splitlines()
@@ -356,3 +356,61 @@ def test_a_log_level_that_is_no_level_is_said_once(
         "hotkeys: HOTKEYS_LOG_LEVEL=bogus is not a level (DEBUG, INFO, WARNING or ERROR): "
         "the function's logs stay quiet"
     ]
+
+
+@pytest.fixture(scope="module")
+def demo_result() -> dict[str, Any]:
+    """The demo's replay (every sample), as JSON."""
+    import contextlib
+    import io
+
+    files = sorted(str(path) for path in EVENTS.glob("*.json")) + sorted(str(path) for path in EVENTS.glob("*.json.gz"))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["replay", *files, "--json"]) == 0
+    return dict(json.loads(printed.getvalue()))
+
+
+def _prose(console: Console, result: dict[str, Any]) -> None:
+    """What a replay prints as prose: the verdict, the alerts, the throttled keys, the DLQ."""
+    from hotkeys.cli import replay_view
+    from hotkeys.cli.throttle_view import render
+
+    for line in replay_view.verdict(result, DEFAULTS):
+        replay_view._say(console, line)
+    replay_view._render_alerts(console, result["alerts"])
+    render(console, result.get("throttles"))
+    replay_view._render_dead_letters(console, result["dead_letters"])
+
+
+@pytest.mark.parametrize("width", [60, 72, 80, 100, 120, 160, 200])
+def test_prose_wraps_on_a_terminal_with_hanging_indents_and_is_whole_in_a_pipe(
+    demo_result: dict[str, Any], width: int
+) -> None:
+    import io
+
+    terminal = Console(width=width, force_terminal=True, color_system=None, record=True, file=io.StringIO())
+    piped = Console(width=width, force_terminal=False, record=True, file=io.StringIO())
+    _prose(terminal, demo_result)
+    _prose(piped, demo_result)
+    wrapped, whole = terminal.export_text().splitlines(), piped.export_text().splitlines()
+    # In a pipe each line is whole (scripts and the samples read it so); on a terminal, fitted to its width
+    assert max(map(len, whole)) > width >= max(len(line) for line in wrapped if " " in line.strip())
+    # and each piped line is its wrapped lines joined: the first at the line's own indent, the others further in
+    position = 0
+    for line in whole:
+        indent = len(line) - len(line.lstrip(" "))
+        first = wrapped[position]
+        assert first.startswith(" " * indent) and not first[indent:].startswith(" "), (line, first)
+        parts = [first.strip()]
+        position += 1
+        text = " ".join(line.split())
+        while len(" ".join(" ".join(parts).split())) < len(text):
+            assert wrapped[position].startswith(" " * (indent + 4)), (width, line, wrapped[position])
+            parts.append(wrapped[position].strip())
+            position += 1
+        assert " ".join(" ".join(parts).split()) == text, (width, line)
+    assert position == len(wrapped)
+    # and no key or window start is cut
+    for alert in demo_result["alerts"]:
+        assert any(alert["key"] in line for line in wrapped), alert["key"]

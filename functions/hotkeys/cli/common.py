@@ -13,6 +13,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -231,6 +232,30 @@ def cli_region(
     ``default_region`` is the command's own fallback (the in-process replay's), after the variable.
     """
     return flag or environ.get("AWS_REGION") or default_region
+
+
+# A wrapped line's continuation sits this far past the line's own indent.
+HANGING_INDENT = 4
+
+
+def say(console: Console, text: str, style: str | None = None) -> None:
+    """One line of prose (a verdict, an alert, a throttled key's detail): on a terminal, wrapped to its
+    width with its continuation lines indented past the line's own indent, never inside a word (a key, a
+    window start); piped, whole on one line, as scripts and the samples read it."""
+    if not console.is_terminal:
+        console.print(text, markup=False, highlight=False, soft_wrap=True, style=style)
+        return
+    indent = len(text) - len(text.lstrip(" "))
+    lines = textwrap.wrap(
+        text.strip(" "),
+        width=console.width,
+        initial_indent=" " * indent,
+        subsequent_indent=" " * (indent + HANGING_INDENT),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines or [""]:
+        console.print(line, markup=False, highlight=False, soft_wrap=True, style=style)
 
 
 def where_of(table: str, index: str | None) -> str:

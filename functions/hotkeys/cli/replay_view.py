@@ -25,6 +25,7 @@ from hotkeys.cli.common import (
     partition_of,
     render_families,
     render_top,
+    say,
     settings_from_args,
     where_of,
 )
@@ -692,7 +693,7 @@ def _event_files(given: list[str]) -> Iterator[list[str]]:
 
 
 def _say(console: Console, line: str) -> None:
-    console.print(line, markup=False, highlight=False, soft_wrap=True)
+    say(console, line)
 
 
 def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
@@ -702,7 +703,7 @@ def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
         return
     console.print(f"[bold]Alerts published[/] ({len(alerts)}):")
     for alert in alerts:
-        console.print(f"  {alert['subject']}", markup=False, highlight=False)
+        say(console, f"  {alert['subject']}")
         if alert["status"] != "resolved":
             _say(
                 console,

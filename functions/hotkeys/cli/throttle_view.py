@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from rich.console import Console
 from rich.table import Table
 
-from hotkeys.cli.common import natural_width, partition_of, where_of
+from hotkeys.cli.common import natural_width, partition_of, say, where_of
 from hotkeys.detector.ports import InsightsPort, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import (
@@ -80,7 +80,7 @@ def render(console: Console, found: Mapping[str, Any] | None) -> None:
         return
     rows = found["rows"]
     if found.get("line"):
-        console.print(found["line"], markup=False, highlight=False, soft_wrap=True)
+        say(console, found["line"])
     if not rows:
         if found.get("read"):
             console.print("Throttled keys: none in these windows (Contributor Insights, throttled keys).")
@@ -92,20 +92,19 @@ def render(console: Console, found: Mapping[str, Any] | None) -> None:
     else:
         # Too narrow for the table without splitting a time or a key: a block per row, the time and the
         # key first on their line.
-        console.print(f"{TITLE}:", markup=False, highlight=False)
+        say(console, f"{TITLE}:")
         for row in shown:
             where = partition_of(row["table"], row.get("index"), row["key"])
             heading = f"  {row['window_start']}  {where}"
             if len(heading) > console.width:
                 heading = f"  {row['window_start']}\n  {where}"
             console.print(heading, markup=False, highlight=False, soft_wrap=True)
-            console.print(
+            say(
+                console,
                 f"      landed {landed_text(row)} WCU, throttled {row['throttled_requests']:,} requests: "
                 f"{status_text(row)}",
-                markup=False,
-                highlight=False,
             )
-        console.print(CAPTION, markup=False, highlight=False)
+        say(console, CAPTION)
     if len(rows) > SHOWN_ROWS:
         console.print(f"  ... and {len(rows) - SHOWN_ROWS} more throttled key-windows (--json lists them all)")
 
