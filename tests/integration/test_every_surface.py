@@ -1,8 +1,9 @@
 """One rate per key on every surface (issue #47 item 2): for each sample of events/, replayed on a moto server
 as a user does (`hotkeys replay FILE --endpoint-url`), then read back with `hotkeys top --json` from the stats
 table the replay left there, every key of every window has the same rate and upper end in the replay's own
-top rows, in `top --json`, in the verdict and in the report; every alert's peak is at least the rate it
-quotes, and a resolution's peak is the highest rate `top` shows for its key and reason's rows."""
+top rows, in `top --json`, in the verdict and in the report; an alert says of its key's items what `top`
+says; every alert's peak is at least the rate it quotes, and a resolution's peak is the highest rate `top`
+shows for its key."""
 
 from __future__ import annotations
 
@@ -108,6 +109,11 @@ def test_every_key_has_one_rate_on_every_surface(
     # (each sample with a hot key is checked on every surface: none of the checks above matched nothing)
     assert cells and (named or not any(a["reason"] == "partition_limit" for a in result["alerts"])), (named, cells)
     print(f"{sample}: {len(replayed)} rows, {named} verdict lines, {cells} report rows, {len(result['alerts'])} alerts")
+    # Every alert says of its key's items what `top --json` says of that key in the alert's window
+    for alert in result["alerts"]:
+        row = stored.get((alert["table"], alert.get("index"), alert["key"], alert["window_start"]))
+        if alert["status"] != "resolved" and row is not None:
+            assert row["items"] == alert["items"], (alert["subject"], row["items"], alert["items"])
     # Every alert's peak is at least the rate it quotes; a partition-limit resolution's peak is `top`'s highest
     for alert in result["alerts"]:
         if alert["status"] != "resolved":

@@ -62,7 +62,8 @@ class TopRow:
     at_most_wcu_per_second: float
     share: float  # of the table's (or the index's) write units in the window
     error_bound: int
-    # Hot item or hot collection (items.verdict) for a table with a sort key; None otherwise.
+    # What its alert says of its items (items.verdict: a single hot item in a table without a sort key, a hot
+    # or spread collection in one with); None for an index partition, or items not followed.
     items: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -216,9 +217,11 @@ def shown_rows(
 
 
 def _items_of(window: WindowFigures, key: str) -> str | None:
-    if window.index is not None or not window.has_sort_key:
+    """What the key's alert says of its items (the same rule: ``alerts.diagnose``): a table without a sort key
+    holds one item per key, a single hot item; an index partition has none said."""
+    if window.index is not None:
         return None
-    found = verdict(window.items.get(key), True, window.has_local_indexes)
+    found = verdict(window.items.get(key), window.has_sort_key, window.has_local_indexes)
     return found[0] if found else None
 
 
