@@ -23,6 +23,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
+from hotkeys.throttling import NAMESPACE, TABLE_DIMENSION
 from infra.monitoring import detector_metric
 
 PERIOD = Duration.minutes(2)
@@ -41,27 +42,26 @@ def unread_description(table_name: str) -> str:
     )
 
 
+def _table_sum(table_name: str, metric: str) -> cloudwatch.Metric:
+    """One of DynamoDB's own metrics of the table, summed over a period."""
+    return cloudwatch.Metric(
+        namespace=NAMESPACE,
+        metric_name=metric,
+        dimensions_map={TABLE_DIMENSION: table_name},
+        statistic="Sum",
+        period=PERIOD,
+    )
+
+
 class StreamUnreadAlarm(Construct):
     """The alarm of one table, by its name (``table_name`` may be a token: a table the stack creates)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, table_name: str) -> None:
         super().__init__(scope, construct_id)
-        written = cloudwatch.Metric(
-            namespace="AWS/DynamoDB",
-            metric_name="ConsumedWriteCapacityUnits",
-            dimensions_map={"TableName": table_name},
-            statistic="Sum",
-            period=PERIOD,
-        )
+        written = _table_sum(table_name, "ConsumedWriteCapacityUnits")
         # TTL deletions are stream records too, and consume no write capacity: a table that only expires items
         # (what the archive is for) would otherwise go unread unnoticed.
-        expired = cloudwatch.Metric(
-            namespace="AWS/DynamoDB",
-            metric_name="TimeToLiveDeletedItemCount",
-            dimensions_map={"TableName": table_name},
-            statistic="Sum",
-            period=PERIOD,
-        )
+        expired = _table_sum(table_name, "TimeToLiveDeletedItemCount")
         read = detector_metric(self, metric_name(READ_METRIC_PREFIX, table_name), period=PERIOD)
         unread = cloudwatch.MathExpression(
             expression=EXPRESSION,

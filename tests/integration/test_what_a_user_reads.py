@@ -374,10 +374,11 @@ def demo_result() -> dict[str, Any]:
 def _prose(console: Console, result: dict[str, Any]) -> None:
     """What a replay prints as prose: the verdict, the alerts, the throttled keys, the DLQ."""
     from hotkeys.cli import replay_view
+    from hotkeys.cli.common import say
     from hotkeys.cli.throttle_view import render
 
     for line in replay_view.verdict(result, DEFAULTS):
-        replay_view._say(console, line)
+        say(console, line)
     replay_view._render_alerts(console, result["alerts"])
     render(console, result.get("throttles"))
     replay_view._render_dead_letters(console, result["dead_letters"])

@@ -8,6 +8,7 @@ import gzip
 import importlib.util
 import json
 import math
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -611,7 +612,7 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
         console.print(line, markup=False, highlight=False, soft_wrap=True)
     if args.endpoint_url:
         # These stay on the endpoint: say where, so `hotkeys top` and `redrive` can be pointed at them.
-        _say(
+        say(
             console,
             f"Created on {args.endpoint_url}: stats table {resources.stats_table}, topic {resources.topic_arn}, "
             f"bucket {resources.bucket}, DLQ {resources.dlq_url}",
@@ -686,14 +687,13 @@ def _event_files(given: list[str]) -> Iterator[list[str]]:
     if given.count("-") > 1:
         raise UserError("- (standard input) is given more than once; it can be read once")
     with tempfile.TemporaryDirectory(prefix="hotkeys-stdin-") as folder:
-        data = sys.stdin.buffer.read()
-        spooled = Path(folder) / ("stdin.json.gz" if data[:2] == GZIP_MAGIC else "stdin.json")
-        spooled.write_bytes(data)
+        # Copied as it comes, as the replay streams its files: memory does not grow with the input.
+        head = sys.stdin.buffer.read(len(GZIP_MAGIC))
+        spooled = Path(folder) / ("stdin.json.gz" if head == GZIP_MAGIC else "stdin.json")
+        with spooled.open("wb") as copy:
+            copy.write(head)
+            shutil.copyfileobj(sys.stdin.buffer, copy)
         yield [str(spooled) if path == "-" else path for path in given]
-
-
-def _say(console: Console, line: str) -> None:
-    say(console, line)
 
 
 def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
@@ -705,7 +705,7 @@ def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
     for alert in alerts:
         say(console, f"  {alert['subject']}")
         if alert["status"] != "resolved":
-            _say(
+            say(
                 console,
                 f"      when sent: window {alert['window_start']}, up to {alert['wcu']:,} WCU so far, "
                 f"{100 * alert['share']:.1f}% of the table's writes so far; fix: "
@@ -721,7 +721,7 @@ def _render_archive(console: Console, archived: list[dict[str, Any]], bucket: st
     console.print(f"[bold]TTL archive[/]: {total:,} expired {_items(total)} in {len(archived)} object(s):")
     for item in archived:
         count = item["items"]
-        _say(console, f"  s3://{bucket}/{item['key']} ({count:,} {_items(count)}, {item['bytes']:,} bytes)")
+        say(console, f"  s3://{bucket}/{item['key']} ({count:,} {_items(count)}, {item['bytes']:,} bytes)")
 
 
 def _items(count: int) -> str:

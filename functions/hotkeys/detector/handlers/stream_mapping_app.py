@@ -58,6 +58,7 @@ from botocore.validate import validate_parameters
 
 from hotkeys.deployment import EARLIER_MAPPING_TYPE
 from hotkeys.detector.adapters.aws import AwsClients
+from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.observability import logger
 
 __all__ = ["MOVING", "coerce_settings", "on_event"]
@@ -367,12 +368,8 @@ def _wait_until_settled(client: Any, uuid: str, deadline: Deadline) -> None:
 
 def _state(client: Any, uuid: str) -> str | None:
     """The mapping's State; None when Lambda no longer knows it."""
-    try:
-        return str(client.get_event_source_mapping(UUID=uuid).get("State", ""))
-    except ClientError as error:
-        if _not_found(error):
-            return None
-        raise
+    described = _described(client, uuid)
+    return None if described is None else str(described.get("State", ""))
 
 
 def _restore(client: Any, displaced: list[dict[str, Any]], error: Exception) -> None:
@@ -564,9 +561,12 @@ def _earlier_table(resources: dict[str, Any], logical_id: str) -> str | None:
     return None
 
 
-def _table_of(stream_arn: str) -> str:
-    """``arn:aws:dynamodb:REGION:ACCOUNT:table/NAME/stream/LABEL`` → NAME."""
-    return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
+def _table_of(stream_arn: str) -> str | None:
+    """The stream's table (``records.table_from_arn``); None for what is not a stream ARN."""
+    try:
+        return table_from_arn(stream_arn)
+    except MalformedRecord:
+        return None
 
 
 def _not_found(error: ClientError) -> bool:
