@@ -90,11 +90,12 @@ def test_top_says_it_in_one_line_and_its_json_in_full(
     # When top reads it
     assert main(["top", "--stats-table", found[1], "--endpoint-url", moto_endpoint, "--since", "2026-12-01"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("Data health: ")]
-    # Then one line says it
-    assert len(lines) == 1 and "hold the TTL attribute in milliseconds" in lines[0]
+    # Then one line says it, naming the attribute the consumer judged (stored with the figures)
+    assert len(lines) == 1 and "hold expireAt in milliseconds" in lines[0]
     assert (
         main(["top", "--stats-table", found[1], "--endpoint-url", moto_endpoint, "--since", "2026-12-01", "--json"])
         == 0
     )
     health = json.loads(capsys.readouterr().out)["health"]["orders"]
     assert health["ttl"]["milliseconds"] > 0 and len(health["findings"]) == 1
+    assert health["ttl_attribute"] == "expireAt"

@@ -90,9 +90,13 @@ def test_the_stored_form_reads_back_and_merges() -> None:
         (50, 1, None),
     ):
         health.add(size, units, verdict)
+    health.attribute = "expireAt"  # (the attribute judged travels with the verdicts, to every reader)
     again = Health.from_json(health.to_json())
     assert again == health
+    assert Health.from_json(Health().to_json()).attribute is None
     again.merge(health)
+    assert again.attribute == "expireAt"
+    again.merge(Health())
     assert (again.written, again.wcu, again.near_limit, again.large, again.large_wcu) == (6, 704, 2, 2, 700)
     assert again.ttl == {"ok": 2, "milliseconds": 2}
     assert again.percentile(1.0) == again.max_size == NEAR_LIMIT_BYTES

@@ -19,10 +19,9 @@ def table_health(
     figures: Iterable[WindowFigures],
     partition_wcu_limit: int,
     projection: Projections | None = None,
-    ttl_attribute: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per table: its written items' figures merged over the windows, its GSIs' costs, and the findings
-    (``ttl_attribute``: the attribute the TTL verdicts judged, when known)."""
+    """Per table: its written items' figures merged over the windows (with the TTL attribute their verdicts
+    judged, as stored with them), its GSIs' costs, and the findings."""
     merged: dict[str, Health] = {}
     index_wcu: dict[tuple[str, str], int] = {}
     index_peak: dict[tuple[str, str], float] = {}
@@ -53,9 +52,9 @@ def table_health(
         ]
         found[table] = {
             **_figures(health),
-            "ttl_attribute": ttl_attribute,
+            "ttl_attribute": health.attribute,
             "indexes": [_cost(cost) for cost in costs],
-            "findings": findings(table, health, costs, ttl_attribute),
+            "findings": findings(table, health, costs, health.attribute),
         }
     return found
 

@@ -55,7 +55,13 @@ def backend(endpoint_url: str | None) -> Iterator[None]:
     if endpoint_url:
         yield
         return
-    from moto import mock_aws
+    try:
+        from moto import mock_aws
+    except ImportError:  # `make demo` installs it; a bare `pip install` does not
+        raise UserError(
+            "replay without --endpoint-url runs on in-process moto, which is not installed: "
+            "pip install 'dynamodb-hotkeys[local]'"
+        ) from None
 
     with mock_aws():
         yield
@@ -105,9 +111,7 @@ def collect(
         "alerts": alerts,
         "what_if": [what_if.document(found) for found in what_if.findings(figures, report.settings)],
         "what_if_unseen": unseen_proposals(figures, report.settings, report.table_folders),
-        "health": table_health(
-            figures, report.settings.partition_wcu_limit, projections_of(aws), report.settings.ttl_attribute
-        ),
+        "health": table_health(figures, report.settings.partition_wcu_limit, projections_of(aws)),
         "archived": archived_objects(report.resources.bucket, aws),
         "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),

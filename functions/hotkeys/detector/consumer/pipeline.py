@@ -278,6 +278,9 @@ def _fold(
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
         _tally(outcome, change)
+    if ttl_attribute is not None:  # (each touched table's attribute is already looked up)
+        for segment in touched.values():
+            segment.health.attribute = ttl_attribute(segment.table)
     return to_archive
 
 

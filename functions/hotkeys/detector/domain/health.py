@@ -137,6 +137,8 @@ class Health:
     near_limit: int = 0
     large: int = 0  # items over LARGE_ITEM_BYTES
     large_wcu: int = 0
+    # The TTL attribute its verdicts judged (None: not judged), so every reader names the one they used.
+    attribute: str | None = None
 
     def add(self, size: int, wcu: int, ttl: int | None) -> None:
         """One written item of ``size`` bytes and ``wcu`` write units; ``ttl``: its verdict's value.
@@ -178,6 +180,7 @@ class Health:
             self.near_limit,
             self.large,
             self.large_wcu,
+            self.attribute,
         )
 
     def merge(self, other: Health) -> None:
@@ -188,6 +191,7 @@ class Health:
         self.near_limit += other.near_limit
         self.large += other.large
         self.large_wcu += other.large_wcu
+        self.attribute = other.attribute or self.attribute
 
     def percentile(self, fraction: float) -> int:
         """The nearest-rank percentile's upper bound (its bucket's largest size, at most the largest item)."""
@@ -203,8 +207,8 @@ class Health:
 
     def to_json(self) -> dict[str, Any]:
         """Stored form (``from_json`` reads it back): short names, TTL verdicts by label and sizes as
-        [bucket, items] pairs, those with a count only."""
-        return {
+        [bucket, items] pairs, those with a count only; the attribute judged, when one was."""
+        stored: dict[str, Any] = {
             "n": self.written,
             "u": self.wcu,
             "t": dict(sorted(self.ttl.items())),
@@ -214,6 +218,9 @@ class Health:
             "l": self.large,
             "lu": self.large_wcu,
         }
+        if self.attribute is not None:
+            stored["a"] = self.attribute
+        return stored
 
     @classmethod
     def from_json(cls, data: dict[str, Any] | None) -> Health:
@@ -227,6 +234,7 @@ class Health:
             health.buckets[min(int(bucket), _BUCKETS - 1)] = int(count)
         health.max_size, health.near_limit = int(data["m"]), int(data["nl"])
         health.large, health.large_wcu = int(data["l"]), int(data["lu"])
+        health.attribute = data.get("a")
         return health
 
 
