@@ -57,6 +57,10 @@ EVENT_SOURCE = EventSourceSettings()
 STREAM_MAPPING_TYPE = "Custom::StreamMapping"
 EARLIER_MAPPING_TYPE = "AWS::Lambda::EventSourceMapping"
 MAPPING_TYPES = (STREAM_MAPPING_TYPE, EARLIER_MAPPING_TYPE)
+# The physical id of a stream mapping the stack could not create yet (the mapping it displaced was still
+# being deleted), followed by its stream's ARN: the next deploy creates it, the table's StreamUnread alarm
+# names it until then.
+NOT_CREATED_PREFIX = "not-created:"
 # The stack's stream enablers (-c enableStream; infra/stream_enabler.py).
 STREAM_ENABLER_TYPE = "Custom::DynamoDBStream"
 # A property of the stack's deploy-time resources that changes at every synth (infra.stream_enabler.redeploy_stamp),

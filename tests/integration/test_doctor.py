@@ -20,7 +20,13 @@ from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, REPAIR, WARN, Clients, diagnose, failed
 from hotkeys.cli.local import create_stats_table
-from hotkeys.deployment import EVENT_SOURCE, MAPPING_TYPES, POWERTOOLS_PARAMETER, STREAM_MAPPING_TYPE
+from hotkeys.deployment import (
+    EVENT_SOURCE,
+    MAPPING_TYPES,
+    NOT_CREATED_PREFIX,
+    POWERTOOLS_PARAMETER,
+    STREAM_MAPPING_TYPE,
+)
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
@@ -141,9 +147,11 @@ def stubbed_clients(
     insights: dict[str | None, dict[str, Any]] | None = None,
     mapping_type: str = STREAM_MAPPING_TYPE,
     gone: bool = False,
+    physical: str | None = None,
 ) -> tuple[Clients, list[Stubber]]:
     """``mapping_type``: the stack's mapping resource (an earlier release's: AWS::Lambda::EventSourceMapping);
-    ``gone``: Lambda no longer has that mapping."""
+    ``gone``: Lambda no longer has that mapping; ``physical``: the resource's physical id, if not its UUID (then
+    Lambda is not asked for it)."""
     region = {"region_name": "us-east-1"}
     dynamodb, insights_stub = insights_answers(insights or {None: THROTTLED_KEYS_ON})
     cloudformation = boto3.client("cloudformation", **region)
@@ -161,7 +169,7 @@ def stubbed_clients(
         "Outputs": [{"OutputKey": k, "OutputValue": v} for k, v in outputs.items()],
     }
     resources = [
-        ("DetectorConsumerMapping", mapping_type, esm["UUID"]),
+        ("DetectorConsumerMapping", mapping_type, physical or esm["UUID"]),
         ("DetectorDeadLetters", "AWS::SQS::Queue", deployment.dlq_url),
         ("DetectorUndeliveredAlerts", "AWS::SQS::Queue", deployment.email_dlq_url),
     ]
@@ -174,7 +182,9 @@ def stubbed_clients(
     stubs = [Stubber(cloudformation), Stubber(lambda_), Stubber(ssm), insights_stub]
     stubs[0].add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": STACK})
     stubs[0].add_response("list_stack_resources", {"StackResourceSummaries": summaries}, {"StackName": STACK})
-    if gone:
+    if physical is not None:
+        pass  # (an id that names no mapping: Lambda is not asked)
+    elif gone:
         stubs[1].add_client_error(
             "get_event_source_mapping",
             "ResourceNotFoundException",
@@ -261,6 +271,19 @@ def test_a_mapping_deleted_outside_the_stack_fails_with_the_fix(aws: None, mappi
     # (an earlier release's, after an upgrade rolled back: the mapping the rollback kept may read it)
     kept = "unless by the mapping an upgrade to this release kept when it rolled back"
     assert (kept in check.detail) == (mapping_type != STREAM_MAPPING_TYPE)
+
+
+def test_a_mapping_an_upgrade_could_not_create_fails_with_the_fix(aws: None) -> None:
+    # Given a stack whose mapping resource answered without a mapping (the one it displaced was still deleting)
+    deployment = deploy()
+    esm = mapping(deployment)
+    physical = NOT_CREATED_PREFIX + esm["EventSourceArn"]
+    clients, _stubs = stubbed_clients(deployment, esm, physical=physical)
+    # When the doctor looks, then it names the stream that is not read, and the deploy that creates its mapping
+    (check,) = [c for c in diagnose(clients, STACK, now=NOW) if c.name == "event source mappings"]
+    assert check.verdict == FAIL and check.fix == REPAIR
+    assert f"mapping of {esm['EventSourceArn']} was not created" in check.detail
+    assert "its stream is not read" in check.detail
 
 
 def test_every_problem_is_named_with_its_fix(aws: None) -> None:

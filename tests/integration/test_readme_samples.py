@@ -131,6 +131,29 @@ def test_the_top_sample_is_what_top_prints_after_the_burst_replay(moto_endpoint:
     assert printed == _normalised("\n".join(sample))
 
 
+def test_the_watch_sample_is_what_watch_prints_on_the_table_readme_makes(moto_endpoint: str) -> None:
+    # README's `watch` sample: the command that makes a live table on a moto server, then `watch` on it,
+    # both as printed (README's endpoint replaced by the test's server; the window is the minute it ran in)
+    block = _block_after("**`hotkeys watch --table NAME`**")
+    make, watch = (line.removeprefix("$ ") for line in block if line.startswith("$ "))
+    assert make == "python -m events.live --endpoint-url http://127.0.0.1:5000"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'functions'}{os.pathsep}{ROOT}", "AWS_ACCESS_KEY_ID": "x"}
+    env["AWS_SECRET_ACCESS_KEY"] = "x"
+    done = subprocess.run(
+        [sys.executable, *shlex.split(make)[1:-1], moto_endpoint],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        text=True,
+        capture_output=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.replace(moto_endpoint, "http://127.0.0.1:5000").splitlines() == [block[1]]
+    printed = _run(watch.replace("http://127.0.0.1:5000", moto_endpoint))
+    window = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:00Z")
+    assert [window.sub("WINDOW", line) for line in printed] == [window.sub("WINDOW", line) for line in block[3:]]
+
+
 def test_the_incident_sample_is_what_a_replay_of_the_generated_burst_prints(tmp_path: Path) -> None:
     # README's incident: the generate command it names, then the replay of that file
     text = README[README.index("An incident has a life") :]

@@ -18,6 +18,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from hotkeys.deployment import NOT_CREATED_PREFIX
 from hotkeys.detector.handlers import stream_mapping_app
 from hotkeys.detector.handlers.stream_mapping_app import on_event
 from tests.conftest import log_lines
@@ -322,17 +323,33 @@ def test_displacement_waits_until_lambda_has_finished_deleting(world: World) -> 
     assert [m["UUID"] for m in world.mappings(world.orders)] == [uuid]
 
 
-def test_a_delete_that_never_finishes_fails_the_create_clearly_and_creates_nothing(world: World) -> None:
+def test_a_delete_that_never_finishes_answers_without_a_mapping_and_the_next_deploy_creates_it(
+    world: World, log: io.StringIO
+) -> None:
+    # Given an earlier release's mapping that Lambda goes on describing as Deleting past the create's wait
     earlier = world.by_hand(world.detector, world.orders, StartingPosition="LATEST")
     sleeps = Sleeps()
     slow = SlowToDelete(world.lambda_, 10**6)
-    # (without a Lambda context the budget is BUDGET_SECONDS, less the create's reserve for undoing itself)
+    # When the upgrade's create runs (without a Lambda context the budget is BUDGET_SECONDS, less the create's
+    # reserve for undoing itself)
+    physical = run(request("Create", properties(world.detector, world.orders)), slow, sleeps)
     waited = stream_mapping_app.BUDGET_SECONDS - stream_mapping_app.UNDO_SECONDS
-    with pytest.raises(RuntimeError, match=rf"{earlier} still exist {waited:.0f} s after being deleted"):
-        run(request("Create", properties(world.detector, world.orders)), slow, sleeps)
     assert sum(sleeps.calls) == waited
-    # (no restore, no create: while the old mapping exists Lambda would refuse both)
+    # Then it answers, so that the stack keeps this release (and its StreamUnread alarm) rather than roll back to
+    # the one whose mapping it displaced: with an id that names no mapping and the stream, and nothing created or
+    # restored (while the old mapping exists Lambda would refuse both)...
+    assert physical == NOT_CREATED_PREFIX + world.orders
     assert slow.created == 0
+    # ...saying so in one error line that names the mapping still there and the stream
+    (line,) = [line for line in log_lines(log) if line["level"] == "ERROR"]
+    assert (line["uuids"], line["event_source"], line["waited_seconds"]) == ([earlier], world.orders, round(waited))
+    # And the next deploy's Update (every deploy sends one), once Lambda has deleted the old mapping, creates it
+    props = properties(world.detector, world.orders)
+    uuid = run(request("Update", props, old=props, physical=physical), world.client)
+    assert [m["UUID"] for m in world.mappings(world.orders)] == [uuid] and uuid != earlier
+    # ...and CloudFormation's delete of the id it replaces (or the stack's delete before that) removes nothing
+    assert run(request("Delete", props, physical=physical), world.client) == physical
+    assert [m["UUID"] for m in world.mappings(world.orders)] == [uuid]
 
 
 def test_a_failed_create_after_a_displacement_restores_the_displaced_mapping(world: World, log: io.StringIO) -> None:

@@ -35,6 +35,7 @@ from hotkeys.deployment import (
     EVENT_SOURCE,
     ITERATOR_AGE_ALARM_MS,
     MAPPING_TYPES,
+    NOT_CREATED_PREFIX,
     POWERTOOLS_PARAMETER,
     POWERTOOLS_VERSION,
     STREAM_ENABLER_TYPE,
@@ -128,6 +129,14 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
     mappings = []
     earlier = {uuid for _, uuid in stack.of_type(EARLIER_MAPPING_TYPE)}
     for uuid in stack.mapping_ids():
+        if uuid.startswith(NOT_CREATED_PREFIX):  # (stream_mapping_app: a displaced mapping was still deleting)
+            stream = uuid.removeprefix(NOT_CREATED_PREFIX)
+            detail = (
+                f"the stack's mapping of {stream} was not created (the mapping it displaced was still being deleted "
+                "when the deploy ended): its stream is not read"
+            )
+            checks.append(Check("event source mappings", FAIL, detail, REPAIR))
+            continue
         mapping = read_mapping(clients.lambda_, uuid)
         if mapping is None:
             detail = f"the stack's mapping {uuid} is not in Lambda: its stream is not read"

@@ -11,11 +11,15 @@ Used by the CDK provider framework (``on_event`` only; a returned dict is the re
   ``AWS::Lambda::EventSourceMapping``, or one made by hand) is displaced: deleted, waited for until Lambda no
   longer knows it, then the new mapping is created. A create that fails after a displacement re-creates
   what it displaced, at LATEST (the provider framework ignores the rollback's delete of a failed create, so
-  nothing else would) and fails with the original error; a displaced mapping still not gone after the wait
-  fails the create with nothing created (Lambda would refuse both). A create that fails once its mapping
-  exists (or may exist: an answer lost on the way) first deletes that mapping, then restores; a mapping it
-  cannot delete in time is its answer instead of the failure (logged as an error): a failed create's
-  mapping would belong to nobody, the stack's delete removes an answered one.
+  nothing else would) and fails with the original error. A displaced mapping still not gone after the wait
+  leaves nothing to create or restore (Lambda would refuse both): the create answers without a mapping
+  (NOT_CREATED_PREFIX and the stream), logged as an error, rather than fail. A failure would roll the stack
+  back to the release whose mapping it displaced, which names a mapping no longer there and has no alarm for
+  an unread stream; answered, the stack keeps this release, whose StreamUnread alarm names the table until
+  the next deploy creates its mapping (an Update of a resource without one creates it). A create that fails
+  once its mapping exists (or may exist: an answer lost on the way) first deletes that mapping, then
+  restores; a mapping it cannot delete in time is its answer instead of the failure (logged as an error): a
+  failed create's mapping would belong to nobody, the stack's delete removes an answered one.
 * Update: a move to another function or stream (or a rollback's move back) keeps a mapping of the target
   that exists (the original, which the cleanup has not deleted yet), else creates one under a new id
   (CloudFormation then deletes the old id). Otherwise the mapping is updated in place with every setting
@@ -56,7 +60,7 @@ from typing import Any
 from botocore.exceptions import ClientError, ParamValidationError
 from botocore.validate import validate_parameters
 
-from hotkeys.deployment import EARLIER_MAPPING_TYPE
+from hotkeys.deployment import EARLIER_MAPPING_TYPE, NOT_CREATED_PREFIX
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.observability import logger
@@ -244,11 +248,13 @@ def _create(client: Any, function: str, source: str, settings: dict[str, Any], d
     still = _wait_until_gone(client, [str(mapping["UUID"]) for mapping in existing], work)
     if still:
         # (no restore: while the old mapping exists, no mapping of that function and stream can be created)
-        raise RuntimeError(
-            f"event source mapping(s) {', '.join(still)} still exist {deadline.clock() - waiting_since:.0f} s "
-            "after being deleted (Lambda deletes a mapping in the background); the new mapping was not created: "
-            "deploy again once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException"
+        logger.error(
+            "displaced event source mapping(s) still exist after being deleted (Lambda deletes a mapping in the "
+            "background): the new mapping was not created, and the stream is unread until the next deploy creates "
+            "it (cdk deploy, once `aws lambda get-event-source-mapping --uuid <UUID>` says ResourceNotFoundException)",
+            extra={"uuids": still, "waited_seconds": round(deadline.clock() - waiting_since), "event_source": source},
         )
+        return NOT_CREATED_PREFIX + source
     try:
         created = _retrying(
             lambda: client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings),
@@ -429,6 +435,9 @@ def _update(
         uuid = str(found[0]["UUID"])
     else:
         uuid = str(event.get("PhysicalResourceId", ""))
+        if not _UUID.fullmatch(uuid):
+            logger.warning("no event source mapping yet: creating it", extra={"physical_id": uuid})
+            return _create(client, function, source, settings, deadline)
     _warn_of_what_stays(old.get("Settings") or {}, event["ResourceProperties"].get("Settings") or {}, accepted)
     current = _described(client, uuid)
     if current is None:
