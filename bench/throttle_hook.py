@@ -7,13 +7,19 @@ throttled (every request pays it), and since it drowns in the SDK's own variatio
 also timed alone on such a request. A throttled request also builds and writes one EMF line: measured
 as the hook's handler alone on a parsed throttle error, written to a no-op.
 
-    python -m bench.throttle_hook [--calls 20000] [--repeats 5]
+Like every benchmark here, it prints its figures and appends them, dated, to the measurement log
+(docs/measurements.md, ``bench/measurements.py``), and says so; ``--no-write`` prints only.
+
+    python -m bench.throttle_hook [--calls 20000] [--repeats 5] [--no-write]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -72,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--no-write", action="store_true", help="print only; leave docs/measurements.md alone")
+    parser.add_argument(
+        "--no-write",
+        action="store_true",
+        help="print only (by default the figures are appended to docs/measurements.md)",
+    )
     args = parser.parse_args(argv)
     plain, hooked = _client(), _client()
     register(hooked, partition_keys={"orders": "pk"}, emit=lambda line: None)
@@ -95,9 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(lines))
     if not args.no_write:
-        from bench.measurements import append, command_line
+        from bench.measurements import LOG, LOG_VARIABLE, ROOT, append, command_line
 
-        append(command_line("bench.throttle_hook", argv), lines=[f"- {line.strip()}" for line in lines])
+        log = Path(os.environ.get(LOG_VARIABLE) or LOG)
+        append(command_line("bench.throttle_hook", argv), lines=[f"- {line.strip()}" for line in lines], log=log)
+        shown = log.relative_to(ROOT) if log.is_relative_to(ROOT) else log
+        print(f"(figures appended to {shown}; --no-write prints only)", file=sys.stderr)
     return 0
 
 

@@ -118,6 +118,22 @@ def test_the_overhead_benchmark_runs_and_logs_its_figures(
     log = tmp_path / "measurements.md"
     monkeypatch.setenv("HOTKEYS_MEASUREMENTS_LOG", str(log))
     assert main(["--calls", "50", "--repeats", "1"]) == 0
-    assert "per throttled request" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "per throttled request" in printed.out
+    # and it says where its figures went: a tracked log is never rewritten unannounced
+    assert f"figures appended to {log}" in printed.err
     entry = log.read_text()
     assert "`python -m bench.throttle_hook --calls 50 --repeats 1`" in entry and "per throttled request" in entry
+
+
+def test_the_overhead_benchmark_with_no_write_prints_only(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.throttle_hook import main
+
+    log = tmp_path / "measurements.md"
+    monkeypatch.setenv("HOTKEYS_MEASUREMENTS_LOG", str(log))
+    assert main(["--calls", "50", "--repeats", "1", "--no-write"]) == 0
+    printed = capsys.readouterr()
+    assert "per throttled request" in printed.out and "appended" not in printed.err
+    assert not log.exists()

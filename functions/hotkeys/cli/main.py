@@ -299,7 +299,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--table", default="orders", help="source table name (default orders)")
     gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
     gen.add_argument(
-        "--zipf", type=number(0, above=True), default=1.1, help="Zipf exponent of key popularity, above 0 (default 1.1)"
+        "--zipf",
+        type=number(0, above=True),
+        default=0.8,  # generate.DEFAULT_ZIPF (generate loads when it runs)
+        help="Zipf exponent of key popularity, above 0 (default 0.8: no key near a heavy share; 1.1: the top ~15%%)",
     )
     gen.add_argument("--rate", type=number(0), default=100, help="background records per second (default 100)")
     gen.add_argument("--duration", type=at_least(1), default=120, help="seconds of traffic (default 120)")

@@ -120,29 +120,22 @@ class DynamoIncidentStore:
         shard behind its siblings sees a window an incident was already judged on), or still owes a
         message. Returns whether this call started it and otherwise the incident as it stands (DynamoDB
         returns it with the failed condition), or None if it cannot be read."""
-        try:
-            self._table.put_item(
-                Item=to_item(incident, 1, now),
-                ConditionExpression=(
-                    "attribute_not_exists(pk) OR expires_at < :now OR "
-                    "(#s = :resolved AND resolved_window < :w AND attribute_not_exists(pending))"
-                ),
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={
-                    ":resolved": Status.RESOLVED.value,
-                    ":w": incident.fired_window,
-                    ":now": int(now),
-                },
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            if not is_conditional_check_failure(error):
-                raise
-            stored = error.response.get("Item")
-            if isinstance(stored, dict) and stored:
-                return False, from_item({name: _DESERIALIZER.deserialize(value) for name, value in stored.items()})
-            return False, self.get(incident.table, incident.name)
-        return True, None
+        written, stored = self._put_if(
+            to_item(incident, 1, now),
+            ConditionExpression=(
+                "attribute_not_exists(pk) OR expires_at < :now OR "
+                "(#s = :resolved AND resolved_window < :w AND attribute_not_exists(pending))"
+            ),
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={
+                ":resolved": Status.RESOLVED.value,
+                ":w": incident.fired_window,
+                ":now": int(now),
+            },
+        )
+        if written or stored is not None:
+            return written, stored
+        return False, self.get(incident.table, incident.name)
 
     def update(self, incident: Incident, version: int, now: float) -> tuple[bool, tuple[Incident, int] | None]:
         """Replace the stored incident with ``incident`` if it is still at ``version``. Returns whether it
@@ -150,13 +143,15 @@ class DynamoIncidentStore:
         item = to_item(incident, version + 1, now)
         condition = "version = :v" if version else "attribute_exists(pk) AND attribute_not_exists(version)"
         values = {":v": version} if version else {}
+        return self._put_if(
+            item, ConditionExpression=condition, **({"ExpressionAttributeValues": values} if values else {})
+        )
+
+    def _put_if(self, item: dict[str, Any], **condition: Any) -> tuple[bool, tuple[Incident, int] | None]:
+        """Put ``item`` if ``condition`` holds: (True, None), else (False, the incident as DynamoDB returned it
+        with the failed condition, or None when it returned none)."""
         try:
-            self._table.put_item(
-                Item=item,
-                ConditionExpression=condition,
-                **({"ExpressionAttributeValues": values} if values else {}),
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
+            self._table.put_item(Item=item, ReturnValuesOnConditionCheckFailure="ALL_OLD", **condition)
         except ClientError as error:
             if not is_conditional_check_failure(error):
                 raise
