@@ -18,12 +18,34 @@ BROWSER_INSTALL = if ! command -v chromium >/dev/null 2>&1 && [ "$$(id -u)" = 0 
 	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >$(VENV)/browser-install.log 2>&1 \
 	|| echo "Chromium could not be installed (see $(VENV)/browser-install.log): the report's browser test is skipped"; fi
 
+# pip's progress in a few lines, neither silence nor hundreds: a start, every 10 packages found, how many it
+# downloaded, then the install (every 10 s, the packages whose metadata it has written since), each with
+# the seconds since pip started (POSIX sh; awk's srand() returns the time of day it seeded with; the ticker
+# stops with its shell). pip's warnings and errors (stderr) pass through as pip writes them, its other
+# lines go to $(VENV)/pip-install.log; `$(call PIP_INSTALL,ARGS)` exits with pip's status.
+PIP_PROGRESS = now() { awk 'BEGIN { srand(); print srand() }'; }; start=$$(now); found=0; fetched=0; ticker=; \
+	say() { echo "  pip: $$1 ($$(($$(now) - start)) s)"; }; say "finding the packages"; \
+	while IFS= read -r line; do case $$line in \
+	"Collecting "*|"Processing "*|"Obtaining "*|"Requirement already satisfied: "*) found=$$((found + 1)); \
+		[ $$((found % 10)) != 0 ] || say "$$found packages found";; \
+	*"Downloading "*.metadata" "*) ;; *"Downloading "*) fetched=$$((fetched + 1));; \
+	"Installing collected packages: "*) say "$$found packages found, $$fetched downloaded"; \
+		n=$$(echo "$$line" | awk -F, '{ print NF }'); say "installing $$n of them"; touch $(VENV)/.pip-mark; \
+		(while sleep 10 >/dev/null 2>&1 && kill -0 $$$$ 2>/dev/null; do say "$$(($$(find $(VENV)/lib -name '*.dist-info' \
+		-prune -newer $(VENV)/.pip-mark | wc -l))) of $$n installed"; done) & ticker=$$!;; \
+	"Successfully installed "*) say "installed $$(echo "$$line" | awk '{ print NF - 2 }') packages";; \
+	esac; done; [ -z "$$ticker" ] || kill $$ticker 2>/dev/null; rm -f $(VENV)/.pip-mark
+PIP_INSTALL = { PYTHONUNBUFFERED=1 $(BIN)/python -m pip install --progress-bar off $(1); echo $$? >$(VENV)/.pip-status; } \
+	| tee $(VENV)/pip-install.log | { $(PIP_PROGRESS); }; pip_status=$$(cat $(VENV)/.pip-status); rm -f $(VENV)/.pip-status; \
+	[ "$$pip_status" = 0 ] || echo "make: pip install $(1) failed (exit $$pip_status): its error is above, \
+	what it did before in $(VENV)/pip-install.log" >&2; (exit $$pip_status)
+
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
 	@echo "make: installing the CLI, the CDK, the linters and the test tools into $(VENV)/ (once; a few minutes)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@($(BROWSER_INSTALL)) & browser=$$!; \
-	$(BIN)/python -m pip install --quiet --upgrade pip && $(BIN)/python -m pip install --quiet -e '.[dev]'; \
+	$(BIN)/python -m pip install --quiet --upgrade pip && { $(call PIP_INSTALL,-e '.[dev]'); }; \
 	status=$$?; wait $$browser; exit $$status
 	@rm -f $(VENV)/.installed-*
 	@touch $@
@@ -31,13 +53,14 @@ $(STAMP): pyproject.toml
 browser: install
 	@$(BROWSER_INSTALL)
 
-# The demo needs the CLI, moto and plotly (for `--report`) only, not the CDK, linters or test tools: a
-# lighter, faster install.
+# The demo needs the CLI and moto's in-process mocks only: not moto's server (flask, cfn-lint, sympy...),
+# plotly (`--report`), the CDK, linters or test tools: a lighter, faster install (with the same current pip
+# as `make test`'s, which installs it faster than the one a new venv comes with).
 $(DEMO_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is required (set PYTHON=python3.x)")'
-	@echo "make demo: installing the hotkeys CLI, moto and plotly into $(VENV)/ (once; a minute or two)..."
+	@echo "make demo: installing the hotkeys CLI and moto into $(VENV)/ (once; under a minute)..."
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --progress-bar off -e '.[local,report]'
+	@$(BIN)/python -m pip install --quiet --upgrade pip && { $(call PIP_INSTALL,-e '.[local]'); }
 	@rm -f $(VENV)/.demo-*
 	@touch $@
 

@@ -3,7 +3,7 @@
 Background traffic follows Zipf(s) over K keys; three keys are injected mid-window at 50%, 80%
 and 120% of the partition limit for 30 s. Ground truth comes from the generated events: a key
 *should* alert if its write units over some 10 s span reach 80% of the limit, *must not* if they
-never exceed 50%. Alerts are captured as the deployment publishes them (``hotkeys.cli.emulation``: the
+never exceed 50%. Alerts are captured as the deployment publishes them (``hotkeys.emulator.emulation``: the
 shard's consumer and the judge on in-process moto), with the emulated time of each publish.
 """
 
@@ -15,7 +15,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.emulator.events import sequence_number, stream_record
 
 T0 = 1_796_083_200
 LIMIT = 1000
@@ -86,13 +86,13 @@ def peak_rate(seconds: Counter[int], span: int = 10) -> float:
 def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     import boto3
 
-    from hotkeys.cli.emulation import emulate
-    from hotkeys.cli.lanes import Turns
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.cli.top import window_figures, windows_in_range
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
+    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.lanes import Turns
+    from hotkeys.emulator.local import create_stats_table
 
     records, truth = workload(zipf, keys, seed)
     name = f"quality-{zipf}-{keys}"

@@ -1,7 +1,7 @@
 """Detection latency: from the moment a partition's merged write rate reaches the alert rate to the publish.
 
 Over many generated schedules (seeded, reproducible), each a table with 1 to 8 stream shards
-through the ESM emulation (``hotkeys.cli.esm``: ``consume_lineage``, ``RandomFaults``'s lost
+through the ESM emulation (``hotkeys.emulator.esm``: ``consume_lineage``, ``RandomFaults``'s lost
 responses, about one in ten, and redelivered overlaps) and the real handler (``process_batch``, its
 first alarm, and the judge on its schedule, on in-process moto), all shards side by side in emulated time (``bench.lanes``, whose
 module doc states the time model: a batch is invoked when it fills, or when the batching window
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.lanes import moto_environment
-from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.emulator.events import sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "detection-latency-latest.json"
@@ -267,13 +267,13 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.emulation import emulate
-    from hotkeys.cli.lanes import Turns
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.alerts.incidents import ESCALATION
     from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
     from hotkeys.detector.config import Settings
+    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.lanes import Turns
+    from hotkeys.emulator.local import create_stats_table
 
     settings = Settings(
         stats_table_name=f"stats-{uuid.uuid4().hex[:8]}",

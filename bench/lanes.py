@@ -1,11 +1,11 @@
-"""The benchmarks' emulated time (``hotkeys.cli.lanes``, where the model is stated) and their environment."""
+"""The benchmarks' emulated time (``hotkeys.emulator.lanes``, where the model is stated) and their environment."""
 
 from __future__ import annotations
 
 import os
 from datetime import UTC, datetime
 
-from hotkeys.cli.lanes import Lane, Ticker, Turns, consume_side_by_side, event_second
+from hotkeys.emulator.lanes import Lane, Ticker, Turns, consume_side_by_side, event_second
 
 __all__ = ["Lane", "Ticker", "Turns", "consume_side_by_side", "epoch", "event_second", "moto_environment"]
 

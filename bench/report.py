@@ -197,10 +197,10 @@ def _latency() -> list[str]:
         "",
         f"`{result['command']}` (figures from `docs/detection-latency-latest.json`, {result['date']}): "
         f"{s['schedules']} generated schedules, tables of 1 to 8 stream shards through the ESM emulation and the",
-        "real handler on moto, every shard side by side in emulated time (`hotkeys.cli.lanes`: a batch is invoked",
+        "real handler on moto, every shard side by side in emulated time (`hotkeys.emulator.lanes`: a batch is invoked",
         "when it fills (1,000 records or the 6 MB payload) or when the batching window after its first record",
         "ends; a window's final invocation at its end or the shard's), the judge woken as deployed (its chain",
-        "of looks, and its watchdog rule at each second of the minute in the table below: `hotkeys.cli.emulation`,",
+        "of looks, and its watchdog rule at each second of the minute in the table below: `hotkeys.emulator.emulation`,",
         "`alerts.look_chain`); the publish time is the emulated time of the invocation or look that",
         "published. Table-key bursts on one shard, index-partition bursts spread over every shard, at",
         "85–200% of the limit for 6–40 s, half the shards rolling over (mostly mid-burst), about one response",

@@ -28,7 +28,7 @@ from bench.lanes import moto_environment
 from bench.naive import naive_handler
 from bench.report import render
 from bench.stubs import NullStats, NullTable
-from hotkeys.cli.generate import Workload, generate
+from hotkeys.emulator.generate import Workload, generate
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW = {"start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:01:00Z"}
@@ -134,14 +134,14 @@ def stats_write_cost(records: list[dict[str, Any]], batch_size: int, tumbling: b
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.esm import ShardConsumer
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
     from hotkeys.detector.consumer.pipeline import parse_event, process_batch
     from hotkeys.detector.domain.sizing import write_units
     from hotkeys.detector.handlers.wiring import build_ports
+    from hotkeys.emulator.esm import ShardConsumer
+    from hotkeys.emulator.local import create_stats_table
 
     counted = {"requests": 0, "wcu": 0}
 

@@ -116,11 +116,11 @@ class Sized:
 
 
 def _sized(snapshots: list[Any]) -> list[Sized]:
-    from hotkeys.cli.events import to_dynamodb_json
     from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
     from hotkeys.detector.consumer.snapshots import to_item
     from hotkeys.detector.domain.indexes import entry_size
     from hotkeys.detector.domain.sizing import image_size, write_units
+    from hotkeys.emulator.events import to_dynamodb_json
 
     spec = _heads_spec()
     found = []
@@ -138,9 +138,9 @@ def _heads_spec() -> Any:
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
     from hotkeys.detector.domain.indexes import specs_from_description
+    from hotkeys.emulator.local import create_stats_table
 
     with mock_aws():
         client = boto3.client("dynamodb")
@@ -382,9 +382,6 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.emulation import emulate
-    from hotkeys.cli.events import sequence_number, stream_record
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
@@ -392,6 +389,9 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.config import Settings
     from hotkeys.detector.consumer.layout import heads_pk
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
+    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.events import sequence_number, stream_record
+    from hotkeys.emulator.local import create_stats_table
 
     source = "hotkeys-stats"  # the stats table, as a watched table
     writes: list[Write] = [w for w in result["log"].snapshots if w.window >= result["steady_from"]]

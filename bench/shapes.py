@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.emulator.events import sequence_number, stream_record
 
 TABLE = "orders"
 T0 = 1_796_083_200

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record
+from hotkeys.emulator.events import sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_796_083_200
@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers.wiring import build_ports
+    from hotkeys.emulator.local import create_stats_table
 
     counter = {"requests": 0}
     with mock_aws():

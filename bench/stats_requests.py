@@ -62,7 +62,7 @@ from typing import Any
 
 from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
-from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
@@ -222,9 +222,9 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
     import boto3
 
     from bench.shapes import table_description
-    from hotkeys.cli.local import create_stats_table
     from hotkeys.deployment import EVENT_SOURCE
     from hotkeys.detector.config import Settings, default_of
+    from hotkeys.emulator.local import create_stats_table
 
     dynamodb = boto3.client("dynamodb")
     create_stats_table(dynamodb, f"stats-{suffix}")
@@ -276,12 +276,12 @@ def _clients(session: Any, counting: Counting) -> Any:
 
 def measure(run: Run) -> dict[str, Any]:
     """Every shard in one process, on in-process moto (the 1-shard runs and the smoke run): the deployment
-    emulated (``hotkeys.cli.emulation``), every container's and the judge's requests counted. The judge
+    emulated (``hotkeys.emulator.emulation``), every container's and the judge's requests counted. The judge
     looks while the shards run and stops with them (the steady state: no quiet tail)."""
     import boto3
     from moto import mock_aws
 
-    from hotkeys.cli.emulation import emulate
+    from hotkeys.emulator.emulation import emulate
 
     started = time.process_time()
     suffix = uuid.uuid4().hex[:8]
@@ -396,11 +396,11 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
 
     import boto3
 
-    from hotkeys.cli.emulation import judge_times
-    from hotkeys.cli.esm import Deliveries, consume_lineage
-    from hotkeys.cli.lanes import Ticker
     from hotkeys.detector.handlers.wiring import build_judge
     from hotkeys.detector.observability import logger
+    from hotkeys.emulator.emulation import judge_times
+    from hotkeys.emulator.esm import Deliveries, consume_lineage
+    from hotkeys.emulator.lanes import Ticker
 
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     os.environ["AWS_ENDPOINT_URL"] = endpoint

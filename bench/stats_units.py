@@ -56,10 +56,10 @@ class SizedWrites:
         self.writes: list[tuple[int, int, int]] = []  # (window, item units, index entry units)
 
     def save_segment(self, snapshot: Any, expires_at: int, bucket: int = 0) -> None:
-        from hotkeys.cli.events import to_dynamodb_json
         from hotkeys.detector.consumer.snapshots import to_item
         from hotkeys.detector.domain.indexes import entry_size
         from hotkeys.detector.domain.sizing import image_size, write_units
+        from hotkeys.emulator.events import to_dynamodb_json
 
         image = to_dynamodb_json(to_item(snapshot, expires_at))
         self.writes.append(
@@ -71,7 +71,7 @@ class SizedWrites:
 
 
 def _records(rate: int, rng: random.Random) -> list[dict[str, Any]]:
-    from hotkeys.cli.events import stream_record
+    from hotkeys.emulator.events import stream_record
 
     weights = [1 / rank**ZIPF for rank in range(1, KEYS + 1)]
     records: list[dict[str, Any]] = []

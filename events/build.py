@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.generate import InjectedHotKey, Workload, generate, shard_event
-from hotkeys.cli.io import write_event_file
+from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.generate import InjectedHotKey, Workload, generate, shard_event
+from hotkeys.emulator.io import write_event_file
 
 HERE = Path(__file__).resolve().parent
 START = 1_796_083_200  # 2026-12-01T00:00:00Z

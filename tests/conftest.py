@@ -17,9 +17,9 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.config import Settings
 from hotkeys.detector.observability import logger
+from hotkeys.emulator.local import create_stats_table
 
 EVENTS_DIR = Path(__file__).resolve().parent.parent / "events"
 

@@ -1,4 +1,4 @@
-"""Fault injection for the ESM emulation (``hotkeys.cli.esm``): what production does to a consumer, drawn at
+"""Fault injection for the ESM emulation (``hotkeys.emulator.esm``): what production does to a consumer, drawn at
 random. Test and benchmark machinery: the product's replay runs clean (``Deliveries``)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.cli.esm import Deliveries
+from hotkeys.emulator.esm import Deliveries
 
 
 @dataclass

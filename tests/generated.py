@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hotkeys.cli.generate import InjectedHotKey, Workload, generate
+from hotkeys.emulator.generate import InjectedHotKey, Workload, generate
 
 BASE = Workload(keys=40, rate=60, duration=20, ttl_fraction=0.1, seed=5, hot=(InjectedHotKey("event#42", 30, 2, 3),))
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import boto3
 
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.detector.alerts.messages import Alert
+from hotkeys.emulator.events import sequence_number, stream_record
 
 TABLE = "orders"
 

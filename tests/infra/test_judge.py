@@ -13,9 +13,6 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.emulation import MemoryLookClaims, emulate
-from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import (
     JUDGE_HANDLER,
     JUDGE_MESSAGE_RETENTION_SECONDS,
@@ -31,6 +28,9 @@ from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import OPTIONS, Settings
 from hotkeys.detector.handlers import judge_app
 from hotkeys.detector.handlers.wiring import build_judge
+from hotkeys.emulator.emulation import MemoryLookClaims, emulate
+from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.local import create_stats_table
 from tests.infra.conftest import Synthesized, written_out
 
 T0 = 1_796_083_200

@@ -752,7 +752,7 @@ def test_the_function_asset_is_the_detector_alone_and_imports_on_its_own(demo: S
     (asset,) = folders
     assert (asset / "hotkeys" / "__init__.py").is_file()
     assert (asset / "hotkeys" / "detector" / "handlers" / "app.py").is_file()
-    assert not (asset / "hotkeys" / "cli").exists()
+    assert not (asset / "hotkeys" / "cli").exists() and not (asset / "hotkeys" / "emulator").exists()
     assert not list(asset.rglob("__pycache__")) and not list(asset.glob("*.egg-info"))
     handlers = sorted({function["Properties"]["Handler"] for function in ours.values()})
     # -S: no site processing, so the editable install's path entry (functions/) is not added; the

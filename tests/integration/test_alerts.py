@@ -1,5 +1,5 @@
 """Alerts through SNS as subscribers receive them: one firing per incident, an update when it gets worse,
-spaced reminders, one resolved. The deployment is emulated whole (``hotkeys.cli.emulation``): every shard's
+spaced reminders, one resolved. The deployment is emulated whole (``hotkeys.emulator.emulation``): every shard's
 consumer and the judge on its schedule, side by side in emulated time."""
 
 from __future__ import annotations
@@ -13,11 +13,6 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.emulation import Emulated, emulate
-from hotkeys.cli.esm import Deliveries
-from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.lanes import Turns
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
@@ -25,6 +20,11 @@ from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.emulation import Emulated, emulate
+from hotkeys.emulator.esm import Deliveries
+from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.lanes import Turns
+from hotkeys.emulator.local import create_stats_table
 from tests.esm_faults import RandomFaults
 from tests.support import ORDERS_ALERT
 

@@ -10,13 +10,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.esm import ShardConsumer
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import BatchError, parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.esm import ShardConsumer
+from hotkeys.emulator.events import sequence_number, stream_record
 from tests.support import layouts_of
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.lanes import consume_side_by_side
-from hotkeys.cli.esm import Deliveries
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.deployment import EventSourceSettings
+from hotkeys.emulator.esm import Deliveries
+from hotkeys.emulator.events import sequence_number, stream_record
 
 T0 = 1_796_083_200
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,8 +32,8 @@ TOP_FIELDS = [
 
 def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
     # Given the sample burst replayed into this stats table (same backend)
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))
     # When `hotkeys top --json` reads it
@@ -63,8 +63,8 @@ def test_top_json_after_a_replay_lists_the_hottest_keys(stats_table_name: str, c
 
 
 def test_top_table_output_and_filters(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay(["events/mixed-traffic.json", "events/ttl-expirations.json"], LocalResources(stats_table_name))
     assert main(["top", "--stats-table", stats_table_name, "--table", "sessions", "--last", "1"]) == 0
@@ -229,8 +229,8 @@ def test_lambdas_start_and_report_records_are_priced_only_where_the_consumer_sen
 
 def test_top_last_n_windows_and_limit(stats_table_name: str, capsys: pytest.CaptureFixture) -> None:
     # Given three windows of traffic (the mixed sample spans two, the TTL sample one, on other tables)
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay(["events/mixed-traffic.json", "events/hot-key-burst.json.gz"], LocalResources(stats_table_name))
     # When asking for the last window only
@@ -251,8 +251,8 @@ def test_top_names_the_rows_at_the_alert_threshold_its_limit_left_out(
 ) -> None:
     # Given the demo's windows judged against a 1 WCU/s partition (so that many rows are hot, some of them
     # left out by a small --limit)
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay(["events/mixed-traffic.json", "events/hot-key-burst.json.gz"], LocalResources(stats_table_name))
     top = ["top", "--stats-table", stats_table_name, "--last", "2", "--partition-limit", "1"]
@@ -284,8 +284,8 @@ def test_top_names_the_hot_partitions_its_index_left_out(
     stats_table_name: str, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given hot keys in a table's partitions (tickets) and in an index's (payments by-status)
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay(["events/hot-key-burst.json.gz", "events/gsi-back-pressure.json.gz"], LocalResources(stats_table_name))
     top = ["top", "--stats-table", stats_table_name, "--limit", "1000"]
@@ -593,9 +593,9 @@ def test_a_reader_that_goes_away_gets_no_traceback() -> None:
 def test_top_colours_rows_against_the_chosen_threshold(stats_table_name: str) -> None:
     from rich.console import Console
 
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.main import build_parser, cmd_top
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     # Given the sample burst: event#42 peaks at 900 WCU/s, 45% of a 2,000 WCU/s partition
     run_replay(["events/hot-key-burst.json.gz"], LocalResources(stats_table=stats_table_name))

@@ -15,10 +15,11 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli import generate, replay_view
-from hotkeys.cli.io import read_event_file
-from hotkeys.cli.local import create_stats_table
+from hotkeys.cli import replay_view
 from hotkeys.cli.main import build_parser, main
+from hotkeys.emulator import generate
+from hotkeys.emulator.io import read_event_file
+from hotkeys.emulator.local import create_stats_table
 from tests.support import create_source_table
 
 ROOT = Path(__file__).resolve().parents[2]

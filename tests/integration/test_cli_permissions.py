@@ -121,8 +121,8 @@ class RecordingClients(AwsClients):
 @pytest.fixture
 def top_calls(stats_table_name: str, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, dict[str, Any]]]:
     """Every call of `hotkeys top` (default, every index, and JSON) on figures of a table with GSIs."""
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay([str(EVENTS / "gsi-back-pressure.json.gz")], LocalResources(stats_table_name))
     RecordingClients.calls = []

@@ -11,8 +11,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.main import main
+from hotkeys.emulator.local import create_stats_table
 
 
 @pytest.fixture

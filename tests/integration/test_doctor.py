@@ -19,7 +19,6 @@ import pytest
 from botocore.stub import Stubber
 
 from hotkeys.cli.doctor import FAIL, OK, REPAIR, WARN, Clients, diagnose, failed
-from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import (
     EVENT_SOURCE,
     MAPPING_TYPES,
@@ -31,6 +30,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import Ports, StreamBatch, process_batch
+from hotkeys.emulator.local import create_stats_table
 from tests.support import Routed, Split, create_source_table, layouts_of, write_record
 
 STACK = "HotKeyDetector"

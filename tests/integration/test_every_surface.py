@@ -18,7 +18,6 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.io import read_event_file
 from hotkeys.cli.main import main
 from hotkeys.cli.replay_view import verdict
 from hotkeys.cli.report import render
@@ -27,6 +26,7 @@ from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
 from hotkeys.detector.alerts.rules import shown
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.windows import parse_iso_utc
+from hotkeys.emulator.io import read_event_file
 from tests import reference_partitions, reference_sizing
 from tests.stream_wire import WireStream
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from hotkeys.cli.generate import DEFAULT_ZIPF
 from hotkeys.cli.main import build_parser, main
 from hotkeys.detector.config import default_of
+from hotkeys.emulator.generate import DEFAULT_ZIPF
 
 
 def _replayed(tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str) -> list[dict[str, Any]]:

@@ -18,9 +18,7 @@ from botocore.stub import Stubber
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import sequence_number, shape_stream_record, stream_record, to_dynamodb_json
 from hotkeys.cli.main import main
-from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, RangeNotRead, read_range
 from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -28,6 +26,8 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import WindowFigures
 from hotkeys.detector.domain.records import ChangeKind, parse_change
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.events import sequence_number, shape_stream_record, stream_record, to_dynamodb_json
+from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT, RangeNotRead, read_range
 from tests import reference_sizing
 from tests.stream_wire import NOWHERE, WireStream, as_get_records, get_records_answer
 from tests.support import create_source_table, ttl_record, write_record

@@ -8,11 +8,11 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
+from hotkeys.emulator.events import sequence_number, stream_record
 from tests.integration.test_alerts import T0, consume, delivered
 from tests.support import create_source_table
 

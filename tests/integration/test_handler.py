@@ -11,13 +11,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.consumer.pipeline import NotAStreamEvent
 from hotkeys.detector.consumer.state import STATE_VERSION
 from hotkeys.detector.handlers.app import build_handler, container_from
+from hotkeys.emulator.local import create_stats_table
 from tests.conftest import load_event
 
 

@@ -15,9 +15,6 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.generate import InjectedHotKey, Workload, generate
-from hotkeys.cli.lanes import Turns
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
@@ -25,6 +22,9 @@ from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.generate import InjectedHotKey, Workload, generate
+from hotkeys.emulator.lanes import Turns
 from tests.integration.test_alerts import T0, delivered, traffic
 from tests.message_checks import check_messages
 

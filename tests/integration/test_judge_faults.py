@@ -12,8 +12,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.lanes import Turns
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.publisher import SnsPublisher
@@ -21,6 +19,8 @@ from hotkeys.detector.alerts.incidents import TAKEOVER_SECONDS
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_judge
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.lanes import Turns
 from tests.integration.test_alerts import T0, delivered, traffic
 
 MAPPING = dataclasses.replace(EVENT_SOURCE, batch_size=500, retry_attempts=3)

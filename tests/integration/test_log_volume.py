@@ -19,13 +19,13 @@ import boto3
 import pytest
 
 from hotkeys.cli import cost
-from hotkeys.cli.events import stream_record
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.consumer.pipeline import BatchOutcome
 from hotkeys.detector.handlers import app
 from hotkeys.detector.handlers.app import build_handler, container_from
 from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
 from hotkeys.detector.observability import logger
+from hotkeys.emulator.events import stream_record
 
 T0 = 1_796_083_200
 TABLE = "customer-orders-prod"
@@ -169,11 +169,11 @@ def test_a_container_writes_one_metrics_line_a_minute_as_the_cost_model_charges(
 def judge_wake_bytes(watchdog: bool) -> int:
     """What one wake-up of the judge prints (its EMF line and its "judge look" line): a look woken by its
     chain's message, or a watchdog run that finds the look claimed by the chain."""
-    from hotkeys.cli.emulation import MemoryLookClaims
     from hotkeys.detector.alerts.judge import LookOutcome
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers import judge_app
     from hotkeys.detector.ports import LookClaim
+    from hotkeys.emulator.emulation import MemoryLookClaims
 
     class Judge:
         def look(self) -> LookOutcome:

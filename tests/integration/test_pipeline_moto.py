@@ -9,7 +9,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from hotkeys.cli.esm import Delivery, ShardConsumer
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -18,6 +17,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import BatchError, Ports, RecordFailed, StreamBatch, parse_event, process_batch
 from hotkeys.detector.consumer.state import STATE_VERSION
 from hotkeys.detector.domain.windows import iso_utc as iso
+from hotkeys.emulator.esm import Delivery, ShardConsumer
 from tests.support import layouts_of, ttl_record, wcu_of, write_record
 
 T0 = 1_764_460_800  # 2025-11-30T00:00:00Z, a window boundary for 60 s windows

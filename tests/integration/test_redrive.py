@@ -8,13 +8,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
 from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.events import shape_stream_record
 from tests.support import create_source_table
 
 
@@ -168,8 +168,8 @@ def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt
 ) -> None:
     # Given a window on one shard: record a counted, then an attempt at b that stored {a, b} and lost its
     # answer (b is dead-lettered: no retries), while the shard carries on without b
-    from hotkeys.cli.events import stream_arn, stream_record
     from hotkeys.cli.redrive import redrive_entry
+    from hotkeys.emulator.events import stream_arn, stream_record
     from tests.stream_wire import WireStream
 
     shard, start = "shardId-00000000000000000000-gen00000", 1_764_460_800

@@ -21,8 +21,6 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.events import shape_stream_record
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.main import main
 from hotkeys.cli.redrive import Archiving, RedriveResult, redrive_records
 from hotkeys.cli.top import window_figures, windows_in_range
@@ -32,6 +30,8 @@ from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings, load_settings
 from hotkeys.detector.consumer.pipeline import Ports, StreamBatch, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.events import shape_stream_record
+from hotkeys.emulator.local import create_stats_table
 from tests.support import create_source_table, layouts_of, ttl_record, write_record
 
 STACK = "HotKeyDetector"

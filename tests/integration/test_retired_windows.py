@@ -17,11 +17,11 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.events import shape_stream_record
-from hotkeys.cli.local import LocalResources
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import run_replay
 from hotkeys.detector.domain.windows import iso_utc
+from hotkeys.emulator.events import shape_stream_record
+from hotkeys.emulator.local import LocalResources
 from tests.support import create_source_table
 
 # The burst sample's two windows (60 s, table "tickets"): the replay writes them in the current layout.

@@ -8,12 +8,12 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.esm import ShardConsumer
-from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.domain.sizing import image_size, write_units
+from hotkeys.emulator.esm import ShardConsumer
+from hotkeys.emulator.events import shape_stream_record
 
 
 def read_stream(table: str) -> list[dict[str, Any]]:

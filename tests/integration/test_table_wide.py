@@ -6,8 +6,8 @@ from the detector's code. A partition "must fire" when its heaviest epoch-aligne
 sum (or, where said, its own active span) is at least 10% over the alert rate, "must not fire" when
 no stretch of 10 s or more reaches half of the partition limit.
 
-The deployment is emulated whole (``hotkeys.cli.emulation``): each shard through the event source
-mapping (``hotkeys.cli.esm``) into a container of its own, side by side in emulated time, some of them
+The deployment is emulated whole (``hotkeys.emulator.emulation``): each shard through the event source
+mapping (``hotkeys.emulator.esm``) into a container of its own, side by side in emulated time, some of them
 running behind the others (out of step by up to 3 windows), and the judge on its schedule.
 """
 
@@ -22,13 +22,13 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.main import main
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
+from hotkeys.emulator.events import sequence_number, stream_record
 from tests import reference_partitions as oracle
 from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered, statuses

@@ -115,8 +115,8 @@ def test_a_valid_recording_joins_the_composite_key_table(aws: None, tmp_path: Pa
 def test_top_on_an_endpoint_without_contributor_insights_says_so_in_one_line(
     stats_table_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from hotkeys.cli.local import LocalResources
     from hotkeys.cli.replay import run_replay
+    from hotkeys.emulator.local import LocalResources
 
     run_replay([str(EVENTS / "composite-key.json")], LocalResources(stats_table_name))
     assert main(["top", "--stats-table", stats_table_name, "--last", "1"]) == 0

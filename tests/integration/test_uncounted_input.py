@@ -16,8 +16,8 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from hotkeys.cli.events import shape_stream_record
 from hotkeys.cli.main import main
+from hotkeys.emulator.events import shape_stream_record
 from tests.support import create_source_table
 
 

@@ -8,8 +8,8 @@ import time
 import boto3
 import pytest
 
-from hotkeys.cli.events import to_dynamodb_json
 from hotkeys.cli.main import main
+from hotkeys.emulator.events import to_dynamodb_json
 from tests import reference_sizing
 from tests.support import create_source_table
 

@@ -13,12 +13,12 @@ import boto3
 import pytest
 from boto3.dynamodb.conditions import Key
 
-from hotkeys.cli.events import sequence_number, stream_record
 from hotkeys.cli.top import ALL_INDEXES, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.what_if import findings
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.events import sequence_number, stream_record
 from tests.conftest import subscribed_topic
 from tests.integration.test_alerts import T0, consume, delivered
 

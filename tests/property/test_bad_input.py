@@ -20,9 +20,6 @@ import boto3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.esm import ShardConsumer
-from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.local import create_stats_table
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_store import S3ObjectStore
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -30,6 +27,9 @@ from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
+from hotkeys.emulator.esm import ShardConsumer
+from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.local import create_stats_table
 from tests import reference_sizing
 from tests.support import layouts_of
 
@@ -83,7 +83,7 @@ def good_records(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _typed(attributes: dict[str, Any]) -> dict[str, Any]:
-    from hotkeys.cli.events import to_dynamodb_json
+    from hotkeys.emulator.events import to_dynamodb_json
 
     return to_dynamodb_json(attributes)
 

@@ -1,6 +1,6 @@
 """Exactly once: whatever Lambda's delivery schedule, the stored figures equal one clean pass.
 
-Records go through the event-source-mapping emulation (``hotkeys/esm.py``, whose rules
+Records go through the event-source-mapping emulation (``hotkeys/emulator/esm.py``, whose rules
 cite the Lambda developer guide) into the real pipeline, a moto stats table and a moto
 archive bucket. The chaotic runs add, per example:
 
@@ -35,9 +35,6 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Deliveries, Delivery, consume_lineage
-from hotkeys.cli.events import stream_arn
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import RedriveResult, redrive_entry
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
@@ -50,6 +47,9 @@ from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot, WindowFigures
 from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
+from hotkeys.emulator.esm import PARTIAL_FAILURE_STATES, WINDOW_CLOCKS, Deliveries, Delivery, consume_lineage
+from hotkeys.emulator.events import stream_arn
+from hotkeys.emulator.local import create_stats_table
 from tests import reference_gsi, reference_sizing
 from tests.esm_faults import RandomFaults
 from tests.stream_wire import WireStream

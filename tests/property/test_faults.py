@@ -34,9 +34,6 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from hotkeys.cli.esm import PARTIAL_FAILURE_STATES, Deliveries, Delivery
-from hotkeys.cli.events import sequence_number, stream_record
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.redrive import redrive_entry
 from hotkeys.cli.replay_view import archived_objects
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
@@ -44,6 +41,9 @@ from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.esm import PARTIAL_FAILURE_STATES, Deliveries, Delivery
+from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.local import create_stats_table
 from tests import reference_partitions as oracle
 from tests import support
 from tests.esm_faults import RandomFaults

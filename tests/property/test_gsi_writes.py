@@ -28,11 +28,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import stream_record
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableIndexes, describe_table_with
 from hotkeys.detector.domain.indexes import IndexSpec, in_index, index_writes
 from hotkeys.detector.domain.records import parse_change
 from hotkeys.detector.proposals import Proposal
+from hotkeys.emulator.events import stream_record
 from tests import reference_gsi, reference_sizing
 
 DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}

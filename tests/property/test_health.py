@@ -19,15 +19,15 @@ import boto3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.generate import T0, Workload, generate
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.health import SUB_BUCKETS, Health
 from hotkeys.detector.handlers.wiring import build_ports
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.generate import T0, Workload, generate
+from hotkeys.emulator.local import create_stats_table
 from tests import reference_health, reference_sizing
 
 FORMATS = ("seconds", "milliseconds", "microseconds", "string", "missing", "too_old")

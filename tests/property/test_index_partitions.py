@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.config import Settings
+from hotkeys.emulator.local import create_stats_table
 from tests import reference_partitions as oracle
 from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered

@@ -15,7 +15,6 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import stream_record
 from hotkeys.detector.consumer.state import ShardState
 from hotkeys.detector.domain.items import (
     HOT_ITEM,
@@ -29,6 +28,7 @@ from hotkeys.detector.domain.items import (
 )
 from hotkeys.detector.domain.records import parse_change
 from hotkeys.detector.domain.summary import Counting
+from hotkeys.emulator.events import stream_record
 
 T0 = 1_796_083_200
 

@@ -16,11 +16,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import stream_record
 from hotkeys.detector.consumer.state import ShardState, max_state_bytes
 from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.indexes import bounded_key_text, specs_from_description
 from hotkeys.detector.domain.records import parse_change
+from hotkeys.emulator.events import stream_record
 from tests import reference_gsi
 
 MAX_KEY_BYTES = 2048  # DynamoDB's partition key value limit

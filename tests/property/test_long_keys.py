@@ -30,10 +30,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.esm import ShardRun
-from hotkeys.cli.events import sequence_number, stream_arn, stream_record, to_dynamodb_json
-from hotkeys.cli.local import create_stats_table
 from hotkeys.cli.main import main
 from hotkeys.cli.replay import FakeLambdaContext
 from hotkeys.deployment import EventSourceSettings
@@ -42,6 +38,10 @@ from hotkeys.detector.config import load_settings
 from hotkeys.detector.consumer.pipeline import Ports
 from hotkeys.detector.domain.sizing import image_size, utf8_len, write_units
 from hotkeys.detector.handlers.app import Container, build_handler
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.esm import ShardRun
+from hotkeys.emulator.events import sequence_number, stream_arn, stream_record, to_dynamodb_json
+from hotkeys.emulator.local import create_stats_table
 from tests.integration.test_alerts import delivered
 
 T0 = 1_796_083_200

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from hotkeys.cli.esm import Deliveries, Delivery, ShardConsumer, ShardStuck, consume_lineage
-from hotkeys.cli.events import sequence_number
 from hotkeys.deployment import EventSourceSettings
+from hotkeys.emulator.esm import Deliveries, Delivery, ShardConsumer, ShardStuck, consume_lineage
+from hotkeys.emulator.events import sequence_number
 
 T0 = 1_796_083_200
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.io import BadEventFile, EventReader, EventWriter, NotAnEvent, read_event_file
+from hotkeys.emulator.io import BadEventFile, EventReader, EventWriter, NotAnEvent, read_event_file
 
 JSON_VALUES = st.recursive(
     st.none()
@@ -133,7 +133,7 @@ ITEM_VALUES = st.recursive(
 def test_the_fast_item_conversion_is_boto3s(item: dict[str, Any]) -> None:
     from boto3.dynamodb.types import TypeSerializer
 
-    from hotkeys.cli.events import _as_stream_json, to_dynamodb_json
+    from hotkeys.emulator.events import _as_stream_json, to_dynamodb_json
 
     serializer = TypeSerializer()
     assert to_dynamodb_json(item) == {name: _as_stream_json(serializer.serialize(v)) for name, v in item.items()}

@@ -13,7 +13,8 @@ from collections import Counter
 
 import pytest
 
-from hotkeys.cli.generate import (
+from hotkeys.detector.domain.sizing import image_size
+from hotkeys.emulator.generate import (
     ITEM_ATTRIBUTES,
     MAX_CARDINALITY,
     GenerateError,
@@ -21,7 +22,6 @@ from hotkeys.cli.generate import (
     attribute_value,
     parse_attribute,
 )
-from hotkeys.detector.domain.sizing import image_size
 from tests.generated import BASE, base_with, images_of, records_of
 
 ATTRIBUTES = (("region", 4), ("customer", 1000))

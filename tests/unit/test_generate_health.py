@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from hotkeys.cli import main as cli_main
-from hotkeys.cli.generate import (
+from hotkeys.cli.main import build_parser, main
+from hotkeys.emulator.generate import (
     DAY,
     MAX_LARGE_BYTES,
     TOO_OLD_SECONDS,
@@ -30,8 +31,7 @@ from hotkeys.cli.generate import (
     shard_event,
     ttl_format,
 )
-from hotkeys.cli.io import write_event_file
-from hotkeys.cli.main import build_parser, main
+from hotkeys.emulator.io import write_event_file
 from tests.generated import BASE, base_with, images_of, records_of
 from tests.reference_sizing import item_bytes
 
@@ -299,7 +299,7 @@ def test_the_cli_refuses_in_one_line_with_status_2(
 
 
 def test_the_cli_writes_the_formats_and_sizes_asked_for(tmp_path: Path) -> None:
-    from hotkeys.cli.io import read_event_file
+    from hotkeys.emulator.io import read_event_file
 
     # Given a run with half the keys' TTL in milliseconds and every key's items large
     out = tmp_path / "x.json"

@@ -22,8 +22,6 @@ import botocore.session
 import pytest
 
 from hotkeys.cli import cost
-from hotkeys.cli.events import to_dynamodb_json
-from hotkeys.cli.local import create_stats_table
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer import snapshots
 from hotkeys.detector.consumer.state import MAX_COUNTED_INDEXES
@@ -31,6 +29,8 @@ from hotkeys.detector.domain.indexes import entry_size, specs_from_description
 from hotkeys.detector.domain.items import ITEM_SLOTS, ItemStats
 from hotkeys.detector.domain.sizing import write_units
 from hotkeys.detector.domain.summary import ENTRY_OVERHEAD, MAX_KEY_TEXT_BYTES, SERIES_PAIR_BYTES, Entry, Summary
+from hotkeys.emulator.events import to_dynamodb_json
+from hotkeys.emulator.local import create_stats_table
 
 WINDOW = 1_796_083_200
 _MODELS = botocore.session.get_session()

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import stream_record
 from hotkeys.detector.domain.health import (
     LARGE_ITEM_BYTES,
     NEAR_LIMIT_BYTES,
@@ -22,6 +21,7 @@ from hotkeys.detector.domain.health import (
     ttl_verdict,
 )
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
+from hotkeys.emulator.events import stream_record
 from tests import reference_health
 
 WRITTEN_AT = 1_796_083_200  # 2026-12-01

@@ -101,9 +101,16 @@ def test_no_module_imports_itself_through_others(module: str) -> None:
     assert cycle_through(GRAPH, module) is None, " -> ".join(cycle_through(GRAPH, module) or [])
 
 
-def test_the_lambda_code_imports_nothing_of_the_cli() -> None:
+def test_the_lambda_code_imports_nothing_of_the_cli_nor_the_emulator() -> None:
     for name in GRAPH:
         if name.startswith("hotkeys.detector"):
+            assert not {m for m in closure(GRAPH, name) if m.startswith(("hotkeys.cli", "hotkeys.emulator"))}, name
+
+
+def test_the_emulator_is_below_the_cli() -> None:
+    # (the commands and their views use the emulator; the emulator, the benchmarks' and tests' world, no command)
+    for name in GRAPH:
+        if name.startswith("hotkeys.emulator"):
             assert not {m for m in closure(GRAPH, name) if m.startswith("hotkeys.cli")}, name
 
 
@@ -145,8 +152,8 @@ def module_path(name: str) -> Path:
 # Modules under functions/ that draw random numbers, and why: fault injection is test machinery
 # (tests/esm_faults.py), so any other use is named here first.
 RANDOM_USERS = {
-    "hotkeys.cli.generate": "synthetic workloads, seeded",
-    "hotkeys.cli.emulation": "the judge's watchdog phase and its messages' delivery, seeded by the records",
+    "hotkeys.emulator.generate": "synthetic workloads, seeded",
+    "hotkeys.emulator.emulation": "the judge's watchdog phase and its messages' delivery, seeded by the records",
     "hotkeys.detector.consumer.layout": "spreads the layout refresh of a deploy's containers",
 }
 
@@ -155,7 +162,7 @@ def test_no_fault_injection_ships_under_functions() -> None:
     drawing = {name for name, path in ((n, module_path(n)) for n in GRAPH) if "random" in imports_of(path)}
     drawing = {name for name in drawing if name.startswith("hotkeys.")}
     assert drawing == set(RANDOM_USERS), drawing
-    from hotkeys.cli import esm
+    from hotkeys.emulator import esm
 
     # the emulation's delivery choices ship with their clean defaults only
     subclasses = [c for c in vars(esm).values() if isinstance(c, type) and issubclass(c, esm.Deliveries)]
@@ -170,7 +177,7 @@ def test_the_lambda_code_reads_its_environment_only_through_the_settings_schema(
     # The CLI (hotkeys.cli) reads its own variables (HOTKEYS_LOG_LEVEL, AWS_REGION): not a function's.
     readers: list[str] = []
     for name in GRAPH:
-        if not name.startswith("hotkeys.") or name.startswith("hotkeys.cli"):
+        if not name.startswith("hotkeys.") or name.startswith(("hotkeys.cli", "hotkeys.emulator")):
             continue
         tree = ast.parse(module_path(name).read_text())
         passed = {

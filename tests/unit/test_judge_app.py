@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from hotkeys.cli.emulation import MemoryLookClaims
 from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers import judge_app
+from hotkeys.emulator.emulation import MemoryLookClaims
 
 MINUTE = 1_796_083_200
 

@@ -21,7 +21,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.events import to_dynamodb_json
 from hotkeys.detector.alerts.messages import (
     ESCALATED,
     FIRING,
@@ -41,6 +40,7 @@ from hotkeys.detector.domain.items import SPREAD, verdict
 from hotkeys.detector.domain.sizing import image_size, utf8_len
 from hotkeys.detector.handlers.app import index_metric_name
 from hotkeys.detector.names import MAX_METRIC_NAME
+from hotkeys.emulator.events import to_dynamodb_json
 from tests.unit.test_state_size import INDEX_NAMES, fill
 from tests.unit.test_summary import worst_case_keys
 

@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from hotkeys.cli.emulation import DELIVERY_SECONDS, JudgeWakeUps, MemoryLookClaims, judge_times
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
 from hotkeys.detector.ports import LookClaim
+from hotkeys.emulator.emulation import DELIVERY_SECONDS, JudgeWakeUps, MemoryLookClaims, judge_times
 
 MINUTE = 1_796_083_200  # a minute's start
 FLUSH = 12

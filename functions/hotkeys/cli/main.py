@@ -471,7 +471,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import generate_view
-    from hotkeys.cli.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
+    from hotkeys.emulator.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
 
     if not args.out.endswith((".json", ".json.gz")):
         raise UserError(f"--out: name a .json or .json.gz file (the event format it writes), got {args.out!r}")
@@ -517,9 +517,9 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
 
 def _write_shards(workload: Any, paths: list[str]) -> list[int]:
     """Streams the workload into one event file per shard; returns the records written to each."""
-    from hotkeys.cli.generate import shard_id, stream
-    from hotkeys.cli.io import EventWriter
     from hotkeys.cli.progress import progress_bar
+    from hotkeys.emulator.generate import shard_id, stream
+    from hotkeys.emulator.io import EventWriter
 
     with contextlib.ExitStack() as files:
         writers = []

@@ -34,7 +34,6 @@ from botocore.exceptions import ClientError, ParamValidationError
 from hotkeys.cli.common import UserError
 from hotkeys.cli.deployed import Deployment
 from hotkeys.cli.function_logs import function_logs
-from hotkeys.cli.streams import RangeNotRead, read_range
 from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
 from hotkeys.detector.consumer.archive import TtlArchiver
@@ -43,6 +42,7 @@ from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, 
 from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
 from hotkeys.detector.ports import Archiver
+from hotkeys.emulator.streams import RangeNotRead, read_range
 
 UNREADABLE_CODES = (
     "TrimmedDataAccessException",

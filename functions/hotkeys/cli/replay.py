@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hotkeys.cli.emulation import emulate
-from hotkeys.cli.esm import DeadLetter
 from hotkeys.cli.function_logs import function_logs
-from hotkeys.cli.io import BadEventFile, EventReader, NotAnEvent
-from hotkeys.cli.lanes import Invoke, event_second
-from hotkeys.cli.local import LocalResources, create_stats_table
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.records import without_images
+from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.esm import DeadLetter
+from hotkeys.emulator.io import BadEventFile, EventReader, NotAnEvent
+from hotkeys.emulator.lanes import Invoke, event_second
+from hotkeys.emulator.local import LocalResources, create_stats_table
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 

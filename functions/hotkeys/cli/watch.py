@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from hotkeys.cli.common import partial_images_warning
-from hotkeys.cli.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
 from hotkeys.cli.top import TopRow, hottest_first, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
@@ -20,6 +19,7 @@ from hotkeys.detector.consumer.state import ShardState
 from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.summary import Counting
+from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
 
 
 class StreamWatcher:
@@ -87,7 +87,7 @@ class StreamWatcher:
         return True
 
     def _fold(self, shard_id: str, raws: list[dict[str, Any]]) -> int:
-        from hotkeys.cli.events import shape_stream_record
+        from hotkeys.emulator.events import shape_stream_record
 
         state = self._states.setdefault(shard_id, ShardState())
         specs = self._indexes

@@ -13,10 +13,10 @@ from rich.live import Live
 from rich.text import Text
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args, top_table
-from hotkeys.cli.streams import StreamError
 from hotkeys.cli.top import TopRow
 from hotkeys.cli.watch import StreamWatcher, images_warning
 from hotkeys.detector.config import Settings
+from hotkeys.emulator.streams import StreamError
 
 
 def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, width: int) -> Group:

@@ -158,6 +158,9 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     final = batch.is_final or not batch.tumbling
     touched: dict[tuple[str, int], Segment] = {}
     to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
+    if ports.ttl_attribute is not None:  # (the attribute its TTL verdicts judged, stored with them)
+        for segment in touched.values():
+            segment.health.attribute = ports.ttl_attribute(segment.table)
     if ports.lag is not None and touched:
         _report_lag(ports.lag, shard_id, touched, ports.clock())
     if outcome.without_images:
@@ -278,9 +281,6 @@ def _fold(
         if segment is not last_segment:
             touched[(segment.table, segment.window_start)] = last_segment = segment
         _tally(outcome, change)
-    if ttl_attribute is not None:  # (each touched table's attribute is already looked up)
-        for segment in touched.values():
-            segment.health.attribute = ttl_attribute(segment.table)
     return to_archive
 
 

@@ -1,7 +1,7 @@
 """A table's stream shards consumed side by side, in emulated time, through the ESM emulation, with the
 judge looking on its own clock.
 
-``hotkeys.cli.esm`` feeds one shard lineage at a time and has no clock: run one lineage after the
+``hotkeys.emulator.esm`` feeds one shard lineage at a time and has no clock: run one lineage after the
 other and the last one reads the others' whole future from the stats table. Here every lineage
 (a shard, then its child after a rollover: ``consume_lineage``) runs in its own thread, and
 ``Turns`` lets exactly one invocation run at a time, the one with the earliest emulated time, so an
@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from hotkeys.cli.esm import Deliveries, Delivery, ShardRun, consume_lineage
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.domain.records import stream_time
+from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun, consume_lineage
 
 # "6 MB each for request and response (synchronous)": an event source mapping's batch must fit.
 PAYLOAD_LIMIT = 6 * 1024 * 1024

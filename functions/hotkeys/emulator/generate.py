@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from hotkeys.cli.events import sequence_number, stream_record, to_dynamodb_json
 from hotkeys.detector.domain.sizing import image_size, number_size
+from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
 
 T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 # ``hotkeys generate --zipf``'s default: ordinary traffic, which raises no alert unless --hot (or a steeper

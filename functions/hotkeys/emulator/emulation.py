@@ -21,8 +21,6 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from hotkeys.cli.esm import Deliveries, Delivery, ShardRun
-from hotkeys.cli.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
 from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS, EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts import look_chain
@@ -33,6 +31,8 @@ from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.handlers.wiring import build_judge, build_ports
 from hotkeys.detector.ports import LookClaim, Publisher
+from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
+from hotkeys.emulator.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
 
 # How long the judge keeps looking after the last invocation: a table that stops writing has its
 # incidents resolved within it (docs/decisions.md §64).

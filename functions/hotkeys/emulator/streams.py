@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from hotkeys.cli.events import shape_stream_record
+from hotkeys.emulator.events import shape_stream_record
 
 
 class StreamError(ValueError):
