@@ -14,6 +14,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 
@@ -27,16 +28,18 @@ def check_messages(alerts: Iterable[dict[str, Any]], limit: float = 1000.0, thre
         if alert["status"] != "resolved":
             assert peak >= rate, alert
             assert most >= rate, alert
-            assert alert["percent_of_limit"] == round(100 * rate / limit, 1), alert
+            # (exact: the rate as the document gives it, a tenth, in percent of the limit to a tenth rounded down)
+            tenths = math.floor(Fraction(str(rate)) * 1000 / Fraction(str(limit)))
+            assert alert["percent_of_limit"] == tenths / 10, alert
         if alert["reason"] == "partition_limit":
             assert alert["possibly_hot"] == (peak < threshold * limit), alert
             if alert["status"] == "firing" and "subject" in alert:
-                # the subject quotes the document's rate (a range's ends rounded down)
+                # the subject quotes the document's rate, rounded down (a range's ends too)
                 tag = "[possibly hot]" if alert["possibly_hot"] else "[hot key]"
                 numbers = (
                     f"at {math.floor(rate):,}-{math.floor(most):,} WCU/s"
                     if alert["possibly_hot"]
-                    else f"at {rate:,.0f} WCU/s"
+                    else f"at {math.floor(rate):,} WCU/s ({tenths // 10}% of partition limit)"
                 )
                 assert alert["subject"].startswith(tag) and numbers in alert["subject"], alert
         incidents[(alert["table"], alert.get("index"), alert["key"], alert["reason"])].append(alert)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import boto3
@@ -393,7 +394,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
         "over 2 suffixes (event#42#1..2; an estimate)",
     ]
     # And when the alert fired at what the peak reads, it is not said twice
-    result["alerts"][1]["wcu_per_second"] = 899.6
+    result["alerts"][1]["wcu_per_second"] = 900.0
     assert "alerted at" not in verdict(result, DEFAULTS)[1]
 
 
@@ -437,7 +438,7 @@ def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
         "WCU/s, 6% of the partition limit) (write-sharded family); suggested fix: " + family
     )
     assert lines[4].startswith("  profiles/celebrity#1 took 14% of the table's writes in the window starting ")
-    assert "(rate 16 WCU/s, 2% of the partition limit)" in lines[4]
+    assert "(rate 16 WCU/s, 1% of the partition limit)" in lines[4]
     assert len(lines) == 5
     # And with shares only, there is no hot key
     result["alerts"] = result["alerts"][1:]
@@ -467,7 +468,7 @@ def test_the_replay_verdict_and_its_top_table_show_one_peak(
     result = json.loads(capsys.readouterr().out)
     row = result["top"][0]  # the burst's window's hottest key
     (firing,) = [a for a in result["alerts"] if a["status"] == "firing" and a["reason"] == "partition_limit"]
-    alerted = round(firing["wcu_per_second"])
+    alerted = math.floor(firing["wcu_per_second"])  # (rounded down, as every sentence says a rate)
     # Then the verdict's peak is the top table's peak for that key and window, and the rate the firing
     # message quoted (a subscriber's first message) is named
     assert row["key"] == "event#42" and row["wcu_per_second"] == peak

@@ -23,8 +23,8 @@ from hotkeys.cli.replay_view import verdict
 from hotkeys.cli.report import render
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE
 from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
-from hotkeys.detector.alerts.rules import shown
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.figures import shown, whole
 from hotkeys.detector.domain.windows import parse_iso_utc
 from hotkeys.emulator.io import read_event_file
 from tests import reference_partitions, reference_sizing
@@ -173,9 +173,9 @@ def test_every_key_has_one_rate_on_every_surface(
             named += 1
             table, index, key = found[1], found[2], found[3]
             if found[5] is None:  # hot
-                assert float(found[4].replace(",", "")) == round(highest[(table, index, key)]), line
+                assert found[4] == whole(highest[(table, index, key)]), line
             else:  # possibly hot: its rate, and the most it may have been, as `top` shows them
-                assert int(found[4].replace(",", "")) == int(highest[(table, index, key)]), line
+                assert found[4] == whole(highest[(table, index, key)]), line
                 assert int(found[6].replace(",", "")) >= int(most[(table, index, key)]), line
     # The report's top-keys rows quote the same rates
     page = render(result, [], DEFAULTS, verdict=lines)

@@ -29,6 +29,7 @@ from hotkeys.detector.config import (
     Settings,
     settings_from,
 )
+from hotkeys.detector.domain.figures import percent_of_limit, whole
 from hotkeys.detector.domain.windows import parse_iso_utc
 from hotkeys.detector.proposals import is_proposed, where
 
@@ -335,10 +336,8 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         rate, most = float(row["wcu_per_second"]), float(row["at_most_wcu_per_second"])
         possibly = possibly_hot(row, settings, proposals=True)
         numbers = [f"{rate:,.1f}", *([f"{most:,.1f}"] if wide else [])]
-        # (a range's ends rounded down, as the alerts' subjects show it: its lower end never reads as reaching
-        # the threshold)
-        low, high = (math.floor(100 * value / partition_limit) for value in (rate, most))
-        numbers += [f"{low:,}-{high:,}%" if possibly else f"{100 * rate / partition_limit:,.0f}%"]
+        low, high = (whole(percent_of_limit(value, partition_limit)) for value in (rate, most))
+        numbers += [f"{low}-{high}%" if possibly else f"{low}%"]
         numbers += [f"{100 * row['share']:.1f}%"]
         numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
         hot = at_alert(row, settings, proposals=True)

@@ -7,7 +7,6 @@ import contextlib
 import gzip
 import importlib.util
 import json
-import math
 import shutil
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
+from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
 from hotkeys.detector.domain.indexes import specs_from_description
 from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
@@ -351,7 +351,7 @@ def what_if_lines(found: list[dict[str, Any]], unseen: list[str] | None = None) 
     lines = ["What-if (proposals counted from the same writes; never an incident, nobody paged):"]
     for row in found:
         where = where_of(row["table"], row["proposal"])
-        peak = f"{_rate(row['wcu_per_second'])} WCU/s, {row['percent_of_limit']:.0f}% of limit"
+        peak = f"{_rate(row['wcu_per_second'])} WCU/s, {whole(row['percent_of_limit'])}% of limit"
         if row["hot"]:
             also = f" (also over the alert rate: {', '.join(row['also_hot'])})" if row["also_hot"] else ""
             lines.append(
@@ -366,7 +366,7 @@ def what_if_lines(found: list[dict[str, Any]], unseen: list[str] | None = None) 
 
 def _rate(value: float) -> str:
     """A rate as the verdict shows it: whole units, one decimal under ten (never a 0 that is not)."""
-    return f"{value:,.0f}" if value >= 10 or value == 0 else f"{value:.1f}"
+    return whole(value) if value >= 10 or value == 0 else f"{shown(value):.1f}"
 
 
 def unseen_proposals(figures: Iterable[WindowFigures], settings: Settings, tables: Iterable[str]) -> list[str]:
@@ -454,7 +454,8 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
     row = incident.figure()
     if row is None:  # no stored figures under the alert's name (a hashed key display): the alert's own
         said = (
-            f"alerted at {alert_rate:,.0f} WCU/s ({100 * alert_rate / limit:.0f}% of the partition limit; "
+            f"alerted at {whole(alert_rate)} WCU/s ({whole(percent_of_limit(alert_rate, limit))}% of the partition "
+            "limit; "
             f"no stored figures name the key) in the window starting {fired['window_start']}"
         )
         peak, share, window = alert_rate, max(alert["share"] for alert in incident.alerts), fired["window_start"]
@@ -464,8 +465,8 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
         peak, share, window = _peak(row), float(row["share"]), row["window_start"]
         most = max(float(found["at_most_wcu_per_second"]) for found in [row, *alerts])
         said = (
-            f"peaked at {math.floor(peak):,} to at most {math.floor(most):,} WCU/s ({math.floor(100 * peak / limit)}-"
-            f"{math.floor(100 * most / limit)}% of the partition limit) in the window starting {window}"
+            f"peaked at {whole(peak)} to at most {whole(most)} WCU/s ({whole(percent_of_limit(peak, limit))}-"
+            f"{whole(percent_of_limit(most, limit))}% of the partition limit) in the window starting {window}"
         )
     else:
         # (never under what its messages said it peaked at: a rate quoted mid-window can exceed the window's
@@ -473,7 +474,8 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
         told = max(float(alert.get("peak_wcu_per_second") or 0.0) for alert in alerts)
         peak, share, window = max(_peak(row), told), float(row["share"]), row["window_start"]
         said = (
-            f"peaked at {peak:,.0f} WCU/s ({100 * peak / limit:.0f}% of the partition limit) in the window "
+            f"peaked at {whole(peak)} WCU/s ({whole(percent_of_limit(peak, limit))}% of the partition limit) in the "
+            "window "
             f"starting {window}{_alerted(alert_rate, peak, fired['window_start'], window)}"
         )
     # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
@@ -493,7 +495,7 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         share, window = float(fired["share"]), fired["window_start"]
         said = (
             f"took {100 * share:.0f}% of the table's writes (at the alert; no stored figures name the key) "
-            f"in the window starting {window}, alerted at {fired['wcu_per_second']:,.0f} WCU/s"
+            f"in the window starting {window}, alerted at {whole(fired['wcu_per_second'])} WCU/s"
         )
     else:
         share, window, peak = float(row["share"]), row["window_start"], _peak(row)
@@ -502,7 +504,7 @@ def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
         )
         said = (
             f"took {100 * share:.0f}% of the table's writes in the window starting {window}{at_alert} "
-            f"(rate {peak:,.0f} WCU/s, {100 * peak / limit:.0f}% of the partition limit)"
+            f"(rate {whole(peak)} WCU/s, {whole(percent_of_limit(peak, limit))}% of the partition limit)"
         )
     return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, 1, share)}"
 
@@ -516,8 +518,8 @@ def _alerted(alert_rate: float, peak: float, alert_window: str, window: str) -> 
     """ ", first alerted at X WCU/s" when the rate the first alert quoted (its key's rate when it was sent)
     reads differently from the peak."""
     if alert_window != window:
-        return f", first alerted at {alert_rate:,.0f} WCU/s in the window starting {alert_window}"
-    return f", first alerted at {alert_rate:,.0f} WCU/s" if round(alert_rate) != round(peak) else ""
+        return f", first alerted at {whole(alert_rate)} WCU/s in the window starting {alert_window}"
+    return f", first alerted at {whole(alert_rate)} WCU/s" if whole(alert_rate) != whole(peak) else ""
 
 
 def _fix(incident: _Incident, families: list[dict[str, Any]], window: str, shards: int, share: float) -> str:

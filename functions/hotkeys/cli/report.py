@@ -25,6 +25,7 @@ from typing import Any
 
 from hotkeys.cli.common import at_alert, possibly_hot, where_of
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.ports import IndexesOf, ResolveKey
@@ -289,7 +290,7 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
     # z is the share of the limit in percent; an empty bucket stays a gap (white), never the palest colour.
     z = [[100 * rate / partition_limit if rate > 0 else None for rate in line] for line in rates]
     custom = [
-        [[rate, 100 * rate / partition_limit, wcu] for rate, wcu in zip(line, row.wcu, strict=True)]
+        [[shown(rate), percent_of_limit(rate, partition_limit), wcu] for rate, wcu in zip(line, row.wcu, strict=True)]
         for line, row in zip(rates, panel.rows, strict=True)
     ]
     top = scale_top(panel.peak_share(partition_limit))
@@ -319,13 +320,13 @@ def _figure(go: Any, panel: Panel, alerts: list[dict[str, Any]], partition_limit
     )
     traces = [heat, *_alert_markers(go, panel, alerts)]
     figure = go.Figure(traces)
-    shown = len(panel.rows)
+    listed = len(panel.rows)
     figure.update_layout(
         title={
-            "text": f"{html.escape(panel.table)}: {shown} of {panel.total_keys:,} keys shown (ordered by peak; "
-            f"hottest {100 * panel.peak_share(partition_limit):.0f}% of the limit)"
+            "text": f"{html.escape(panel.table)}: {listed} of {panel.total_keys:,} keys shown (ordered by peak; "
+            f"hottest {whole(100 * panel.peak_share(partition_limit))}% of the limit)"
         },
-        height=PLOT_MARGIN["t"] + PLOT_MARGIN["b"] + max(4, shown) * ROW_PIXELS,
+        height=PLOT_MARGIN["t"] + PLOT_MARGIN["b"] + max(4, listed) * ROW_PIXELS,
         margin=PLOT_MARGIN,
         plot_bgcolor="#ffffff",
         xaxis={"title": {"text": "time (UTC)"}, "type": "date", "showgrid": False},
@@ -443,7 +444,9 @@ def _top_table(top: list[dict[str, Any]], settings: Settings) -> str:
         where = where_of(r["table"], r.get("index"))
         possibly = possibly_hot(r, settings, proposals=True)
         hot = " class='hot'" if at_alert(r, settings, proposals=True) else " class='possibly'" if possibly else ""
-        percent = f"{100 * rate / partition_limit:.1f}" + (f"-{100 * most / partition_limit:.1f}" if possibly else "")
+        percent = f"{percent_of_limit(rate, partition_limit):.1f}" + (
+            f"-{percent_of_limit(most, partition_limit):.1f}" if possibly else ""
+        )
         body.append(
             f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
             f"<td class='k'>{html.escape(r['key'])}</td><td>{rate:,.1f}</td><td>{most:,.1f}</td>"

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
-from hotkeys.detector.alerts.rules import rate_of, shown
+from hotkeys.detector.alerts.rules import rate_of
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -18,6 +18,7 @@ from hotkeys.detector.consumer.snapshots import (
     merge_window,
 )
 from hotkeys.detector.domain.diagnosis import shard_families
+from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.items import verdict
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.domain.diagnosis import key_in_text
+from hotkeys.detector.domain.figures import percent_of_limit, whole
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.proposals import where
 
@@ -98,15 +98,15 @@ class Alert:
 
     @property
     def percent_of_limit(self) -> float:
-        return round(100 * self.wcu_per_second / self.partition_limit_wcu, 1)
+        return percent_of_limit(self.wcu_per_second, self.partition_limit_wcu)
 
     @property
     def at_most_percent_of_limit(self) -> float:
-        return round(100 * self.at_most_wcu_per_second / self.partition_limit_wcu, 1)
+        return percent_of_limit(self.at_most_wcu_per_second, self.partition_limit_wcu)
 
     @property
     def peak_percent_of_limit(self) -> float:
-        return round(100 * self.peak_wcu_per_second / self.partition_limit_wcu, 1)
+        return percent_of_limit(self.peak_wcu_per_second, self.partition_limit_wcu)
 
     @property
     def alert_wcu_per_second(self) -> float:
@@ -161,29 +161,28 @@ def subject(alert: Alert) -> str:
     ]
     if alert.status == ESCALATED:
         detail = (
-            f"peaks at {alert.peak_wcu_per_second:,.0f} WCU/s ({alert.peak_percent_of_limit:.0f}%), "
+            f"peaks at {whole(alert.peak_wcu_per_second)} WCU/s ({whole(alert.peak_percent_of_limit)}%), "
             f"{alert.suggested_shards} suffixes"
             if partition
             else f"{100 * alert.peak_share:.0f}% of table writes"
         )
     elif alert.status == RESOLVED:
         detail = (
-            f"cooled; peaked at {alert.peak_wcu_per_second:,.0f} WCU/s"
+            f"cooled; peaked at {whole(alert.peak_wcu_per_second)} WCU/s"
             if partition
             else f"cooled; took up to {100 * alert.peak_share:.0f}% of table writes"
         )
     elif partition and alert.possibly:
-        # (whole numbers rounded down: the lower end of a key under the threshold never reads as reaching it)
         detail = (
-            f"at {math.floor(alert.wcu_per_second):,}-{math.floor(alert.at_most_wcu_per_second):,} WCU/s "
-            f"({math.floor(alert.percent_of_limit)}-{math.floor(alert.at_most_percent_of_limit)}% of partition limit)"
+            f"at {whole(alert.wcu_per_second)}-{whole(alert.at_most_wcu_per_second)} WCU/s "
+            f"({whole(alert.percent_of_limit)}-{whole(alert.at_most_percent_of_limit)}% of partition limit)"
         )
     elif partition and alert.status == REMINDER and not alert.wcu_per_second:
-        detail = f"quiet in the last minute; peaked at {alert.peak_wcu_per_second:,.0f} WCU/s"
+        detail = f"quiet in the last minute; peaked at {whole(alert.peak_wcu_per_second)} WCU/s"
     elif partition:
-        detail = f"at {alert.wcu_per_second:,.0f} WCU/s ({alert.percent_of_limit:.0f}% of partition limit)"
+        detail = f"at {whole(alert.wcu_per_second)} WCU/s ({whole(alert.percent_of_limit)}% of partition limit)"
     else:
-        detail = f"{100 * alert.share:.0f}% of table writes ({alert.wcu_per_second:,.0f} WCU/s)"
+        detail = f"{100 * alert.share:.0f}% of table writes ({whole(alert.wcu_per_second)} WCU/s)"
     head = f"{tag} {alert.where}: "
     room = SUBJECT_LIMIT - len(head) - len(detail) - 1
     key = printable_ascii(alert.key[: SUBJECT_LIMIT + 1])
@@ -229,7 +228,7 @@ def _sharding_advice(alert: Alert) -> str:
         spread = max(2, shards)
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
-            f"(an estimate: ceil({alert.peak_wcu_per_second:,.0f} WCU/s / "
+            f"(an estimate: ceil({whole(alert.peak_wcu_per_second)} WCU/s / "
             f"{100 * alert.alert_threshold:.0f}% of "
             f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
             "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
@@ -241,7 +240,7 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil({alert.peak_wcu_per_second:,.0f} WCU/s / {100 * alert.alert_threshold:.0f}% of "
+        f"(an estimate: ceil({whole(alert.peak_wcu_per_second)} WCU/s / {100 * alert.alert_threshold:.0f}% of "
         f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
@@ -278,7 +277,7 @@ def _what(alert: Alert) -> str:
     if alert.index is not None:
         return (
             f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives "
-            f"{_rate_words(alert)} of index writes, {alert.percent_of_limit:.0f}% of the "
+            f"{_rate_words(alert)} of index writes, {whole(alert.percent_of_limit)}% of the "
             f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
             "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
             "throttle names the index in its ResourceArn), however evenly the table's own keys are spread."
@@ -286,7 +285,7 @@ def _what(alert: Alert) -> str:
     if alert.reason == PARTITION_LIMIT:
         return (
             f"Partition key '{key}' of table {alert.table} is writing "
-            f"{_rate_words(alert)}, {alert.percent_of_limit:.0f}% of the "
+            f"{_rate_words(alert)}, {whole(alert.percent_of_limit)}% of the "
             f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
             "whatever the table's capacity."
         )
@@ -308,7 +307,7 @@ def _incident_line(alert: Alert) -> str | None:
         if alert.reason == PARTITION_LIMIT:
             return (
                 f"Escalated: the incident{since} now peaks at {alert.peak_wcu_per_second:,.1f} WCU/s "
-                f"({alert.peak_percent_of_limit:.0f}% of the limit; its highest rate, "
+                f"({whole(alert.peak_percent_of_limit)}% of the limit; its highest rate, "
                 f"as `hotkeys top` shows it): the advice below is sized on that peak."
             )
         return f"Escalated: the incident{since} now takes up to {100 * alert.peak_share:.1f}% of the table's writes."
@@ -316,7 +315,7 @@ def _incident_line(alert: Alert) -> str | None:
         if alert.reason == PARTITION_LIMIT:
             return (
                 f"Still hot: {_last_minute(alert)}; the incident{since} has peaked at "
-                f"{alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of the limit)."
+                f"{alert.peak_wcu_per_second:,.1f} WCU/s ({whole(alert.peak_percent_of_limit)}% of the limit)."
             )
         return (
             f"Still heavy: now {100 * alert.share:.1f}% of the table's writes; the incident{since} has taken up to "
@@ -331,7 +330,7 @@ def email_text(alert: Alert) -> str:
         started = f" from {iso_utc(alert.started)}" if alert.started is not None else ""
         if alert.reason == PARTITION_LIMIT:
             figures = (
-                f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({alert.peak_percent_of_limit:.0f}% of "
+                f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({whole(alert.peak_percent_of_limit)}% of "
                 f"the {alert.partition_limit_wcu} WCU/s limit; its highest rate, as `hotkeys top` shows it).\n"
                 f"Suggested write sharding, sized on that peak: {alert.suggested_shards} "
                 f"suffix{'es' if alert.suggested_shards != 1 else ''}.\n"

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.summary import Entry
 
 PARTITION_LIMIT = "partition_limit"
@@ -72,12 +73,6 @@ class Rate:
     wcu_per_second: float
     at_most: float
     measured_seconds: int
-
-
-def shown(rate: float) -> float:
-    """A rate as every surface shows it: to a tenth, rounded down, so a shown rate reaches a threshold (a
-    multiple of a tenth) exactly when the rate does (799.97 is 799.9, never a hot-looking 800.0)."""
-    return math.floor(rate * 10 + 1e-9) / 10
 
 
 def rate_of(entry: Entry, bound: int, last_event: int, span: int) -> Rate:

@@ -39,6 +39,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot
 from hotkeys.detector.domain import items as item_figures
 from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.items import ItemStats
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.proposals import is_proposed
@@ -385,7 +386,7 @@ def recent_rate(look: Look, incident: Incident, settings: Settings) -> float:
         for bucket, wcu in zip(entry.buckets, entry.units, strict=True):
             if bucket >= since:
                 units[bucket] = units.get(bucket, 0) + wcu
-    return rules.shown(max(units.values(), default=0) / span)
+    return shown(max(units.values(), default=0) / span)
 
 
 def _resolution(look: Look, incident: Incident, settings: Settings, owner: str) -> Incident | None:

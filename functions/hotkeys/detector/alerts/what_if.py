@@ -19,6 +19,7 @@ from typing import Any
 from hotkeys.detector.alerts import rules
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.observability import logger
@@ -50,7 +51,7 @@ class WhatIf:
 
     @property
     def percent_of_limit(self) -> float:
-        return 100.0 * self.wcu_per_second / self.partition_wcu_limit
+        return percent_of_limit(self.wcu_per_second, self.partition_wcu_limit)
 
     @property
     def rekeying(self) -> bool:
@@ -96,8 +97,8 @@ def _finding(figures: rules.Figures, key: str, entry: Entry, settings: Settings,
         proposal=str(figures.index),
         key=display_key(key, settings.key_display, settings.key_hash_salt),
         window_start=figures.window_start,
-        wcu_per_second=rules.shown(rate.wcu_per_second),
-        at_most_wcu_per_second=rules.shown(rate.at_most),
+        wcu_per_second=shown(rate.wcu_per_second),
+        at_most_wcu_per_second=shown(rate.at_most),
         share=round(min(1.0, (entry.wcu + figures.bound(key)) / figures.wcu), 4),
         partition_wcu_limit=settings.partition_wcu_limit,
         suggested_shards=rules.suggested_shards(rate.wcu_per_second, settings.alert_wcu_per_second),
@@ -109,7 +110,7 @@ def subject(found: WhatIf) -> str:
     """``[what-if] tickets index by-status (proposed): PENDING would peak at 2,120 WCU/s, 212% of
     limit``, in printable ASCII and within SNS's subject limit (the key is cut first)."""
     head = f"[what-if] {where(found.table, found.proposal)}: "
-    tail = f" would peak at {found.wcu_per_second:,.0f} WCU/s, {found.percent_of_limit:.0f}% of limit"
+    tail = f" would peak at {whole(found.wcu_per_second)} WCU/s, {whole(found.percent_of_limit)}% of limit"
     room = SUBJECT_LIMIT - len(head) - len(tail)
     key = printable_ascii(found.key[: SUBJECT_LIMIT + 1])
     key = key if len(key) <= room else key[: max(room - 3, 8)] + "..."
@@ -136,7 +137,7 @@ def text(found: WhatIf) -> str:
             subject(found),
             "",
             f"If {kind} {name.removeprefix(KEYED_BY)} existed, its partition {found.key!r} would have received "
-            f"{found.wcu_per_second:,.0f} WCU/s (at most {found.at_most_wcu_per_second:,.0f}; "
+            f"{whole(found.wcu_per_second)} WCU/s (at most {whole(found.at_most_wcu_per_second)}; "
             f"{found.share:.0%} of its writes) in the window from {iso_utc(found.window_start)}: a partition "
             f"serves {found.partition_wcu_limit:,} WCU/s.",
             advice(found),
