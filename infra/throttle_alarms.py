@@ -129,7 +129,7 @@ class ThrottleAlarms(Construct):
         where = {None: "the table", ANY_INDEX: "a GSI"}.get(target.index, f"GSI {target.index}")
         description = (
             f"DynamoDB throttled {target.operation.lower()}s on {where} of {target.watched} "
-            f"({target.metric_name}): {cause.meaning}. Fix: {cause.fix}."
+            f"({target.metric_name}): {cause.what_to_do}."
         )
         metric = self._metric(target)
         suffix = "AnyIndex" if target.index == ANY_INDEX else ("" if target.index is None else f"Index{target.index}")

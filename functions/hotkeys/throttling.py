@@ -26,10 +26,11 @@ PARTITION_UNITS = {"Read": 3000, "Write": 1000}
 @dataclass(frozen=True)
 class Cause:
     key: str  # KeyRange | MaxOnDemand | Provisioned | AccountLimit
+    label: str  # what a person reads: "<label> limit"
     metric_suffix: str  # <Read|Write><metric_suffix> is the CloudWatch metric
     reason_suffix: str  # <Table|Index><Read|Write><reason_suffix> is the ThrottlingReasons reason
     meaning: str
-    fix: str
+    fix: str  # what to do, and whether the partition key is the problem
     # True: a hot key or key range, which the detector's partition advice is about; False: a capacity
     # setting or a quota, which no key design fixes.
     key_problem: bool
@@ -40,38 +41,49 @@ class Cause:
     def reason(self, operation: str, index: bool) -> str:
         return f"{'Index' if index else 'Table'}{operation}{self.reason_suffix}"
 
+    @property
+    def what_to_do(self) -> str:
+        """The cause and its fix in one sentence (an alarm's description, an explanation's message)."""
+        return f"{self.meaning}: {self.fix}"
+
 
 CAUSES = (
     Cause(
         "KeyRange",
+        "key range",
         "KeyRangeThroughputThrottleEvents",
         "KeyRangeThroughputExceeded",
-        "one partition's key range took more than a partition serves (1,000 write or 3,000 read units a second)",
-        "spread the hot key (write sharding, a caching layer for reads): see the detector's partition advice",
+        "one partition's key range took more than a partition serves (1,000 write units/s, 3,000 read units/s), "
+        "whatever the table's capacity",
+        "a key problem. Spread each hot key over suffixes ('key#1..N', reads fanned out over them), cache hot "
+        "reads, or pick a partition key with more distinct values (the detector's partition advice)",
         True,
     ),
     Cause(
         "MaxOnDemand",
+        "on-demand maximum",
         "MaxOnDemandThroughputThrottleEvents",
         "MaxOnDemandThroughputExceeded",
         "the table's or index's on-demand maximum throughput (OnDemandThroughput) was reached",
-        "raise or remove the on-demand maximum (UpdateTable OnDemandThroughput): a setting, not a key problem",
+        "a capacity setting, not a key problem. Raise or remove the maximum (UpdateTable OnDemandThroughput)",
         False,
     ),
     Cause(
         "Provisioned",
+        "provisioned",
         "ProvisionedThroughputThrottleEvents",
         "ProvisionedThroughputExceeded",
         "the table's or index's provisioned capacity was used up",
-        "raise the provisioned capacity or its auto scaling maximum, or switch to on-demand: not a key problem",
+        "a capacity setting, not a key problem. Raise it, let auto scaling reach higher, or switch to on-demand",
         False,
     ),
     Cause(
         "AccountLimit",
+        "account",
         "AccountLimitThrottleEvents",
         "AccountLimitExceeded",
         "the account's per-table throughput quota in this region was reached",
-        "request a higher DynamoDB throughput quota (Service Quotas): not a key problem",
+        "a quota, not a key problem. Request a higher DynamoDB throughput quota (Service Quotas)",
         False,
     ),
 )

@@ -24,14 +24,11 @@ from hotkeys.detector.adapters.insights import CloudWatchInsights
 from hotkeys.detector.alerts.incidents import started
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
 from hotkeys.detector.throttling.throttle_explainer import (
-    ACCOUNT,
     KEY_RANGE,
-    ON_DEMAND_MAXIMUM,
-    PROVISIONED,
-    WHAT_TO_DO,
     handle_alarm,
     parse_alarm_event,
 )
+from hotkeys.throttling import CAUSE_BY_KEY
 from tests.support import Routed
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cloudwatch-alarm-lambda-action.json"
@@ -162,7 +159,7 @@ def test_a_key_range_alarm_names_the_keys_and_confirms_the_one_the_stream_alerte
         ("venue#7", 5350, False),
         ("event#42", 2310, True),
     ]
-    assert document["limits"] == [KEY_RANGE] and document["what_to_do"] == [WHAT_TO_DO[KEY_RANGE]]
+    assert document["limits"] == [KEY_RANGE] and document["what_to_do"] == [CAUSE_BY_KEY["KeyRange"].what_to_do]
 
 
 def test_a_throttle_before_the_stream_alerted_is_not_confirmation(
@@ -179,10 +176,10 @@ def test_a_throttle_before_the_stream_alerted_is_not_confirmation(
 @pytest.mark.parametrize(
     ("metric", "limit", "says"),
     [
-        ("ReadProvisionedThroughputThrottleEvents", PROVISIONED, "a capacity setting, not a key problem"),
-        ("WriteMaxOnDemandThroughputThrottleEvents", ON_DEMAND_MAXIMUM, "a capacity setting, not a key problem"),
-        ("WriteAccountLimitThrottleEvents", ACCOUNT, "a quota, not a key problem"),
-        ("ReadKeyRangeThroughputThrottleEvents", KEY_RANGE, "a key problem. Spread each key"),
+        ("ReadProvisionedThroughputThrottleEvents", "provisioned", "a capacity setting, not a key problem"),
+        ("WriteMaxOnDemandThroughputThrottleEvents", "on-demand maximum", "a capacity setting, not a key problem"),
+        ("WriteAccountLimitThrottleEvents", "account", "a quota, not a key problem"),
+        ("ReadKeyRangeThroughputThrottleEvents", KEY_RANGE, "a key problem. Spread each hot key"),
     ],
 )
 def test_each_limit_is_named_with_what_to_do(

@@ -50,45 +50,20 @@ from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
 from hotkeys.detector.throttling.throttle_sources import Source
 from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
+from hotkeys.throttling import CAUSE_BY_KEY, CAUSES, INDEX_DIMENSION, NAMESPACE, TABLE_DIMENSION
 
 LOOKBACK_SECONDS = 300
 KEYS_NAMED = 10
 THROTTLING = "throttling"  # the ``reason`` of these messages (the detector's are partition_limit and share)
-NAMESPACE = "AWS/DynamoDB"
-TABLE_DIMENSION, INDEX_DIMENSION = "TableName", "GlobalSecondaryIndexName"
 # DynamoDB's table names (developer guide, "Supported data types and naming rules"): 3 to 255 of these. A
 # name read from a query is checked before it reaches an API call or a message.
 TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 CANNOT_TELL = "cannot tell the table from the alarm's query"
 QUERY_SHOWN = 300  # characters of an unreadable query quoted in the answer
 
-KEY_RANGE, PROVISIONED, ON_DEMAND_MAXIMUM, ACCOUNT = "key range", "provisioned", "on-demand maximum", "account"
-_LIMITS = {
-    "KeyRangeThroughputThrottleEvents": KEY_RANGE,
-    "ProvisionedThroughputThrottleEvents": PROVISIONED,
-    "MaxOnDemandThroughputThrottleEvents": ON_DEMAND_MAXIMUM,
-    "AccountLimitThrottleEvents": ACCOUNT,
-}
-# What each limit means for the reader, and what to do (the stream's partition advice for a key range).
-WHAT_TO_DO = {
-    KEY_RANGE: (
-        "one partition's limit (1,000 write units/s, 3,000 read units/s per partition), whatever the table's "
-        "capacity: a key problem. Spread each key below over suffixes ('key#1..N', reads fanned out over them), "
-        "cache hot reads, or pick a partition key with more distinct values"
-    ),
-    PROVISIONED: (
-        "the provisioned capacity of the table or index: a capacity setting, not a key problem. Raise it, let "
-        "auto scaling reach higher, or switch to on-demand"
-    ),
-    ON_DEMAND_MAXIMUM: (
-        "the on-demand maximum throughput set on the table or index (OnDemandThroughput): a capacity setting, "
-        "not a key problem. Raise or remove the maximum"
-    ),
-    ACCOUNT: (
-        "the account's per-table throughput quota in this region: a quota, not a key problem. Request an "
-        "increase in Service Quotas"
-    ),
-}
+# Each cause by what a person reads of it (``hotkeys.throttling``: the one catalogue of causes and their fixes).
+CAUSE_BY_LABEL = {cause.label: cause for cause in CAUSES}
+KEY_RANGE = CAUSE_BY_KEY["KeyRange"].label
 
 
 @dataclass(frozen=True)
@@ -106,10 +81,8 @@ class AlarmedMetric:
 
     @property
     def limit(self) -> str | None:
-        for suffix, limit in _LIMITS.items():
-            if self.name.endswith(suffix):
-                return limit
-        return None
+        """The cause's label (``Cause.label``), or None for a metric that is not a throttle metric."""
+        return next((cause.label for cause in CAUSES if self.name.endswith(cause.metric_suffix)), None)
 
     @property
     def operation(self) -> str:
@@ -468,7 +441,7 @@ def document(explanation: Explanation, key_display: str = "raw", salt: str = "")
         ],
         "more_keys": explanation.more_keys,
         "notes": explanation.notes,
-        "what_to_do": [WHAT_TO_DO[limit] for limit in explanation.limits],
+        "what_to_do": [CAUSE_BY_LABEL[limit].what_to_do for limit in explanation.limits],
     }
 
 
@@ -480,7 +453,8 @@ def email_text(explanation: Explanation, key_display: str = "raw", salt: str = "
         "",
     ]
     for limit in explanation.limits or ["unknown"]:
-        lines.append(f"Limit hit: {limit}: {WHAT_TO_DO.get(limit, 'not a DynamoDB throttle metric we know')}.")
+        cause = CAUSE_BY_LABEL.get(limit)
+        lines.append(f"Limit hit: {limit}: {cause.what_to_do if cause else 'not a DynamoDB throttle metric we know'}.")
     if explanation.every_index and explanation.indexes:
         each = ", ".join(f"{name} {n:,}" if n else f"{name} none" for name, n in explanation.indexes.items())
         lines += [
