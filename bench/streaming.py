@@ -43,7 +43,7 @@ def run(records: int, folder: Path) -> dict[str, Any]:
     duration = max(1, records // RATE)
     generate = [
         hotkeys, "generate", "--out", str(events), "--keys", "100000", "--rate", str(RATE),
-        "--duration", str(duration), "--hot", f"event#42:900wcu@{duration // 2}s+20s",
+        "--duration", str(duration), "--hot", f"event#42:900wcu@{duration // 2}s+20s", "--zipf", "1.1",
     ]  # fmt: skip
     figures: dict[str, Any] = {"records": records + 900 * 20, "generate": measure(generate)}
     figures["file_mb"] = round(events.stat().st_size / 2**20, 1)

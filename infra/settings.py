@@ -3,5 +3,5 @@
 from __future__ import annotations
 
 FUNCTION_ASSET_DIR = "functions"
-# The functions need `hotkeys/__init__.py` and `hotkeys/detector/` only: the CLI and build leftovers stay out.
+# The functions need `hotkeys/` without the CLI and the emulator: those and build leftovers stay out.
 FUNCTION_ASSET_EXCLUDE = ("hotkeys/cli", "hotkeys/emulator", "**/__pycache__", "**/*.pyc", "*.egg-info")

@@ -74,7 +74,8 @@ CAUSES = (
         "ProvisionedThroughputThrottleEvents",
         "ProvisionedThroughputExceeded",
         "the table's or index's provisioned capacity was used up",
-        "a capacity setting, not a key problem. Raise it, let auto scaling reach higher, or switch to on-demand",
+        "a capacity setting, not a key problem. Raise the provisioned capacity or its auto scaling maximum, or switch "
+        "to on-demand",
         False,
     ),
     Cause(
@@ -88,6 +89,7 @@ CAUSES = (
     ),
 )
 CAUSE_BY_KEY = {cause.key: cause for cause in CAUSES}
+CAUSE_BY_LABEL = {cause.label: cause for cause in CAUSES}
 
 
 @dataclass(frozen=True)

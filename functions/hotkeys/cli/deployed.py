@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.cli.doctor import StackNotFound, read_mapping, read_stack
+from hotkeys.deployment import NOT_CREATED_PREFIX
 from hotkeys.detector.config import ConfigError, Settings, load_settings
 
 __all__ = ["Deployment", "DeploymentError", "StackNotFound", "read_deployment"]
@@ -34,7 +35,9 @@ class Deployment:
 def read_deployment(cloudformation: Any, lambda_: Any, stack_name: str) -> Deployment:
     """The detector function of ``stack_name`` and its settings; StackNotFound or DeploymentError."""
     stack = read_stack(cloudformation, stack_name)
-    mappings = [m for m in (read_mapping(lambda_, uuid) for uuid in stack.mapping_ids()) if m is not None]
+    # (a mapping the stack could not create yet, ``not-created:<stream>``, has no UUID to read: doctor names it)
+    uuids = [uuid for uuid in stack.mapping_ids() if not uuid.startswith(NOT_CREATED_PREFIX)]
+    mappings = [m for m in (read_mapping(lambda_, uuid) for uuid in uuids) if m is not None]
     if not mappings:
         raise DeploymentError(
             f"stack {stack_name!r} has no event source mapping, so no detector function (check --stack; "

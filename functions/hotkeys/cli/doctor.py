@@ -135,7 +135,11 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
                 f"the stack's mapping of {stream} was not created (the mapping it displaced was still being deleted "
                 "when the deploy ended): its stream is not read"
             )
-            checks.append(Check("event source mappings", FAIL, detail, REPAIR))
+            fix = (
+                f"{REPAIR}, once `aws lambda list-event-source-mappings --event-source-arn {stream}` shows no mapping "
+                "Deleting (a deploy while one is still deleting waits for it, then again answers without a mapping)"
+            )
+            checks.append(Check("event source mappings", FAIL, detail, fix))
             continue
         mapping = read_mapping(clients.lambda_, uuid)
         if mapping is None:

@@ -239,7 +239,7 @@ def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict
                     "stem": family.stem,
                     "shards": family.shards,
                     "wcu": family.wcu,
-                    "avg_wcu_per_second": round(family.wcu / window.window_seconds, 1),
+                    "avg_wcu_per_second": shown(family.wcu / window.window_seconds),
                     "hottest_key": family.hottest_key,
                     "spread": round(family.spread, 2),
                     "verdict": family.verdict(window.window_seconds, partition_limit),

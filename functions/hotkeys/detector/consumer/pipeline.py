@@ -160,7 +160,8 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
     if ports.ttl_attribute is not None:  # (the attribute its TTL verdicts judged, stored with them)
         for segment in touched.values():
-            segment.health.attribute = ports.ttl_attribute(segment.table)
+            if any(segment.health.verdicts):  # (judged: the port answered for this table, and keeps its answer)
+                segment.health.attribute = ports.ttl_attribute(segment.table)
     if ports.lag is not None and touched:
         _report_lag(ports.lag, shard_id, touched, ports.clock())
     if outcome.without_images:

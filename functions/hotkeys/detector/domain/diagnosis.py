@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hotkeys.detector.domain.figures import percent_of_limit, whole
+
 MIN_FAMILY_SHARDS = 2
 MAX_FAMILY_SHARDS = 200
 # A family whose hottest shard writes this many times the family's mean is unevenly sharded.
@@ -79,9 +81,9 @@ class Family:
         total = self.wcu / window_seconds
         hottest = self.hottest_wcu / window_seconds
         head = (
-            f"{key_in_text(self.stem)}* ({self.shards} shards): {total:,.0f} WCU/s in total on average, hottest "
-            f"shard {key_in_text(self.hottest_key)} "
-            f"at {100 * hottest / partition_limit:.0f}% of the limit on average, spread max/mean {self.spread:.1f}"
+            f"{key_in_text(self.stem)}* ({self.shards} shards): {whole(total)} WCU/s in total on average, hottest "
+            f"shard {key_in_text(self.hottest_key)} at {whole(percent_of_limit(hottest, partition_limit))}% of the "
+            f"limit on average, spread max/mean {self.spread:.1f}"
         )
         if self.spread >= UNEVEN_SPREAD:
             return f"{head} — uneven: one shard draws more than its part; pick suffixes at random or by a hash"
@@ -89,8 +91,8 @@ class Family:
         if total >= NEAR_CAPACITY * capacity:
             needed = max(self.shards + 1, math.ceil(total / (HEADROOM * partition_limit)))
             return (
-                f"{head} — at {100 * total / capacity:.0f}% of what {self.shards} shards absorb: use about "
-                f"{needed} suffixes (half the limit each, room to grow)"
+                f"{head} — at {whole(percent_of_limit(total, capacity))}% of what {self.shards} shards absorb: use "
+                f"about {needed} suffixes (half the limit each, room to grow)"
             )
         return f"{head} — sharding works"
 

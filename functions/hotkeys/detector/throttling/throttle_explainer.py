@@ -50,7 +50,7 @@ from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
 from hotkeys.detector.throttling.throttle_sources import Source
 from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
-from hotkeys.throttling import CAUSE_BY_KEY, CAUSES, INDEX_DIMENSION, NAMESPACE, TABLE_DIMENSION
+from hotkeys.throttling import CAUSE_BY_KEY, CAUSE_BY_LABEL, CAUSES, INDEX_DIMENSION, NAMESPACE, TABLE_DIMENSION
 
 LOOKBACK_SECONDS = 300
 KEYS_NAMED = 10
@@ -61,8 +61,7 @@ TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 CANNOT_TELL = "cannot tell the table from the alarm's query"
 QUERY_SHOWN = 300  # characters of an unreadable query quoted in the answer
 
-# Each cause by what a person reads of it (``hotkeys.throttling``: the one catalogue of causes and their fixes).
-CAUSE_BY_LABEL = {cause.label: cause for cause in CAUSES}
+# (``hotkeys.throttling``: the one catalogue of causes and their fixes)
 KEY_RANGE = CAUSE_BY_KEY["KeyRange"].label
 
 
