@@ -50,7 +50,14 @@ from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
 from hotkeys.detector.throttling.throttle_sources import Source
 from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
-from hotkeys.throttling import CAUSE_BY_KEY, CAUSE_BY_LABEL, CAUSES, INDEX_DIMENSION, NAMESPACE, TABLE_DIMENSION
+from hotkeys.throttling import (
+    CAUSE_BY_KEY,
+    CAUSE_BY_LABEL,
+    INDEX_DIMENSION,
+    METRIC_BY_NAME,
+    NAMESPACE,
+    TABLE_DIMENSION,
+)
 
 LOOKBACK_SECONDS = 300
 KEYS_NAMED = 10
@@ -81,7 +88,8 @@ class AlarmedMetric:
     @property
     def limit(self) -> str | None:
         """The cause's label (``Cause.label``), or None for a metric that is not a throttle metric."""
-        return next((cause.label for cause in CAUSES if self.name.endswith(cause.metric_suffix)), None)
+        metric = METRIC_BY_NAME.get(self.name)
+        return metric.cause.label if metric is not None else None
 
     @property
     def operation(self) -> str:
