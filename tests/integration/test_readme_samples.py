@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import boto3
 import pytest
 
 from hotkeys.cli import cost
@@ -137,6 +138,10 @@ def test_the_watch_sample_is_what_watch_prints_on_the_table_readme_makes(moto_en
     block = _block_after("**`hotkeys watch --table NAME`**")
     make, watch = (line.removeprefix("$ ") for line in block if line.startswith("$ "))
     assert make == "python -m events.live --endpoint-url http://127.0.0.1:5000"
+    # (moto's in-process servers share one backend: another test's `tickets` would add to the sample's records)
+    dynamodb = boto3.client("dynamodb", endpoint_url=moto_endpoint, region_name="us-east-1")
+    if "tickets" in dynamodb.list_tables()["TableNames"]:
+        dynamodb.delete_table(TableName="tickets")
     env = {**os.environ, "PYTHONPATH": f"{ROOT / 'functions'}{os.pathsep}{ROOT}", "AWS_ACCESS_KEY_ID": "x"}
     env["AWS_SECRET_ACCESS_KEY"] = "x"
     done = subprocess.run(
