@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 from urllib.parse import urlparse
 
 import boto3
@@ -39,9 +40,8 @@ def _items() -> list[dict[str, object]]:
     return seats + updates
 
 
-def make(endpoint_url: str, table: str, region: str) -> int:
-    """Creates ``table`` on ``endpoint_url`` and writes the sale; returns the records its stream will hold."""
-    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region)
+def create_table(dynamodb: Any, table: str, stream: bool = True) -> None:
+    """An on-demand table keyed by ``pk`` and ``sk``, with a NEW_AND_OLD_IMAGES stream unless ``stream`` is False."""
     dynamodb.create_table(
         TableName=table,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -50,8 +50,13 @@ def make(endpoint_url: str, table: str, region: str) -> int:
             {"AttributeName": "sk", "AttributeType": "S"},
         ],
         BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}} if stream else {}),
     )
+
+
+def make(endpoint_url: str, table: str, region: str) -> int:
+    """Creates ``table`` on ``endpoint_url`` and writes the sale; returns the records its stream will hold."""
+    create_table(boto3.client("dynamodb", endpoint_url=endpoint_url, region_name=region), table)
     left = 60 - time.time() % 60
     if left < MINUTE_MARGIN_SECONDS:
         time.sleep(left + 0.5)

@@ -8,6 +8,7 @@ import time
 import boto3
 import pytest
 
+from events.live import create_table
 from hotkeys.cli.main import main
 from hotkeys.emulator.events import to_dynamodb_json
 from tests import reference_sizing
@@ -20,18 +21,7 @@ def endpoint(moto_endpoint: str) -> str:
 
 
 def make_table(endpoint: str, name: str, stream: bool) -> None:
-    dynamodb = boto3.client("dynamodb", endpoint_url=endpoint)
-    spec = {"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}} if stream else {}
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        **spec,
-    )
+    create_table(boto3.client("dynamodb", endpoint_url=endpoint), name, stream)
 
 
 def _start_well_inside_a_window(seconds: int, margin: int) -> None:
