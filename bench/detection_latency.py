@@ -269,8 +269,9 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
 
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.alerts.incidents import ESCALATION
-    from hotkeys.detector.alerts.rules import PARTITION_LIMIT, suggested_shards
+    from hotkeys.detector.alerts.rules import Reason
     from hotkeys.detector.config import Settings
+    from hotkeys.detector.domain.rate import alert_rate, suggested_shards
     from hotkeys.emulator.emulation import emulate
     from hotkeys.emulator.lanes import Turns
     from hotkeys.emulator.local import create_stats_table
@@ -300,11 +301,11 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
     fired: dict[tuple[str | None, str], float] = {}
     messages: dict[tuple[str | None, str], list[tuple[float, Any]]] = defaultdict(list)
     for at, alert in publisher.alerts:
-        if alert.reason == PARTITION_LIMIT:
+        if alert.reason == Reason.PARTITION_LIMIT:
             messages[(alert.index, alert.key)].append((at, alert))
             if alert.status == "firing":
                 fired.setdefault((alert.index, alert.key), at)
-    rate, span = settings.alert_wcu_per_second, settings.alert_min_span_seconds
+    rate, span = alert_rate(settings), settings.alert_min_span_seconds
     rows: list[dict[str, Any]] = []
     truths: list[dict[str, Any]] = []
     missed: list[str] = []
@@ -332,7 +333,7 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
                     at
                     for at, alert in messages[name]
                     if (told := max(alert.wcu_per_second, alert.peak_wcu_per_second)) * ESCALATION >= value
-                    and suggested_shards(told, rate) >= suggested_shards(value, rate)
+                    and suggested_shards(told, settings) >= suggested_shards(value, settings)
                 ),
                 None,
             )

@@ -385,10 +385,10 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
-    from hotkeys.detector.alerts.rules import rate_of
     from hotkeys.detector.config import Settings
     from hotkeys.detector.consumer.layout import heads_pk
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
+    from hotkeys.detector.domain.rate import rate_of
     from hotkeys.emulator.emulation import emulate
     from hotkeys.emulator.events import sequence_number, stream_record
     from hotkeys.emulator.local import create_stats_table

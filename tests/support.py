@@ -6,7 +6,9 @@ from typing import Any
 
 import boto3
 
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import Alert
+from hotkeys.detector.alerts.rules import Reason
 from hotkeys.emulator.events import sequence_number, stream_record
 
 TABLE = "orders"
@@ -99,13 +101,13 @@ ORDERS_ALERT = Alert(
     window_seconds=60,
     wcu=55_800,
     wcu_per_second=930.0,
-    partition_limit_wcu=1000,
+    partition_wcu_limit=1000,
     share=0.42,
-    reason="partition_limit",
-    status="firing",
+    reason=Reason.PARTITION_LIMIT,
+    status=Message.FIRING,
     peak_wcu_per_second=930.0,
     at_most_wcu_per_second=930.0,
-    alert_threshold=0.8,
+    alert_wcu_per_second=800.0,
     suggested_shards=2,
 )
 

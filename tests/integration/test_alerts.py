@@ -42,7 +42,7 @@ DOCUMENT_FIELDS = {
     "window_seconds",
     "wcu",
     "wcu_per_second",
-    "partition_limit_wcu",
+    "partition_wcu_limit",
     "percent_of_limit",
     "share",
     "reason",

@@ -344,7 +344,7 @@ def _alert(key: str, reason: str, rate: float, share: float, **extra: object) ->
         "window_start": "2026-12-01T00:00:00Z",
         "window_seconds": 60,
         "wcu_per_second": rate,
-        "partition_limit_wcu": 1000,
+        "partition_wcu_limit": 1000,
         "percent_of_limit": round(rate / 10, 1),
         "share": share,
         "reason": reason,

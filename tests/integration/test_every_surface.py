@@ -24,7 +24,7 @@ from hotkeys.cli.report import render
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE
 from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
 from hotkeys.detector.config import Settings
-from hotkeys.detector.domain.figures import shown, whole
+from hotkeys.detector.domain.rate import shown, whole
 from hotkeys.detector.domain.windows import parse_iso_utc
 from hotkeys.emulator.io import read_event_file
 from tests import reference_partitions, reference_sizing

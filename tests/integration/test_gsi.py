@@ -10,6 +10,7 @@ import pytest
 
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from hotkeys.emulator.events import sequence_number, stream_record
@@ -94,10 +95,10 @@ def test_the_messages_explain_back_pressure_and_the_index_fix(
         **fields,
         window_start=T0,
         window_seconds=60,
-        partition_limit_wcu=1000,
-        status="firing",
+        partition_wcu_limit=1000,
+        status=Message.FIRING,
         peak_wcu_per_second=firing["wcu_per_second"],
-        alert_threshold=0.8,
+        alert_wcu_per_second=800.0,
         remedy="(the remedy)",
     )
     text = email_text(alert)

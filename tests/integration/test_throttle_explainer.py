@@ -22,7 +22,7 @@ from botocore.stub import Stubber
 from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
 from hotkeys.detector.alerts.incidents import started
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
+from hotkeys.detector.alerts.rules import HotKey, Reason
 from hotkeys.detector.throttling.throttle_explainer import (
     KEY_RANGE,
     handle_alarm,
@@ -132,7 +132,18 @@ def stubbed_insights(contributors: list[tuple[str, list[tuple[int, float]]]], in
 
 def fire(store: DynamoIncidentStore, key: str, window_start: int, index: str | None = None) -> None:
     hot = HotKey(
-        "tickets", key, PARTITION_LIMIT, window_start, 60, 900, 900, 900.0, 0.9, window_start + 30, 900.0, index=index
+        "tickets",
+        key,
+        Reason.PARTITION_LIMIT,
+        window_start,
+        60,
+        900,
+        900,
+        900.0,
+        0.9,
+        window_start + 30,
+        900.0,
+        index=index,
     )
     assert store.start(started(hot, "shard-1", window_start + 30), window_start + 30)[0]
 
@@ -333,7 +344,18 @@ def every_index_insights(listed: list[str], rules: dict[str, list[tuple[str, lis
 
 def fire_on(store: DynamoIncidentStore, table: str, key: str, window_start: int, index: str | None) -> None:
     hot = HotKey(
-        table, key, PARTITION_LIMIT, window_start, 60, 900, 900, 900.0, 0.9, window_start + 30, 900.0, index=index
+        table,
+        key,
+        Reason.PARTITION_LIMIT,
+        window_start,
+        60,
+        900,
+        900,
+        900.0,
+        0.9,
+        window_start + 30,
+        900.0,
+        index=index,
     )
     assert store.start(started(hot, "shard-1", window_start + 30), window_start + 30)[0]
 

@@ -24,7 +24,8 @@ import pytest
 from aws_lambda_powertools.utilities.parser.models import SnsModel
 
 from hotkeys.cli.replay import FakeLambdaContext
-from hotkeys.detector.alerts.messages import ALERT_FIELDS, RESOLVED, Alert, sns_publish_arguments
+from hotkeys.detector.alerts.incidents import Message
+from hotkeys.detector.alerts.messages import ALERT_FIELDS, Alert, sns_publish_arguments
 from hotkeys.detector.config import ConfigError
 from hotkeys.detector.observability import logger
 from tests.support import ORDERS_ALERT
@@ -143,7 +144,7 @@ def test_a_resolved_alert_is_posted_as_resolved(configured: None) -> None:
 
     from hotkeys.detector.handlers.webhook_app import handler
 
-    handler(alert_event(replace(ALERT, status=RESOLVED)), FakeLambdaContext())
+    handler(alert_event(replace(ALERT, status=Message.RESOLVED)), FakeLambdaContext())
     (payload,) = Receiver.received
     assert payload["text"].startswith("[resolved] orders: event#123")
     assert "Back under the threshold for the whole window starting 2026-12-01T00:00:00Z." in posted_text(payload)

@@ -6,13 +6,14 @@ import pytest
 
 from hotkeys.detector.alerts.messages import display_key
 from hotkeys.detector.config import ConfigError, load_settings
+from hotkeys.detector.domain.rate import alert_rate
 from infra.options import ContextError, options_from_context, source_from_context
 
 
 def test_defaults() -> None:
     settings = load_settings({"STATS_TABLE_NAME": "s"})
     assert (settings.window_seconds, settings.partition_wcu_limit, settings.alert_threshold) == (60, 1000, 0.8)
-    assert settings.alert_wcu_per_second == 800
+    assert alert_rate(settings) == 800
     assert settings.alert_topic_arn is None and settings.archive_bucket_name is None
 
 

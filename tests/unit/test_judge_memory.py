@@ -23,7 +23,7 @@ from hotkeys.detector.alerts.judge import (
 )
 from hotkeys.detector.alerts.messages import PublishRefused
 from hotkeys.detector.alerts.notifier import Notifier
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, HotKey
+from hotkeys.detector.alerts.rules import HotKey, Reason
 from hotkeys.detector.alerts.verdicts import SIBLING_WINDOWS, ShardProgress
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.layout import Layout
@@ -299,7 +299,7 @@ class Setup:
 
 # The key's crossing in window T0 at 900 WCU/s.
 HOT = HotKey(
-    "tickets", "event#42", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 1.0, T0 + 19, at_most_wcu_per_second=900.0
+    "tickets", "event#42", Reason.PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 1.0, T0 + 19, at_most_wcu_per_second=900.0
 )
 
 

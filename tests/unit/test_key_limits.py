@@ -21,16 +21,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import (
-    ESCALATED,
-    FIRING,
-    REMINDER,
-    RESOLVED,
     Alert,
     sns_publish_arguments,
     subject,
 )
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, incident_key
+from hotkeys.detector.alerts.rules import Reason, incident_key
 from hotkeys.detector.consumer.layout import MAX_BUCKETS
 from hotkeys.detector.consumer.snapshots import snapshot_of, to_item
 from hotkeys.detector.consumer.state import MAX_INDEX_NAME, MAX_RANGES
@@ -57,7 +54,7 @@ def item_size(item: dict[str, object]) -> int:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("index", [None, LONGEST_NAME])
-@pytest.mark.parametrize("reason", [PARTITION_LIMIT, SHARE])
+@pytest.mark.parametrize("reason", [Reason.PARTITION_LIMIT, Reason.SHARE])
 def test_an_incident_is_named_within_a_sort_key_whatever_its_key(kind: str, index: str | None, reason: str) -> None:
     # Given the longest keys of a kind (binary: 2,732 characters of base64)
     (key,) = worst_case_keys(kind, 1)
@@ -77,15 +74,15 @@ def test_an_incident_is_named_within_a_sort_key_whatever_its_key(kind: str, inde
 )
 def test_an_incident_name_is_one_per_key_reason_and_index(key: str, other: str, index: str | None) -> None:
     # The same incident always gets the same item (the conditional writes rely on it) ...
-    assert incident_key(PARTITION_LIMIT, key, index) == incident_key(PARTITION_LIMIT, key, index)
+    assert incident_key(Reason.PARTITION_LIMIT, key, index) == incident_key(Reason.PARTITION_LIMIT, key, index)
     # ... and different keys, reasons or partitions (table or index) never share one, even when the
     # keys agree on their first kilobyte
     long_key, long_other = "x" * 1024 + key, "x" * 1024 + other
-    assert (incident_key(PARTITION_LIMIT, long_key, index) == incident_key(PARTITION_LIMIT, long_other, index)) == (
-        key == other
-    )
-    assert incident_key(PARTITION_LIMIT, key, index) != incident_key(SHARE, key, index)
-    assert incident_key(PARTITION_LIMIT, key) != incident_key(PARTITION_LIMIT, key, index or "idx")
+    assert (
+        incident_key(Reason.PARTITION_LIMIT, long_key, index) == incident_key(Reason.PARTITION_LIMIT, long_other, index)
+    ) == (key == other)
+    assert incident_key(Reason.PARTITION_LIMIT, key, index) != incident_key(Reason.SHARE, key, index)
+    assert incident_key(Reason.PARTITION_LIMIT, key) != incident_key(Reason.PARTITION_LIMIT, key, index or "idx")
 
 
 def worst_alert(kind: str, status: str, index: str | None) -> Alert:
@@ -104,10 +101,10 @@ def worst_alert(kind: str, status: str, index: str | None) -> Alert:
         window_seconds=900,
         wcu=10**15,
         wcu_per_second=10**12,
-        partition_limit_wcu=1000,
-        alert_threshold=0.8,
+        partition_wcu_limit=1000,
+        alert_wcu_per_second=800.0,
         share=1.0,
-        reason=PARTITION_LIMIT,
+        reason=Reason.PARTITION_LIMIT,
         status=status,
         peak_wcu_per_second=10**12,
         suggested_shards=10**9,
@@ -133,7 +130,7 @@ def publish_bytes(arguments: dict[str, object]) -> int:
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("index", [None, LONGEST_NAME])
-@pytest.mark.parametrize("status", [FIRING, ESCALATED, REMINDER, RESOLVED])
+@pytest.mark.parametrize("status", list(Message))
 def test_the_longest_alert_fits_one_sns_message(kind: str, index: str | None, status: str) -> None:
     alert = worst_alert(kind, status, index)
     arguments = sns_publish_arguments("arn:aws:sns:us-east-1:123456789012:hot-keys", alert)
@@ -162,12 +159,14 @@ def test_the_remedies_quote_a_long_key_by_its_start(kind: str) -> None:
 @pytest.mark.parametrize("text", ["line\nbreak", "bell\x07", "caf\u00e9", "\U0001f525 fire", "x" * 300, ""])
 def test_a_subject_is_printable_ascii_under_100_characters(text: str) -> None:
     for index in (None, LONGEST_NAME):
-        for status in (FIRING, ESCALATED, REMINDER, RESOLVED):
+        for status in tuple(Message):
             alert = worst_alert("binary", status, index)
             title = subject(Alert(**{**alert.__dict__, "key": text or "k", "table": "orders"}))
             assert len(title) < 100 and all(" " <= c <= "~" for c in title), title
     # and the key shows, escaped where it must be
-    plain = subject(Alert(**{**worst_alert("binary", FIRING, None).__dict__, "key": "line\nbreak", "table": "t"}))
+    plain = subject(
+        Alert(**{**worst_alert("binary", Message.FIRING, None).__dict__, "key": "line\nbreak", "table": "t"})
+    )
     assert "line\\nbreak" in plain
 
 
@@ -213,17 +212,19 @@ def test_index_metric_names_fit_cloudwatch_and_stay_apart() -> None:
 @pytest.mark.parametrize(
     ("reason", "status", "tag"),
     [
-        (PARTITION_LIMIT, FIRING, "[hot key] "),
-        (PARTITION_LIMIT, REMINDER, "[hot key, still] "),
-        (PARTITION_LIMIT, ESCALATED, "[escalated] "),
-        (PARTITION_LIMIT, RESOLVED, "[resolved] "),
-        (SHARE, FIRING, "[heavy share] "),
-        (SHARE, REMINDER, "[heavy share, still] "),
-        (SHARE, ESCALATED, "[escalated] "),
-        (SHARE, RESOLVED, "[resolved] "),
+        (Reason.PARTITION_LIMIT, Message.FIRING, "[hot key] "),
+        (Reason.PARTITION_LIMIT, Message.REMINDER, "[hot key, still] "),
+        (Reason.PARTITION_LIMIT, Message.ESCALATED, "[escalated] "),
+        (Reason.PARTITION_LIMIT, Message.RESOLVED, "[resolved] "),
+        (Reason.SHARE, Message.FIRING, "[heavy share] "),
+        (Reason.SHARE, Message.REMINDER, "[heavy share, still] "),
+        (Reason.SHARE, Message.ESCALATED, "[escalated] "),
+        (Reason.SHARE, Message.RESOLVED, "[resolved] "),
     ],
 )
-def test_a_subject_calls_a_share_of_table_alert_a_heavy_share_not_a_hot_key(reason: str, status: str, tag: str) -> None:
+def test_a_subject_calls_a_share_of_table_alert_a_heavy_share_not_a_hot_key(
+    reason: Reason, status: Message, tag: str
+) -> None:
     # A share-of-table key is under its partition's limit: the verdict and top say "not hot"; so does the subject
     alert = Alert(
         table="profiles",
@@ -232,8 +233,8 @@ def test_a_subject_calls_a_share_of_table_alert_a_heavy_share_not_a_hot_key(reas
         window_seconds=60,
         wcu=960,
         wcu_per_second=16.0,
-        partition_limit_wcu=1000,
-        alert_threshold=0.8,
+        partition_wcu_limit=1000,
+        alert_wcu_per_second=800.0,
         share=0.14,
         reason=reason,
         status=status,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import email_text, subject
 from tests.message_checks import check_messages
 from tests.support import ORDERS_ALERT
@@ -22,7 +23,7 @@ def test_a_possibly_hot_key_is_never_called_hot_and_shows_its_range() -> None:
 
 
 def test_a_reminder_says_the_key_is_quiet_rather_than_quote_an_old_rate() -> None:
-    quiet = dataclasses.replace(ORDERS_ALERT, status="reminder", wcu_per_second=0.0, peak_wcu_per_second=930.0)
+    quiet = dataclasses.replace(ORDERS_ALERT, status=Message.REMINDER, wcu_per_second=0.0, peak_wcu_per_second=930.0)
     assert subject(quiet) == "[hot key, still] orders: event#123 quiet in the last minute; peaked at 930 WCU/s"
     assert "Still hot: quiet in the last minute (no write seen)" in email_text(quiet)
     busy = dataclasses.replace(quiet, wcu_per_second=610.0)

@@ -15,25 +15,21 @@ import dataclasses
 import math
 
 from hotkeys.detector.alerts.rules import (
-    PARTITION_LIMIT,
-    SHARE,
     Figures,
     HotKey,
-    Rate,
+    Reason,
     cooled,
     incident_key,
     level,
     partition_limit_hot,
-    rate_of,
     resolve_level,
     share_hot,
-    shown,
-    suggested_shards,
 )
 from hotkeys.detector.alerts.verdicts import Merged, merge
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import head_of, snapshot_of
 from hotkeys.detector.consumer.state import Segment, View
+from hotkeys.detector.domain.rate import Rate, rate_of, shown
 from hotkeys.detector.domain.records import Change, ChangeKind
 from hotkeys.detector.domain.summary import Counting, Entry, Summary
 
@@ -106,7 +102,7 @@ def test_a_key_at_the_alert_rate_over_the_minimum_span_fires_with_its_figures() 
     assert hot == HotKey(
         table="orders",
         key="hot",
-        reason=PARTITION_LIMIT,
+        reason=Reason.PARTITION_LIMIT,
         window_start=T0,
         window_seconds=60,
         writes=80,
@@ -253,7 +249,7 @@ def test_a_bound_on_another_shard_is_added_to_the_keys_figures() -> None:
     assert (hot.wcu, hot.wcu_per_second, hot.at_most_wcu_per_second) == (8000, 790.0, 800.0)
     # and to its share: its upper bound of the window's units
     anything = Settings(stats_table_name="s", share_min_wcu=0)
-    assert level(figures, anything, "k", SHARE) == (7900 + 100) / figures.wcu
+    assert level(figures, anything, "k", Reason.SHARE) == (7900 + 100) / figures.wcu
 
 
 def test_a_bound_is_added_only_for_the_shards_that_list_the_key() -> None:
@@ -278,7 +274,7 @@ def test_a_pruned_keys_burst_bucket_is_judged_with_its_parts_elsewhere() -> None
 
 
 def test_a_keys_rate_is_defined_in_one_place() -> None:
-    # rules.rate_of: the heaviest bucket or the average from the key's first write to its latest (at
+    # domain.rate.rate_of: the heaviest bucket or the average from the key's first write to its latest (at
     # least the span), counted; at_most adds the bound to both
     entry = Entry(3, 900, T0 + 5, 600, [T0, T0 + 10], [600, 300], last_seen=T0 + 14)
     rate = rate_of(entry, 0, T0 + 59, 10)
@@ -307,7 +303,7 @@ def test_a_key_with_the_threshold_share_of_the_tables_window_is_hot() -> None:
     # 250 of 1,000 units: exactly a quarter
     segment = tallied([("big", 250, 0), ("a", 200, 1), ("b", 200, 2), ("c", 200, 3), ("d", 150, 4)])
     (hot,) = share_hot(segment, share_settings())
-    assert (hot.key, hot.reason, hot.share, hot.wcu, hot.writes) == ("big", SHARE, 0.25, 250, 1)
+    assert (hot.key, hot.reason, hot.share, hot.wcu, hot.writes) == ("big", Reason.SHARE, 0.25, 250, 1)
     assert hot.wcu_per_second == 25.0  # 250 units over the 10 s minimum span
     assert hot.event_time == T0 + 4 and hot.window_start == T0
     # At a fifth, four keys are hot
@@ -367,38 +363,40 @@ def test_without_a_share_minimum_any_table_that_wrote_has_shares() -> None:
 
 def test_a_firing_key_resolves_below_the_threshold_minus_the_hysteresis() -> None:
     # 0.8 - 0.2 of 1,000 WCU/s: 600 WCU/s; of the share threshold 0.1: 0.075
-    assert math.isclose(resolve_level(SETTINGS, PARTITION_LIMIT), 600.0)
-    assert math.isclose(resolve_level(SETTINGS, SHARE), 0.075)
+    assert math.isclose(resolve_level(SETTINGS, Reason.PARTITION_LIMIT), 600.0)
+    assert math.isclose(resolve_level(SETTINGS, Reason.SHARE), 0.075)
     narrow = Settings(stats_table_name="s", alert_threshold=0.5, alert_hysteresis=0.1, share_threshold=0.2)
-    assert math.isclose(resolve_level(narrow, PARTITION_LIMIT), 400.0)
-    assert math.isclose(resolve_level(narrow, SHARE), 0.16)
+    assert math.isclose(resolve_level(narrow, Reason.PARTITION_LIMIT), 400.0)
+    assert math.isclose(resolve_level(narrow, Reason.SHARE), 0.16)
 
 
 def test_a_keys_level_is_its_alert_rate_or_its_share_over_the_windows_figures() -> None:
     figures = merged([*writes("k", 600, 0, 10), ("o", 100, 59)])
     # 6,000 units: its heaviest bucket holds all of them, 600 WCU/s
-    assert level(figures, SETTINGS, "k", PARTITION_LIMIT) == 600.0
-    assert level(figures, SETTINGS, "absent", PARTITION_LIMIT) == 0.0
-    assert cooled(figures, SETTINGS, "absent", PARTITION_LIMIT)
+    assert level(figures, SETTINGS, "k", Reason.PARTITION_LIMIT) == 600.0
+    assert level(figures, SETTINGS, "absent", Reason.PARTITION_LIMIT) == 0.0
+    assert cooled(figures, SETTINGS, "absent", Reason.PARTITION_LIMIT)
     # Cooled under the resolve level (600 WCU/s): at 599.9, not at 600.1
     assert cooled(
-        merged([*writes("k", 600, 0, 9), ("k", 5999 - 5400, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT
+        merged([*writes("k", 600, 0, 9), ("k", 5999 - 5400, 9), ("o", 1, 59)]), SETTINGS, "k", Reason.PARTITION_LIMIT
     )
-    assert not cooled(merged([*writes("k", 600, 0, 10), ("k", 1, 9), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
+    assert not cooled(
+        merged([*writes("k", 600, 0, 10), ("k", 1, 9), ("o", 1, 59)]), SETTINGS, "k", Reason.PARTITION_LIMIT
+    )
     # and exactly at it, not cooled (the level is the settings' decimal figure, not its binary neighbour)
-    assert resolve_level(SETTINGS, PARTITION_LIMIT) == 600.0 and resolve_level(SETTINGS, SHARE) == 0.075
-    assert not cooled(merged([*writes("k", 600, 0, 10), ("o", 1, 59)]), SETTINGS, "k", PARTITION_LIMIT)
+    assert resolve_level(SETTINGS, Reason.PARTITION_LIMIT) == 600.0 and resolve_level(SETTINGS, Reason.SHARE) == 0.075
+    assert not cooled(merged([*writes("k", 600, 0, 10), ("o", 1, 59)]), SETTINGS, "k", Reason.PARTITION_LIMIT)
     # and a small level is kept: a share threshold of 0.001 at a hysteresis leaving 0.0002 of it
     tiny = Settings(stats_table_name="s", share_threshold=0.001, alert_threshold=0.5, alert_hysteresis=0.4999)
-    assert math.isclose(resolve_level(tiny, SHARE), 2e-7)
+    assert math.isclose(resolve_level(tiny, Reason.SHARE), 2e-7)
     # Its share of the table's 6,100 units (the default minimum is 6,000)
-    assert math.isclose(level(figures, SETTINGS, "k", SHARE), 6000 / 6100)
-    assert level(merged([("k", 5999, 0)]), SETTINGS, "k", SHARE) == 0.0
-    assert level(merged([("k", 3000, 0), ("o", 3000, 1)]), SETTINGS, "k", SHARE) == 0.5
+    assert math.isclose(level(figures, SETTINGS, "k", Reason.SHARE), 6000 / 6100)
+    assert level(merged([("k", 5999, 0)]), SETTINGS, "k", Reason.SHARE) == 0.0
+    assert level(merged([("k", 3000, 0), ("o", 3000, 1)]), SETTINGS, "k", Reason.SHARE) == 0.5
     # Without a share minimum: a one-unit window is all its key's; an empty one has no share
     anything = Settings(stats_table_name="s", share_min_wcu=0)
-    assert level(merged([("k", 1, 0)]), anything, "k", SHARE) == 1.0
-    assert level(merge("orders", T0, [], None), anything, "k", SHARE) == 0.0
+    assert level(merged([("k", 1, 0)]), anything, "k", Reason.SHARE) == 1.0
+    assert level(merge("orders", T0, [], None), anything, "k", Reason.SHARE) == 0.0
 
 
 def test_a_level_counts_the_bound_of_the_heads_that_list_the_key() -> None:
@@ -406,46 +404,32 @@ def test_a_level_counts_the_bound_of_the_heads_that_list_the_key() -> None:
     # a's counter lost 500 to the prune; its bound gives them back: 600 units. Its bucket (600, which a
     # prune does not cut) plus the bound: 110 WCU/s, the rule's upper bound (never below the truth)
     assert figures.entries["a"].wcu + figures.bound("a") == 600
-    assert level(figures, SETTINGS, "a", PARTITION_LIMIT) == 110.0
+    assert level(figures, SETTINGS, "a", Reason.PARTITION_LIMIT) == 110.0
 
 
 # Names and advice
 
 
-def test_the_write_sharding_advice_keeps_each_shard_under_the_alert_rate() -> None:
-    # The default alert rate is 80% of a partition's 1,000 WCU/s; a chosen threshold moves it
-    rate = SETTINGS.alert_wcu_per_second
-    assert rate == 800
-    assert suggested_shards(0, rate) == 1
-    assert suggested_shards(800, rate) == 1
-    assert suggested_shards(801, rate) == 2
-    assert suggested_shards(1600, rate) == 2
-    assert suggested_shards(1601, rate) == 3
-    doubled = Settings(stats_table_name="s", partition_wcu_limit=2000, alert_threshold=0.8)
-    assert suggested_shards(4000, doubled.alert_wcu_per_second) == 3
-    half = Settings(stats_table_name="s", alert_threshold=0.5, alert_hysteresis=0.1)
-    assert suggested_shards(801, half.alert_wcu_per_second) == 2
-    assert suggested_shards(1001, half.alert_wcu_per_second) == 3
-
-
 def test_an_incidents_name_is_its_reason_and_a_digest_of_its_key() -> None:
-    name = incident_key(PARTITION_LIMIT, "customer#1")
+    name = incident_key(Reason.PARTITION_LIMIT, "customer#1")
     reason, digest = name.split("#")
-    assert reason == PARTITION_LIMIT and len(digest) == 32 and int(digest, 16) >= 0
-    assert incident_key(PARTITION_LIMIT, "customer#1") == name != incident_key(PARTITION_LIMIT, "customer#2")
-    assert incident_key(SHARE, "customer#1") == f"{SHARE}#{digest}"
-    assert incident_key(PARTITION_LIMIT, "customer#1", "by-status") == f"index#by-status#{name}"
+    assert reason == Reason.PARTITION_LIMIT and len(digest) == 32 and int(digest, 16) >= 0
+    assert (
+        incident_key(Reason.PARTITION_LIMIT, "customer#1") == name != incident_key(Reason.PARTITION_LIMIT, "customer#2")
+    )
+    assert incident_key(Reason.SHARE, "customer#1") == f"{Reason.SHARE}#{digest}"
+    assert incident_key(Reason.PARTITION_LIMIT, "customer#1", "by-status") == f"index#by-status#{name}"
     # The longest key (2,048 bytes of binary as base64) names an incident well within a sort key's 1,024 bytes
-    assert len(incident_key(PARTITION_LIMIT, "A" * 2732, "i" * 255).encode()) <= 310
+    assert len(incident_key(Reason.PARTITION_LIMIT, "A" * 2732, "i" * 255).encode()) <= 310
 
 
 # What an incident follows
 
 
 def test_an_incident_follows_a_partitions_rate_and_a_shares_share() -> None:
-    hot = HotKey("orders", "k", PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 0.25, T0 + 9, 950.0)
+    hot = HotKey("orders", "k", Reason.PARTITION_LIMIT, T0, 60, 10, 9000, 900.0, 0.25, T0 + 9, 950.0)
     assert hot.level == 900.0
-    assert dataclasses.replace(hot, reason=SHARE).level == 0.25
+    assert dataclasses.replace(hot, reason=Reason.SHARE).level == 0.25
 
 
 def test_the_rate_a_hot_key_quotes_is_rounded_to_a_tenth() -> None:
@@ -467,4 +451,4 @@ def test_an_index_partitions_hot_key_names_its_index() -> None:
     figures = dataclasses.replace(merged(writes("shipped", 900, 0, 10)), index="by-status")
     # Then its hot key (and so its incident and alert) is the index's, not the table's
     (hot,) = partition_limit_hot(figures, SETTINGS)
-    assert (hot.index, hot.incident_key) == ("by-status", incident_key(PARTITION_LIMIT, "shipped", "by-status"))
+    assert (hot.index, hot.incident_key) == ("by-status", incident_key(Reason.PARTITION_LIMIT, "shipped", "by-status"))

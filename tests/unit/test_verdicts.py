@@ -14,7 +14,7 @@ import pytest
 
 from hotkeys.detector.alerts import incidents
 from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, HotKey, incident_key
+from hotkeys.detector.alerts.rules import HotKey, Reason, incident_key
 from hotkeys.detector.alerts.verdicts import (
     MARK_SECONDS,
     SETTLE_GRACE_SECONDS,
@@ -95,7 +95,9 @@ def acted(found: list[Start | Change | Resend]) -> list[Start | Change | Resend]
 
 def firing(key: str = "hot", **changes: object) -> Incident:
     """An incident of ``key`` that fired in window T0 at 850 WCU/s and was announced then."""
-    hot = HotKey("tickets", key, PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0)
+    hot = HotKey(
+        "tickets", key, Reason.PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0
+    )
     return dataclasses.replace(incidents.confirmed(incidents.started(hot, OWNER, T0 + 26)), **changes)  # type: ignore[arg-type]
 
 
@@ -160,7 +162,7 @@ def test_an_update_goes_out_when_the_peak_grows_by_a_quarter(rate: int, escalate
     owed = verdict.after.pending
     assert (owed is not None and owed.message is Message.ESCALATED) is escalates
     if escalates:
-        assert verdict.after.sized_at == rate and verdict.after.suggested_shards(800.0) == 2
+        assert verdict.after.sized_at == rate and verdict.after.suggested_shards(SETTINGS) == 2
 
 
 def test_an_update_goes_out_when_the_suggested_shard_count_goes_up() -> None:
@@ -169,7 +171,7 @@ def test_an_update_goes_out_when_the_suggested_shard_count_goes_up() -> None:
     heads = [head("a", T0, burst("hot", 1700, 10, 10))]
     (verdict,) = decide(look(heads, T0 + 30), {incident.name: incident}, SETTINGS, OWNER)
     assert isinstance(verdict, Change) and verdict.after.pending is not None
-    assert verdict.after.pending.message is Message.ESCALATED and verdict.after.suggested_shards(800.0) == 3
+    assert verdict.after.pending.message is Message.ESCALATED and verdict.after.suggested_shards(SETTINGS) == 3
 
 
 def test_a_reminder_is_due_after_the_reminder_interval_while_it_stays_hot() -> None:
@@ -289,7 +291,7 @@ def test_a_share_is_judged_on_the_whole_tables_settled_window_only() -> None:
     # Finished: "y" (80%) is a heavy share, "k" (12%) is not
     done = [heads[0], head("b", T0, [("y", 2000, 0)])]
     started = [v.hot for v in decide(look(done, T0 + 70), {}, SHARES, OWNER) if isinstance(v, Start)]
-    assert [(hot.key, hot.reason, hot.share) for hot in started] == [("y", SHARE, 0.8)]
+    assert [(hot.key, hot.reason, hot.share) for hot in started] == [("y", Reason.SHARE, 0.8)]
 
 
 # -- messages owed ---------------------------------------------------------------------------------------
@@ -321,10 +323,10 @@ def test_an_owed_resolution_holds_back_a_new_firing() -> None:
 def test_an_incidents_advice_and_duration() -> None:
     incident = firing(peak=2500.0, last_hot_window=T0 + 60)
     # sized on the larger of what its last message sized and its peak: 2,500 / 800 -> 4 suffixes
-    assert incident.suggested_shards(800.0) == 4
+    assert incident.suggested_shards(SETTINGS) == 4
     # from the crossing (T0 + 20) to the end of its last hot window (T0 + 120)
     assert incident.lasted(60) == 100
-    assert incident_key(PARTITION_LIMIT, "hot") == incident.name
+    assert incident_key(Reason.PARTITION_LIMIT, "hot") == incident.name
 
 
 # -- what a look is made of -------------------------------------------------------------------------------
@@ -406,12 +408,14 @@ def test_an_incident_hot_again_within_its_mark_period_is_not_written() -> None:
 
 def test_a_verdict_names_its_incident() -> None:
     incident = firing()
-    hot = HotKey("tickets", "hot", PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0)
+    hot = HotKey(
+        "tickets", "hot", Reason.PARTITION_LIMIT, T0, 60, 10, 8500, 850.0, 1.0, T0 + 20, at_most_wcu_per_second=850.0
+    )
     assert name_of(Start(hot)) == name_of(Change(incident, incident)) == name_of(Resend(incident)) == incident.name
 
 
 def test_every_incident_of_a_look_gets_its_verdict_whatever_the_one_before_it() -> None:
-    keys = sorted(["hot", "warm", "cool"], key=lambda key: incident_key(PARTITION_LIMIT, key))
+    keys = sorted(["hot", "warm", "cool"], key=lambda key: incident_key(Reason.PARTITION_LIMIT, key))
     first, second, third = keys
     # The first (by name) owes a message another claimed; the second resolved long ago; the third is hot
     owed = firing(first, pending=Pending(Message.FIRING, "shardId-1", T0 + 26))
@@ -448,9 +452,9 @@ def test_a_proposal_is_never_an_incident_and_the_real_indexes_after_it_still_are
 
 def test_a_share_incident_lasts_whole_windows_and_carries_its_rate() -> None:
     # A share is of a whole window: the incident starts with its first hot window, not at its last record
-    hot = HotKey("tickets", "k", SHARE, T0, 60, 10, 48_600, 810.0, 0.81, T0 + 59, at_most_wcu_per_second=810.0)
+    hot = HotKey("tickets", "k", Reason.SHARE, T0, 60, 10, 48_600, 810.0, 0.81, T0 + 59, at_most_wcu_per_second=810.0)
     incident = incidents.started(hot, OWNER, T0 + 70)
     assert incident.lasted(60) == 60
     # and it keeps the highest rate its key reached, which sizes its advice like a hot key's
     later = incidents.still_hot(incident, dataclasses.replace(hot, window_start=T0 + 60, wcu_per_second=1700.0))
-    assert (later.highest_rate, later.suggested_shards(800.0), later.lasted(60)) == (1700.0, 3, 120)
+    assert (later.highest_rate, later.suggested_shards(SETTINGS), later.lasted(60)) == (1700.0, 3, 120)

@@ -4,7 +4,6 @@ fields renamed for what they mean keep their stored names."""
 from __future__ import annotations
 
 from hotkeys.cli.top import top_rows
-from hotkeys.detector.alerts.rules import rate_of
 from hotkeys.detector.consumer.snapshots import (
     SegmentSnapshot,
     from_item,
@@ -14,6 +13,7 @@ from hotkeys.detector.consumer.snapshots import (
 )
 from hotkeys.detector.consumer.state import Segment
 from hotkeys.detector.domain import summary
+from hotkeys.detector.domain.rate import rate_of
 
 T0 = 1_796_083_200
 COUNTING = summary.Counting(capacity=3, alert_min_span_seconds=10)

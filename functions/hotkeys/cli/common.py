@@ -29,7 +29,7 @@ from hotkeys.detector.config import (
     Settings,
     settings_from,
 )
-from hotkeys.detector.domain.figures import percent_of_limit, whole
+from hotkeys.detector.domain.rate import is_hot, is_possibly_hot, percent_of_limit, whole
 from hotkeys.detector.domain.windows import parse_iso_utc
 from hotkeys.detector.proposals import is_proposed, where
 
@@ -359,14 +359,14 @@ def at_alert(row: Mapping[str, Any], settings: Settings, proposals: bool = False
     """Whether a ``TopRow`` (as JSON) is hot: its rate at or above the alert threshold (a proposal's
     partition is never an alert, unless ``proposals``)."""
     real = proposals or not is_proposed(row.get("index"))
-    return real and float(row["wcu_per_second"]) >= settings.alert_wcu_per_second
+    return real and is_hot(float(row["wcu_per_second"]), settings)
 
 
 def possibly_hot(row: Mapping[str, Any], settings: Settings, proposals: bool = False) -> bool:
     """Whether a ``TopRow`` (as JSON) is possibly hot: only its rate's upper end reaches the threshold."""
     real = proposals or not is_proposed(row.get("index"))
     most = float(row["at_most_wcu_per_second"])
-    return real and not at_alert(row, settings, proposals) and most >= settings.alert_wcu_per_second
+    return real and is_possibly_hot(float(row["wcu_per_second"]), most, settings)
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

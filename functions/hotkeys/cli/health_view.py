@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from hotkeys.detector.alerts import rules
 from hotkeys.detector.consumer.snapshots import WindowFigures
 from hotkeys.detector.domain.health import Health, IndexCost, findings
+from hotkeys.detector.domain.rate import rate_of
 from hotkeys.detector.proposals import is_proposed
 
 # (table, index) -> the index's projection type as DescribeTable states it (None: unknown).
@@ -36,10 +36,7 @@ def table_health(
             span = window.alert_min_span_seconds or 1
             last = window.last_event
             peak = max(
-                (
-                    rules.rate_of(entry, window.bound(key), last, span).wcu_per_second
-                    for key, entry in window.entries.items()
-                ),
+                (rate_of(entry, window.bound(key), last, span).wcu_per_second for key, entry in window.entries.items()),
                 default=0.0,
             )
             index_peak[name] = max(index_peak.get(name, 0.0), peak / partition_wcu_limit)

@@ -37,12 +37,13 @@ from hotkeys.cli.throttle_view import render as render_throttles
 from hotkeys.cli.top import ALL_INDEXES, family_rows, top_rows, window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts import what_if
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import short_fix
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT, SHARE, suggested_shards
+from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
-from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
 from hotkeys.detector.domain.indexes import specs_from_description
+from hotkeys.detector.domain.rate import is_hot, percent_of_limit, shown, suggested_shards, whole
 from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 if TYPE_CHECKING:
@@ -199,7 +200,7 @@ def alerted_figures(alerts: list[dict[str, Any]], figures: list[WindowFigures]) 
     """The stored figures (``top_rows``: rate, share) of every key an alert named while
     hot, in every window whose merged figures list it: what the verdict reads, so that it and the
     top-keys table show one rate for one key and window."""
-    named = {(a["table"], a.get("index"), a["key"]) for a in alerts if a["status"] != "resolved"}
+    named = {(a["table"], a.get("index"), a["key"]) for a in alerts if a["status"] != Message.RESOLVED}
     rows = [
         row.to_json()
         for window in figures
@@ -224,25 +225,25 @@ class _Incident:
 
     @property
     def partition_limit(self) -> bool:
-        return any(alert["reason"] == PARTITION_LIMIT for alert in self.alerts)
+        return any(alert["reason"] == Reason.PARTITION_LIMIT for alert in self.alerts)
 
     @property
     def where(self) -> str:
         return partition_of(self.table, self.index, self.key)
 
-    def possibly(self, alert_wcu_per_second: float) -> bool:
+    def possibly(self, settings: Settings) -> bool:
         """Possibly hot: every partition-limit alert said so, and no stored rate reached the threshold."""
-        alerts = [alert for alert in self.alerts if alert["reason"] == PARTITION_LIMIT]
+        alerts = [alert for alert in self.alerts if alert["reason"] == Reason.PARTITION_LIMIT]
         row = self.figure()
         return (
             bool(alerts)
             and all(alert.get("possibly_hot", False) for alert in alerts)
-            and (row is None or _peak(row) < alert_wcu_per_second)
+            and (row is None or not is_hot(_peak(row), settings))
         )
 
     def reason_alerts(self) -> list[dict[str, Any]]:
         """The alerts of the incident's kind: partition-limit ones when there are any, else share ones."""
-        reason = PARTITION_LIMIT if self.partition_limit else SHARE
+        reason = Reason.PARTITION_LIMIT if self.partition_limit else Reason.SHARE
         return [alert for alert in self.alerts if alert["reason"] == reason]
 
     def figure(self) -> dict[str, Any] | None:
@@ -274,14 +275,14 @@ def verdict(result: dict[str, Any], settings: Settings) -> list[str]:
     summary's bound added) reached it, is possibly hot, listed apart with its range. The rate the first
     alert quoted (when it was sent) is named apart when it differs. A write-sharded family's line is the
     families line of that window."""
-    grouped = _by_partition(alert for alert in result["alerts"] if alert["status"] != "resolved")
+    grouped = _by_partition(alert for alert in result["alerts"] if alert["status"] != Message.RESOLVED)
     stored = _by_partition(result.get("alerted_figures", []))
     throttled = _by_partition((result.get("throttles") or {}).get("rows", []))
     incidents = [
         _Incident(*name, found, stored.get(name, []), throttled.get(name, [])) for name, found in grouped.items()
     ]
     ranked = sorted((i for i in incidents if i.partition_limit), key=lambda i: (-_rank(i), i.where))
-    judged = [(incident, incident.possibly(settings.alert_wcu_per_second)) for incident in ranked]
+    judged = [(incident, incident.possibly(settings)) for incident in ranked]
     hot = [incident for incident, possibly in judged if not possibly]
     possibly = [incident for incident, possibly in judged if possibly]
     shares = sorted((i for i in incidents if not i.partition_limit), key=lambda i: (-_rank(i), i.where))
@@ -447,9 +448,9 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
     """One hot (or, ``possibly``, possibly hot: ``_Incident.possibly``) key's line of the verdict."""
     alerts = incident.reason_alerts()
     # The rate the incident fired at (its firing message's), as its subscriber first read it
-    firing = [alert for alert in alerts if alert["status"] == "firing"]
+    firing = [alert for alert in alerts if alert["status"] == Message.FIRING]
     fired = firing[0] if firing else max(alerts, key=lambda alert: (alert["wcu_per_second"], alert["window_start"]))
-    limit = int(fired["partition_limit_wcu"])
+    limit = int(fired["partition_wcu_limit"])
     alert_rate = float(fired["wcu_per_second"])
     row = incident.figure()
     if row is None:  # no stored figures under the alert's name (a hashed key display): the alert's own
@@ -480,7 +481,7 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
         )
     # Never fewer suffixes than an alert asked for (a reminder's count follows the incident's highest rate).
     shards = max(
-        suggested_shards(peak, settings.alert_wcu_per_second),
+        suggested_shards(peak, settings),
         *(int(a["suggested_shards"]) for a in alerts),
     )
     return f"  {incident.where} {said}{_confirmed(incident)}{_fix(incident, families, window, shards, share)}"
@@ -489,7 +490,7 @@ def _hot_line(incident: _Incident, families: list[dict[str, Any]], settings: Set
 def _share_line(incident: _Incident, families: list[dict[str, Any]]) -> str:
     alerts = incident.reason_alerts()
     fired = max(alerts, key=lambda alert: (alert["share"], alert["window_start"]))
-    limit = int(fired["partition_limit_wcu"])
+    limit = int(fired["partition_wcu_limit"])
     row = incident.figure()
     if row is None:
         share, window = float(fired["share"]), fired["window_start"]
@@ -710,7 +711,7 @@ def _render_alerts(console: Console, alerts: list[dict[str, Any]]) -> None:
     console.print(f"[bold]Alerts published[/] ({len(alerts)}):")
     for alert in alerts:
         say(console, f"  {alert['subject']}")
-        if alert["status"] != "resolved":
+        if alert["status"] != Message.RESOLVED:
             say(
                 console,
                 f"      when sent: window {alert['window_start']}, up to {alert['wcu']:,} WCU so far, "

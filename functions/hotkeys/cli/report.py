@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.cli.common import at_alert, possibly_hot, where_of
+from hotkeys.detector.alerts.incidents import Message
+from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.config import Settings
-from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
+from hotkeys.detector.domain.rate import percent_of_limit, shown, whole
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.ports import IndexesOf, ResolveKey
@@ -398,8 +400,8 @@ def _alert_markers(go: Any, panel: Panel, alerts: list[dict[str, Any]]) -> list[
 # The report's alert tables, one per kind of incident: a key near its partition's limit is a hot key; a
 # key that takes a large share of a table's writes far from that limit is a warning (issue #27).
 ALERT_KINDS = (
-    ("partition_limit", "Hot keys (partition-limit alerts)", "alerts-partition-limit"),
-    ("share", "Heavy shares of a table's writes (share-of-table alerts; not hot keys)", "alerts-share"),
+    (Reason.PARTITION_LIMIT, "Hot keys (partition-limit alerts)", "alerts-partition-limit"),
+    (Reason.SHARE, "Heavy shares of a table's writes (share-of-table alerts; not hot keys)", "alerts-share"),
 )
 
 
@@ -419,7 +421,7 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
             f"<td class='k'>{html.escape(str(a.get('subject')))}</td>"
             + (
                 "<td></td><td></td><td></td>"
-                if a["status"] == "resolved"
+                if a["status"] == Message.RESOLVED
                 else f"<td>{a['wcu_per_second']:,.1f}</td><td>{a['percent_of_limit']:.1f}%</td>"
                 f"<td>{100 * a['share']:.1f}%</td>"
             )

@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
-from hotkeys.detector.alerts.rules import rate_of
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -18,8 +17,8 @@ from hotkeys.detector.consumer.snapshots import (
     merge_window,
 )
 from hotkeys.detector.domain.diagnosis import shard_families
-from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.items import verdict
+from hotkeys.detector.domain.rate import rate_of, shown
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import StatsReader
@@ -48,7 +47,7 @@ def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
 @dataclass(frozen=True)
 class TopRow:
     """One key in one window: a row of the top-keys table, whichever command shows it (``top``,
-    ``watch``, the replay and its report). ``wcu_per_second`` is the key's rate (``rules.rate_of``: the
+    ``watch``, the replay and its report). ``wcu_per_second`` is the key's rate (``domain.rate.rate_of``: the
     one figure alerts quote and the threshold judges), ``at_most_wcu_per_second`` the most it can be
     (the summary's bound added; docs/decisions.md §79)."""
 

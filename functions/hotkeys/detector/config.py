@@ -420,10 +420,6 @@ class Settings:
             object.__setattr__(self, "archive_prefix", self.archive_prefix + "/")
 
     @property
-    def alert_wcu_per_second(self) -> float:
-        return self.alert_threshold * self.partition_wcu_limit
-
-    @property
     def proposals(self) -> tuple[Proposal, ...]:
         """The what-if proposals (``WHAT_IF_INDEXES``, then ``WHAT_IF_KEYS``), parsed once per value."""
         return parse_proposals(self.what_if_indexes, self.what_if_keys)

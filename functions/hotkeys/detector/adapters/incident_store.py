@@ -21,6 +21,7 @@ from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
+from hotkeys.detector.alerts.rules import Reason
 
 INCIDENT_RETENTION_SECONDS = 2 * 86_400
 _DESERIALIZER = TypeDeserializer()
@@ -38,7 +39,7 @@ def to_item(incident: Incident, version: int, now: float) -> dict[str, Any]:
         "sk": incident.name,
         "table_name": incident.table,
         "key": incident.key,
-        "reason": incident.reason,
+        "reason": incident.reason.value,
         "status": incident.status.value,
         "fired_window": incident.fired_window,
         "fired_at": incident.fired_at,
@@ -88,7 +89,7 @@ def from_item(item: dict[str, Any]) -> tuple[Incident, int]:
         table=str(item["table_name"]),
         name=str(item["sk"]),
         key=str(item["key"]),
-        reason=str(item["reason"]),
+        reason=Reason(str(item["reason"])),
         index=str(item["index_name"]) if item.get("index_name") is not None else None,
         status=status,
         fired_window=int(item["fired_window"]),

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from hotkeys.detector.alerts.messages import ALERT_FIELDS, FIRING, REMINDER, RESOLVED, short_fix
+from hotkeys.detector.alerts.incidents import Message
+from hotkeys.detector.alerts.messages import ALERT_FIELDS, short_fix
 from hotkeys.detector.domain.diagnosis import SHARD_FAMILY
 
 # How much of an unrecognised message the chat shows (the log has the rest's length and its id).
@@ -44,7 +45,7 @@ BODY_PREVIEW_CHARS = 500
 FIELD_CHARS = 1000
 ALARM_STATES = ("ALARM", "OK", "INSUFFICIENT_DATA")
 _STATE_ICONS = {"ALARM": ":rotating_light:", "OK": ":white_check_mark:", "INSUFFICIENT_DATA": ":grey_question:"}
-_NUMERIC_FIELDS = ("wcu_per_second", "partition_limit_wcu", "percent_of_limit", "share", "suggested_shards")
+_NUMERIC_FIELDS = ("wcu_per_second", "partition_wcu_limit", "percent_of_limit", "share", "suggested_shards")
 _REGION_CODE = re.compile(r"[a-z]{2}(-[a-z]+)+-\d+")
 
 
@@ -132,7 +133,7 @@ def is_alert_document(document: Mapping[str, Any]) -> bool:
     """Every field of ``Alert.document()``, a known status and numbers where it has numbers."""
     return (
         all(name in document for name in ALERT_FIELDS)
-        and document["status"] in (FIRING, REMINDER, RESOLVED)
+        and document["status"] in (Message.FIRING, Message.REMINDER, Message.RESOLVED)
         and isinstance(document["table"], str)
         and isinstance(document["key"], str)
         and all(_is_number(document[name]) for name in _NUMERIC_FIELDS)
@@ -174,7 +175,7 @@ def slack_payload(notification: Notification) -> dict[str, Any]:
 
 def _alert_text(alert: HotKeyAlert) -> tuple[str, str]:
     document = alert.document
-    if document["status"] == RESOLVED:
+    if document["status"] == Message.RESOLVED:
         detail = f"Back under the threshold for the whole window starting {document['window_start']}."
     else:
         index = document["index"]
@@ -192,7 +193,7 @@ def _alert_text(alert: HotKeyAlert) -> tuple[str, str]:
         most = f" to at most {document['at_most_wcu_per_second']}" if document.get("possibly_hot") else ""
         detail = (
             f"*{document['wcu_per_second']}{most} WCU/s* ({document['percent_of_limit']}% of the "
-            f"{document['partition_limit_wcu']} WCU/s partition limit), "
+            f"{document['partition_wcu_limit']} WCU/s partition limit), "
             f"{100 * float(document['share']):.1f}% of the table's writes in the window starting "
             f"{document['window_start']}.\nSuggested fix: {fix}."
         )

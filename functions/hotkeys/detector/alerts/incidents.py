@@ -27,6 +27,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from hotkeys.detector.alerts import rules
+from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.rate import is_hot, suggested_shards
 
 # An update goes out when the incident's peak reaches this multiple of the one its last message sized.
 ESCALATION = 1.25
@@ -62,7 +64,7 @@ class Incident:
     table: str
     name: str  # its sort key (``rules.incident_key``)
     key: str
-    reason: str
+    reason: rules.Reason
     index: str | None
     status: Status
     fired_window: int
@@ -83,30 +85,28 @@ class Incident:
     def firing(self) -> bool:
         return self.status is Status.FIRING
 
-    def suggested_shards(self, alert_wcu_per_second: float) -> int:
+    def suggested_shards(self, settings: Settings) -> int:
         """The sharding advice of its messages: suffixes for its highest rate."""
-        return rules.suggested_shards(self.highest_rate, alert_wcu_per_second)
+        return suggested_shards(self.highest_rate, settings)
 
     @property
     def highest_rate(self) -> float:
         """The highest rate its key reached: a partition-limit incident's peak, a share incident's ``peak_rate``."""
-        return self.peak if self.reason == rules.PARTITION_LIMIT else self.peak_rate
+        return self.peak if self.reason is rules.Reason.PARTITION_LIMIT else self.peak_rate
 
     def lasted(self, window_seconds: int) -> int:
         """Seconds from the crossing to the end of the last window in which it was hot."""
         return max(0, self.last_hot_window + window_seconds - self.fired_at)
 
-    def escalated_by(self, peak: float, alert_wcu_per_second: float) -> bool:
+    def escalated_by(self, peak: float, settings: Settings) -> bool:
         """Whether ``peak`` is worse enough than what the last message sized its advice on to send an update."""
         if peak >= ESCALATION * self.sized_at:
             return True
-        if self.reason != rules.PARTITION_LIMIT:
+        if self.reason is not rules.Reason.PARTITION_LIMIT:
             return False
-        if self.sized_at < alert_wcu_per_second <= peak:
+        if is_hot(peak, settings) and not is_hot(self.sized_at, settings):
             return True  # possibly hot when last told, hot now
-        return rules.suggested_shards(peak, alert_wcu_per_second) > rules.suggested_shards(
-            self.sized_at, alert_wcu_per_second
-        )
+        return suggested_shards(peak, settings) > suggested_shards(self.sized_at, settings)
 
     def reminder_due(self, now: float, reminder_seconds: int) -> bool:
         return now - self.notified_at >= reminder_seconds
@@ -128,7 +128,7 @@ def started(hot: rules.HotKey, owner: str, now: float) -> Incident:
         index=hot.index,
         status=Status.FIRING,
         fired_window=hot.window_start,
-        fired_at=hot.event_time if hot.reason == rules.PARTITION_LIMIT else hot.window_start,
+        fired_at=hot.event_time if hot.reason is rules.Reason.PARTITION_LIMIT else hot.window_start,
         fired_rate=hot.level,
         last_hot_window=hot.window_start,
         peak=hot.level,

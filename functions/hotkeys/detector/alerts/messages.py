@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hotkeys.detector.alerts.incidents import Message
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT
+from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.domain.diagnosis import key_in_text
-from hotkeys.detector.domain.figures import percent_of_limit, whole
+from hotkeys.detector.domain.rate import percent_of_limit, whole
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.proposals import where
 
@@ -19,7 +19,6 @@ from hotkeys.detector.proposals import where
 # number, or punctuation mark"). A subject that breaks it is refused, and the batch would fail on
 # every retry: subjects are printable ASCII of at most 99 characters under either reading.
 SUBJECT_LIMIT = 99
-FIRING, ESCALATED, REMINDER, RESOLVED = (kind.value for kind in Message)
 # The fields of ``Alert.document()``: what a JSON subscriber (sqs, lambda, email-json) receives, and
 # how one tells an alert document from the topic's other messages (alerts/inbound.py).
 ALERT_FIELDS = (
@@ -32,7 +31,7 @@ ALERT_FIELDS = (
     "wcu_per_second",
     "at_most_wcu_per_second",
     "possibly_hot",
-    "partition_limit_wcu",
+    "partition_wcu_limit",
     "percent_of_limit",
     "share",
     "reason",
@@ -60,7 +59,7 @@ class PublishOutcomeUnknown(RuntimeError):
 class Alert:
     """One message of an incident's life (``alerts.incidents``): what every subscriber form is made of.
 
-    ``wcu_per_second`` is the key's rate (``rules.rate_of``, the figure ``hotkeys top`` shows) in
+    ``wcu_per_second`` is the key's rate (``domain.rate.rate_of``, the figure ``hotkeys top`` shows) in
     ``window_start``'s figures when the message was sent (the crossing's for a firing message; a
     reminder's is the last minute's, 0 when the key was quiet), ``at_most_wcu_per_second`` the most it
     can be (the summary's bound added), ``possibly`` whether only that reached the threshold;
@@ -73,12 +72,14 @@ class Alert:
     window_seconds: int
     wcu: int
     wcu_per_second: float
-    partition_limit_wcu: int
+    partition_wcu_limit: int
     share: float
-    reason: str
-    status: str
+    reason: Reason
+    status: Message
     peak_wcu_per_second: float
-    alert_threshold: float  # the deployment's ALERT_THRESHOLD (the sharding advice keeps each suffix under it)
+    alert_wcu_per_second: (
+        float  # the deployment's alert rate (``domain.rate.alert_rate``: the advice keeps each suffix under it)
+    )
     at_most_wcu_per_second: float = 0.0
     possibly: bool = False
     suggested_shards: int = 1
@@ -98,19 +99,19 @@ class Alert:
 
     @property
     def percent_of_limit(self) -> float:
-        return percent_of_limit(self.wcu_per_second, self.partition_limit_wcu)
+        return percent_of_limit(self.wcu_per_second, self.partition_wcu_limit)
 
     @property
     def at_most_percent_of_limit(self) -> float:
-        return percent_of_limit(self.at_most_wcu_per_second, self.partition_limit_wcu)
+        return percent_of_limit(self.at_most_wcu_per_second, self.partition_wcu_limit)
 
     @property
     def peak_percent_of_limit(self) -> float:
-        return percent_of_limit(self.peak_wcu_per_second, self.partition_limit_wcu)
+        return percent_of_limit(self.peak_wcu_per_second, self.partition_wcu_limit)
 
     @property
-    def alert_wcu_per_second(self) -> float:
-        return self.alert_threshold * self.partition_limit_wcu
+    def alert_percent_of_limit(self) -> float:
+        return percent_of_limit(self.alert_wcu_per_second, self.partition_wcu_limit)
 
     def document(self) -> dict[str, Any]:
         """The JSON form (default, sqs, lambda subscribers): exactly ``ALERT_FIELDS``."""
@@ -124,7 +125,7 @@ class Alert:
             "wcu_per_second": self.wcu_per_second,
             "at_most_wcu_per_second": self.at_most_wcu_per_second,
             "possibly_hot": self.possibly,
-            "partition_limit_wcu": self.partition_limit_wcu,
+            "partition_wcu_limit": self.partition_wcu_limit,
             "percent_of_limit": self.percent_of_limit,
             "share": self.share,
             "reason": self.reason,
@@ -154,19 +155,22 @@ def subject(alert: Alert) -> str:
     figure that message is about."""
     # A share-of-table alert is about a key far under its partition's limit: the verdict, top and the
     # report call it "not hot", and so does its subject.
-    partition = alert.reason == PARTITION_LIMIT
+    partition = alert.reason is Reason.PARTITION_LIMIT
     noun = ("possibly hot" if alert.possibly else "hot key") if partition else "heavy share"
-    tag = {FIRING: f"[{noun}]", ESCALATED: "[escalated]", REMINDER: f"[{noun}, still]", RESOLVED: "[resolved]"}[
-        alert.status
-    ]
-    if alert.status == ESCALATED:
+    tag = {
+        Message.FIRING: f"[{noun}]",
+        Message.ESCALATED: "[escalated]",
+        Message.REMINDER: f"[{noun}, still]",
+        Message.RESOLVED: "[resolved]",
+    }[alert.status]
+    if alert.status is Message.ESCALATED:
         detail = (
             f"peaks at {whole(alert.peak_wcu_per_second)} WCU/s ({whole(alert.peak_percent_of_limit)}%), "
             f"{alert.suggested_shards} suffixes"
             if partition
             else f"{100 * alert.peak_share:.0f}% of table writes"
         )
-    elif alert.status == RESOLVED:
+    elif alert.status is Message.RESOLVED:
         detail = (
             f"cooled; peaked at {whole(alert.peak_wcu_per_second)} WCU/s"
             if partition
@@ -177,7 +181,7 @@ def subject(alert: Alert) -> str:
             f"at {whole(alert.wcu_per_second)}-{whole(alert.at_most_wcu_per_second)} WCU/s "
             f"({whole(alert.percent_of_limit)}-{whole(alert.at_most_percent_of_limit)}% of partition limit)"
         )
-    elif partition and alert.status == REMINDER and not alert.wcu_per_second:
+    elif partition and alert.status is Message.REMINDER and not alert.wcu_per_second:
         detail = f"quiet in the last minute; peaked at {whole(alert.peak_wcu_per_second)} WCU/s"
     elif partition:
         detail = f"at {whole(alert.wcu_per_second)} WCU/s ({whole(alert.percent_of_limit)}% of partition limit)"
@@ -229,8 +233,8 @@ def _sharding_advice(alert: Alert) -> str:
         return (
             f"Suggested fix: write the index key attribute as '{key}#<n>' with n in 1..{spread} "
             f"(an estimate: ceil({whole(alert.peak_wcu_per_second)} WCU/s / "
-            f"{100 * alert.alert_threshold:.0f}% of "
-            f"{alert.partition_limit_wcu} WCU/s), at least 2) and query the index once per suffix; or choose an "
+            f"{whole(alert.alert_percent_of_limit)}% of "
+            f"{alert.partition_wcu_limit} WCU/s), at least 2) and query the index once per suffix; or choose an "
             "index partition key with more distinct values. Projecting fewer attributes makes each index write cheaper."
         )
     if shards <= 1:
@@ -240,14 +244,14 @@ def _sharding_advice(alert: Alert) -> str:
         )
     return (
         f"Suggested write sharding: {shards} suffix{'es' if shards > 1 else ''} "
-        f"(an estimate: ceil({whole(alert.peak_wcu_per_second)} WCU/s / {100 * alert.alert_threshold:.0f}% of "
-        f"{alert.partition_limit_wcu} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
+        f"(an estimate: ceil({whole(alert.peak_wcu_per_second)} WCU/s / {whole(alert.alert_percent_of_limit)}% of "
+        f"{alert.partition_wcu_limit} WCU/s)). Write to '{key}#<n>' with n random in 1..{shards} "
         "when reads can fan out over all suffixes, or calculated from an attribute (e.g. hash of an order id "
         f"mod {shards}) when a reader must find one item again."
     )
 
 
-# What every WCU/s figure of a key is (rules.rate_of), in words: the figure `hotkeys top` shows.
+# What every WCU/s figure of a key is (domain.rate.rate_of), in words: the figure `hotkeys top` shows.
 RATE_MEANING = "its rate: its heaviest 10 s bucket, or its average from its first write to its latest if higher"
 
 
@@ -261,7 +265,7 @@ def _last_minute(alert: Alert) -> str:
 def _rate_words(alert: Alert) -> str:
     """The rate a message quotes, with its range when only its upper end reached the threshold (a
     reminder's: the last minute's)."""
-    if alert.status == REMINDER:
+    if alert.status is Message.REMINDER:
         return _last_minute(alert)
     if alert.possibly:
         return (
@@ -278,15 +282,15 @@ def _what(alert: Alert) -> str:
         return (
             f"Index {alert.index} of table {alert.table}: index partition key '{key}' receives "
             f"{_rate_words(alert)} of index writes, {whole(alert.percent_of_limit)}% of the "
-            f"{alert.partition_limit_wcu} WCU/s one index partition can serve. When an index partition cannot "
+            f"{alert.partition_wcu_limit} WCU/s one index partition can serve. When an index partition cannot "
             "absorb its writes, DynamoDB throttles the writes to the table itself (GSI back-pressure: the "
             "throttle names the index in its ResourceArn), however evenly the table's own keys are spread."
         )
-    if alert.reason == PARTITION_LIMIT:
+    if alert.reason is Reason.PARTITION_LIMIT:
         return (
             f"Partition key '{key}' of table {alert.table} is writing "
             f"{_rate_words(alert)}, {whole(alert.percent_of_limit)}% of the "
-            f"{alert.partition_limit_wcu} WCU/s one partition can serve. Writes above the limit throttle, "
+            f"{alert.partition_wcu_limit} WCU/s one partition can serve. Writes above the limit throttle, "
             "whatever the table's capacity."
         )
     return (
@@ -303,16 +307,16 @@ def _top_command(alert: Alert) -> str:
 def _incident_line(alert: Alert) -> str | None:
     """Where the incident stands, for every message after the first: its peak, since when, its advice."""
     since = f" since {iso_utc(alert.started)}" if alert.started is not None else ""
-    if alert.status == ESCALATED:
-        if alert.reason == PARTITION_LIMIT:
+    if alert.status is Message.ESCALATED:
+        if alert.reason is Reason.PARTITION_LIMIT:
             return (
                 f"Escalated: the incident{since} now peaks at {alert.peak_wcu_per_second:,.1f} WCU/s "
                 f"({whole(alert.peak_percent_of_limit)}% of the limit; its highest rate, "
                 f"as `hotkeys top` shows it): the advice below is sized on that peak."
             )
         return f"Escalated: the incident{since} now takes up to {100 * alert.peak_share:.1f}% of the table's writes."
-    if alert.status == REMINDER:
-        if alert.reason == PARTITION_LIMIT:
+    if alert.status is Message.REMINDER:
+        if alert.reason is Reason.PARTITION_LIMIT:
             return (
                 f"Still hot: {_last_minute(alert)}; the incident{since} has peaked at "
                 f"{alert.peak_wcu_per_second:,.1f} WCU/s ({whole(alert.peak_percent_of_limit)}% of the limit)."
@@ -325,13 +329,13 @@ def _incident_line(alert: Alert) -> str | None:
 
 
 def email_text(alert: Alert) -> str:
-    if alert.status == RESOLVED:
+    if alert.status is Message.RESOLVED:
         lasted = f" It lasted about {alert.lasted_seconds:,} s" if alert.lasted_seconds is not None else ""
         started = f" from {iso_utc(alert.started)}" if alert.started is not None else ""
-        if alert.reason == PARTITION_LIMIT:
+        if alert.reason is Reason.PARTITION_LIMIT:
             figures = (
                 f"Peak while firing: {alert.peak_wcu_per_second:,.1f} WCU/s ({whole(alert.peak_percent_of_limit)}% of "
-                f"the {alert.partition_limit_wcu} WCU/s limit; its highest rate, as `hotkeys top` shows it).\n"
+                f"the {alert.partition_wcu_limit} WCU/s limit; its highest rate, as `hotkeys top` shows it).\n"
                 f"Suggested write sharding, sized on that peak: {alert.suggested_shards} "
                 f"suffix{'es' if alert.suggested_shards != 1 else ''}.\n"
             )
@@ -362,7 +366,7 @@ def chatbot_payload(alert: Alert) -> dict[str, Any]:
     standing = _incident_line(alert)
     description = (
         email_text(alert)
-        if alert.status == RESOLVED
+        if alert.status is Message.RESOLVED
         else "\n".join(part for part in (standing, _what(alert), _advice(alert)) if part)
     )
     return {
@@ -379,7 +383,7 @@ def chatbot_payload(alert: Alert) -> dict[str, Any]:
                 if alert.index is None
                 else "Suffix the index key attribute (see above), or choose a higher-cardinality index key",
             ]
-            if alert.status != RESOLVED
+            if alert.status is not Message.RESOLVED
             else [],
             "keywords": [alert.table, *([alert.index] if alert.index else []), alert.reason, alert.status],
         },

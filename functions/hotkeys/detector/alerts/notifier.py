@@ -24,6 +24,7 @@ from hotkeys.detector.alerts import incidents, rules
 from hotkeys.detector.alerts.incidents import Incident, Message
 from hotkeys.detector.alerts.messages import Alert, PublishOutcomeUnknown, PublishRefused, display_key
 from hotkeys.detector.config import Settings
+from hotkeys.detector.domain.rate import alert_rate, is_hot, suggested_shards
 from hotkeys.detector.observability import logger
 from hotkeys.detector.ports import IncidentStore, Publisher
 
@@ -119,7 +120,7 @@ class Notifier:
     def alert(self, incident: Incident, message: Message, hot: rules.HotKey | None = None) -> Alert:
         """The message ``incident`` owes, with ``hot``'s figures (its window's, when sent) where it has them."""
         settings = self._settings
-        partition = incident.reason == rules.PARTITION_LIMIT
+        partition = incident.reason is rules.Reason.PARTITION_LIMIT
         seconds = settings.window_seconds
         if message is Message.RESOLVED or hot is None:
             window = incident.resolved_window if message is Message.RESOLVED else incident.last_hot_window
@@ -146,16 +147,16 @@ class Notifier:
             window_seconds=seconds,
             wcu=int(figures["wcu"]),
             wcu_per_second=round(float(figures["rate"]), 1),
-            partition_limit_wcu=settings.partition_wcu_limit,
+            partition_wcu_limit=settings.partition_wcu_limit,
             share=round(float(figures["share"]), 4),
             reason=incident.reason,
-            status=message.value,
+            status=message,
             peak_wcu_per_second=round(peak, 1),
             at_most_wcu_per_second=round(max(at_most, float(figures["rate"])), 1),
-            possibly=partition and peak < settings.alert_wcu_per_second,
+            possibly=partition and not is_hot(peak, settings),
             peak_share=round(incident.peak, 4) if not partition else 0.0,
-            alert_threshold=settings.alert_threshold,
-            suggested_shards=rules.suggested_shards(peak, settings.alert_wcu_per_second),
+            alert_wcu_per_second=alert_rate(settings),
+            suggested_shards=suggested_shards(peak, settings),
             started=incident.fired_at,
             lasted_seconds=incident.lasted(seconds) if message is Message.RESOLVED else None,
             pattern=hot.pattern if hot else None,

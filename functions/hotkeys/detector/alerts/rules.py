@@ -1,27 +1,16 @@
 """When a partition is hot, and when it has cooled down. Pure functions of a window's figures.
 
-The one place a key's rate is defined (``rate_of``): every surface that shows a rate (alerts, the
-verdict, ``hotkeys top``, ``watch``, the replay and its report) and every rule that judges one calls it
-(docs/decisions.md §79).
-
 Figures (``Figures``) are one table's, or one index's, partitions in one window: a shard's live
 segment (the stream consumer judges its own writes as they arrive) or a window merged over every
 shard (the judge). Each listed key's write units are a lower estimate: the truth is at most
 ``bound(key)`` more (pruned summaries; a shard whose head left the key out adds nothing).
 
-A key's rate (``Rate.wcu_per_second``): its counted write units per second over its busiest stretch,
-the higher of its heaviest burst bucket (``ALERT_MIN_SPAN_SECONDS`` of event time, aligned to the
-epoch) and its average from its first write in the window to its latest (over at least
-``ALERT_MIN_SPAN_SECONDS``). A burst across a bucket boundary is measured over its own seconds, not
-halved by the boundary nor diluted by the quiet rest of the window; the minimum span keeps one large
-item from looking like a sustained rate. ``Rate.at_most`` is the same with the summary's bound added:
-the uncertainty, shown as such, never added into the rate.
+Partition limit (``Reason.PARTITION_LIMIT``): a key is hot when its rate (``domain.rate.rate_of``) is hot
+(``domain.rate.is_hot``), possibly hot when only the most it can be is (alerted all the same, saying so:
+pruning never hides a hot key).
 
-Partition limit: a key is hot when its rate reaches the alert rate (``Settings.alert_wcu_per_second``),
-possibly hot when only ``at_most`` does (alerted all the same, saying so: pruning never hides a hot key).
-
-Share of table: a key's upper-bound write units over the table's whole window (every shard), once
-the table's window total reaches ``SHARE_MIN_WCU``.
+Share of table (``Reason.SHARE``): a key's upper-bound write units over the table's whole window (every
+shard), once the table's window total reaches ``SHARE_MIN_WCU``.
 
 Resolution: a firing key resolves on a settled window whose figures keep its ``at_most`` (or its share)
 under the threshold minus the hysteresis (``cooled``).
@@ -30,16 +19,22 @@ under the threshold minus the hysteresis (``cooled``).
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from hotkeys.detector.config import Settings
-from hotkeys.detector.domain.figures import shown
+from hotkeys.detector.domain.rate import Rate, alert_rate, is_hot, rate_of, shown
 from hotkeys.detector.domain.summary import Entry
 
-PARTITION_LIMIT = "partition_limit"
-SHARE = "share"
+
+class Reason(StrEnum):
+    """What an alert is about (its document's ``reason``): a key whose rate nears its partition's limit, a key
+    that draws a large share of its table's writes, or DynamoDB's own throttle alarm (``throttle_explainer``)."""
+
+    PARTITION_LIMIT = "partition_limit"
+    SHARE = "share"
+    THROTTLING = "throttling"
 
 
 class Figures(Protocol):
@@ -64,33 +59,12 @@ class Figures(Protocol):
 
 
 @dataclass(frozen=True)
-class Rate:
-    """A key's rate in one window's figures (module doc): the counted figure and, with the summary's
-    bound, the most it can be; ``measured_seconds`` the event time it covers so far (from the key's first
-    write to the figures' latest event): under ``ALERT_MIN_SPAN_SECONDS`` it is the rate of a burst's
-    first seconds, which its next seconds may raise."""
-
-    wcu_per_second: float
-    at_most: float
-    measured_seconds: int
-
-
-def rate_of(entry: Entry, bound: int, last_event: int, span: int) -> Rate:
-    """A key's rate (module doc), its entry's in figures whose latest event is ``last_event``."""
-    span = max(1, span)  # (figures built without a bucket length: one second)
-    active = max(span, entry.last_second(span) - entry.first_seen + 1)
-    counted = max(entry.wcu / active, entry.peak / span)
-    most = max((entry.wcu + bound) / active, (entry.peak + bound) / span)
-    return Rate(counted, most, max(0, last_event - entry.first_seen + 1))
-
-
-@dataclass(frozen=True)
 class HotKey:
     """A key found hot (or possibly hot) in one window's figures: its rate and share there."""
 
     table: str
     key: str
-    reason: str
+    reason: Reason
     window_start: int
     window_seconds: int
     writes: int
@@ -118,7 +92,7 @@ class HotKey:
     @property
     def level(self) -> float:
         """What the incident's peak follows: the rate (partition limit) or the share (share)."""
-        return self.wcu_per_second if self.reason == PARTITION_LIMIT else self.share
+        return self.wcu_per_second if self.reason is Reason.PARTITION_LIMIT else self.share
 
 
 # Bytes of the key's digest in an incident's name: 128 bits, so two keys of one table and reason
@@ -126,7 +100,7 @@ class HotKey:
 INCIDENT_DIGEST_BYTES = 16
 
 
-def incident_key(reason: str, key: str, index: str | None = None) -> str:
+def incident_key(reason: Reason, key: str, index: str | None = None) -> str:
     """``<reason>#<digest>``, or ``index#<index>#<reason>#<digest>`` for an index partition key.
 
     The digest (BLAKE2b of the key's UTF-8) stands for the whole key, so the name is at most 310
@@ -141,25 +115,18 @@ def incident_key(reason: str, key: str, index: str | None = None) -> str:
     return own if index is None else f"index#{index}#{own}"
 
 
-def suggested_shards(rate: float, alert_wcu_per_second: float) -> int:
-    """Write-sharding estimate: suffixes needed to keep each shard key under the alert rate
-    (``Settings.alert_wcu_per_second``: the alert threshold's share of a partition's limit)."""
-    return max(1, math.ceil(rate / alert_wcu_per_second))
-
-
 def partition_limit_hot(figures: Figures, settings: Settings) -> list[HotKey]:
     """Keys hot or possibly hot: their rate, or their rate's ``at_most``, reaches the alert rate."""
-    limit_rate = settings.alert_wcu_per_second
     span = settings.alert_min_span_seconds
-    floor = limit_rate * span  # below it no rate can reach the alert rate
+    floor = alert_rate(settings) * span  # below it no rate can reach the alert rate
     hot = []
     for key, entry in figures.entries.items():
         bound = figures.bound(key)
         if entry.wcu + bound < floor and entry.peak + bound < floor:
             continue
         rate = rate_of(entry, bound, figures.last_event, span)
-        if rate.at_most >= limit_rate:
-            hot.append(_hot(figures, settings, key, entry, PARTITION_LIMIT, rate))
+        if is_hot(rate.at_most, settings):
+            hot.append(_hot(figures, settings, key, entry, Reason.PARTITION_LIMIT, rate))
     return hot
 
 
@@ -174,21 +141,21 @@ def share_hot(figures: Figures, settings: Settings) -> list[HotKey]:
     for key, entry in figures.entries.items():
         if entry.wcu + figures.bound(key) >= needed:
             rate = rate_of(entry, figures.bound(key), figures.last_event, settings.alert_min_span_seconds)
-            hot.append(_hot(figures, settings, key, entry, SHARE, rate))
+            hot.append(_hot(figures, settings, key, entry, Reason.SHARE, rate))
     return hot
 
 
-def resolve_level(settings: Settings, reason: str) -> float:
+def resolve_level(settings: Settings, reason: Reason) -> float:
     """Below this (``Rate.at_most`` for partition_limit, share for share) over a settled window, a firing key
     resolves. Rounded to 12 significant digits: the settings are decimal fractions, and their difference
     in binary is not (0.8 - 0.2 would put 600 WCU/s under a level of 600.0000000000001); relative, so a
     small level (a share of a millionth) is kept, not rounded to nothing."""
     ratio = (settings.alert_threshold - settings.alert_hysteresis) / settings.alert_threshold
-    level = ratio * (settings.alert_wcu_per_second if reason == PARTITION_LIMIT else settings.share_threshold)
+    level = ratio * (alert_rate(settings) if reason is Reason.PARTITION_LIMIT else settings.share_threshold)
     return float(f"{level:.12g}")
 
 
-def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
+def level(figures: Figures, settings: Settings, key: str, reason: Reason) -> float:
     """The most the key's rate can be (``Rate.at_most``: partition_limit) or its share of the table's write
     units (share) in these figures; 0 for a key they do not list (merged figures add no bound for a key
     no shard's head lists: docs/decisions.md §49). A table under ``SHARE_MIN_WCU`` has no share to speak of."""
@@ -196,12 +163,12 @@ def level(figures: Figures, settings: Settings, key: str, reason: str) -> float:
     if entry is None:
         return 0.0
     bound = figures.bound(key)
-    if reason == PARTITION_LIMIT:
+    if reason is Reason.PARTITION_LIMIT:
         return rate_of(entry, bound, figures.last_event, settings.alert_min_span_seconds).at_most
     return (entry.wcu + bound) / figures.wcu if _busy(figures, settings) else 0.0
 
 
-def cooled(figures: Figures, settings: Settings, key: str, reason: str) -> bool:
+def cooled(figures: Figures, settings: Settings, key: str, reason: Reason) -> bool:
     """Whether a settled window's figures keep the key under the resolve level."""
     return level(figures, settings, key, reason) < resolve_level(settings, reason)
 
@@ -211,7 +178,7 @@ def _busy(figures: Figures, settings: Settings) -> bool:
     return figures.wcu >= settings.share_min_wcu
 
 
-def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: str, rate: Rate) -> HotKey:
+def _hot(figures: Figures, settings: Settings, key: str, entry: Entry, reason: Reason, rate: Rate) -> HotKey:
     upper = entry.wcu + figures.bound(key)
     return HotKey(
         table=figures.table,

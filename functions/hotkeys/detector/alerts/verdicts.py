@@ -4,7 +4,7 @@ A look reads the heads (``snapshots.head_of``) every shard stored for the table'
 merges them per window (``merge``): each window's table and index partitions as one set of figures
 (``rules.Figures``), whatever the number of shards, rollovers and splits behind them. On those figures:
 
-* **Firing and life**: a partition whose merged rate (or its ``at_most``: ``rules.Rate``) reaches the
+* **Firing and life**: a partition whose merged rate (or its ``at_most``: ``domain.rate.Rate``) reaches the
   threshold starts an incident (unless a shard's first alarm already did), and a firing one is marked
   hot in the window, its peak raised; an update is owed when the peak outgrows what the last message
   sized its advice on (``Incident.escalated_by``), judged on a rate that covers a whole burst bucket
@@ -39,8 +39,8 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot
 from hotkeys.detector.domain import items as item_figures
 from hotkeys.detector.domain import summary
-from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.items import ItemStats
+from hotkeys.detector.domain.rate import shown
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.proposals import is_proposed
 
@@ -361,11 +361,11 @@ def _life(
     # peaked measured that long, or nothing came after them for that long (a burst or a table that stopped)
     source = max(found, key=lambda hot: hot.level)
     complete = source.measured or now - source.event_time > settings.alert_min_span_seconds
-    if complete and after.escalated_by(after.peak, settings.alert_wcu_per_second):
+    if complete and after.escalated_by(after.peak, settings):
         after = incidents.escalated(after, owner, now)
     elif after.reminder_due(now, settings.alert_reminder_seconds) and recent:
         after = incidents.reminded(after, owner, now)
-        if after.reason == rules.PARTITION_LIMIT:
+        if after.reason is rules.Reason.PARTITION_LIMIT:
             last_minute = recent_rate(look, after, settings)
             return after, replace(latest, wcu_per_second=last_minute, at_most_wcu_per_second=last_minute)
     return after, latest
@@ -399,7 +399,7 @@ def _resolution(look: Look, incident: Incident, settings: Settings, owner: str) 
     carriers = look.carriers(incident.key, incident.index, max(incident.fired_window, look.first_window))
     for window in range(start, latest + 1, seconds):
         # A share is of the whole table's writes: every shard of the table must have finished the window.
-        needed = carriers | look.shards_near(window, seconds) if incident.reason == rules.SHARE else carriers
+        needed = carriers | look.shards_near(window, seconds) if incident.reason is rules.Reason.SHARE else carriers
         if not look.settled(window, needed, seconds):
             return None
         figures = look.figures(window, incident.index)

@@ -19,7 +19,7 @@ from typing import Any
 from hotkeys.detector.alerts import rules
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
 from hotkeys.detector.config import Settings
-from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
+from hotkeys.detector.domain.rate import is_hot, percent_of_limit, rate_of, shown, suggested_shards, whole
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.observability import logger
@@ -37,8 +37,8 @@ class WhatIf:
     proposal: str  # the proposal's stored index name (``PROPOSED`` ends it)
     key: str  # as alerts show it (``KEY_DISPLAY``)
     window_start: int
-    wcu_per_second: float  # its rate (``rules.rate_of``), as ``top`` shows it
-    at_most_wcu_per_second: float  # the most that rate can be (``rules.Rate.at_most``)
+    wcu_per_second: float  # its rate (``domain.rate.rate_of``), as ``top`` shows it
+    at_most_wcu_per_second: float  # the most that rate can be (``domain.rate.Rate.at_most``)
     share: float  # of the proposal's write units in its window
     partition_wcu_limit: int
     suggested_shards: int
@@ -91,7 +91,7 @@ def findings(views: Iterable[rules.Figures], settings: Settings) -> list[WhatIf]
 
 
 def _finding(figures: rules.Figures, key: str, entry: Entry, settings: Settings, span: int) -> WhatIf:
-    rate = rules.rate_of(entry, figures.bound(key), figures.last_event, span)
+    rate = rate_of(entry, figures.bound(key), figures.last_event, span)
     return WhatIf(
         table=figures.table,
         proposal=str(figures.index),
@@ -101,8 +101,8 @@ def _finding(figures: rules.Figures, key: str, entry: Entry, settings: Settings,
         at_most_wcu_per_second=shown(rate.at_most),
         share=round(min(1.0, (entry.wcu + figures.bound(key)) / figures.wcu), 4),
         partition_wcu_limit=settings.partition_wcu_limit,
-        suggested_shards=rules.suggested_shards(rate.wcu_per_second, settings.alert_wcu_per_second),
-        hot=rate.at_most >= settings.alert_wcu_per_second,
+        suggested_shards=suggested_shards(rate.wcu_per_second, settings),
+        hot=is_hot(rate.at_most, settings),
     )
 
 

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hotkeys.detector.domain.figures import percent_of_limit, whole
+from hotkeys.detector.domain.rate import percent_of_limit, whole
 
 MIN_FAMILY_SHARDS = 2
 MAX_FAMILY_SHARDS = 200

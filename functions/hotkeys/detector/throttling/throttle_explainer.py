@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printable_ascii
-from hotkeys.detector.alerts.rules import PARTITION_LIMIT
+from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.domain.diagnosis import key_in_text
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
@@ -61,7 +62,6 @@ from hotkeys.throttling import (
 
 LOOKBACK_SECONDS = 300
 KEYS_NAMED = 10
-THROTTLING = "throttling"  # the ``reason`` of these messages (the detector's are partition_limit and share)
 # DynamoDB's table names (developer guide, "Supported data types and naming rules"): 3 to 255 of these. A
 # name read from a query is checked before it reaches an API call or a message.
 TABLE_NAME = re.compile(r"[A-Za-z0-9_.-]{3,255}")
@@ -384,7 +384,7 @@ def _stream_incidents(incidents: IncidentReader, table: str) -> dict[tuple[str |
     return {
         (incident.index, incident.key): incident.fired_window
         for incident, _version in found
-        if incident.reason == PARTITION_LIMIT and incident.firing
+        if incident.reason is Reason.PARTITION_LIMIT and incident.firing
     }
 
 
@@ -424,8 +424,8 @@ def document(explanation: Explanation, key_display: str = "raw", salt: str = "")
     """The JSON form (default, sqs, lambda, email-json subscribers)."""
     return {
         "kind": "throttle_explanation",
-        "reason": THROTTLING,
-        "status": "firing",
+        "reason": Reason.THROTTLING,
+        "status": Message.FIRING,
         "alarm": explanation.alarm,
         "table": explanation.table,
         "index": explanation.named_index,
@@ -497,12 +497,12 @@ def chatbot_payload(explanation: Explanation, key_display: str = "raw", salt: st
     return {
         "version": "1.0",
         "source": "custom",
-        "id": f"{explanation.where}:{THROTTLING}:{explanation.alarm}:{explanation.end}",
+        "id": f"{explanation.where}:{Reason.THROTTLING}:{explanation.alarm}:{explanation.end}",
         "content": {
             "textType": "client-markdown",
             "title": title,
             "description": email_text(explanation, key_display, salt),
-            "keywords": [explanation.table, *_indexes_named(explanation), THROTTLING],
+            "keywords": [explanation.table, *_indexes_named(explanation), Reason.THROTTLING],
         },
         "metadata": {
             "threadId": f"throttling-{explanation.where}"[:256],
@@ -526,7 +526,7 @@ def sns_publish_arguments(
         "email-json": body,
         "https": json.dumps(chatbot_payload(explanation, key_display, salt)),
     }
-    attributes = [("table", explanation.table), ("reason", THROTTLING), ("status", "firing")]
+    attributes = [("table", explanation.table), ("reason", Reason.THROTTLING), ("status", Message.FIRING)]
     if explanation.named_index:
         attributes.append(("index", explanation.named_index))
     return {
