@@ -25,10 +25,10 @@ from typing import Any
 
 from hotkeys.cli.common import at_alert, possibly_hot, where_of
 from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.ports import IndexesOf, ResolveKey
 from hotkeys.detector.domain.figures import percent_of_limit, shown, whole
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
-from hotkeys.detector.ports import IndexesOf, ResolveKey
 from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 MAX_KEYS = 30

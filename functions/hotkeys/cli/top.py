@@ -9,6 +9,7 @@ from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.alerts.rules import rate_of
+from hotkeys.detector.consumer.ports import StatsReader
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -22,7 +23,6 @@ from hotkeys.detector.domain.figures import shown
 from hotkeys.detector.domain.items import verdict
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
-from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.proposals import is_proposed
 
 # How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).

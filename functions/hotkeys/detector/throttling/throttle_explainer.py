@@ -46,8 +46,8 @@ from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printab
 from hotkeys.detector.alerts.rules import PARTITION_LIMIT
 from hotkeys.detector.domain.diagnosis import key_in_text
 from hotkeys.detector.domain.windows import iso_utc
-from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
+from hotkeys.detector.throttling.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import Source
 from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
 from hotkeys.throttling import (
