@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from infra.app_factory import build_app
-from infra.options import ContextError
+from infra.option_schema import ContextError
 
 try:
     app, _stack = build_app()

@@ -13,7 +13,8 @@ from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
 from hotkeys.detector.names import DEFAULT_STACK_NAME, metrics_namespace
 from hotkeys.throttle_hook import NAMESPACE as THROTTLES_NAMESPACE
-from infra.options import CONTEXT_KEYS, ContextError, options_from_context, refuse_unknown, source_from_context
+from infra.option_schema import CONTEXT_KEYS, ContextError
+from infra.options import options_from_context, refuse_unknown, source_from_context
 from infra.stack import HotKeyDetectorStack
 
 # (the name whose stack keeps the metric namespace of every earlier release: names.metrics_namespace)

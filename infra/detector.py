@@ -17,12 +17,13 @@ from hotkeys.deployment import reading_plan
 from hotkeys.detector.names import SPOOL_PREFIX
 from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
+from infra.arns import concrete
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
 from infra.judge import JUDGE_METRICS, Judge
 from infra.monitoring import Monitoring
 from infra.nag import acknowledge
-from infra.options import DetectorOptions, concrete
+from infra.options import DetectorOptions
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
 from infra.stream_mapping import StreamMapping, StreamMappingProvider, mapping_id

@@ -8,10 +8,11 @@ from aws_cdk import Annotations, CfnOutput, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
+from infra.arns import concrete
 from infra.compliance import ControlTower
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
-from infra.options import DetectorOptions, SourceSpec, concrete
+from infra.options import DetectorOptions, SourceSpec
 from infra.quotas import StackResourceQuota
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 from infra.throttle_alarms import ThrottleAlarms

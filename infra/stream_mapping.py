@@ -5,8 +5,9 @@ CloudFormation's own mapping would be replaced.
 changes, CloudFormation creates the replacement before it deletes the old mapping, and Lambda allows
 one mapping per function and event source: such an update rolls back (``../shared/NOTES.md``). So the
 mapping is ``Custom::StreamMapping`` on the CDK provider framework, with the project's handler
-(``hotkeys.detector.handlers.stream_mapping_app.on_event``): a setting Lambda can update is updated in
-place; a starting position applies when a mapping is created and changes nothing for one that reads;
+(``hotkeys.detector.handlers.stream_mapping_app.on_event``; its logic is
+``hotkeys.detector.provisioning.stream_mapping``): a setting Lambda can update is updated in place; a
+starting position applies when a mapping is created and changes nothing for one that reads;
 a Create first removes any mapping of the same function and stream (an earlier release's
 ``AWS::Lambda::EventSourceMapping``, whose later delete then finds nothing), so the release that brings
 this resource moves every table's mapping without a conflict (docs/decisions.md §75).
@@ -57,7 +58,7 @@ class StreamMappingProvider(Construct):
             description="creates, updates and deletes the consumer's stream event source mappings at deploy time",
             failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
             "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-            # Its waits share one deadline, this timeout less stream_mapping_app.ANSWER_SECONDS, and it answers
+            # Its waits share one deadline, this timeout less stream_mapping.ANSWER_SECONDS, and it answers
             # by then: 2 minutes under the provider framework function's 15 and the resource's SERVICE_TIMEOUT.
             timeout_seconds=780,
         )
@@ -96,7 +97,7 @@ class StreamMappingProvider(Construct):
         )
         # A Delete while a failed update rolls back reads this stack (its status, its earlier release's
         # mapping resources and what they read) to keep a mapping the stack goes back to needing
-        # (stream_mapping_app).
+        # (provisioning.stream_mapping).
         this_stack = stack.format_arn(service="cloudformation", resource="stack", resource_name=f"{stack.stack_name}/*")
         handler.role.add_to_policy(
             iam.PolicyStatement(

@@ -1,10 +1,9 @@
 """Alarms on DynamoDB's throttle metrics by cause, for each watched table and its GSIs.
 
-One alarm per (table or index scope, operation, cause): ``<Read|Write>KeyRangeThroughputThrottleEvents``
-(a hot key: the detector's advice), and the capacity causes, which point at another fix
-(``…MaxOnDemandThroughputThrottleEvents``, ``…ProvisionedThroughputThrottleEvents``,
-``…AccountLimitThrottleEvents``). Each fires on one throttle event in a minute, and notifies the alert
-topic like the stack's other alarms (and when it is OK again).
+One alarm per (table or index scope, operation, cause): each metric of ``hotkeys.throttling.THROTTLE_METRICS``
+(the one catalogue of the causes, their metrics and their fixes), described with its cause's fix. Each fires
+on one throttle event in a minute, and notifies the alert topic like the stack's other alarms (and when it
+is OK again).
 
 Which GSIs: a table the stack creates declares its indexes (``WatchedTable.indexes``), and each gets
 its own alarms on the metric with ``TableName`` and ``GlobalSecondaryIndexName``. The stack does not

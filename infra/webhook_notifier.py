@@ -8,10 +8,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from infra.arns import secret_resource
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction
 from infra.nag import acknowledge
-from infra.options import secret_resource
 
 
 class WebhookNotifier(Construct):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hotkeys.detector.handlers.stream_mapping_app import MOVING
+from hotkeys.detector.provisioning.mapping_settings import MOVING
 
 MAPPING = "AWS::Lambda::EventSourceMapping"
 CUSTOM = "Custom::StreamMapping"

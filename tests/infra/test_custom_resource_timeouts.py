@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hotkeys.detector.handlers import stream_mapping_app
+from hotkeys.detector.provisioning import stream_mapping
 from tests.infra.conftest import MODES, Synthesized
 
 pytestmark = pytest.mark.infra
@@ -87,5 +87,5 @@ def test_the_stream_mappings_handler_has_time_to_wait_and_to_undo_a_failed_creat
         for function in demo.resources("AWS::Lambda::Function").values()
         if function["Properties"].get("Handler") == "hotkeys.detector.handlers.stream_mapping_app.on_event"
     ]
-    waits = handler["Timeout"] - stream_mapping_app.ANSWER_SECONDS - stream_mapping_app.UNDO_SECONDS
+    waits = handler["Timeout"] - stream_mapping.ANSWER_SECONDS - stream_mapping.UNDO_SECONDS
     assert waits >= 300

@@ -7,13 +7,9 @@ from typing import Any
 
 import pytest
 
-from infra.options import (
-    ContextError,
-    DetectorOptions,
-    options_from_context,
-    secret_resource,
-    source_from_context,
-)
+from infra.arns import secret_resource
+from infra.option_schema import ContextError
+from infra.options import DetectorOptions, options_from_context, source_from_context
 
 pytestmark = pytest.mark.infra
 STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"

@@ -661,7 +661,7 @@ def test_webhook_subscriber_reads_only_its_secret_and_keeps_failures(synthesized
 def test_a_parallelization_factor_other_than_1_is_refused_at_synth(synthesized: dict) -> None:
     # Per-shard tumbling-window state needs the shard's records in order: the app refuses to build
     from infra.app_factory import build_app
-    from infra.options import ContextError
+    from infra.option_schema import ContextError
 
     with pytest.raises(ContextError, match="parallelizationFactor must be 1"):
         build_app({"parallelizationFactor": "4"}, outdir=tempfile.mkdtemp(prefix="cdk-refused-"))

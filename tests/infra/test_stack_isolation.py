@@ -162,7 +162,7 @@ def _emitted(environment: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_stack_named_after_the_throttle_hooks_namespace_is_refused() -> None:
     from infra.app_factory import build_app
-    from infra.options import ContextError
+    from infra.option_schema import ContextError
 
     # (the hook's metrics are the application's: HotKeyDetector/Throttles)
     with pytest.raises(ContextError, match="namespace would be the throttle hook's"):

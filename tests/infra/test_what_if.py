@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from infra.options import ContextError, options_from_context
+from infra.option_schema import ContextError
+from infra.options import options_from_context
 from tests.infra.conftest import synth_template
 
 pytestmark = pytest.mark.infra

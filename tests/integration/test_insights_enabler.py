@@ -21,10 +21,11 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.stub import Stubber
 
-from hotkeys.detector.handlers.insights_enabler_app import InsightsError, on_event
-from hotkeys.detector.throttling.insights_owners import (
+from hotkeys.detector.handlers.insights_enabler_app import on_event
+from hotkeys.detector.provisioning.insights_owners import (
     OWNER_TAG,
     TABLE_FLAG,
+    InsightsError,
     index_token,
     owners_in,
     recorded,

@@ -170,9 +170,9 @@ def judge_wake_bytes(watchdog: bool) -> int:
     """What one wake-up of the judge prints (its EMF line and its "judge look" line): a look woken by its
     chain's message, or a watchdog run that finds the look claimed by the chain."""
     from hotkeys.detector.alerts.judge import LookOutcome
+    from hotkeys.detector.alerts.ports import LookClaim
     from hotkeys.detector.config import Settings
     from hotkeys.detector.handlers import judge_app
-    from hotkeys.detector.ports import LookClaim
     from hotkeys.emulator.emulation import MemoryLookClaims
 
     class Judge:

@@ -8,7 +8,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hotkeys.detector.handlers.stream_enabler_app import WrongStream, is_complete, on_event
+from hotkeys.detector.handlers.stream_enabler_app import is_complete, on_event
+from hotkeys.detector.provisioning.stream_enabler import WrongStream
 from tests.support import create_source_table
 
 

@@ -19,8 +19,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from hotkeys.deployment import NOT_CREATED_PREFIX
-from hotkeys.detector.handlers import stream_mapping_app
 from hotkeys.detector.handlers.stream_mapping_app import on_event
+from hotkeys.detector.provisioning import stream_mapping
 from tests.conftest import log_lines
 from tests.support import create_source_table
 
@@ -318,7 +318,7 @@ def test_displacement_waits_until_lambda_has_finished_deleting(world: World) -> 
     slow, sleeps = SlowToDelete(world.lambda_, answers=3), Sleeps()
     uuid = run(request("Create", properties(world.detector, world.orders)), slow, sleeps)
     # Then the create waited (three pauses, none slept for real) and came after the delete was done
-    assert sleeps.calls == [stream_mapping_app.POLL_SECONDS] * 3
+    assert sleeps.calls == [stream_mapping.POLL_SECONDS] * 3
     assert slow.gets == 4 and world.gone(earlier)
     assert [m["UUID"] for m in world.mappings(world.orders)] == [uuid]
 
@@ -333,7 +333,7 @@ def test_a_delete_that_never_finishes_answers_without_a_mapping_and_the_next_dep
     # When the upgrade's create runs (without a Lambda context the budget is BUDGET_SECONDS, less the create's
     # reserve for undoing itself)
     physical = run(request("Create", properties(world.detector, world.orders)), slow, sleeps)
-    waited = stream_mapping_app.BUDGET_SECONDS - stream_mapping_app.UNDO_SECONDS
+    waited = stream_mapping.BUDGET_SECONDS - stream_mapping.UNDO_SECONDS
     assert sum(sleeps.calls) == waited
     # Then it answers, so that the stack keeps this release (and its StreamUnread alarm) rather than roll back to
     # the one whose mapping it displaced: with an id that names no mapping and the stream, and nothing created or
@@ -524,7 +524,7 @@ def test_a_mapping_that_is_settling_is_waited_for_and_its_refusals_retried(world
     run(request("Delete", new, physical=uuid), busy, sleeps)
     # Then each refusal was retried and each Creating answer waited for, every wait a poll
     assert busy.unseen == busy.refusals == busy.creating == 0
-    assert sleeps.calls == [stream_mapping_app.POLL_SECONDS] * 7 and world.gone(uuid)
+    assert sleeps.calls == [stream_mapping.POLL_SECONDS] * 7 and world.gone(uuid)
 
 
 def test_an_update_of_a_mapping_deleted_behind_the_stacks_back_creates_it_again(world: World) -> None:
@@ -548,7 +548,7 @@ def test_delete_answers_once_lambda_has_deleted_the_mapping(world: World) -> Non
         SlowToDelete(world.lambda_, 3),
         sleeps,
     )
-    assert sleeps.calls == [stream_mapping_app.POLL_SECONDS] * 3
+    assert sleeps.calls == [stream_mapping.POLL_SECONDS] * 3
 
 
 def test_delete_removes_only_the_mapping_it_owns(world: World) -> None:

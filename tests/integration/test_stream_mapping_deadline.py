@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from hotkeys.detector.handlers import stream_mapping_app
 from hotkeys.detector.handlers.stream_mapping_app import on_event
+from hotkeys.detector.provisioning import stream_mapping
 from tests.conftest import log_lines
 from tests.integration.test_stream_mapping import (
     SETTINGS,
@@ -162,15 +162,15 @@ def test_every_path_answers_before_the_functions_timeout(world: World, path: str
             answer(event, lambda_(world.lambda_), clock)
     # It answered before the timeout, having waited for as long as it could: within the last ANSWER_SECONDS
     # and the undo's reserve (one poll, one call)
-    last = TIMEOUT - stream_mapping_app.ANSWER_SECONDS
-    assert last - stream_mapping_app.UNDO_SECONDS - 2 * LATENCY - stream_mapping_app.POLL_SECONDS < clock.now < TIMEOUT
+    last = TIMEOUT - stream_mapping.ANSWER_SECONDS
+    assert last - stream_mapping.UNDO_SECONDS - 2 * LATENCY - stream_mapping.POLL_SECONDS < clock.now < TIMEOUT
 
 
 def test_without_a_lambda_context_the_budget_is_fixed(world: World) -> None:
-    clock = Clock(timeout=10 * stream_mapping_app.BUDGET_SECONDS)
+    clock = Clock(timeout=10 * stream_mapping.BUDGET_SECONDS)
     uuid = answer(_create(world), Busy(world.lambda_, creating=FOREVER), clock, context=False)
     # (a create's waits end UNDO_SECONDS early, the rest being its undo's)
-    assert clock.now <= stream_mapping_app.BUDGET_SECONDS - stream_mapping_app.UNDO_SECONDS + 2 * LATENCY
+    assert clock.now <= stream_mapping.BUDGET_SECONDS - stream_mapping.UNDO_SECONDS + 2 * LATENCY
     assert detectors(world) == [uuid]
 
 
@@ -245,7 +245,7 @@ def _restored_as(world: World, earlier: str, before: dict[str, Any]) -> None:
 
 # Failures at the start of the settle wait, half-way, and at its last Get, when the create's waits end (the
 # undo then has its own UNDO_SECONDS, here needed for three refused deletes)
-LAST_GET = TIMEOUT - stream_mapping_app.ANSWER_SECONDS - stream_mapping_app.UNDO_SECONDS
+LAST_GET = TIMEOUT - stream_mapping.ANSWER_SECONDS - stream_mapping.UNDO_SECONDS
 
 
 @pytest.mark.parametrize("fails_at", [0.0, 300.0, LAST_GET])

@@ -7,7 +7,8 @@ import pytest
 from hotkeys.detector.alerts.messages import display_key
 from hotkeys.detector.config import ConfigError, load_settings
 from hotkeys.detector.domain.rate import alert_rate
-from infra.options import ContextError, options_from_context, source_from_context
+from infra.option_schema import ContextError
+from infra.options import options_from_context, source_from_context
 
 
 def test_defaults() -> None:

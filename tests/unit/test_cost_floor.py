@@ -89,7 +89,8 @@ def test_the_judge_is_billed_per_look_and_per_watchdog_run() -> None:
 
 
 def test_the_judges_memory_is_the_stacks_default() -> None:
-    from infra.options import STACK_OPTION_BY_KEY, DetectorOptions
+    from infra.option_schema import STACK_OPTION_BY_KEY
+    from infra.options import DetectorOptions
 
     assert cost.CostInputs(writes_per_second=1).judge_memory_mb == cost.JUDGE_MEMORY_MB
     assert STACK_OPTION_BY_KEY["judgeMemoryMb"].default == DetectorOptions().judge_memory_mb == cost.JUDGE_MEMORY_MB

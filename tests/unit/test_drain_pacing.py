@@ -8,8 +8,8 @@ import contextlib
 from collections.abc import Callable
 
 from hotkeys.detector.consumer.archive import DRAIN_INTERVAL_SECONDS, RETRY_DRAIN_SECONDS, TtlArchiver
+from hotkeys.detector.consumer.ports import ObjectStore
 from hotkeys.detector.domain.records import Change, ChangeKind
-from hotkeys.detector.ports import ObjectStore
 
 
 class Spool:

@@ -2,8 +2,11 @@
 
 * no import cycles between the project's modules;
 * the Lambda code (`hotkeys.detector`) imports nothing of the CLI: its asset leaves the CLI out;
-* the detector's logic imports neither the handlers nor AWS SDKs (I/O stays in adapters);
-* each package of the Lambda code uses only those before it in the data's flow (`LAYERS`);
+* the detector's logic imports neither the handlers nor the adapters nor AWS SDKs (I/O stays in adapters, and
+  in the deploy-time custom resources' logic, `provisioning`, whose work is AWS's API);
+* every module of the Lambda code (the function asset: `hotkeys` without the CLI and the emulator) sits in one
+  layer of `LAYERS`, and imports only modules of its own layer and of the layers its layer names, all below
+  it: no module is exempt, `hotkeys.deployment` and `hotkeys.throttling` included;
 * the CDK app imports nothing that builds Powertools objects (nothing of the function runs at synth);
 * no fault injection ships: the ESM emulation's delivery choices are its clean defaults.
 """
@@ -18,16 +21,43 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "functions"
 HANDLERS = "hotkeys.detector.handlers"
-# The Lambda code's packages, in the order data flows through them, each with the packages it may use
-# (config, names, ports, observability and proposals are shared by all; adapters implement ports for the handlers).
-SHARED = {"config", "names", "ports", "observability", "proposals"}
-LAYERS = {
-    "domain": set(),
-    "consumer": {"domain"},
-    "alerts": {"domain", "consumer"},
-    "throttling": {"domain", "alerts"},
-    "adapters": {"domain", "consumer", "alerts", "throttling"},
-    "handlers": {"domain", "consumer", "alerts", "throttling", "adapters"},
+# Not the Lambda code: what the function asset leaves out (infra/settings.py FUNCTION_ASSET_EXCLUDE).
+NOT_LAMBDA = ("hotkeys.cli", "hotkeys.emulator")
+# The Lambda code's layers, bottom first (the order data flows through the detector): each with the modules it
+# holds ("pkg.*": a package and every module in it) and the layers below it that its modules may import.
+LAYERS: dict[str, tuple[tuple[str, ...], set[str]]] = {
+    # The shared vocabulary: names, the settings schema, proposals, the throttle catalogue, the logger (and the
+    # applications' throttle hook, which imports none of them).
+    "base": (
+        (
+            "hotkeys",
+            "hotkeys.detector",
+            "hotkeys.detector.names",
+            "hotkeys.detector.proposals",
+            "hotkeys.detector.config",
+            "hotkeys.detector.observability",
+            "hotkeys.throttling",
+            "hotkeys.throttle_hook",
+        ),
+        set(),
+    ),
+    # How the stack deploys the function (the mapping's settings, its window the settings' own default).
+    "deployment": (("hotkeys.deployment",), {"base"}),
+    "domain": (("hotkeys.detector.domain.*",), {"base"}),
+    "consumer": (("hotkeys.detector.consumer.*",), {"base", "deployment", "domain"}),
+    "alerts": (("hotkeys.detector.alerts.*",), {"base", "deployment", "domain", "consumer"}),
+    "throttling": (("hotkeys.detector.throttling.*",), {"base", "domain", "alerts"}),
+    # The deploy-time custom resources' logic: a stream's mapping, a table's stream, Contributor Insights.
+    "provisioning": (("hotkeys.detector.provisioning.*",), {"base", "deployment", "domain", "throttling"}),
+    # The ports' implementations on AWS.
+    "adapters": (
+        ("hotkeys.detector.adapters.*",),
+        {"base", "domain", "consumer", "alerts", "throttling", "provisioning"},
+    ),
+    "handlers": (
+        (f"{HANDLERS}.*",),
+        {"base", "deployment", "domain", "consumer", "alerts", "throttling", "provisioning", "adapters"},
+    ),
 }
 
 
@@ -115,18 +145,14 @@ def test_the_emulator_is_below_the_cli() -> None:
 
 
 def test_the_detectors_logic_stays_out_of_the_handler_layer_and_the_sdk() -> None:
-    logic = [
-        name
-        for name in GRAPH
-        if name.startswith("hotkeys.detector.")
-        and not name.startswith(HANDLERS)
-        and not name.startswith("hotkeys.detector.adapters")
-    ]
+    logic = [name for name in GRAPH if layer_of(name) not in (None, "adapters", "handlers")]
     assert "hotkeys.detector.consumer.pipeline" in logic and "hotkeys.detector.domain.summary" in logic
     for name in logic:
         reached = closure(GRAPH, name) | {name}
         assert not {m for m in reached if m.startswith(HANDLERS)}, name
         assert not {m for m in reached if m.startswith("hotkeys.detector.adapters")}, name
+        if layer_of(name) == "provisioning":
+            continue  # (its logic is what Lambda's and DynamoDB's APIs answer: it takes clients, builds none)
         external = {i for m in reached for i in imports_of(module_path(m))}
         assert not {i for i in external if i.split(".")[0] in ("boto3", "botocore")}, name
 
@@ -194,20 +220,38 @@ def test_the_lambda_code_reads_its_environment_only_through_the_settings_schema(
     assert readers == []
 
 
-def _package(module: str) -> str | None:
-    """The Lambda code's package of ``module`` (``LAYERS``, ``SHARED``), None outside it."""
-    if not module.startswith("hotkeys.detector."):
+def _holds(member: str, module: str) -> bool:
+    return module == member.removesuffix(".*") or (member.endswith(".*") and module.startswith(member[:-1]))
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of ``LAYERS`` holding ``module``; None outside the Lambda code (the CLI, the emulator, infra)."""
+    if not (module == "hotkeys" or module.startswith("hotkeys.")) or module.startswith(NOT_LAMBDA):
         return None
-    return module.split(".")[2]
+    holding = [layer for layer, (members, _) in LAYERS.items() if any(_holds(m, module) for m in members)]
+    assert len(holding) == 1, f"{module} is in {holding or 'no layer'}: name it in exactly one of LAYERS"
+    return holding[0]
 
 
-def test_each_package_uses_only_the_packages_before_it() -> None:
-    assert {_package(name) for name in GRAPH} - {None} == set(LAYERS) | SHARED
+def test_each_layer_names_only_layers_below_it() -> None:
+    order = list(LAYERS)
+    for position, (layer, (_, allowed)) in enumerate(LAYERS.items()):
+        assert allowed <= set(order[:position]), layer
+
+
+def test_every_module_of_the_lambda_code_is_in_one_layer() -> None:
+    placed = {name: layer_of(name) for name in GRAPH}
+    assert placed["hotkeys.deployment"] == "deployment" and placed["hotkeys.throttling"] == "base"
+    assert placed["hotkeys.detector.handlers.app"] == "handlers" and placed["hotkeys.cli.main"] is None
+    assert {layer for layer in placed.values() if layer is not None} == set(LAYERS)
+
+
+def test_each_layer_uses_only_its_own_and_the_layers_it_names() -> None:
     crossing = []
     for name, targets in GRAPH.items():
-        home = _package(name)
+        home = layer_of(name)
         if home is None:
             continue
-        allowed = LAYERS.get(home, set(LAYERS)) | SHARED | {home}  # a shared module may use any (its types)
-        crossing += [f"{name} -> {target}" for target in targets if _package(target) not in allowed | {None}]
+        allowed = LAYERS[home][1] | {home}
+        crossing += [f"{name} -> {target}" for target in targets if layer_of(target) not in allowed]
     assert crossing == []

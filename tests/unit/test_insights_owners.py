@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hotkeys.detector.throttling.insights_owners import (
+from hotkeys.detector.provisioning.insights_owners import (
     ENABLED_TAG,
     OWNER_TAG,
     TABLE_FLAG,

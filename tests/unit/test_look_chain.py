@@ -11,7 +11,7 @@ import pytest
 
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
-from hotkeys.detector.ports import LookClaim
+from hotkeys.detector.alerts.ports import LookClaim
 from hotkeys.emulator.emulation import DELIVERY_SECONDS, JudgeWakeUps, MemoryLookClaims, judge_times
 
 MINUTE = 1_796_083_200  # a minute's start

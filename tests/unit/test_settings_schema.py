@@ -15,15 +15,8 @@ import pytest
 from hotkeys.cli.common import settings_from_args
 from hotkeys.cli.main import REDRIVE_SETTINGS, REPLAY_SETTINGS, TOP_SETTINGS, WATCH_SETTINGS, build_parser
 from hotkeys.detector.config import OPTIONS, ConfigError, Option, Settings, load_settings, settings_fields
-from infra.options import (
-    CDK_CLI_KEYS,
-    CONTEXT_KEYS,
-    ContextError,
-    options_from_context,
-    options_table,
-    refuse_unknown,
-    source_from_context,
-)
+from infra.option_schema import CONTEXT_KEYS, ContextError, options_table
+from infra.options import CDK_CLI_KEYS, options_from_context, refuse_unknown, source_from_context
 
 # A valid value other than the default, as text, and what the function must make of it.
 SAMPLES: dict[str, tuple[str, Any]] = {

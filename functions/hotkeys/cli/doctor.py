@@ -42,9 +42,9 @@ from hotkeys.deployment import (
 )
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
+from hotkeys.detector.consumer.ports import StatsReader
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired, merged_health
 from hotkeys.detector.domain.health import IGNORED, Health, TtlVerdict, ttl_problem
-from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.throttling.throttle_sources import Source, insights_command
 from hotkeys.throttling import (
     INDEX_DIMENSION,

@@ -38,10 +38,10 @@ from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.pipeline import BatchError, Ports, StreamBatch, process_batch
+from hotkeys.detector.consumer.ports import Archiver
 from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
 from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
-from hotkeys.detector.ports import Archiver
 from hotkeys.emulator.streams import RangeNotRead, read_range
 
 UNREADABLE_CODES = (

@@ -27,10 +27,10 @@ from hotkeys.cli.common import at_alert, possibly_hot, where_of
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.ports import IndexesOf, ResolveKey
 from hotkeys.detector.domain.rate import percent_of_limit, shown, whole
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
-from hotkeys.detector.ports import IndexesOf, ResolveKey
 from hotkeys.detector.throttling.throttles import THROTTLED_ONLY
 
 MAX_KEYS = 30

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hotkeys.cli.common import natural_width, partition_of, say, where_of
-from hotkeys.detector.ports import InsightsPort, TableInsightsPort
+from hotkeys.detector.throttling.ports import InsightsPort, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import (
     THROTTLED_ONLY,

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
+from hotkeys.detector.consumer.ports import StatsReader
 from hotkeys.detector.consumer.snapshots import (
     RetiredWindow,
     SegmentSnapshot,
@@ -21,7 +22,6 @@ from hotkeys.detector.domain.items import verdict
 from hotkeys.detector.domain.rate import rate_of, shown
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
-from hotkeys.detector.ports import StatsReader
 from hotkeys.detector.proposals import is_proposed
 
 # How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).

@@ -25,12 +25,12 @@ from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS, EventSourceS
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
+from hotkeys.detector.alerts.ports import LookClaim, Publisher
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import REPORT_EVERY_SECONDS
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.handlers.wiring import build_judge, build_ports
-from hotkeys.detector.ports import LookClaim, Publisher
 from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
 from hotkeys.emulator.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
 

@@ -26,8 +26,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
+from hotkeys.detector.consumer.ports import ObjectStore
 from hotkeys.detector.names import SPOOL_PREFIX
-from hotkeys.detector.ports import ObjectStore
 
 # Partition keys a spool's objects spread over (a shard's objects stay under one).
 SPOOL_PARTITIONS = 8

@@ -6,8 +6,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hotkeys.detector.consumer.ports import ObjectStore
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import ObjectStore
 
 
 class S3ObjectStore(ObjectStore):

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hotkeys.detector.throttling.insights_owners import SwitchFailed, TableGone
+from hotkeys.detector.provisioning.insights_owners import SwitchFailed, TableGone
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import throttled_key_rule
 

@@ -12,7 +12,7 @@ from hotkeys.detector.adapters.stats_schema import (
     put_new,
     stored_seconds,
 )
-from hotkeys.detector.ports import LookClaim
+from hotkeys.detector.alerts.ports import LookClaim
 
 # A claim is kept an hour (DynamoDB's TTL removes it after): a wake-up for that look is long over by then.
 CLAIM_RETENTION_SECONDS = 3600

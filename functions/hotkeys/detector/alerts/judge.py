@@ -26,6 +26,7 @@ from hotkeys.detector.alerts import verdicts, what_if
 from hotkeys.detector.alerts.incidents import Incident, Pending
 from hotkeys.detector.alerts.messages import PublishRefused
 from hotkeys.detector.alerts.notifier import Notifier, Stored
+from hotkeys.detector.alerts.ports import HeadsReader, IncidentStore, LayoutStore
 from hotkeys.detector.alerts.what_if import WhatIfNotices
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer import layout as layouts
@@ -33,7 +34,6 @@ from hotkeys.detector.consumer.layout import Layout
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot
 from hotkeys.detector.domain.windows import window_start
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import HeadsReader, IncidentStore, LayoutStore
 
 # After a flush boundary, the judge looks once every shard on time has written its head of it: the
 # mapping's batching window, and a second for the write to reach the window-heads index.

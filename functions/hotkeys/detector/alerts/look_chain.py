@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, LookOutcome
-from hotkeys.detector.ports import LookClaim, LookClaims, NextLook
+from hotkeys.detector.alerts.ports import LookClaim, LookClaims, NextLook
 
 # How long after a due look the watchdog leaves it to the chain (its message is delivered within about a
 # second of the look's time: ``next_message``).

@@ -23,10 +23,10 @@ import dataclasses
 from hotkeys.detector.alerts import incidents, rules
 from hotkeys.detector.alerts.incidents import Incident, Message
 from hotkeys.detector.alerts.messages import Alert, PublishOutcomeUnknown, PublishRefused, display_key
+from hotkeys.detector.alerts.ports import IncidentStore, Publisher
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.rate import alert_rate, is_hot, suggested_shards
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import IncidentStore, Publisher
 
 Stored = tuple[Incident, int]  # an incident and the version it was read at
 # Writes of a confirmation before its error propagates (the SDK's own retries come first).

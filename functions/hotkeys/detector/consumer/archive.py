@@ -18,11 +18,11 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from hotkeys.detector.consumer.ports import Archived, ObjectStore, Spool
 from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, is_ttl_delete
 from hotkeys.detector.domain.sizing import SizingError, binary_size, image_size, number_size, value_size
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import Archived, ObjectStore, Spool
 
 _JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
 _INTEGER = re.compile(r"-?(0|[1-9]\d*)")

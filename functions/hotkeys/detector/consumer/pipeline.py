@@ -14,6 +14,7 @@ from typing import Any
 from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import LagReporter
+from hotkeys.detector.consumer.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.health import IGNORED_FROM
@@ -29,7 +30,6 @@ from hotkeys.detector.domain.records import (
 from hotkeys.detector.domain.summary import Counting
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
 
 SECONDS_PER_DAY = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.

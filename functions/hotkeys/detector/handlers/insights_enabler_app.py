@@ -1,21 +1,9 @@
-"""Deploy-time custom resource: Contributor Insights in throttled-keys mode on a table and its GSIs.
+"""Deploy-time custom resource (``Custom::ThrottledKeyInsights``): Contributor Insights in throttled-keys mode
+on a table and its GSIs.
 
-Used by the CDK provider framework (``on_event`` only: nothing waits for the rules to exist). The rules
-of who turns what on and off are ``insights_owners``' (docs/decisions.md §68); this module reads the
-request and answers it.
-
-* Create: a new owner of the table (``insights_owners.claim``), under a physical id naming the table and
-  the owner. A failure fails the deploy with the cause and the way out, after undoing its own work.
-* Update: the same table keeps the id (and so what it owns); another table, or an id written before
-  §68, is a create under a new id, and CloudFormation's delete of the old id then releases the old one.
-* Delete: ``insights_owners.release``. It never fails the stack: whatever goes wrong (denied,
-  throttled, no such table, no connection) is logged as one structured line and the delete succeeds.
-
-The response's ``Data`` holds counts only: a custom resource's response must stay under 4,096 bytes,
-and a list of index names would not (20 GSIs of long names). Nothing in the stack reads it.
-
-GSIs added to a table after the deploy are not enabled by it (the resource runs only when its
-properties change): ``hotkeys doctor`` names them with the command.
+Used by the CDK provider framework (``on_event`` only: nothing waits for the rules to exist). This handler
+reads the request, makes the client and answers; what each request does, and why, is
+``provisioning.insights_enabler``'s (and ``insights_owners``').
 """
 
 from __future__ import annotations
@@ -31,21 +19,10 @@ from botocore.config import Config
 
 from hotkeys.detector.adapters.aws import SDK_CONFIG
 from hotkeys.detector.adapters.insights_switch import DynamoInsightsSwitch
-from hotkeys.detector.observability import logger
-from hotkeys.detector.throttling.insights_owners import (
-    OWNER_TAG,
-    InsightsError,
-    SwitchFailed,
-    TableGone,
-    claim,
-    held,
-    new_owner,
-    physical_id,
-    release,
-)
-from hotkeys.detector.throttling.throttle_sources import Source, insights_command
+from hotkeys.detector.provisioning.insights_enabler import delete, keeps
+from hotkeys.detector.provisioning.insights_owners import claim, new_owner, physical_id
 
-__all__ = ["InsightsError", "on_event"]
+__all__ = ["on_event"]
 
 
 # At deploy time no Lambda retry stands behind a call, and every watched table's resource runs at once
@@ -70,14 +47,12 @@ def on_event(
     if kind == "Delete":
         # Everything a delete does, the client included, is inside what it logs and never raises.
         resource_id = str(event.get("PhysicalResourceId", ""))
-        _delete(lambda: DynamoInsightsSwitch(dynamodb or _dynamodb()), resource_id)
+        delete(lambda: DynamoInsightsSwitch(dynamodb or _dynamodb()), resource_id)
         return {"PhysicalResourceId": resource_id}
     table = str(event["ResourceProperties"]["TableName"])
     switch = DynamoInsightsSwitch(dynamodb or _dynamodb())
-    if kind == "Update":
-        previous = held(str(event.get("PhysicalResourceId", "")))
-        if previous is not None and previous.owner is not None and previous.table == table:
-            return {"PhysicalResourceId": str(event["PhysicalResourceId"])}
+    if kind == "Update" and keeps(str(event.get("PhysicalResourceId", "")), table):
+        return {"PhysicalResourceId": str(event["PhysicalResourceId"])}
     owner = new_owner(
         str(event.get("StackId", "")),
         str(event.get("LogicalResourceId", "")),
@@ -88,42 +63,3 @@ def on_event(
         "PhysicalResourceId": physical_id(table, claimed.owner),
         "Data": {"Targets": str(claimed.targets), "Enabled": str(claimed.enabled)},
     }
-
-
-def _delete(switch: Callable[[], DynamoInsightsSwitch], resource_id: str) -> None:
-    mine = held(resource_id)
-    where = {"physical_resource_id": resource_id, "table": mine.table if mine else None}
-    try:
-        released = release(switch(), resource_id)
-    except TableGone as error:
-        logger.info("table gone: nothing to turn off", extra=where | {"reason": str(error)})
-        return
-    except Exception as error:  # a teardown must not hang on Contributor Insights
-        reason = str(error) if isinstance(error, SwitchFailed) else f"{type(error).__name__}: {error}"
-        logger.warning(
-            "Contributor Insights left as it was on delete",
-            extra=where
-            | {
-                "reason": reason,
-                "left": "on where this resource had turned it on, unless another stack still watches the table "
-                "(its hotkeys:insights:owner:* tags)",
-                "command": (
-                    insights_command(Source(mine.table, None), "DISABLE") + " (and --index-name per GSI)"
-                    if mine
-                    else None
-                ),
-                # Its owner tag, if it stayed, keeps every later delete from turning anything off.
-                "untag": (
-                    f"aws dynamodb untag-resource --resource-arn $(aws dynamodb describe-table --table-name "
-                    f"{mine.table} --query Table.TableArn --output text) --tag-keys {OWNER_TAG}{mine.owner}"
-                    if mine and mine.owner
-                    else None
-                ),
-            },
-        )
-        return
-    logger.info(
-        "Contributor Insights released",
-        extra=where
-        | {"disabled": released.disabled, "left_on": released.left_on, "other_owners": released.other_owners},
-    )

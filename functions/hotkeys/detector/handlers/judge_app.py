@@ -26,10 +26,10 @@ from hotkeys.detector.adapters.look_chain_store import DynamoLookClaims, SqsNext
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.look_chain import Wake
+from hotkeys.detector.alerts.ports import LookClaims, NextLook
 from hotkeys.detector.config import ConfigError, Settings, load_settings
 from hotkeys.detector.handlers.wiring import build_judge
 from hotkeys.detector.observability import logger, metrics
-from hotkeys.detector.ports import LookClaims, NextLook
 
 
 @dataclass(frozen=True)

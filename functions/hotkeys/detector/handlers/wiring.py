@@ -16,13 +16,13 @@ from hotkeys.detector.adapters.what_if_store import DynamoWhatIfClaims, SnsWhatI
 from hotkeys.detector.alerts.first_alarm import FirstAlarm
 from hotkeys.detector.alerts.judge import Judge
 from hotkeys.detector.alerts.notifier import Notifier
+from hotkeys.detector.alerts.ports import Publisher
 from hotkeys.detector.alerts.what_if import WhatIfNotices
 from hotkeys.detector.config import ConfigError, Settings
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.lag import LagReporter, table_lag
 from hotkeys.detector.consumer.layout import LayoutCache
 from hotkeys.detector.consumer.pipeline import Ports
-from hotkeys.detector.ports import Publisher
 
 # Who claims the consumers' messages (each claim names its shard: ``FirstAlarm``).
 CONSUMER = "consumer"

@@ -25,12 +25,8 @@ Why an alarm action and not a subscriber of the alert topic: the topic carries t
 and a topic subscription would receive CloudWatch's SNS form of the alarm (``alerts/inbound.py``), whose
 ``Trigger`` names one metric; the Lambda action's event names every metric of the alarm.
 
-Which limit (DynamoDB developer guide, "CloudWatch throttling metrics": "partition-level throttling":
-``Read/WriteKeyRangeThroughputThrottleEvents``, "requests throttled due to exceeding partition limits";
-``Read/WriteProvisionedThroughputThrottleEvents``; ``Read/WriteMaxOnDemandThroughputThrottleEvents``,
-"exceeding the on-demand maximum throughput"; ``Read/WriteAccountLimitThrottleEvents``, "exceeding
-account limits"): a key range is a key problem (our partition advice); provisioned capacity and an
-on-demand maximum are capacity settings, not a key problem; an account limit is a quota.
+Which limit, and what fixes it: the alarmed metric's cause in ``hotkeys.throttling`` (the one catalogue of
+DynamoDB's throttle causes, their metrics and their fixes; ``METRIC_BY_NAME``, ``CAUSE_BY_LABEL``).
 """
 
 from __future__ import annotations
@@ -47,8 +43,8 @@ from hotkeys.detector.alerts.messages import SUBJECT_LIMIT, display_key, printab
 from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.domain.diagnosis import key_in_text
 from hotkeys.detector.domain.windows import iso_utc
-from hotkeys.detector.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.metrics_insights import UnreadableQuery, is_query, parse_query
+from hotkeys.detector.throttling.ports import IncidentReader, Publish, TableInsightsPort
 from hotkeys.detector.throttling.throttle_sources import Source
 from hotkeys.detector.throttling.throttles import InsightsUnavailable, ThrottledKey, ThrottlePicture, read_throttles
 from hotkeys.throttling import (
@@ -57,6 +53,7 @@ from hotkeys.throttling import (
     INDEX_DIMENSION,
     METRIC_BY_NAME,
     NAMESPACE,
+    OPERATIONS,
     TABLE_DIMENSION,
 )
 
@@ -93,7 +90,8 @@ class AlarmedMetric:
 
     @property
     def operation(self) -> str:
-        return "reads" if self.name.startswith("Read") else "writes" if self.name.startswith("Write") else "requests"
+        operation = next((operation for operation in OPERATIONS if self.name.startswith(operation)), None)
+        return f"{operation.lower()}s" if operation is not None else "requests"
 
     @property
     def scope(self) -> tuple[str, str | None, bool]:

@@ -1,6 +1,6 @@
 """What a throttle reading is about: a table or one of its GSIs, and what DescribeContributorInsights says
-of it. Value types only, so the ports module can name them (``ports.InsightsPort``) without importing
-the logic in ``throttles`` that takes that port."""
+of it. Value types only, so the ports modules can name them (``throttling.ports.InsightsPort``,
+``provisioning.ports.InsightsSwitch``) without importing the logic in ``throttles`` that takes those ports."""
 
 from __future__ import annotations
 

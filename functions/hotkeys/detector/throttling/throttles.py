@@ -42,8 +42,8 @@ from datetime import datetime
 from typing import Any
 
 from hotkeys.detector.domain.windows import iso_utc
-from hotkeys.detector.ports import InsightsPort
 from hotkeys.detector.proposals import is_proposed
+from hotkeys.detector.throttling.ports import InsightsPort
 from hotkeys.detector.throttling.throttle_sources import Source
 
 RULE_PREFIX = "DynamoDBContributorInsights-"

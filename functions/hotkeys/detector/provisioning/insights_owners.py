@@ -1,6 +1,6 @@
 """Who turned Contributor Insights on, and who may turn it off (docs/decisions.md §53, §68).
 
-The deploy-time enabler (``insights_enabler_app``) turns throttled-keys mode on where a watched table or
+The deploy-time enabler (``insights_enabler``) turns throttled-keys mode on where a watched table or
 GSI has Contributor Insights DISABLED. Several resources can want the same table on at once: two stacks
 watching it, or, within one stack, a replacement and the resource it replaces (CloudFormation creates
 the new one, then deletes the old one). So ownership is recorded on the table itself, in its tags, and
@@ -32,11 +32,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from hotkeys.detector.observability import logger
-from hotkeys.detector.ports import InsightsSwitch
+from hotkeys.detector.provisioning.polling import pauses, poll_until
+from hotkeys.detector.provisioning.ports import InsightsSwitch
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source, insights_command
+from hotkeys.detector.throttling.throttles import ACCESSED_AND_THROTTLED_KEYS, THROTTLED_KEYS
 
-MODE = "THROTTLED_KEYS"
-FULL_MODE = "ACCESSED_AND_THROTTLED_KEYS"
+MODE = THROTTLED_KEYS
+FULL_MODE = ACCESSED_AND_THROTTLED_KEYS
 ID_PREFIX = "hotkeys-insights"  # hotkeys-insights:<table>:<owner token>
 LEGACY_PREFIX = "throttled-insights"  # before §68: throttled-insights:<table>:<flags it enabled>
 TABLE_FLAG = "T"
@@ -230,14 +232,15 @@ def _undo(switch: InsightsSwitch, arn: str, enabled: list[Source], owner: Owner 
 
 def _await_listed(switch: InsightsSwitch, arn: str, owner: Owner, pause: Callable[[float], None]) -> bool:
     """Until the owner tag is listed: the delete of a resource this one replaces comes right after."""
-    for attempt in range(VISIBLE_ATTEMPTS):
+
+    def listed() -> bool:
         try:
-            if owner.tag in switch.tags(arn):
-                return True
+            return owner.tag in switch.tags(arn)
         except SwitchFailed:
-            pass  # the tag was written; only its reading failed
-        if attempt + 1 < VISIBLE_ATTEMPTS:
-            pause(VISIBLE_PAUSE_SECONDS)
+            return False  # the tag was written; only its reading failed
+
+    if poll_until(listed, pauses(VISIBLE_ATTEMPTS - 1, VISIBLE_PAUSE_SECONDS, pause)):
+        return True
     logger.warning(
         "the owner tag is not listed yet; a resource this one replaces may turn Contributor Insights off",
         extra={"table_arn": arn, "tag": owner.tag, "seconds": VISIBLE_ATTEMPTS * VISIBLE_PAUSE_SECONDS},
