@@ -43,7 +43,9 @@ class CannedAws:
     def attach(self, aws: AwsClients, services: tuple[str, ...] = ("dynamodb", "sns", "s3")) -> None:
         clients = [aws.client(name) for name in services] + [aws.resource("dynamodb").meta.client]
         for client in clients:
-            client.meta.events.register("before-send", self._answer)
+            # botocore sends the first answer a before-send handler returns (its stubs type handlers as
+            # returning None).
+            client.meta.events.register("before-send", self._answer)  # type: ignore[arg-type]
 
     def _answer(self, request: Any, **kwargs: Any) -> AWSResponse:
         operation = str(kwargs.get("event_name", "")).rsplit(".", 1)[-1]
@@ -51,12 +53,11 @@ class CannedAws:
         if "DynamoDB" in target:
             operation = target.rsplit(".", maxsplit=1)[-1].strip("'")
         self.requests[operation] += 1
-        headers = HeadersDict({"Content-Type": "application/x-amz-json-1.0"})
         if "DynamoDB" in target:
-            return AWSResponse(request.url, 200, headers, _Body(self._dynamodb(operation)))
+            return _response(request.url, {"Content-Type": "application/x-amz-json-1.0"}, self._dynamodb(operation))
         if "sns." in request.url:
-            return AWSResponse(request.url, 200, HeadersDict({"Content-Type": "text/xml"}), _Body(SNS_PUBLISH))
-        return AWSResponse(request.url, 200, HeadersDict({"ETag": '"bench"'}), _Body(b""))  # S3 PutObject
+            return _response(request.url, {"Content-Type": "text/xml"}, SNS_PUBLISH)
+        return _response(request.url, {"ETag": '"bench"'}, b"")  # S3 PutObject
 
     def _dynamodb(self, operation: str) -> bytes:
         if "Query" in operation:
@@ -64,3 +65,8 @@ class CannedAws:
         if "DescribeTable" in operation:
             return json.dumps(table_description(self._schema, self._indexes)).encode()
         return b"{}"
+
+
+def _response(url: str, headers: dict[str, str], body: bytes) -> AWSResponse:
+    # AWSResponse copies its headers into a HeadersDict, from any mapping; its stubs take HTTPHeaders only.
+    return AWSResponse(url, 200, HeadersDict(headers), _Body(body))  # type: ignore[arg-type]

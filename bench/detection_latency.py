@@ -48,10 +48,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.lanes import moto_environment
 from hotkeys.emulator.events import sequence_number, stream_record
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "detection-latency-latest.json"
@@ -372,7 +375,7 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
     }
 
 
-def _create_source_table(client: Any) -> None:
+def _create_source_table(client: DynamoDBClient) -> None:
     """The source table as DescribeTable shows it to the function: ``by-status`` projecting ALL."""
     client.create_table(
         TableName=TABLE,

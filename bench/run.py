@@ -120,7 +120,8 @@ def _item_bytes(item: dict[str, Any]) -> int:
 
     def typed(value: Any) -> dict[str, Any]:
         if isinstance(value, bytes | bytearray | Binary):
-            raw = bytes(value.value) if isinstance(value, Binary) else bytes(value)
+            # (boto3's Binary keeps its bytes in `value`, which its stubs leave out)
+            raw = bytes(value.value) if isinstance(value, Binary) else bytes(value)  # type: ignore[attr-defined]
             return {"S": "x" * len(raw)}  # binary counts its raw bytes, like a string of that length
         if isinstance(value, dict):
             return {"M": {name: typed(inner) for name, inner in value.items()}}

@@ -58,11 +58,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
 from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
+
+if TYPE_CHECKING:
+    import boto3
+
+    from hotkeys.detector.adapters.aws import AwsClients
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
@@ -181,7 +186,7 @@ class Counting:
         self.other: Counter[str] = Counter()
         self.sources: Counter[str] = Counter()  # "operation: adapter method ← its caller" → requests
 
-    def attach(self, aws: Any) -> None:
+    def attach(self, aws: AwsClients) -> None:
         for client in (
             aws.resource("dynamodb").meta.client,
             aws.client("dynamodb"),
@@ -234,7 +239,7 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
         KeySchema=description["KeySchema"],
         AttributeDefinitions=description["AttributeDefinitions"],
         GlobalSecondaryIndexes=[
-            {key: index[key] for key in ("IndexName", "KeySchema", "Projection")}
+            {"IndexName": index["IndexName"], "KeySchema": index["KeySchema"], "Projection": index["Projection"]}
             for index in description["GlobalSecondaryIndexes"]
         ],
         BillingMode="PAY_PER_REQUEST",
@@ -265,7 +270,7 @@ def _function_sees(mapping: Any) -> None:
     hotkeys.detector.consumer.pipeline.EVENT_SOURCE = mapping  # type: ignore[attr-defined]
 
 
-def _clients(session: Any, counting: Counting) -> Any:
+def _clients(session: boto3.session.Session, counting: Counting) -> AwsClients:
     """A container's AWS clients (its own, on the shared session), counted."""
     from hotkeys.detector.adapters.aws import AwsClients
 
@@ -459,7 +464,7 @@ def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: A
     queue.put(("result", -1, result))
 
 
-def _handler(settings: Any, aws: Any, turns: Any) -> Any:
+def _handler(settings: Any, aws: AwsClients, turns: Any) -> Any:
     """A container of the consumer on emulated time (``RemoteTurns.now``)."""
     from hotkeys.detector.consumer.pipeline import parse_event, process_batch
     from hotkeys.detector.handlers.wiring import build_ports

@@ -20,20 +20,23 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.stub import Stubber
 
 from hotkeys.throttle_hook import register
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
-def _client() -> Any:
+
+def _client() -> DynamoDBClient:
     session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
     return session.client("dynamodb")
 
 
-def _per_call(client: Any, calls: int) -> float:
+def _per_call(client: DynamoDBClient, calls: int) -> float:
     """Seconds per GetItem on a stubbed client."""
     stubber = Stubber(client)
     for _ in range(calls):

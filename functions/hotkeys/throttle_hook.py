@@ -34,7 +34,10 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 NAMESPACE = "HotKeyDetector/Throttles"
 THROTTLE_CODES = frozenset({"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"})
@@ -47,7 +50,7 @@ class ThrottleHook:
     """The handlers registered on one client (``unregister`` removes them)."""
 
     def __init__(
-        self, client: Any, partition_keys: Mapping[str, str], emit: Callable[[str], None], namespace: str
+        self, client: DynamoDBClient, partition_keys: Mapping[str, str], emit: Callable[[str], None], namespace: str
     ) -> None:
         self._client = client
         self._partition_keys = dict(partition_keys)
@@ -104,7 +107,7 @@ class ThrottleHook:
 
 
 def register(
-    client: Any,
+    client: DynamoDBClient,
     *,
     partition_keys: Mapping[str, str] | None = None,
     emit: Callable[[str], None] | None = None,

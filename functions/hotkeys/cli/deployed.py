@@ -8,11 +8,15 @@ that emulates the function (``hotkeys redrive``) runs with exactly what is deplo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hotkeys.cli.doctor import StackNotFound, read_mapping, read_stack
 from hotkeys.deployment import NOT_CREATED_PREFIX
 from hotkeys.detector.config import ConfigError, Settings, load_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_lambda import LambdaClient
 
 __all__ = ["Deployment", "DeploymentError", "StackNotFound", "read_deployment"]
 
@@ -32,7 +36,7 @@ class Deployment:
     dlq_url: str | None  # the stack's DeadLetterQueueUrl output
 
 
-def read_deployment(cloudformation: Any, lambda_: Any, stack_name: str) -> Deployment:
+def read_deployment(cloudformation: CloudFormationClient, lambda_: LambdaClient, stack_name: str) -> Deployment:
     """The detector function of ``stack_name`` and its settings; StackNotFound or DeploymentError."""
     stack = read_stack(cloudformation, stack_name)
     # (a mapping the stack could not create yet, ``not-created:<stream>``, has no UUID to read: doctor names it)

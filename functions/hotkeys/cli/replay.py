@@ -371,7 +371,9 @@ def create_resources(aws: AwsClients | None = None, prefix: str = "hotkeys-repla
     if region == "us-east-1":
         s3.create_bucket(Bucket=bucket)
     else:
-        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+        # The region the user chose, whichever: the stubs list only the regions known when they were made.
+        location = {"LocationConstraint": region}
+        s3.create_bucket(Bucket=bucket, CreateBucketConfiguration=location)  # type: ignore[arg-type]
     return LocalResources(stats, topic_arn, bucket, dlq_url, alert_queue)
 
 

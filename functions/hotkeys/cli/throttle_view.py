@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.console import Console
 from rich.table import Table
@@ -34,6 +34,11 @@ from hotkeys.detector.throttling.throttles import (
     throttled_key_rule,
     time_range,
 )
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from hotkeys.detector.adapters.aws import AwsClients
 
 INSIGHTS_FOLDER = "insights"
 _T = TypeVar("_T")
@@ -55,7 +60,7 @@ def picture(port: InsightsPort, landed: list[Landed], extra_sources: Iterable[So
     }
 
 
-def live_picture(aws: Any, figures: list[Any]) -> dict[str, Any] | None:
+def live_picture(aws: AwsClients, figures: list[Any]) -> dict[str, Any] | None:
     """``hotkeys top``'s picture: the tables of ``figures`` and every global secondary index of theirs."""
     from hotkeys.detector.adapters.insights import CloudWatchInsights
 
@@ -213,7 +218,7 @@ class RecordedInsights:
         return _validated(self._cloudwatch, "get_insight_rule_report", answer, lambda: port.report(rule, start, end))
 
 
-def _validated(client: Any, operation: str, response: Mapping[str, Any], call: Callable[[], _T]) -> _T:
+def _validated(client: BaseClient, operation: str, response: Mapping[str, Any], call: Callable[[], _T]) -> _T:
     """One call through a Stubber: the recorded response is checked against the service model when it is
     added, the reader's request when it is made (a mismatch is a note, never a traceback)."""
     from botocore.exceptions import ParamValidationError

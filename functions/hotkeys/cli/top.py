@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.consumer.ports import StatsReader
@@ -23,6 +23,11 @@ from hotkeys.detector.domain.rate import rate_of, shown
 from hotkeys.detector.domain.summary import Entry
 from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.detector.proposals import is_proposed
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from hotkeys.detector.adapters.aws import AwsClients
 
 # How far back ``--last N`` looks for N windows with figures (windows are at most 900 s long).
 LOOKBACK_SECONDS_PER_WINDOW = 900
@@ -247,7 +252,7 @@ def family_rows(figures: list[WindowFigures], partition_limit: int) -> list[dict
     return rows
 
 
-def show_throttles(console: Any, aws: Any, figures: list[WindowFigures]) -> None:
+def show_throttles(console: Console, aws: AwsClients, figures: list[WindowFigures]) -> None:
     """Issue #28: the throttled keys of the windows shown (Contributor Insights, table and every index),
     beside the write units that landed; one line when it cannot be read (``cli/throttle_view``)."""
     from hotkeys.cli.throttle_view import live_picture, render

@@ -8,7 +8,7 @@ be) and its share of the partition limit.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hotkeys.cli.common import partial_images_warning
 from hotkeys.cli.top import TopRow, hottest_first, key_row
@@ -21,9 +21,22 @@ from hotkeys.detector.domain.records import MalformedRecord, parse_change
 from hotkeys.detector.domain.summary import Counting
 from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT, ShardCursor, lineage_order, list_shards, stream_arn_of
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_dynamodbstreams.literals import ShardIteratorTypeType
+    from mypy_boto3_dynamodbstreams.type_defs import RecordTypeDef
+
 
 class StreamWatcher:
-    def __init__(self, dynamodb: Any, streams: Any, table: str, settings: Settings, start: str = "LATEST") -> None:
+    def __init__(
+        self,
+        dynamodb: DynamoDBClient,
+        streams: DynamoDBStreamsClient,
+        table: str,
+        settings: Settings,
+        start: ShardIteratorTypeType = "LATEST",
+    ) -> None:
         self._streams = streams
         self._settings = settings
         self._start = start
@@ -56,7 +69,8 @@ class StreamWatcher:
             parent = self._cursors.get(cursor.parent_id or "")
             if cursor.closed or (parent is not None and not parent.closed):
                 continue
-            if not cursor.started:
+            # (an open shard has no iterator only before its first read: a closed one was skipped above)
+            if cursor.iterator is None:
                 # Children of a shard we followed start at their beginning, so nothing is skipped.
                 kind = "TRIM_HORIZON" if parent is not None else self._start
                 cursor.iterator = self._streams.get_shard_iterator(
@@ -86,7 +100,7 @@ class StreamWatcher:
                 return False
         return True
 
-    def _fold(self, shard_id: str, raws: list[dict[str, Any]]) -> int:
+    def _fold(self, shard_id: str, raws: list[RecordTypeDef]) -> int:
         from hotkeys.emulator.events import shape_stream_record
 
         state = self._states.setdefault(shard_id, ShardState())

@@ -47,7 +47,7 @@ def _typed(value: Any) -> dict[str, Any]:
     return _as_stream_json(_serializer.serialize(value))
 
 
-def _as_stream_json(value: dict[str, Any]) -> dict[str, Any]:
+def _as_stream_json(value: Mapping[str, Any]) -> dict[str, Any]:
     ((kind, raw),) = value.items()
     if kind == "B":
         return {"B": _b64(raw)}
@@ -60,7 +60,7 @@ def _as_stream_json(value: dict[str, Any]) -> dict[str, Any]:
         return {"M": {name: _as_stream_json(element) for name, element in raw.items()}}
     if kind == "L":
         return {"L": [_as_stream_json(element) for element in raw]}
-    return value
+    return dict(value)
 
 
 def _b64(raw: Any) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hotkeys.detector.adapters.stats_schema import (
     HEADS_ATTRIBUTES,
@@ -15,6 +15,9 @@ from hotkeys.detector.adapters.stats_schema import (
     TTL_ATTRIBUTE,
 )
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 
 @dataclass(frozen=True)
 class LocalResources:
@@ -25,7 +28,7 @@ class LocalResources:
     alert_queue_url: str | None = None
 
 
-def create_stats_table(dynamodb: Any, name: str) -> None:
+def create_stats_table(dynamodb: DynamoDBClient, name: str) -> None:
     """Same key schema, heads index and TTL attribute as the CDK stack's stats table (``stats_schema``)."""
     dynamodb.create_table(
         TableName=name,

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.emulator.events import shape_stream_record
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_dynamodbstreams.type_defs import DescribeStreamInputTypeDef, ShardTypeDef
 
 
 class StreamError(ValueError):
@@ -23,7 +27,7 @@ class ShardCursor:
     empty_pages: int = 0  # empty GetRecords answers in a row (an empty page is not the shard's end)
 
 
-def stream_arn_of(description: dict[str, Any], table: str) -> str:
+def stream_arn_of(description: Mapping[str, Any], table: str) -> str:
     """The table's stream ARN, from its DescribeTable ``Table`` description."""
     arn = description.get("LatestStreamArn")
     enabled = description.get("StreamSpecification", {}).get("StreamEnabled", bool(arn))
@@ -34,9 +38,9 @@ def stream_arn_of(description: dict[str, Any], table: str) -> str:
     return str(arn)
 
 
-def list_shards(streams: Any, arn: str) -> list[dict[str, Any]]:
-    shards: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"StreamArn": arn}
+def list_shards(streams: DynamoDBStreamsClient, arn: str) -> list[ShardTypeDef]:
+    shards: list[ShardTypeDef] = []
+    kwargs: DescribeStreamInputTypeDef = {"StreamArn": arn}
     while True:
         description = streams.describe_stream(**kwargs)["StreamDescription"]
         shards.extend(description.get("Shards", []))
@@ -46,13 +50,13 @@ def list_shards(streams: Any, arn: str) -> list[dict[str, Any]]:
         kwargs["ExclusiveStartShardId"] = last
 
 
-def lineage_order(shards: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def lineage_order(shards: list[ShardTypeDef]) -> list[ShardTypeDef]:
     """Parents before children (a child's records follow its parent's)."""
     by_id = {shard["ShardId"]: shard for shard in shards}
-    ordered: list[dict[str, Any]] = []
+    ordered: list[ShardTypeDef] = []
     seen: set[str] = set()
 
-    def visit(shard: dict[str, Any]) -> None:
+    def visit(shard: ShardTypeDef) -> None:
         if shard["ShardId"] in seen:
             return
         seen.add(shard["ShardId"])
@@ -86,7 +90,7 @@ class RangeNotRead(Exception):
 
 
 def read_range(
-    streams: Any,
+    streams: DynamoDBStreamsClient,
     arn: str,
     shard_id: str,
     start: str,

@@ -21,13 +21,16 @@ import hashlib
 import uuid
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.consumer.ports import ObjectStore
 from hotkeys.detector.names import SPOOL_PREFIX
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 # Partition keys a spool's objects spread over (a shard's objects stay under one).
 SPOOL_PARTITIONS = 8
@@ -45,7 +48,7 @@ def spool_pk(partition: int) -> str:
 
 
 class DynamoArchiveSpool:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, shard_id: str, key: str, body: bytes) -> None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.consumer.ports import ObjectStore
 from hotkeys.detector.observability import logger
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_s3 import S3Client
+
 
 class S3ObjectStore(ObjectStore):
-    def __init__(self, client: Any, bucket: str) -> None:
+    def __init__(self, client: S3Client, bucket: str) -> None:
         self._client = client
         self._bucket = bucket
 
@@ -28,7 +32,7 @@ class S3ObjectStore(ObjectStore):
 class TtlAttributeResolver:
     """TTL_ATTRIBUTE if set, else DescribeTimeToLive per table (cached for the container's life)."""
 
-    def __init__(self, configured: str | None, client: Any) -> None:
+    def __init__(self, configured: str | None, client: DynamoDBClient) -> None:
         self._configured = configured
         self._client = client
         self._cache: dict[str, str | None] = {}

@@ -10,10 +10,26 @@ function's region); the CLI passes the region and endpoint the user chose.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import boto3
 from botocore.config import Config
+
+if TYPE_CHECKING:
+    # Type-only: the stubs are a dev dependency, never in the Lambda asset.
+    from botocore.client import BaseClient
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_iam import IAMClient
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_ssm import SSMClient
 
 
 def sdk_config(option_defaults: Any = None) -> Config:
@@ -56,22 +72,52 @@ class AwsClients:
     def __init__(self, target: AwsTarget | None = None, session: boto3.session.Session | None = None) -> None:
         self.target = target or AwsTarget()
         self._session = session or boto3.session.Session(region_name=self.target.region)
-        self._clients: dict[str, Any] = {}
-        self._resources: dict[str, Any] = {}
+        self._clients: dict[str, BaseClient] = {}
+        self._resources: dict[str, DynamoDBServiceResource] = {}
 
     @property
     def region(self) -> str | None:
         name = self._session.region_name
         return str(name) if name else None
 
-    def client(self, service: str) -> Any:
+    # One variant per service the project calls, so each call site gets that service's typed client.
+    @overload
+    def client(self, service: Literal["cloudformation"]) -> CloudFormationClient: ...
+    @overload
+    def client(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
+    @overload
+    def client(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def client(self, service: Literal["dynamodbstreams"]) -> DynamoDBStreamsClient: ...
+    @overload
+    def client(self, service: Literal["iam"]) -> IAMClient: ...
+    @overload
+    def client(self, service: Literal["kms"]) -> KMSClient: ...
+    @overload
+    def client(self, service: Literal["lambda"]) -> LambdaClient: ...
+    @overload
+    def client(self, service: Literal["s3"]) -> S3Client: ...
+    @overload
+    def client(self, service: Literal["secretsmanager"]) -> SecretsManagerClient: ...
+    @overload
+    def client(self, service: Literal["sns"]) -> SNSClient: ...
+    @overload
+    def client(self, service: Literal["sqs"]) -> SQSClient: ...
+    @overload
+    def client(self, service: Literal["ssm"]) -> SSMClient: ...
+    # A name only known at run time (the doctor's client factory, the benchmarks' list of services).
+    @overload
+    def client(self, service: str) -> BaseClient: ...
+
+    def client(self, service: str) -> BaseClient:
         if service not in self._clients:
-            self._clients[service] = self._session.client(
+            # boto3-stubs type Session.client per literal service name only; boto3 itself takes any name.
+            self._clients[service] = self._session.client(  # type: ignore[call-overload]
                 service, config=SDK_CONFIG, endpoint_url=self.target.endpoint_url
             )
         return self._clients[service]
 
-    def resource(self, service: str) -> Any:
+    def resource(self, service: Literal["dynamodb"]) -> DynamoDBServiceResource:
         if service not in self._resources:
             self._resources[service] = self._session.resource(
                 service, config=SDK_CONFIG, endpoint_url=self.target.endpoint_url

@@ -14,7 +14,7 @@ first write replaces them under the same name.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
@@ -22,6 +22,9 @@ from botocore.exceptions import ClientError
 from hotkeys.detector.adapters.stats_schema import is_conditional_check_failure, query_all
 from hotkeys.detector.alerts.incidents import Incident, Message, Pending, Status
 from hotkeys.detector.alerts.rules import Reason
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 INCIDENT_RETENTION_SECONDS = 2 * 86_400
 _DESERIALIZER = TypeDeserializer()
@@ -113,7 +116,7 @@ def _decimal(value: float) -> Decimal:
 
 
 class DynamoIncidentStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def start(self, incident: Incident, now: float) -> tuple[bool, tuple[Incident, int] | None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
@@ -24,6 +24,10 @@ from hotkeys.detector.throttling.throttles import (
     InsightsUnavailable,
     throttled_key_rule,
 )
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 DENIED = "access denied (needs dynamodb:DescribeContributorInsights and cloudwatch:GetInsightRuleReport)"
 _DENIED = ("AccessDenied", "AccessDeniedException", "UnauthorizedOperation")
@@ -54,7 +58,7 @@ def why(error: Exception, denied: str = DENIED, not_found: str = "no such table 
 class CloudWatchInsights:
     """The ``throttles.InsightsPort`` on boto3 clients of DynamoDB and CloudWatch."""
 
-    def __init__(self, dynamodb: Any, cloudwatch: Any) -> None:
+    def __init__(self, dynamodb: DynamoDBClient, cloudwatch: CloudWatchClient) -> None:
         self._dynamodb = dynamodb
         self._cloudwatch = cloudwatch
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Required, TypedDict, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -19,7 +19,23 @@ from hotkeys.detector.provisioning.insights_owners import SwitchFailed, TableGon
 from hotkeys.detector.throttling.throttle_sources import RuleStatus, Source
 from hotkeys.detector.throttling.throttles import throttled_key_rule
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.literals import ContributorInsightsModeType
+    from mypy_boto3_dynamodb.type_defs import ListTagsOfResourceInputTypeDef
+
 T = TypeVar("T")
+
+# The port passes a mode as text; the SDK's request takes one of these literals.
+_MODES: dict[str, ContributorInsightsModeType] = {
+    "THROTTLED_KEYS": "THROTTLED_KEYS",
+    "ACCESSED_AND_THROTTLED_KEYS": "ACCESSED_AND_THROTTLED_KEYS",
+}
+
+
+class _Where(TypedDict, total=False):
+    TableName: Required[str]
+    IndexName: str
 
 
 def why(error: Exception) -> str:
@@ -39,12 +55,15 @@ def _call(action: Callable[[], T]) -> T:
         raise SwitchFailed(why(error)) from None
 
 
-def _arguments(source: Source) -> dict[str, str]:
-    return {"TableName": source.table} | ({"IndexName": source.index} if source.index is not None else {})
+def _arguments(source: Source) -> _Where:
+    where: _Where = {"TableName": source.table}
+    if source.index is not None:
+        where["IndexName"] = source.index
+    return where
 
 
 class DynamoInsightsSwitch:
-    def __init__(self, dynamodb: Any) -> None:
+    def __init__(self, dynamodb: DynamoDBClient) -> None:
         self._dynamodb = dynamodb
 
     def sources(self, table: str) -> tuple[str, list[Source]]:
@@ -70,9 +89,12 @@ class DynamoInsightsSwitch:
         )
 
     def enable(self, source: Source, mode: str) -> None:
+        known = _MODES.get(mode)
+        if known is None:
+            raise SwitchFailed(f"unknown Contributor Insights mode {mode!r}")
         _call(
             lambda: self._dynamodb.update_contributor_insights(
-                **_arguments(source), ContributorInsightsAction="ENABLE", ContributorInsightsMode=mode
+                **_arguments(source), ContributorInsightsAction="ENABLE", ContributorInsightsMode=known
             )
         )
 
@@ -85,7 +107,7 @@ class DynamoInsightsSwitch:
 
     def tags(self, table_arn: str) -> dict[str, str]:
         found: dict[str, str] = {}
-        page: dict[str, Any] = {"ResourceArn": table_arn}
+        page: ListTagsOfResourceInputTypeDef = {"ResourceArn": table_arn}
         while True:
             answer = _call(partial(self._dynamodb.list_tags_of_resource, **page))
             found.update({str(tag["Key"]): str(tag.get("Value", "")) for tag in answer.get("Tags") or []})
@@ -94,8 +116,11 @@ class DynamoInsightsSwitch:
             page = {"ResourceArn": table_arn, "NextToken": answer["NextToken"]}
 
     def tag(self, table_arn: str, tags: Mapping[str, str]) -> None:
-        items = [{"Key": key, "Value": value} for key, value in tags.items()]
-        _call(lambda: self._dynamodb.tag_resource(ResourceArn=table_arn, Tags=items))
+        _call(
+            lambda: self._dynamodb.tag_resource(
+                ResourceArn=table_arn, Tags=[{"Key": key, "Value": value} for key, value in tags.items()]
+            )
+        )
 
     def untag(self, table_arn: str, keys: list[str]) -> None:
         _call(lambda: self._dynamodb.untag_resource(ResourceArn=table_arn, TagKeys=list(keys)))

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.detector.domain.indexes import IndexSpec, specs_from_description
 from hotkeys.detector.domain.records import MalformedRecord
 from hotkeys.detector.observability import logger
 from hotkeys.detector.proposals import Proposal
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 class KeySchemaError(RuntimeError):
@@ -19,7 +22,7 @@ class KeySchemaError(RuntimeError):
 class PartitionKeyResolver:
     """Configured attribute, else the only key attribute, else DescribeTable (cached per container)."""
 
-    def __init__(self, configured: str | None, describe_table: Callable[[str], dict[str, Any]]) -> None:
+    def __init__(self, configured: str | None, describe_table: Callable[[str], Mapping[str, Any]]) -> None:
         self._configured = configured
         self._describe_table = describe_table
         self._hash_keys: dict[str, str] = {}
@@ -51,7 +54,7 @@ class PartitionKeyResolver:
         raise KeySchemaError(f"DescribeTable({table!r}) returned no HASH key; set PARTITION_KEY_ATTRIBUTE")
 
 
-def describe_table_with(client: Any) -> Callable[[str], dict[str, Any]]:
+def describe_table_with(client: DynamoDBClient) -> Callable[[str], Mapping[str, Any]]:
     return lambda table: client.describe_table(TableName=table)
 
 
@@ -69,7 +72,7 @@ class TableIndexes:
 
     def __init__(
         self,
-        describe_table: Callable[[str], dict[str, Any]],
+        describe_table: Callable[[str], Mapping[str, Any]],
         refresh_seconds: float = 300.0,
         clock: Callable[[], float] = time.monotonic,
         proposals: tuple[Proposal, ...] = (),

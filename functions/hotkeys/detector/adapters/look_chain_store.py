@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hotkeys.detector.adapters.stats_schema import (
     PARTITION_KEY,
     SORT_KEY,
     TTL_ATTRIBUTE,
     put_new,
+    stored_number,
     stored_seconds,
 )
 from hotkeys.detector.alerts.ports import LookClaim
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_sqs import SQSClient
 
 # A claim is kept an hour (DynamoDB's TTL removes it after): a wake-up for that look is long over by then.
 CLAIM_RETENTION_SECONDS = 3600
@@ -26,7 +31,7 @@ CLAIMS_PK = "LOOKS"
 
 
 class DynamoLookClaims:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def claim(self, claim: LookClaim) -> bool:
@@ -61,11 +66,15 @@ class DynamoLookClaims:
             return None
         item = items[0]
         ended = item.get("ended_at")
-        return LookClaim(int(str(item[SORT_KEY])), float(item["at"]), None if ended is None else float(ended))
+        return LookClaim(
+            int(str(item[SORT_KEY])),
+            float(stored_number(item["at"])),
+            None if ended is None else float(stored_number(ended)),
+        )
 
 
 class SqsNextLook:
-    def __init__(self, client: Any, queue_url: str) -> None:
+    def __init__(self, client: SQSClient, queue_url: str) -> None:
         self._client = client
         self._queue_url = queue_url
 

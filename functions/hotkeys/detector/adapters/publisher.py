@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hotkeys.detector.alerts.messages import Alert, PublishOutcomeUnknown, PublishRefused, sns_publish_arguments
 
+if TYPE_CHECKING:
+    from mypy_boto3_sns import SNSClient
+
 
 class SnsPublisher:
-    def __init__(self, client: Any, topic_arn: str) -> None:
+    def __init__(self, client: SNSClient, topic_arn: str) -> None:
         self._client = client
         self._topic_arn = topic_arn
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 PARTITION_KEY = "pk"  # string
 SORT_KEY = "sk"  # string
@@ -25,7 +28,15 @@ def stored_seconds(seconds: float) -> Decimal:
     return Decimal(str(round(seconds, 3)))
 
 
-def put_new(table: Any, item: dict[str, Any]) -> bool:
+def stored_number(value: object) -> Decimal | int | float:
+    """A Number attribute as read (the Table resource reads one as a Decimal), out of the union of every
+    attribute's type that a typed read gives; TypeError for anything else, as int() and float() raise."""
+    if isinstance(value, Decimal | int | float):
+        return value
+    raise TypeError(f"not a Number attribute: {value!r}")
+
+
+def put_new(table: Table, item: dict[str, Any]) -> bool:
     """Write ``item`` unless its key holds one already (a claim): whether this call wrote it."""
     try:
         table.put_item(Item=item, ConditionExpression=f"attribute_not_exists({PARTITION_KEY})")
@@ -41,7 +52,7 @@ def is_conditional_check_failure(error: ClientError) -> bool:
     return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
 
 
-def query_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+def query_all(table: Table, **kwargs: Any) -> list[dict[str, Any]]:
     """Every item a Query matches, page after page (a boto3 Table resource)."""
     items: list[dict[str, Any]] = []
     while True:

@@ -4,7 +4,7 @@ shards that are behind."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -12,6 +12,7 @@ from hotkeys.detector.adapters.stats_schema import (
     HEADS_INDEX,
     is_conditional_check_failure,
     query_all,
+    stored_number,
     stored_seconds,
 )
 from hotkeys.detector.consumer.lag import LagReport
@@ -33,6 +34,10 @@ from hotkeys.detector.consumer.state import ranges_overlap
 from hotkeys.detector.domain.summary import EncodingRetired
 from hotkeys.detector.observability import logger
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_dynamodb.type_defs import TableAttributeValueTypeDef
+
 # BatchGetItem takes at most 100 keys per request.
 BATCH_GET_KEYS = 100
 # The key layout before docs/decisions.md §64 (a window's snapshots under 8 partition keys, found through
@@ -49,7 +54,7 @@ def lag_pk(table: str) -> str:
 
 
 class DynamoStatsStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     # -- writes ---------------------------------------------------------------------------
@@ -107,7 +112,7 @@ class DynamoStatsStore:
         return _layout_of(item) if item else None
 
     def save_layout(self, before: Layout | None, after: Layout) -> bool:
-        item = {
+        item: dict[str, TableAttributeValueTypeDef] = {
             "pk": LAYOUT_PK,
             "sk": after.table,
             "window_seconds": after.window_seconds,
@@ -158,7 +163,7 @@ class DynamoStatsStore:
                     ScanIndexForward=False,
                     Limit=1,
                 )
-                found += [int(item["window_start"]) for item in page.get("Items", [])]
+                found += [int(stored_number(item["window_start"])) for item in page.get("Items", [])]
         return max(found, default=None)
 
     def tables(self) -> dict[str, int]:

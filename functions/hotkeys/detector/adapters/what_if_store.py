@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hotkeys.detector.adapters.stats_schema import put_new
 from hotkeys.detector.alerts.what_if import DAY_SECONDS, WhatIf, publish_arguments
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_sns import SNSClient
 
 # A claim outlives its day by a day (DynamoDB's TTL removes it after; the day is over by then).
 CLAIM_RETENTION_SECONDS = 2 * DAY_SECONDS
@@ -16,7 +20,7 @@ class DynamoWhatIfClaims:
     proposal. Item: PK ``WHATIF#<table>``, SK ``<day>#<proposal>`` (one partition per table, a few
     items a day: no hot key of our own)."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def __call__(self, finding: WhatIf) -> bool:
@@ -32,7 +36,7 @@ class DynamoWhatIfClaims:
 
 
 class SnsWhatIfPublisher:
-    def __init__(self, client: Any, topic_arn: str) -> None:
+    def __init__(self, client: SNSClient, topic_arn: str) -> None:
         self._client = client
         self._topic_arn = topic_arn
 

@@ -39,4 +39,5 @@ class IncidentReader(Protocol):
 class Publish(Protocol):
     """SNS ``Publish`` as the explainer calls it (a bound ``client.publish``)."""
 
-    def __call__(self, **arguments: Any) -> Mapping[str, Any]: ...
+    # `*args: Any` too: a typed client's publish takes only its request's keywords, which `**Any` alone rejects.
+    def __call__(self, *args: Any, **arguments: Any) -> Mapping[str, Any]: ...
