@@ -33,10 +33,8 @@ from hotkeys.cli.doctor_model import (
     OK,
     WARN,
     Check,
-    ClientFactory,
     Clients,
     StackNotFound,
-    StackView,
     clients_from,
     failed,
     read_stack,
@@ -54,17 +52,15 @@ from hotkeys.cli.doctor_streams import (
 from hotkeys.cli.doctor_throttling import throttling_checks
 from hotkeys.deployment import EARLIER_MAPPING_TYPE, EVENT_SOURCE, NOT_CREATED_PREFIX, STREAM_ENABLER_TYPE
 
-# The names the CLI, the commands that read a deployment and the tests use, wherever each check lives.
+# What the CLI, the readers of a deployment (deployed.py) and the tests import from here, whichever module holds it.
 __all__ = [
     "FAIL",
     "OK",
     "REPAIR",
     "WARN",
     "Check",
-    "ClientFactory",
     "Clients",
     "StackNotFound",
-    "StackView",
     "clients_from",
     "diagnose",
     "failed",
@@ -73,7 +69,6 @@ __all__ = [
     "stream_mappings",
     "throttling_checks",
     "to_json",
-    "ttl_check",
 ]
 
 
