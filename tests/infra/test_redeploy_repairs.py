@@ -16,7 +16,8 @@ from typing import Any
 import boto3
 import pytest
 
-from hotkeys.cli.doctor import OK, REPAIR, _check_mapping, _check_stream, read_mapping
+from hotkeys.cli.doctor import OK, REPAIR, read_mapping
+from hotkeys.cli.doctor_streams import check_mapping, check_stream
 from hotkeys.deployment import REDEPLOY_CONTEXT, REDEPLOY_PROPERTY, STREAM_ENABLER_TYPE, STREAM_MAPPING_TYPE
 from tests.infra.conftest import Synthesized, synth_template
 from tests.integration.test_stream_mapping import AsDocumented, World, request, run
@@ -56,7 +57,7 @@ def deployed(synthesized: dict[str, Synthesized]) -> Callable[[World, str, str],
 
 def _doctor(world: World, uuid: str) -> Any:
     mapping = read_mapping(world.lambda_, uuid)
-    return None if mapping is None else _check_mapping(mapping, WINDOW_SECONDS)
+    return None if mapping is None else check_mapping(mapping, WINDOW_SECONDS)
 
 
 def _break_by_deleting(world: World, uuid: str) -> None:
@@ -125,10 +126,10 @@ def test_a_redeploy_follows_a_tables_new_stream_and_the_cleanup_unmaps_the_old(
     # Then doctor says the mapping reads an old stream; for a stack that turns the stream on, the fix is the redeploy
     mapping = read_mapping(world.lambda_, uuid)
     assert mapping is not None
-    (check,) = [c for c in _check_stream(_StreamClients(), mapping, enabled_by_stack=True) if c.verdict != OK]
+    (check,) = [c for c in check_stream(_StreamClients(), mapping, enabled_by_stack=True) if c.verdict != OK]
     assert "old stream" in check.detail and check.fix == REPAIR
     # and for a stack given the ARN, it names the ARN to give
-    (given,) = [c for c in _check_stream(_StreamClients(), mapping, enabled_by_stack=False) if c.verdict != OK]
+    (given,) = [c for c in check_stream(_StreamClients(), mapping, enabled_by_stack=False) if c.verdict != OK]
     assert new_stream in given.fix and "tableStreamArns" in given.fix
     # When the redeploy brings the enabler's new StreamArn: an Update that moves the mapping, then the
     # cleanup's Delete of the old physical id

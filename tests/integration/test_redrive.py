@@ -168,7 +168,7 @@ def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt
 ) -> None:
     # Given a window on one shard: record a counted, then an attempt at b that stored {a, b} and lost its
     # answer (b is dead-lettered: no retries), while the shard carries on without b
-    from hotkeys.cli.redrive import redrive_entry
+    from hotkeys.cli.redrive import Counting, redrive_entry
     from hotkeys.emulator.events import stream_arn, stream_record
     from tests.stream_wire import WireStream
 
@@ -201,11 +201,11 @@ def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt
     }
     streams = WireStream(stream_arn("orders"), {shard: [a, b, c]}).client()
     # When redrive runs while the window is still open, then it counts nothing and keeps the entry
-    early = redrive_entry(entry, settings, ports, streams, ports.stats, dry_run=False)
+    early = redrive_entry(entry, Counting(settings, ports, ports.stats), streams, dry_run=False)
     assert early.refused and "still being counted" in early.refused and early.counted == 0
     # and when it runs again after the consumer finished the window (which replaced the failed attempt's
     # figures with its own), then it counts b: every record once
     invoke([], invoke([c], carried), final=True)
-    late = redrive_entry(entry, settings, ports, streams, ports.stats, dry_run=False)
+    late = redrive_entry(entry, Counting(settings, ports, ports.stats), streams, dry_run=False)
     assert (late.refused, late.counted) == (None, 1)
     assert total_writes(settings) == 3

@@ -22,7 +22,8 @@ import boto3
 import pytest
 
 from hotkeys.cli.main import main
-from hotkeys.cli.redrive import Archiving, RedriveResult, redrive_records
+from hotkeys.cli.redrive import Counting, RedriveResult, redrive_records
+from hotkeys.cli.redrive_plan import Archiving
 from hotkeys.cli.top import window_figures, windows_in_range
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
@@ -452,7 +453,7 @@ def test_own_region_ttl_deletions_are_never_counted_unarchived_unless_no_archive
 
     def redrive(archiving: Archiving | None) -> RedriveResult:
         result = RedriveResult("shardId-1", "1", "4", read=len(records))
-        return redrive_records(records, "orders", result, settings, ports, store, False, archiving)
+        return redrive_records(records, "orders", result, Counting(settings, ports, store, archiving), False)
 
     # Without an archiver and without knowing the deployment archives nothing: refused, nothing stored
     unknown = redrive(None)

@@ -35,7 +35,7 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from hotkeys.cli.redrive import RedriveResult, redrive_entry
+from hotkeys.cli.redrive import Counting, RedriveResult, redrive_entry
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.archive_spool import DynamoArchiveSpool
@@ -290,7 +290,7 @@ def redrive(letter: Any, streams: Any, config: Settings, ports: Ports, store: Dy
     """`hotkeys redrive` for one dead letter: its range re-read with GetRecords (the shards the
     emulation delivered, served as the API's wire answers that botocore parses)."""
     info = dict(letter.to_message()["DDBStreamBatchInfo"], streamArn=STREAM_ARN)
-    result = redrive_entry(info, config, ports, streams, store, dry_run=False)
+    result = redrive_entry(info, Counting(config, ports, store), streams, dry_run=False)
     assert result.unreadable is None, result.unreadable
     assert result.read == letter.batch_size
     return result

@@ -34,7 +34,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from hotkeys.cli.redrive import redrive_entry
+from hotkeys.cli.redrive import Counting, redrive_entry
 from hotkeys.cli.replay_view import archived_objects
 from hotkeys.cli.top import ALL_INDEXES, window_figures, windows_in_range
 from hotkeys.deployment import EventSourceSettings
@@ -324,7 +324,7 @@ def run(
     redriven = already = malformed = 0
     for letter in letters:
         info = letter.to_message()["DDBStreamBatchInfo"]
-        result = redrive_entry(info, settings, redrive_ports, streams, redrive_ports.stats, dry_run=False)
+        result = redrive_entry(info, Counting(settings, redrive_ports, redrive_ports.stats), streams, dry_run=False)
         assert result.unreadable is None and result.read == letter.batch_size, result
         redriven += result.counted
         already += result.already_counted

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hotkeys.cli import main as cli_main
+from hotkeys.cli import parser as cli_parser
 from hotkeys.cli.main import build_parser, main
 from hotkeys.emulator.generate import (
     DAY,
@@ -159,7 +159,7 @@ def test_without_the_options_a_committed_sample_is_rebuilt_byte_for_byte(tmp_pat
     args = build_parser().parse_args(["generate", "--out", "x.json"])
     assert (args.ttl_values, args.large_fraction, args.large_bytes) == (None, 0.0, Workload().large_bytes)
     # (which --help states, with the largest size, without loading the generator)
-    assert f"(default {Workload().large_bytes}, 1 to {MAX_LARGE_BYTES}" in Path(cli_main.__file__).read_text()
+    assert f"(default {Workload().large_bytes}, 1 to {MAX_LARGE_BYTES}" in Path(cli_parser.__file__).read_text()
 
 
 @pytest.mark.parametrize(

@@ -12,35 +12,30 @@ cover them, so redriving twice changes nothing. Alerts are not sent for redriven
 records.
 
 Redrive must count as the deployed function counts: its windows, key attribute, stats table,
-archive bucket and prefix, replicas or not (docs/decisions.md §40). ``plan`` takes them from
-the stack; a flag that disagrees with the deployment is refused, and so is a window length
+archive bucket and prefix, replicas or not (docs/decisions.md §40). ``redrive_plan`` takes them
+from the stack; a flag that disagrees with the deployment is refused, and so is a window length
 that disagrees with a stored window around the records (``clashing_window``). A redrive
 segment's ranges mean "counted and archived" too: a TTL deletion is counted only by a run
 that archives it as the deployment does, or where the deployment is known to archive nothing
-(``Archiving``); without the stack, a range holding one whose handling depends on a setting the
-flags left out is refused, naming the flags (``ASKED``).
+(``redrive_plan.Archiving``); without the stack, a range holding one whose handling depends on a
+setting the flags left out is refused, naming the flags (``redrive_plan.ASKED``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
-from enum import Enum
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from botocore.exceptions import ClientError, ParamValidationError
 
-from hotkeys.cli.common import UserError
-from hotkeys.cli.deployed import Deployment
 from hotkeys.cli.function_logs import function_logs
-from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
-from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
-from hotkeys.detector.consumer.archive import TtlArchiver
+from hotkeys.cli.redrive_plan import ASKED, Archiving, Undecided, archive_unknown, decided, give, unknown_text
+from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, Settings
 from hotkeys.detector.consumer.pipeline import BatchError, Ports, StreamBatch, process_batch
 from hotkeys.detector.consumer.ports import Archiver
 from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
-from hotkeys.detector.domain.records import Change, ChangeKind, MalformedRecord, parse_change, table_from_arn
+from hotkeys.detector.domain.records import MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
 from hotkeys.emulator.streams import RangeNotRead, read_range
 
@@ -142,75 +137,6 @@ def drain(
     return Drained(list(received.values()), queue_counts(sqs, queue_url))
 
 
-class Archiving(Enum):
-    """What redrive knows of the deployment's TTL archive."""
-
-    DEPLOYED = "deployed"  # it archives: the archiver port archives as the function does
-    ABSENT = "absent"  # it archives nothing: TTL deletions are counted, as the function counts them
-    UNKNOWN = "unknown"  # not known: a range holding a record the deployment may archive is refused
-
-
-TtlJudge = Callable[[Change, dict[str, Any]], bool]
-# The flags a record's handling waits for (``ASKED``'s), none when it is known.
-Undecided = Callable[[Change, dict[str, Any]], tuple[str, ...]]
-
-# What only the stack tells of the deployment's archive (``--no-stack``): each flag, what it says and
-# how a refusal asks for it. Counted without it, a TTL deletion would be covered for good and archived
-# otherwise than deployed (outside its prefix, or never), so the range waits for the flag instead.
-ASKED = {
-    "--archive-bucket": ("archive bucket (if any)", "--archive-bucket BUCKET"),
-    "--archive-prefix": ("archive prefix", "--archive-prefix PREFIX"),
-    "--archive-replicated-ttl": (
-        "ARCHIVE_REPLICATED_TTL (whether TTL deletions replicated from another region are archived)",
-        "--archive-replicated-ttl true|false",
-    ),
-}
-
-
-def decided(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
-    return ()
-
-
-def archive_unknown(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
-    """Without an archiver nor word that the deployment archives nothing: its own TTL deletions wait."""
-    return ("--archive-bucket",) if change.kind is ChangeKind.TTL_DELETE else ()
-
-
-def undecided_by(unknown: frozenset[str], replicated: bool, is_ttl_deletion: TtlJudge) -> Undecided:
-    """The flags of ``unknown`` a record waits for: a TTL deletion (``is_ttl_deletion``, a replica's
-    included) waits for all of them, but a replica's waits for none if told replicas are not archived
-    (``replicated`` given false), and only a replica's waits for ``--archive-replicated-ttl``."""
-    if not unknown:
-        return decided  # the stack's settings (or flags that say everything): no judge, no reads
-    own = tuple(flag for flag in ASKED if flag in unknown and flag != "--archive-replicated-ttl")
-    every = tuple(flag for flag in ASKED if flag in unknown)
-    told_not_archived = not replicated and "--archive-replicated-ttl" not in unknown
-
-    def flags(change: Change, record: dict[str, Any]) -> tuple[str, ...]:
-        if change.kind is ChangeKind.TTL_DELETE:
-            return own
-        if told_not_archived or not is_ttl_deletion(change, record):
-            return ()
-        return every
-
-    return flags
-
-
-def _listed(words: list[str]) -> str:
-    return ", ".join(words[:-1]) + " and " + words[-1] if len(words) > 1 else words[0]
-
-
-def unknown_text(flags: list[str]) -> str:
-    """What of the deployment ``flags`` (ASKED's, in its order) would tell."""
-    return "the deployment's " + _listed([ASKED[flag][0] for flag in flags])
-
-
-def give(flags: list[str]) -> str:
-    """How a refusal asks for ``flags`` (ASKED's, in its order)."""
-    alternative = " (or --no-archive if it archives nothing)" if "--archive-bucket" in flags else ""
-    return f"give {_listed([ASKED[flag][1] for flag in flags])} as deployed{alternative}, or run with --stack NAME"
-
-
 @dataclass
 class RedriveResult:
     shard_id: str
@@ -272,21 +198,20 @@ def clashing_window(reader: Any, table: str, start: int, seconds: int) -> tuple[
     return None
 
 
-def stored_window_lengths(reader: Any, since: int, until: int) -> set[int]:
-    """The lengths of the windows of any watched table stored for windows starting in [since, until]."""
-    return {seconds for table in reader.tables() for _, seconds in reader.windows(table, since, until)}
+@dataclass(frozen=True)
+class Counting:
+    """How a run counts a dead-lettered range as the deployed function would: with its ``settings``,
+    through its ``ports``, beside the ranges already stored (read from ``reader``), and with what is known
+    of its archive (``archiving`` and ``undecided``: see ``redrive_records``)."""
+
+    settings: Settings
+    ports: Ports
+    reader: Any
+    archiving: Archiving | None = None
+    undecided: Undecided | None = None
 
 
-def redrive_entry(
-    info: dict[str, Any],
-    settings: Settings,
-    ports: Ports,
-    streams: Any,
-    reader: Any,
-    dry_run: bool,
-    archiving: Archiving | None = None,
-    undecided: Undecided | None = None,
-) -> RedriveResult:
+def redrive_entry(info: dict[str, Any], counting: Counting, streams: Any, dry_run: bool) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
     arn = str(info.get("streamArn") or "")
@@ -309,35 +234,28 @@ def redrive_entry(
     if not records:
         result.unreadable = "no records left in that range (older than the stream's 24 h retention?)"
         return result
-    redrive_records(records, table_from_arn(arn), result, settings, ports, reader, dry_run, archiving, undecided)
+    redrive_records(records, table_from_arn(arn), result, counting, dry_run)
     return result
 
 
 def redrive_records(
-    records: list[dict[str, Any]],
-    table: str,
-    result: RedriveResult,
-    settings: Settings,
-    ports: Ports,
-    reader: Any,
-    dry_run: bool,
-    archiving: Archiving | None = None,
-    undecided: Undecided | None = None,
+    records: list[dict[str, Any]], table: str, result: RedriveResult, counting: Counting, dry_run: bool
 ) -> RedriveResult:
     """Count (and archive) the records of one dead-lettered range that no stored range covers.
 
-    ``archiving`` None: DEPLOYED with an archiver port, else UNKNOWN, never ABSENT (a TTL deletion
+    ``counting.archiving`` None: DEPLOYED with an archiver port, else UNKNOWN, never ABSENT (a TTL deletion
     is counted without being archived only where the caller knows the deployment archives nothing).
-    ``undecided`` names the flags a record's handling waits for (default: under UNKNOWN, the archive's
+    ``counting.undecided`` names the flags a record's handling waits for (default: under UNKNOWN, the archive's
     for a TTL deletion; else none). A range is refused whole (``result.refused``), before anything of
     it is counted, when its records were counted in windows of another length or it holds a record
     that waits for a flag (``result.needs``); an archive failure refuses the rest of it (the windows
     already counted are covered, and archived, for the next run)."""
-    mode = archiving or (Archiving.DEPLOYED if ports.archiver is not None else Archiving.UNKNOWN)
+    settings, ports = counting.settings, counting.ports
+    mode = counting.archiving or (Archiving.DEPLOYED if ports.archiver is not None else Archiving.UNKNOWN)
     if mode is Archiving.DEPLOYED and ports.archiver is None:
         raise ValueError("redrive with the deployment's archive needs an archiver port")
-    undecided = undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
-    by_window = _uncounted(records, table, result, settings, ports, reader, undecided)
+    undecided = counting.undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
+    by_window = _uncounted(records, table, result, counting, undecided)
     if by_window is None:
         return result
     window_seconds = settings.window_seconds
@@ -375,19 +293,13 @@ def redrive_records(
 
 
 def _uncounted(
-    records: list[dict[str, Any]],
-    table: str,
-    result: RedriveResult,
-    settings: Settings,
-    ports: Ports,
-    reader: Any,
-    undecided: Undecided,
+    records: list[dict[str, Any]], table: str, result: RedriveResult, counting: Counting, undecided: Undecided
 ) -> dict[int, list[dict[str, Any]]] | None:
     """The range's records no stored range covers, by window; None when the range is refused whole
     (``result.refused``, and ``result.needs`` for the flags a record waits for). Malformed records and
     those already counted are noted in ``result``."""
     shard_id = result.shard_id
-    window_seconds = settings.window_seconds
+    window_seconds = counting.settings.window_seconds
     by_window: dict[int, list[dict[str, Any]]] = {}
     snapshots: dict[int, list[SegmentSnapshot]] = {}
     waiting = 0
@@ -395,13 +307,13 @@ def _uncounted(
     for record in records:
         sequence = int(record["dynamodb"]["SequenceNumber"])
         try:
-            change = parse_change(record, ports.resolve_key)
+            change = parse_change(record, counting.ports.resolve_key)
         except MalformedRecord as error:
             result.malformed.append({"sequence_number": str(sequence), "reason": str(error)})
             continue
         window = window_start(change.event_time, window_seconds)
         if window not in snapshots:
-            refusal = _window_refusal(reader, table, window, window_seconds, snapshots)
+            refusal = _window_refusal(counting.reader, table, window, window_seconds, snapshots)
             if refusal is not None:
                 result.refused = refusal
                 return None
@@ -492,33 +404,27 @@ class RedriveRun:
 
 
 def redrive_queue(
-    plan: RedrivePlan,
-    ports: Ports,
-    sqs: Any,
-    streams: Any,
-    undecided: Undecided,
-    *,
-    dry_run: bool = False,
-    keep: bool = False,
+    dlq_url: str, counting: Counting, sqs: Any, streams: Any, *, dry_run: bool = False, keep: bool = False
 ) -> RedriveRun:
     """Receives the DLQ's entries once each and redrives them; an entry redriven whole is deleted
     (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run."""
-    drained = drain(sqs, plan.dlq_url)
+    drained = drain(sqs, dlq_url)
     results: list[dict[str, Any]] = []
     with function_logs():
         for message in drained.messages:
             info = batch_info(message)
             if info is None:
                 results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
-                _release(sqs, plan.dlq_url, message)
+                _release(sqs, dlq_url, message)
                 continue
-            result = redrive_entry(info, plan.settings, ports, streams, ports.stats, dry_run, plan.archiving, undecided)
+            result = redrive_entry(info, counting, streams, dry_run)
             results.append(asdict(result))
             if not dry_run and not keep and not result.left:
-                sqs.delete_message(QueueUrl=plan.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+                sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=message["ReceiptHandle"])
             else:
-                _release(sqs, plan.dlq_url, message)
-    moved, empty = drain_spool(ports.archiver) if ports.archiver is not None and not dry_run else (0, True)
+                _release(sqs, dlq_url, message)
+    archiver = counting.ports.archiver
+    moved, empty = drain_spool(archiver) if archiver is not None and not dry_run else (0, True)
     return RedriveRun(results, drained, dry_run, keep, moved, empty)
 
 
@@ -535,130 +441,3 @@ def drain_spool(archiver: Archiver) -> tuple[int, bool]:
         moved += count
         if empty or not count:
             return moved, empty
-
-
-# -- settings: the deployment's, or flags checked against the stats table --------------------------
-STREAM_RETENTION_SECONDS = 86_400  # what is older cannot be re-read, so its windows do not matter
-
-
-@dataclass(frozen=True)
-class RedriveFlags:
-    """What the user gave on the command line (None: not given)."""
-
-    dlq_url: str | None = None
-    stats_table: str | None = None
-    archive_bucket: str | None = None
-    no_archive: bool = False
-    settings: dict[str, Value] = field(default_factory=dict)  # by Settings attribute
-
-
-@dataclass(frozen=True)
-class RedrivePlan:
-    settings: Settings
-    dlq_url: str
-    archiving: Archiving
-    unknown: frozenset[str] = frozenset()  # ASKED's flags the deployment's archive is not known without
-
-
-def plan_from_deployment(flags: RedriveFlags, deployment: Deployment) -> RedrivePlan:
-    """The deployed function's settings; a flag that disagrees with them is refused, naming both values."""
-    deployed = deployment.settings
-    owner = f"{deployment.function} (stack {deployment.stack!r})"
-
-    def refuse(flag: str, given: str, deployed_text: str) -> UserError:
-        return UserError(f"{flag} {given} disagrees with the deployment: {owner} has {deployed_text}; leave {flag} out")
-
-    for name, value in flags.settings.items():
-        option = OPTION_BY_NAME[name]
-        have = getattr(deployed, name)
-        if value is not None and _as_loaded(name, value) != have:
-            shown = setting_text(have) if have is not None else "unset"
-            raise refuse(str(option.cli_flag), setting_text(value), f"{option.variable}={shown}")
-    if flags.stats_table is not None and flags.stats_table != deployed.stats_table_name:
-        raise refuse("--stats-table", flags.stats_table, f"STATS_TABLE_NAME={deployed.stats_table_name}")
-    bucket = deployed.archive_bucket_name
-    if flags.archive_bucket is not None and flags.archive_bucket != bucket:
-        raise refuse(
-            "--archive-bucket", flags.archive_bucket, f"ARCHIVE_BUCKET_NAME={bucket}" if bucket else "no archive bucket"
-        )
-    if flags.no_archive and bucket:
-        raise UserError(f"--no-archive disagrees with the deployment: {owner} archives TTL deletions to {bucket}")
-    dlq_url = deployment.dlq_url or flags.dlq_url
-    if not dlq_url:
-        raise UserError(f"stack {deployment.stack!r} has no DeadLetterQueueUrl output: give --dlq-url")
-    if flags.dlq_url is not None and flags.dlq_url != dlq_url:
-        raise UserError(
-            f"--dlq-url {flags.dlq_url} disagrees with the deployment: stack {deployment.stack!r}'s "
-            f"DeadLetterQueueUrl is {dlq_url}; leave --dlq-url out"
-        )
-    return RedrivePlan(
-        settings=replace(deployed, alert_topic_arn=None),  # alerts are not sent for redriven (old) records
-        dlq_url=dlq_url,
-        archiving=Archiving.DEPLOYED if bucket else Archiving.ABSENT,
-    )
-
-
-def _as_loaded(name: str, value: Value) -> Value:
-    """A flag's value as the function's settings hold it (a prefix gets its trailing /)."""
-    if name == "archive_prefix" and isinstance(value, str) and not value.endswith("/"):
-        return value + "/"
-    return value
-
-
-# The archive's settings redrive asks for without the stack: flag -> setting.
-ARCHIVE_SETTINGS = {"--archive-prefix": "archive_prefix", "--archive-replicated-ttl": "archive_replicated_ttl"}
-NO_STACK_NEEDS = "--no-stack needs --dlq-url and --stats-table (or leave --no-stack out to read them from the stack)"
-
-
-def plan_without_stack(flags: RedriveFlags, settings: Settings) -> RedrivePlan:
-    """Settings from flags alone (``--no-stack``): the archive is what the flags say, or unknown."""
-    if not flags.dlq_url or not flags.stats_table:
-        raise UserError(NO_STACK_NEEDS)
-    archive_flags = [flag for flag, name in ARCHIVE_SETTINGS.items() if flags.settings.get(name) not in (None, False)]
-    if flags.no_archive and archive_flags:
-        # Settings of an archive said to be absent: one of the two statements is wrong, and which is not known.
-        raise UserError(
-            f"--no-archive contradicts {' and '.join(archive_flags)}: an archive that does not exist has no settings"
-        )
-    if flags.archive_bucket:
-        archiving = Archiving.DEPLOYED
-    else:
-        archiving = Archiving.ABSENT if flags.no_archive else Archiving.UNKNOWN
-    # A setting not given takes the function's default in ``settings``; what the deployment has is not
-    # known, and matters only where it may archive.
-    unknown = {flag for flag, name in ARCHIVE_SETTINGS.items() if flags.settings.get(name) is None}
-    unknown |= {"--archive-bucket"} if archiving is Archiving.UNKNOWN else set()
-    if archiving is Archiving.ABSENT:
-        unknown = set()
-    return RedrivePlan(
-        settings=replace(settings, alert_topic_arn=None),
-        dlq_url=flags.dlq_url,
-        archiving=archiving,
-        unknown=frozenset(unknown),
-    )
-
-
-def check_window_flag(reader: Any, window_seconds: int, given: int | None, now: float) -> None:
-    """Refuse a window length (flag or default) that no stored window of the stream's retention has."""
-    moment = int(now)
-    since = moment - STREAM_RETENTION_SECONDS - MAX_TUMBLING_WINDOW_SECONDS
-    lengths = stored_window_lengths(reader, since, moment + MAX_TUMBLING_WINDOW_SECONDS)
-    if lengths and window_seconds not in lengths:
-        flag = f"--window-seconds {given}" if given is not None else f"--window-seconds (default {window_seconds})"
-        stored = " and ".join(f"{length} s" for length in sorted(lengths))
-        raise UserError(
-            f"{flag} disagrees with the stats table: its windows of the last day are {stored} long "
-            f"(give --window-seconds {min(lengths)}, or read the settings with --stack NAME)"
-        )
-
-
-class _NoStore:
-    def put(self, key: str, body: bytes) -> None:
-        raise RuntimeError("the TTL judge never writes")
-
-
-def ttl_judge(settings: Settings, dynamodb: Any) -> TtlJudge:
-    """What an unknown deployment may archive: TTL deletions, replicated ones included (as with
-    ARCHIVE_REPLICATED_TTL, judged by the table's TTL attribute)."""
-    resolver = TtlAttributeResolver(settings.ttl_attribute, dynamodb)
-    return TtlArchiver(_NoStore(), settings.archive_prefix, resolver, replicated_ttl=True).wanted

@@ -11,15 +11,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args
-from hotkeys.cli.redrive import (
+from hotkeys.cli.redrive import Counting, RedriveRun, redrive_queue
+from hotkeys.cli.redrive_plan import (
     RedriveFlags,
     RedrivePlan,
-    RedriveRun,
     check_window_flag,
     give,
     plan_from_deployment,
     plan_without_stack,
-    redrive_queue,
     ttl_judge,
     undecided_by,
     unknown_text,
@@ -36,12 +35,12 @@ def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[st
         check_window_flag(ports.stats, plan.settings.window_seconds, args.window_seconds, time.time())
     judge = ttl_judge(plan.settings, aws.client("dynamodb"))
     undecided = undecided_by(plan.unknown, plan.settings.archive_replicated_ttl, judge)
+    counting = Counting(plan.settings, ports, ports.stats, plan.archiving, undecided)
     run = redrive_queue(
-        plan,
-        ports,
+        plan.dlq_url,
+        counting,
         aws.client("sqs"),
         aws.client("dynamodbstreams"),
-        undecided,
         dry_run=args.dry_run,
         keep=args.keep,
     )
@@ -62,7 +61,7 @@ def _plan(
 ) -> RedrivePlan:
     """The settings, DLQ and archive of the run: the stack's, or (``--no-stack``) the flags'."""
     from hotkeys.cli.deployed import DeploymentError, StackNotFound, read_deployment
-    from hotkeys.cli.redrive import NO_STACK_NEEDS
+    from hotkeys.cli.redrive_plan import NO_STACK_NEEDS
 
     flags = RedriveFlags(
         dlq_url=args.dlq_url,

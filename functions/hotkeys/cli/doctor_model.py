@@ -1,0 +1,116 @@
+"""What every ``hotkeys doctor`` check shares: its verdicts, a ``Check``, the AWS clients it reads through,
+and what the stack says about itself."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from hotkeys.deployment import MAPPING_TYPES
+from hotkeys.detector.consumer.ports import StatsReader
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: str
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class Clients:
+    cloudformation: Any
+    dynamodb: Any
+    streams: Any
+    lambda_: Any
+    cloudwatch: Any
+    sqs: Any
+    sns: Any
+    ssm: Any
+    # Checks of what a deploy cannot verify (keys, the webhook secret); skipped where a client is None.
+    kms: Any = None
+    iam: Any = None
+    secretsmanager: Any = None
+    # The stats table's windows (stats table name -> its reader), for what the stream shows; None: not read.
+    stats: Callable[[str], StatsReader] | None = None
+
+
+@dataclass
+class StackView:
+    """What the stack says about itself: outputs and physical ids by resource type."""
+
+    name: str
+    outputs: dict[str, str]
+    resources: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # type → [(logical, physical)]
+
+    def of_type(self, kind: str) -> list[tuple[str, str]]:
+        return self.resources.get(kind, [])
+
+    def mapping_ids(self) -> list[str]:
+        """The UUIDs of the stack's event source mappings: its custom resources' (infra/stream_mapping.py),
+        and an earlier release's CloudFormation mappings until the stack is updated."""
+        return [uuid for kind in MAPPING_TYPES for _, uuid in self.of_type(kind)]
+
+
+class StackNotFound(LookupError):
+    pass
+
+
+def read_stack(cloudformation: Any, name: str) -> StackView:
+    try:
+        stacks = cloudformation.describe_stacks(StackName=name)["Stacks"]
+    except ClientError as error:
+        if "does not exist" in error.response.get("Error", {}).get("Message", ""):
+            raise StackNotFound(f"no stack named {name!r} here (check --stack and --region)") from None
+        raise
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+    view = StackView(name=name, outputs=outputs)
+    for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=name):
+        for resource in page["StackResourceSummaries"]:
+            view.resources.setdefault(resource["ResourceType"], []).append(
+                (resource["LogicalResourceId"], resource.get("PhysicalResourceId", ""))
+            )
+    return view
+
+
+def table_of(stream_arn: str) -> str:
+    return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
+
+
+def as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def failed(checks: Iterable[Check]) -> bool:
+    return any(check.verdict == FAIL for check in checks)
+
+
+def to_json(checks: list[Check]) -> list[dict[str, str]]:
+    return [asdict(check) for check in checks]
+
+
+ClientFactory = Callable[[str], Any]
+
+
+def clients_from(make: ClientFactory) -> Clients:
+    return Clients(
+        cloudformation=make("cloudformation"),
+        dynamodb=make("dynamodb"),
+        streams=make("dynamodbstreams"),
+        lambda_=make("lambda"),
+        cloudwatch=make("cloudwatch"),
+        sqs=make("sqs"),
+        sns=make("sns"),
+        ssm=make("ssm"),
+        kms=make("kms"),
+        iam=make("iam"),
+        secretsmanager=make("secretsmanager"),
+    )
