@@ -3,7 +3,7 @@
 The function's settings are ``hotkeys.detector.config.OPTIONS`` (validated here by the
 function's own ``load_settings``, so a value the function would reject fails the synth with
 the function's message); the options only the stack reads are ``STACK_OPTIONS`` below, parsed
-by the same ``Option`` code. ``CONTEXT_KEYS`` and the README's options table derive from both.
+by the same ``Option`` code. ``CONTEXT_KEYS`` and docs/deploy.md's options table derive from both.
 """
 
 from __future__ import annotations
@@ -589,7 +589,7 @@ def refuse_unknown(keys: Iterable[str]) -> None:
             matches = difflib.get_close_matches(key.lower(), list(known), n=1)
             close = known[matches[0]] if matches else None
         hint = f"; did you mean -c {close}?" if close else ""
-        raise ContextError(f"-c {key}: not an option of this stack{hint} (README lists them: 'Context options')")
+        raise ContextError(f"-c {key}: not an option of this stack{hint} (docs/deploy.md#context-options lists them)")
 
 
 def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
@@ -669,7 +669,7 @@ def options_from_context(context: Mapping[str, Any]) -> DetectorOptions:
 
 
 def options_table() -> str:
-    """The README's table of context options (a test keeps the README equal to it)."""
+    """docs/deploy.md's table of context options (a test keeps the page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     rows += [f"| {', '.join(f'`{k}`' for k in keys.split(', '))} | — | {text} |" for keys, text in SOURCE_OPTIONS]
     for option in STACK_OPTIONS:
