@@ -1,4 +1,4 @@
-"""A live table for ``hotkeys watch`` to read, on a local endpoint (README's ``watch`` sample).
+"""A live table for ``hotkeys watch`` to read, on a local endpoint (docs/cli.md's ``watch`` sample).
 
 ``python -m events.live --endpoint-url http://127.0.0.1:5000`` creates ``tickets`` (a stream of
 NEW_AND_OLD_IMAGES) and writes a ticket sale into it within one minute: 300 seats of 3 KB under

@@ -2,7 +2,7 @@
 
 The function's settings are ``hotkeys.detector.config.OPTIONS``; the options only the stack reads are
 ``STACK_OPTIONS`` below, parsed by the same ``Option`` code (``infra.options`` reads a context with both).
-``CONTEXT_KEYS`` and the README's options table (``options_table``, printed by ``python -m infra.options``)
+``CONTEXT_KEYS`` and docs/deploy.md's options table (``options_table``, printed by ``python -m infra.options``)
 derive from both.
 """
 
@@ -237,7 +237,7 @@ CONTEXT_KEYS = SOURCE_KEYS + tuple(str(o.context_key) for o in FUNCTION_OPTIONS)
 
 
 def options_table() -> str:
-    """The README's table of context options (a test keeps the README equal to it)."""
+    """docs/deploy.md's table of context options (a test keeps the page equal to it)."""
     rows = ["| option | default | meaning |", "|---|---|---|"]
     rows += [f"| {', '.join(f'`{k}`' for k in keys.split(', '))} | — | {text} |" for keys, text in SOURCE_OPTIONS]
     for option in STACK_OPTIONS:

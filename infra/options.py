@@ -3,7 +3,7 @@
 The function's settings are ``hotkeys.detector.config.OPTIONS`` (validated here by the function's own
 ``load_settings``, so a value the function would reject fails the synth with the function's message); the
 options only the stack reads are ``option_schema.STACK_OPTIONS``, parsed by the same ``Option`` code.
-``python -m infra.options`` prints the README's table of both (``option_schema.options_table``).
+``python -m infra.options`` prints docs/deploy.md's table of both (``option_schema.options_table``).
 """
 
 from __future__ import annotations
@@ -269,7 +269,7 @@ def refuse_unknown(keys: Iterable[str]) -> None:
             matches = difflib.get_close_matches(key.lower(), list(known), n=1)
             close = known[matches[0]] if matches else None
         hint = f"; did you mean -c {close}?" if close else ""
-        raise ContextError(f"-c {key}: not an option of this stack{hint} (README lists them: 'Context options')")
+        raise ContextError(f"-c {key}: not an option of this stack{hint} (docs/deploy.md#context-options lists them)")
 
 
 def source_from_context(context: Mapping[str, Any]) -> SourceSpec:

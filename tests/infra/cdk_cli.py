@@ -1,4 +1,4 @@
-"""The pinned CDK CLI, run the way a user runs it: README commands, an account and region from "the profile".
+"""The pinned CDK CLI, run the way a user runs it: the documented commands, an account and region from "the profile".
 
 The CLI sets ``CDK_DEFAULT_REGION`` from the region configuration (``AWS_REGION`` here) and
 ``CDK_DEFAULT_ACCOUNT`` from STS ``GetCallerIdentity`` with the user's credentials. Here the
@@ -29,9 +29,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 PACKAGE_JSON = ROOT / "package.json"
 PACKAGE_LOCK = ROOT / "package-lock.json"
-# The README's examples use AWS's documentation account and this region: the stream and secret
+# The documented examples use AWS's documentation account and this region: the stream and secret
 # ARNs they show must belong to the environment the stack is deployed to.
 ACCOUNT = "111122223333"
 REGION = "eu-west-1"
@@ -43,11 +44,18 @@ def pinned_version() -> str:
     return str(json.loads(PACKAGE_JSON.read_text())["devDependencies"]["aws-cdk"])
 
 
-def readme_cli_commands(text: str | None = None) -> list[tuple[str, str, str]]:
-    """Every ``npx aws-cdk@VERSION VERB ARGS`` command of the README's shell blocks, continuations joined."""
-    text = README.read_text() if text is None else text
+def documentation() -> list[Path]:
+    """The README and every page of docs/: a deploy command a user may copy is on one of them."""
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def documented_cli_commands(text: str | None = None) -> list[tuple[str, str, str]]:
+    """Every ``npx aws-cdk@VERSION VERB ARGS`` command of the documentation's shell blocks (or of ``text``'s),
+    continuations joined."""
+    texts = [page.read_text() for page in documentation()] if text is None else [text]
     commands = []
-    for block in re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL):
+    blocks = [block for page in texts for block in re.findall(r"```sh\n(.*?)```", page, flags=re.DOTALL)]
+    for block in blocks:
         joined = re.sub(r"\\\n\s*", "", block)
         for line in joined.splitlines():
             command = re.sub(r"\s+#.*$", "", line).strip()
@@ -58,8 +66,8 @@ def readme_cli_commands(text: str | None = None) -> list[tuple[str, str, str]]:
 
 
 def deploy_commands() -> list[str]:
-    """The arguments of every README ``deploy`` command (what ``synth`` is run with here)."""
-    return [args for _version, verb, args in readme_cli_commands() if verb == "deploy"]
+    """The arguments of every documented ``deploy`` command, each once (what ``synth`` is run with here)."""
+    return list(dict.fromkeys(args for _version, verb, args in documented_cli_commands() if verb == "deploy"))
 
 
 def cdk_executable() -> Path:

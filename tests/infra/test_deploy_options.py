@@ -107,7 +107,7 @@ def test_the_stack_checks_stream_arns_against_the_environment_the_cli_gives_it(m
 
     monkeypatch.setenv("CDK_DEFAULT_ACCOUNT", "111122223333")
     monkeypatch.setenv("CDK_DEFAULT_REGION", "us-east-1")
-    # When the stack is built for the README's eu-west-1 stream, then it refuses, naming the option
+    # When the stack is built for docs/deploy.md's eu-west-1 stream, then it refuses, naming the option
     with pytest.raises(
         ContextError, match=r"tableStreamArn: .* is in region eu-west-1, but the stack deploys to us-east-1"
     ):

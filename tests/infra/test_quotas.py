@@ -95,7 +95,7 @@ ALERTING = {
     "whatIfKeys": "customer",
     "whatIfEmails": "capacity@example.com",
 }
-# README's figures ("How many tables one stack watches"): the most tables one stack holds, each way of
+# docs/limits.md's figures ("How many tables one stack watches"): the most tables one stack holds, each way of
 # watching them, without and with every alerting option.
 MOST = [(_existing, {}, 22), (_existing, ALERTING, 21), (_enabled, {}, 20), (_enabled, ALERTING, 19)]
 MOST_IDS = ["existing", "existing+alerting", "enableStream", "enableStream+alerting"]

@@ -1,7 +1,7 @@
 """Updates as CloudFormation applies them (``cloudformation_update``): what each change of the watched
 tables or of the reading position does to the event source mappings, and the release that moved them
 from ``AWS::Lambda::EventSourceMapping`` to ``Custom::StreamMapping`` (its earlier templates' mappings are
-in tests/infra/fixtures, synthesized at commit 39d0cc4). README ("Changing what is watched") says the same."""
+in tests/infra/fixtures, synthesized at commit 39d0cc4). docs/deploy.md ("Changing what is watched") says the same."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_the_release_that_brings_custom_mappings_moves_each_without_a_conflict(w
     now = synth_template(_watching("orders,users", way))
     assert mapping_conflicts(released, now) == []
     restarts = mapping_restarts(released, now)
-    # Each table's reading starts again, once (README: "Upgrading from a release before ...")
+    # Each table's reading starts again, once (docs/deploy.md: "Upgrading from a release before ...")
     assert len(restarts) == 2
     assert {r.split(" restarts ")[1].split(" (")[0] for r in restarts} == {
         repr(("stream of table", name)) if way == "enableStream" else repr(STREAMS[name])

@@ -1,11 +1,11 @@
-"""README's IAM policy for `hotkeys top` allows every call `top` makes.
+"""The IAM policy docs/cli.md gives for `hotkeys top` allows every call `top` makes.
 
 The calls are not listed by hand: `hotkeys top` runs against moto (its stats table filled by a replay of the
 GSI sample, whose source table has global secondary indexes), with a botocore event hook on the CLI's session
 recording each operation and its parameters before it is sent. moto does not model Contributor Insights, so
 the two calls it lacks are answered by a hook that validates each answer against the service model (as
 botocore's Stubber does), so that `top` goes on to read the throttled-key rules as it would on AWS. Each
-recorded call becomes the IAM action and the resource ARN it is authorized against, and README's policy
+recorded call becomes the IAM action and the resource ARN it is authorized against, and the documented policy
 (placeholders filled in) must allow it.
 """
 
@@ -30,7 +30,8 @@ from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
-README = (ROOT / "README.md").read_text()
+# The page that documents `hotkeys top`, its policy included.
+CLI_DOC = (ROOT / "docs" / "cli.md").read_text()
 MARKER = "Your credentials for `hotkeys top` need this policy"
 ACCOUNT = "123456789012"  # moto's default account
 REGION = "us-east-1"
@@ -39,9 +40,9 @@ SOURCE = "payments"  # events/tables/payments.json: the GSI sample's table, with
 IAM_PREFIX = {"dynamodbstreams": "dynamodb"}
 
 
-def readme_policy() -> dict[str, Any]:
-    """README's policy: the JSON block after ``MARKER``."""
-    rest = README[README.index(MARKER) :]
+def documented_policy() -> dict[str, Any]:
+    """docs/cli.md's policy: the JSON block after ``MARKER``."""
+    rest = CLI_DOC[CLI_DOC.index(MARKER) :]
     start = rest.index("```json\n") + len("```json\n")
     policy: dict[str, Any] = json.loads(rest[start : rest.index("\n```", start)])
     return policy
@@ -58,7 +59,7 @@ def resource_of(service: str, operation: str, params: dict[str, Any]) -> str:
         return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}"
     if service == "cloudwatch" and operation == "GetInsightRuleReport":
         return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:insight-rule/{params['RuleName']}"
-    raise AssertionError(f"{service} {operation}: no resource known for this call; teach resource_of and README")
+    raise AssertionError(f"{service} {operation}: no resource known for this call; teach resource_of and docs/cli.md")
 
 
 def allows(policy: dict[str, Any], action: str, resource: str) -> bool:
@@ -135,8 +136,8 @@ def top_calls(stats_table_name: str, monkeypatch: pytest.MonkeyPatch) -> list[tu
 
 
 def filled_policy(stats_table: str) -> dict[str, Any]:
-    """README's policy with its placeholders filled in for this run."""
-    policy = json.dumps(readme_policy())
+    """The documented policy with its placeholders filled in for this run."""
+    policy = json.dumps(documented_policy())
     for placeholder, value in (
         ("REGION", REGION),
         ("ACCOUNT", ACCOUNT),
@@ -156,7 +157,7 @@ def _denied(policy: dict[str, Any], calls: list[tuple[str, str, dict[str, Any]]]
     return sorted(need for need in needed if not allows(policy, *need))
 
 
-def test_readmes_policy_allows_every_call_top_makes(
+def test_the_documented_policy_allows_every_call_top_makes(
     top_calls: list[tuple[str, str, dict[str, Any]]], stats_table_name: str
 ) -> None:
     # Given the calls of `hotkeys top`, the throttle picture's included (the table, each of its GSIs, each rule)
@@ -169,11 +170,11 @@ def test_readmes_policy_allows_every_call_top_makes(
     }
     indexes = {p.get("IndexName") for _, op, p in top_calls if op == "DescribeContributorInsights"}
     assert indexes == {None, "by-status", "by-merchant"}
-    # Then README's policy allows each of them on the resource it acts on
+    # Then the documented policy allows each of them on the resource it acts on
     assert _denied(filled_policy(stats_table_name), top_calls) == []
 
 
-def test_readmes_policy_is_scoped_and_each_statement_is_needed(
+def test_the_documented_policy_is_scoped_and_each_statement_is_needed(
     top_calls: list[tuple[str, str, dict[str, Any]]], stats_table_name: str
 ) -> None:
     policy = filled_policy(stats_table_name)

@@ -1,4 +1,4 @@
-"""The README's local recipe (`AWS_REGION=us-east-1` and dummy credentials) works for every AWS command.
+"""docs/cli.md's local recipe (`AWS_REGION=us-east-1` and dummy credentials) works for every AWS command.
 
 boto3 reads only AWS_DEFAULT_REGION; the AWS CLI v2, the other SDKs and the CDK CLI read
 AWS_REGION. A shell set up for them must not get "You must specify a region" from `hotkeys`.

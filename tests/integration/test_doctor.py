@@ -337,7 +337,7 @@ def test_an_unknown_stack_is_a_one_line_error(aws: None, capsys: pytest.CaptureF
 
 
 def test_one_dead_lettered_batch_is_the_one_problem(aws: None, capsys: pytest.CaptureFixture) -> None:
-    # Given a healthy deployment with one batch in the DLQ (the README's example)
+    # Given a healthy deployment with one batch in the DLQ (docs/deploy.md's example)
     deployment = deploy()
     count_a_window(deployment, int(NOW) - 600)
     lambda_metric("IteratorAge", 1200)

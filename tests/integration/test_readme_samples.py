@@ -1,10 +1,11 @@
-"""README's sample outputs are what the commands print today.
+"""The sample outputs of the README and of the docs pages it links are what the commands print today.
 
 Each sample is run as a user runs it (the CLI in a fresh process, from the repository's root) and
-compared line for line with README's fenced block; only what must vary between runs is normalised
-(the replay's archive bucket carries a random suffix). Lines README elides are written in
+compared line for line with its page's fenced block; only what must vary between runs is normalised
+(the replay's archive bucket carries a random suffix). Lines a page elides are written in
 parentheses, "(the verdict)", and stand for any number of printed lines. Commands that read AWS
-(`hotkeys top`) run against a moto server that a replay of the sample events filled.
+(`hotkeys top`) run against a moto server that a replay of the sample events filled. Each test reads
+the one page that shows its sample, so a sample moved to another page fails here until its test follows.
 """
 
 from __future__ import annotations
@@ -22,12 +23,21 @@ import pytest
 from hotkeys.cli import cost
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+README = "README.md"
+CLI = "docs/cli.md"
+ALERTS = "docs/alerts.md"
+WHAT_IF = "docs/what-if.md"
+DATA_HEALTH = "docs/data-health.md"
 
 
-def _block_after(marker: str) -> list[str]:
-    """The lines of the first fenced block that opens after ``marker``."""
-    rest = README[README.index(marker) :]
+def _text(page: str) -> str:
+    return (ROOT / page).read_text()
+
+
+def _block_after(marker: str, page: str) -> list[str]:
+    """The lines of the first fenced block that opens after ``marker`` in ``page``."""
+    text = _text(page)
+    rest = text[text.index(marker) :]
     start = rest.index("```\n") + 4
     return rest[start : rest.index("\n```", start)].splitlines()
 
@@ -48,7 +58,7 @@ def _run(command: str) -> list[str]:
 
 
 def _normalised(text: str) -> list[str]:
-    # rich pads a table's centred title and caption to the table's width; README's lines end where the text does
+    # rich pads a table's centred title and caption to the table's width; a page's lines end where the text does
     text = re.sub(r"hotkeys-replay-archive-[0-9a-f]+", "hotkeys-replay-archive-RANDOM", text)
     return [line.rstrip() for line in text.splitlines()]
 
@@ -62,10 +72,10 @@ def _follows(sample: list[str], printed: list[str]) -> None:
             skipping = True
             continue
         if skipping:
-            assert line in printed[position:], f"README line not printed: {line!r}"
+            assert line in printed[position:], f"sample line not printed: {line!r}"
             position = printed.index(line, position) + 1
         else:
-            assert printed[position : position + 1] == [line], f"README line {line!r}, printed {printed[position:][:1]}"
+            assert printed[position : position + 1] == [line], f"sample line {line!r}, printed {printed[position:][:1]}"
             position += 1
         skipping = False
 
@@ -79,16 +89,16 @@ def demo() -> list[str]:
 
 
 def test_the_demo_verdict_is_what_make_demo_prints(demo: list[str]) -> None:
-    sample = _block_after("seems to read), when there is something to say:")
+    sample = _block_after("seems to read), when there is something to say:", README)
     assert sample[0].endswith("hot keys (at or near the partition limit; DynamoDB throttled 1 of them):")
     # every key DynamoDB throttled is in it, once (issue #36)
     assert sum("venue#7" in line for line in sample) == 1 and sum("event#42 " in line for line in sample) == 1
-    # The verdict is printed as README shows it, line for line
+    # The verdict is printed as the README shows it, line for line
     _follows(_normalised("\n".join(sample)), demo)
 
 
 def test_the_replay_sample_is_what_replay_prints() -> None:
-    block = _block_after("lists them), so a replay emulates the deployment you chose, tumbling window included:")
+    block = _block_after("lists them), so a replay emulates the deployment you chose, tumbling window included:", CLI)
     command, sample = block[0].removeprefix("$ "), block[1:]
     assert command.startswith("hotkeys replay ")
     _follows(_normalised("\n".join(sample)), _run(command))
@@ -96,8 +106,8 @@ def test_the_replay_sample_is_what_replay_prints() -> None:
 
 def test_the_cost_figures_are_what_cost_computes() -> None:
     # "at 10,000 writes/s of 1 KB items, about $X against $Y"
-    quoted = re.search(r"at 10,000\s+writes/s of 1 KB items, about \$(\d+) against \$(\d+)", README)
-    assert quoted, "README's cost sentence moved"
+    quoted = re.search(r"at 10,000\s+writes/s of 1 KB items, about \$(\d+) against \$(\d+)", _text(CLI))
+    assert quoted, "docs/cli.md's cost sentence moved"
     result = cost.estimate(cost.CostInputs(writes_per_second=10_000))
     assert (int(quoted[1]), int(quoted[2])) == (
         round(result["detector_total"]),
@@ -108,7 +118,7 @@ def test_the_cost_figures_are_what_cost_computes() -> None:
 def test_the_detectors_share_of_the_source_write_units_is_what_cost_computes() -> None:
     # the comparison table's "~X% of the source's write units": the stats table's and its heads
     # index's write units against the source's (1 KB items: one unit per write), at 10,000 writes/s
-    quoted = re.search(r"~([\d.]+)% of the source's write units", README)
+    quoted = re.search(r"~([\d.]+)% of the source's write units", _text(README))
     assert quoted, "README's write-unit share moved"
     inputs = cost.CostInputs(writes_per_second=10_000)
     ours = cost.detector_cost(inputs)
@@ -118,13 +128,13 @@ def test_the_detectors_share_of_the_source_write_units_is_what_cost_computes() -
 
 
 def test_the_top_sample_is_what_top_prints_after_the_burst_replay(moto_endpoint: str) -> None:
-    # README's `hotkeys top` sample reads the stats table a replay of the burst sample fills: the replay
+    # docs/cli.md's `hotkeys top` sample reads the stats table a replay of the burst sample fills: the replay
     # runs against a moto server (as `replay --endpoint-url` does for a user) and says which table it
-    # created; README's command then runs against it, with that table's name.
+    # created; the sample's command then runs against it, with that table's name.
     created = _run(f"hotkeys replay events/hot-key-burst.json.gz --endpoint-url {moto_endpoint}")
     named = [re.search(r"stats table (\S+),", line) for line in created]
     stats_table = next(found[1] for found in named if found)
-    block = _block_after("**`hotkeys top`**")
+    block = _block_after("## `hotkeys top`", CLI)
     command, sample = block[0].removeprefix("$ "), block[1:]
     assert command.startswith("hotkeys top --stats-table HotKeyDetector-DetectorStatsTable... ")
     command = command.replace("HotKeyDetector-DetectorStatsTable...", stats_table)
@@ -132,10 +142,10 @@ def test_the_top_sample_is_what_top_prints_after_the_burst_replay(moto_endpoint:
     assert printed == _normalised("\n".join(sample))
 
 
-def test_the_watch_sample_is_what_watch_prints_on_the_table_readme_makes(moto_endpoint: str) -> None:
-    # README's `watch` sample: the command that makes a live table on a moto server, then `watch` on it,
-    # both as printed (README's endpoint replaced by the test's server; the window is the minute it ran in)
-    block = _block_after("**`hotkeys watch --table NAME`**")
+def test_the_watch_sample_is_what_watch_prints_on_the_table_its_page_makes(moto_endpoint: str) -> None:
+    # docs/cli.md's `watch` sample: the command that makes a live table on a moto server, then `watch` on it,
+    # both as printed (the page's endpoint replaced by the test's server; the window is the minute it ran in)
+    block = _block_after("## `hotkeys watch --table NAME`", CLI)
     make, watch = (line.removeprefix("$ ") for line in block if line.startswith("$ "))
     assert make == "python -m events.live --endpoint-url http://127.0.0.1:5000"
     # (moto's in-process servers share one backend: another test's `tickets` would add to the sample's records)
@@ -160,23 +170,23 @@ def test_the_watch_sample_is_what_watch_prints_on_the_table_readme_makes(moto_en
 
 
 def test_the_incident_sample_is_what_a_replay_of_the_generated_burst_prints(tmp_path: Path) -> None:
-    # README's incident: the generate command it names, then the replay of that file
-    text = README[README.index("An incident has a life") :]
+    # docs/alerts.md's incident: the generate command it names, then the replay of that file
+    text = _text(ALERTS)[_text(ALERTS).index("An incident has a life") :]
     generate = re.search(r"`(hotkeys generate --out w\.json\.gz[^`]*)`", text.replace("\n", " "))
-    assert generate, "README's incident names its generate command"
+    assert generate, "docs/alerts.md's incident names its generate command"
     path = tmp_path / "w.json.gz"
     _run(generate[1].replace("w.json.gz", str(path)))
-    block = _block_after("An incident has a life")
+    block = _block_after("An incident has a life", ALERTS)
     command, sample = block[0].removeprefix("$ "), block[1:]
     assert command == "hotkeys replay /tmp/readme-incident.json.gz"
     _follows(_normalised("\n".join(sample)), _run(f"hotkeys replay {path}"))
 
 
-def test_the_commands_readme_names_for_a_replays_stats_table_read_it(moto_endpoint: str) -> None:
-    # README names the commands a replay's stats table on a moto server is left there for; each must
+def test_the_commands_named_for_a_replays_stats_table_read_it(moto_endpoint: str) -> None:
+    # docs/cli.md names the commands a replay's stats table on a moto server is left there for; each must
     # run against it (issue #36: `watch` was named, and fails there: it reads a live table's stream).
-    sentence = re.search(r"leaves its stats table there and names it, for (.+?)(?:\(|\.)", README, re.S)
-    assert sentence, "README's sentence on the replay's stats table moved"
+    sentence = re.search(r"leaves its stats table there and names it, for (.+?)(?:\(|\.)", _text(CLI), re.S)
+    assert sentence, "docs/cli.md's sentence on the replay's stats table moved"
     named = re.findall(r"`(\w+)`", sentence[1])
     assert named == ["top"]
     created = _run(f"hotkeys replay events/hot-key-burst.json.gz --endpoint-url {moto_endpoint}")
@@ -204,8 +214,8 @@ def test_the_commands_readme_names_for_a_replays_stats_table_read_it(moto_endpoi
 
 
 def test_the_what_if_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:
-    # README's what-if example: its generate command (into a fresh folder), then its replay of those files
-    block = _block_after("## Before you create it")
+    # docs/what-if.md's example: its generate command (into a fresh folder), then its replay of those files
+    block = _block_after("# Before you create it", WHAT_IF)
     generate, replay = (line.removeprefix("$ ") for line in block if line.startswith("$ "))
     assert generate.startswith("hotkeys generate --out /tmp/what-if.json.gz ")
     wrote = _run(generate.replace("/tmp/", f"{tmp_path}/"))
@@ -215,7 +225,7 @@ def test_the_what_if_sample_is_what_a_replay_of_the_generated_workload_prints(tm
 
 
 def test_the_data_health_sample_is_what_a_replay_of_the_generated_workload_prints(tmp_path: Path) -> None:
-    block = _block_after("## What the items written say")
+    block = _block_after("# What the items written say", DATA_HEALTH)
     generate, replay = (line.removeprefix("$ ") for line in block[:2])
     assert generate.startswith("hotkeys generate --out /tmp/health.json.gz ")
     _run(generate.replace("/tmp/", f"{tmp_path}/"))

@@ -4,6 +4,9 @@ Code, tests, benchmarks, the README and the other documents cite sections as "do
 or "decisions §N"; a renumbering that forgets one, or a section removed, fails here. Sections headed
 "## NEW: ..." are waiting for the lead to number them and are allowed at the end.
 
+It opens with a topic index that lists every numbered section under at least one topic, so a reader finds
+the decisions on one subject without reading them all; a numbered section missing from it fails here.
+
 Each numbered entry says what was decided and why, in at most 15 lines: its decision, context,
 alternatives and consequences, or, when a later entry replaced it, one line naming that entry. Its
 history lives in git, its figures in docs/measurements.md (each with the command that produced it).
@@ -18,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DECISIONS = ROOT / "docs" / "decisions.md"
 CITING = ("functions", "infra", "tests", "bench", "docs")
 CITING_FILES = ("README.md", "app.py", "pyproject.toml", "Makefile")
+TOPIC_INDEX = "## Topic index"
 # "decisions.md §3", "decisions.md §3, §34", "decisions §18, §21", "decisions.md) §16 and §17"
 CITATION = re.compile(r"decisions(?:\.md\)?)?,?((?:\s*(?:,|and)?\s*§\d+)+)")
 
@@ -49,10 +53,26 @@ def test_sections_are_numbered_in_order_with_new_ones_at_the_end() -> None:
     assert headings[: len(numbered)] == numbered, "a '## NEW:' section sits before a numbered one"
 
 
+def _topic_index(text: str) -> str:
+    """The topic index: from its heading to the first numbered section."""
+    start = text.index(TOPIC_INDEX)
+    first = re.search(r"^## \d+\. ", text, flags=re.MULTILINE)
+    assert first and start < first.start(), "the topic index comes before the numbered sections"
+    return text[start : first.start()]
+
+
+def test_the_topic_index_lists_every_section_and_only_sections_that_exist() -> None:
+    text = DECISIONS.read_text()
+    indexed = {int(number) for number in re.findall(r"§(\d+)", _topic_index(text))}
+    sections = set(_sections(text))
+    assert sorted(sections - indexed) == [], "numbered sections missing from the topic index"
+    assert sorted(indexed - sections) == [], "the topic index names sections that do not exist"
+
+
 def test_every_citation_of_a_section_names_one_that_exists() -> None:
     existing = set(_sections(DECISIONS.read_text()))
     citations = _citations()
-    assert len(citations) > 30  # the pattern still finds the citations (README alone has a dozen)
+    assert len(citations) > 30  # the pattern still finds the citations (docs/alerts.md alone has about a dozen)
     assert [(path, number) for path, number in citations if number not in existing] == []
 
 

@@ -1,4 +1,4 @@
-"""Every setting of the schema reaches every surface: the function's environment, `cdk -c`, the CLI, the README.
+"""Every setting of the schema reaches every surface: the function's environment, `cdk -c`, the CLI, docs/deploy.md.
 
 The expected values below are written out by hand (not computed by the code under test), and a
 new option fails `test_every_option_has_a_sample` until it is added here and proven on each surface.
@@ -156,9 +156,9 @@ def test_every_flagged_setting_is_a_replay_flag_and_the_other_commands_use_the_s
             assert option.cli_flag in shown and option.variable in shown, option.name
 
 
-def test_the_readme_options_table_is_the_schemas() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert options_table() in readme
+def test_the_deploy_pages_options_table_is_the_schemas() -> None:
+    deploy = (ROOT / "docs" / "deploy.md").read_text()
+    assert options_table() in deploy
 
 
 @pytest.mark.parametrize("name", [o.name for o in OPTIONS if o.cli_flag])

@@ -171,7 +171,7 @@ def _setting_help(option: Any) -> str:
     if "(default" in option.help and option.help.endswith(")"):
         return f"{option.help[:-1]}; the function's {option.variable})"
     default = option.documented_default
-    said = "none" if default == "—" else default  # (the README's table writes a dash)
+    said = "none" if default == "—" else default  # (docs/deploy.md's table writes a dash)
     return f"{option.help} (default {said}; the function's {option.variable})"
 
 

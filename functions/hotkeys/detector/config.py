@@ -3,7 +3,7 @@
 Each ``Option`` says once what a setting is called on every surface (the function's
 environment variable, the ``cdk -c`` context key, the CLI flag), its default, its
 valid range and its help text. ``load_settings`` (the function, once per container),
-``infra.options`` (the synth), the CLI's flags and the README's options table all
+``infra.options`` (the synth), the CLI's flags and docs/deploy.md's options table all
 derive from ``OPTIONS``, and a value is validated by the same code wherever it is
 given, so what ``cdk synth`` accepts the function accepts too. No dependencies, no I/O.
 """
