@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,9 @@ def test_each_layer_uses_only_its_own_and_the_layers_it_names() -> None:
         allowed = LAYERS[home][1] | {home}
         crossing += [f"{name} -> {target}" for target in targets if layer_of(target) not in allowed]
     assert crossing == []
+
+
+def test_the_readmes_package_map_is_this_layering() -> None:
+    # README's numbered layers, in order, are LAYERS' names: a layer added, removed or moved changes both.
+    section = (ROOT / "README.md").read_text().split("## Package map", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"^\s+\d+\. \*\*(\w+)\*\*", section, flags=re.MULTILINE) == list(LAYERS)
