@@ -39,7 +39,7 @@ _DERIVED = "a derived field compared too: equal whenever the fields it is made o
 
 EQUIVALENT: dict[str, str] = {
     # rules.py
-    "rules.partition_limit_hot: `floor = limit_rate * span ⟨limit_rate * span⟩` '*' -> '/'": _SKIPS_FEWER
+    "rules.partition_limit_hot: `floor = alert_rate(settings) * span ⟨alert_rate(settings) * span⟩` '*' -> '/'": _SKIPS_FEWER
     + " (the floor becomes lower)",
     "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…0d35d39b` 1.0 -> 1.1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "

@@ -48,8 +48,9 @@ FUNCTIONS = ROOT / "functions"
 
 # Module (dotted name) -> the test files that pin its behaviour: the fast unit tests that call it, so
 # each mutant costs seconds (the property tests of the same modules take minutes per run and are not
-# needed to kill a mutant here). Rules first, then the judge's verdicts and the judge, the summary last.
+# needed to kill a mutant here). A key's rate and the rules first, then the judge's verdicts and the judge, the summary last.
 TARGETS: dict[str, tuple[str, ...]] = {
+    "hotkeys.detector.domain.rate": ("tests/unit/test_rate.py", "tests/unit/test_rules.py"),
     "hotkeys.detector.alerts.rules": ("tests/unit/test_rules.py",),
     "hotkeys.detector.alerts.verdicts": ("tests/unit/test_verdicts.py", "tests/unit/test_rules.py"),
     "hotkeys.detector.alerts.judge": ("tests/unit/test_judge_memory.py", "tests/unit/test_judge_app.py"),

@@ -369,11 +369,14 @@ def _stored(
         "wcu_per_second": rate,
         "at_most_wcu_per_second": rate if at_most is None else at_most,
         "share": share,
+        "writes": 10,
+        "wcu": round(rate * 60),
+        "error_bound": 0,
     }
 
 
 def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired_at() -> None:
-    from hotkeys.cli.replay_view import verdict
+    from hotkeys.cli.verdict import verdict
 
     # Given a burst whose alert fired at 882.5 WCU/s (the rule's rate when that invocation ran), while
     # the window's stored figures, which `top` shows, hold a 900 WCU/s peak and a 300 WCU/s average
@@ -399,7 +402,7 @@ def test_the_replay_verdict_quotes_the_stored_peak_and_says_what_the_alert_fired
 
 
 def test_share_of_table_alerts_are_reported_apart_from_hot_keys() -> None:
-    from hotkeys.cli.replay_view import verdict
+    from hotkeys.cli.verdict import verdict
 
     family = "poll#7#* (4 shards): 90 WCU/s in total on average, hottest shard poll#7#0 ... uneven"
     # Given a hot key, a celebrity at 14% of a small table and one shard of an uneven family at 15%,
@@ -538,10 +541,13 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
     from rich.console import Console
 
     from hotkeys.cli.common import render_top
+    from hotkeys.cli.rows import TopRow
 
     key = "tenant#" + "0123456789" * 5
     row = {
         "window_start": "2026-12-01T00:00:00Z",
+        "window_seconds": 60,
+        "index": None,
         "table": "orders",
         "key": key,
         "wcu_per_second": 882.0,
@@ -555,7 +561,7 @@ def test_the_top_table_folds_long_keys_on_a_narrow_terminal_and_never_cuts_them(
         # Given a long key and a terminal of this width
         console = Console(width=width, record=True, color_system=None)
         # When the top table is printed
-        render_top(console, [row], DEFAULTS, title="Top")
+        render_top(console, [TopRow.from_json(row)], DEFAULTS, title="Top")
         text = console.export_text()
         # Then every character of the key, the window start and the rate can be read: folded, never cut
         body = [line for line in text.splitlines() if line.count("│") >= 4]

@@ -19,8 +19,8 @@ import boto3
 import pytest
 
 from hotkeys.cli.main import main
-from hotkeys.cli.replay_view import verdict
 from hotkeys.cli.report import render
+from hotkeys.cli.verdict import verdict
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE
 from hotkeys.detector.adapters.aws import AwsClients, AwsTarget
 from hotkeys.detector.config import Settings

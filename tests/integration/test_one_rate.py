@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from hotkeys.cli.common import at_alert, possibly_hot
-from hotkeys.cli.replay_view import alerted_figures, verdict
 from hotkeys.cli.top import top_rows, window_figures, windows_in_range
+from hotkeys.cli.verdict import alerted_figures, verdict
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
@@ -36,11 +36,11 @@ def test_a_key_only_its_bound_takes_over_the_threshold_is_possibly_hot_everywher
     store = build_ports(settings, AwsClients()).stats
     windows = windows_in_range(store, since=0, last=None, until=T0 + 10**5, table="tickets")  # type: ignore[arg-type]
     figures = window_figures(store, windows)  # type: ignore[arg-type]
-    rows = [row.to_json() for row in top_rows(figures, 10**4) if row.key == "warm"]
+    rows = [row for row in top_rows(figures, 10**4) if row.key == "warm"]
     # Then the stored rows: its rate (700 WCU/s) under the threshold, the most it can be over it in a window
-    assert rows and all(row["wcu_per_second"] < 800 for row in rows)
-    assert any(row["at_most_wcu_per_second"] >= 800 for row in rows), [
-        (r["wcu_per_second"], r["at_most_wcu_per_second"], r["error_bound"]) for r in rows
+    assert rows and all(row.wcu_per_second < 800 for row in rows)
+    assert any(row.at_most_wcu_per_second >= 800 for row in rows), [
+        (r.wcu_per_second, r.at_most_wcu_per_second, r.error_bound) for r in rows
     ]
     assert not any(at_alert(row, settings) for row in rows)
     assert any(possibly_hot(row, settings) for row in rows)
@@ -52,7 +52,7 @@ def test_a_key_only_its_bound_takes_over_the_threshold_is_possibly_hot_everywher
     assert check_messages(alerts) == len(alerts)
     # and each message's rate is one `top` shows for the key (the rate when it was sent: never above the
     # highest the stored windows hold)
-    highest = max(row["wcu_per_second"] for row in rows)
+    highest = max(row.wcu_per_second for row in rows)
     assert all(a["wcu_per_second"] <= highest for a in alerts if a["status"] != "resolved")
     # and the verdict lists it apart, as possibly hot, with the stored rate and the range's upper end
     lines = verdict({"alerts": alerts, "alerted_figures": alerted_figures(alerts, figures), "families": []}, settings)

@@ -231,6 +231,7 @@ def test_the_reports_labels_say_one_thing_each(tmp_path: Path) -> None:
         "index": None,
         "key": "k",
         "window_start": "2026-12-01T00:00:00Z",
+        "window_seconds": 60,
         "wcu_per_second": 900.0,
         "at_most_wcu_per_second": 900.0,
         "share": 0.98,

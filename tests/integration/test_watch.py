@@ -126,7 +126,7 @@ def test_watch_shows_the_peak_the_alert_rule_reads(endpoint: str, capsys: pytest
     # and the row is top's (one row type, one meaning per field)
     from dataclasses import fields
 
-    from hotkeys.cli.top import TopRow
+    from hotkeys.cli.rows import TopRow
 
     assert list(row) == [field.name for field in fields(TopRow)]
 

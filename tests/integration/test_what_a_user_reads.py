@@ -18,6 +18,7 @@ from rich.console import Console
 from hotkeys.cli import throttle_view
 from hotkeys.cli.common import render_top
 from hotkeys.cli.main import main
+from hotkeys.cli.rows import TopRow
 from hotkeys.detector.config import Settings
 from hotkeys.detector.throttling.throttles import THROTTLED_AND_LANDED, THROTTLED_ONLY
 
@@ -53,6 +54,7 @@ def test_top_shows_a_hot_index_partition_without_being_asked(
 def _row(table: str, index: str | None, key: str, average: float) -> dict[str, Any]:
     return {
         "window_start": "2026-12-01T00:00:00Z",
+        "window_seconds": 60,
         "table": table,
         "index": index,
         "key": key,
@@ -78,7 +80,7 @@ def test_no_key_table_or_window_start_is_split_at_any_width_from_80_to_200(width
     # Given the demo's hottest rows, index partitions among them, and a terminal this wide
     console = Console(width=width, record=True, color_system=None)
     # When the top table is printed
-    render_top(console, DEMO_ROWS, DEFAULTS, title="Hottest partition keys")
+    render_top(console, [TopRow.from_json(row) for row in DEMO_ROWS], DEFAULTS, title="Hottest partition keys")
     lines = console.export_text().splitlines()
     # Then each window start, table (with its index) and key is whole on one line, and nothing is cut
     for row in DEMO_ROWS:
@@ -251,7 +253,7 @@ def test_a_number_key_outside_dynamodbs_range_is_dead_lettered(
 
 def test_the_demo_verdict_quotes_the_figures_the_tables_and_alerts_show(capsys: pytest.CaptureFixture[str]) -> None:
     # Given the demo (`make demo`: every sample), as JSON: the stored rows, the alerts, the throttled keys
-    from hotkeys.cli.replay_view import verdict
+    from hotkeys.cli.verdict import verdict
 
     files = sorted(str(path) for path in EVENTS.glob("*.json")) + sorted(str(path) for path in EVENTS.glob("*.json.gz"))
     assert main(["replay", *files, "--json", "--limit", "50"]) == 0

@@ -125,7 +125,7 @@ def test_top_selects_the_real_partitions_or_the_proposals_and_never_counts_a_hot
     assert rates["PENDING"] >= 0.8 * settings.partition_wcu_limit
     # When top shows the table's partitions only
     table, proposed = [f for f in figures if f.index is None], [f for f in figures if f.index is not None]
-    rows, left_out = shown_rows(table, proposed, 10, lambda row: at_alert(row.to_json(), settings))
+    rows, left_out = shown_rows(table, proposed, 10, lambda row: at_alert(row, settings))
     # Then the proposal is not named as a hot partition left out: a proposal is never an alert
     assert rows and {row.index for row in rows} == {None}
     assert left_out.outside_index == 0 and left_out.beyond_limit == 0

@@ -15,7 +15,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rich.console import Console
 from rich.table import Table
@@ -32,6 +32,9 @@ from hotkeys.detector.config import (
 from hotkeys.detector.domain.rate import is_hot, is_possibly_hot, percent_of_limit, whole
 from hotkeys.detector.domain.windows import parse_iso_utc
 from hotkeys.detector.proposals import is_proposed, where
+
+if TYPE_CHECKING:
+    from hotkeys.cli.rows import TopRow
 
 
 class UserError(Exception):
@@ -269,7 +272,7 @@ def partition_of(table: str, index: str | None, key: str) -> str:
     return f"{table}/{key}" if not index else f"{where_of(table, index)}: {key}"
 
 
-def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings, title: str) -> None:
+def render_top(console: Console, rows: list[TopRow], settings: Settings, title: str) -> None:
     console.print(top_table(rows, settings, title, width=console.width))
 
 
@@ -277,8 +280,8 @@ def render_top(console: Console, rows: list[dict[str, Any]], settings: Settings,
 LAYOUTS = ("wide", "narrow", "stacked")
 
 
-def top_table(rows: list[dict[str, Any]], settings: Settings, title: str, width: int | None = None) -> Table:
-    """The top-keys table of ``TopRow``s (as JSON), for ``top``, ``watch`` and the replay, in the widest
+def top_table(rows: list[TopRow], settings: Settings, title: str, width: int | None = None) -> Table:
+    """The top-keys table of ``TopRow``s, for ``top``, ``watch`` and the replay, in the widest
     layout (``LAYOUTS``) that fits ``width`` columns with no key, table name or time split over lines
     (None: the wide one). The key is the answer: narrow, the table drops the count columns and the rate's
     upper end; stacked, the window start goes above the table and key in one cell; a key longer than the
@@ -314,7 +317,7 @@ _COLUMNS = {
 }
 
 
-def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layout: str) -> Table:
+def _top_table(rows: list[TopRow], settings: Settings, title: str, layout: str) -> Table:
     partition_limit = settings.partition_wcu_limit
     wide = layout == "wide"
     caption = "WCU is a lower estimate: a key's true write units are at most 'up to +' more." if wide else None
@@ -326,25 +329,25 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
         width = max(len(line) for line in column.split("\n"))
         grid.add_column(column, justify="right", overflow="ellipsis", no_wrap=True, min_width=width)
     for row in rows:
-        table = where_of(row["table"], row.get("index"))
-        key = partition_of(row["table"], row.get("index"), row["key"])
+        table = where_of(row.table, row.index)
+        key = partition_of(row.table, row.index, row.key)
         cells = {
-            "wide": [row["window_start"], table, row["key"]],
-            "narrow": [row["window_start"], key],
-            "stacked": [f"{row['window_start']}\n{key}"],
+            "wide": [row.window_start, table, row.key],
+            "narrow": [row.window_start, key],
+            "stacked": [f"{row.window_start}\n{key}"],
         }[layout]
-        rate, most = float(row["wcu_per_second"]), float(row["at_most_wcu_per_second"])
+        rate, most = row.wcu_per_second, row.at_most_wcu_per_second
         possibly = possibly_hot(row, settings, proposals=True)
         numbers = [f"{rate:,.1f}", *([f"{most:,.1f}"] if wide else [])]
         low, high = (whole(percent_of_limit(value, partition_limit)) for value in (rate, most))
         numbers += [f"{low}-{high}%" if possibly else f"{low}%"]
-        numbers += [f"{100 * row['share']:.1f}%"]
-        numbers += [f"{row['writes']:,}", f"{row['wcu']:,}", f"{row['error_bound']:,}"] if wide else []
+        numbers += [f"{100 * row.share:.1f}%"]
+        numbers += [f"{row.writes:,}", f"{row.wcu:,}", f"{row.error_bound:,}"] if wide else []
         hot = at_alert(row, settings, proposals=True)
         # A proposal's partition is never an alert: italic, and magenta (not red) when it would be one.
         style = (
             ("italic magenta" if hot or possibly else "italic")
-            if is_proposed(row.get("index"))
+            if is_proposed(row.index)
             else "bold red"
             if hot
             else "yellow"
@@ -355,18 +358,16 @@ def _top_table(rows: list[dict[str, Any]], settings: Settings, title: str, layou
     return grid
 
 
-def at_alert(row: Mapping[str, Any], settings: Settings, proposals: bool = False) -> bool:
-    """Whether a ``TopRow`` (as JSON) is hot: its rate at or above the alert threshold (a proposal's
-    partition is never an alert, unless ``proposals``)."""
-    real = proposals or not is_proposed(row.get("index"))
-    return real and is_hot(float(row["wcu_per_second"]), settings)
+def at_alert(row: TopRow, settings: Settings, proposals: bool = False) -> bool:
+    """Whether a row is hot (``domain.rate.is_hot``; a proposal's partition is never an alert, unless
+    ``proposals``)."""
+    return (proposals or not is_proposed(row.index)) and is_hot(row.wcu_per_second, settings)
 
 
-def possibly_hot(row: Mapping[str, Any], settings: Settings, proposals: bool = False) -> bool:
-    """Whether a ``TopRow`` (as JSON) is possibly hot: only its rate's upper end reaches the threshold."""
-    real = proposals or not is_proposed(row.get("index"))
-    most = float(row["at_most_wcu_per_second"])
-    return real and is_possibly_hot(float(row["wcu_per_second"]), most, settings)
+def possibly_hot(row: TopRow, settings: Settings, proposals: bool = False) -> bool:
+    """Whether a row is possibly hot: only its rate's upper end is hot (``domain.rate.is_possibly_hot``)."""
+    real = proposals or not is_proposed(row.index)
+    return real and is_possibly_hot(row.wcu_per_second, row.at_most_wcu_per_second, settings)
 
 
 def render_families(console: Console, families: list[dict[str, Any]]) -> None:

@@ -36,6 +36,7 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import top_view
     from hotkeys.cli.common import at_alert, possibly_hot
     from hotkeys.cli.health_view import table_health
+    from hotkeys.cli.rows import TopRow
     from hotkeys.cli.throttle_view import live_picture
     from hotkeys.cli.top import (
         ALL_INDEXES,
@@ -65,9 +66,8 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     figures = [window for window in read.figures if selected(index, window.index)]
     outside = [window for window in read.figures if not selected(index, window.index)]
 
-    def alerted(row: Any) -> bool:  # (a TopRow) hot or possibly hot: both are alerted
-        found = row.to_json()
-        return at_alert(found, settings) or possibly_hot(found, settings)
+    def alerted(row: TopRow) -> bool:  # hot or possibly hot: both are alerted
+        return at_alert(row, settings) or possibly_hot(row, settings)
 
     rows, left_out = shown_rows(figures, outside, args.limit, alerted)
     skipped = top_view.retired_line(read.retired)
@@ -75,17 +75,15 @@ def cmd_top(args: argparse.Namespace, console: Console) -> int:
     families = family_rows(figures, settings.partition_wcu_limit) if rows else []
     throttles = live_picture(aws, figures) if rows else None
     health = table_health(read.figures, settings.partition_wcu_limit)
+    answer = top_view.TopAnswer(rows, families, throttles, health, left_out, skipped)
     if args.json:
-        print(top_view.json_text(rows, families, throttles, health, left_out))
+        print(top_view.json_text(answer))
         if skipped:
             print(f"hotkeys: {skipped}", file=sys.stderr)
         return 0
     # No rows for a named table: the tables that have figures in the same range (a misspelt name).
     others = _tables_with_figures(store, since, until) if not rows and args.table is not None and not windows else []
-    health_line = top_view.health_line(health)
-    top_view.render(
-        console, rows, families, throttles, settings, args.index, left_out, skipped, args.table, others, health_line
-    )
+    top_view.render(console, answer, settings, top_view.Selection(args.index, args.table, others))
     return 0
 
 

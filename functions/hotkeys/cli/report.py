@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hotkeys.cli.common import at_alert, possibly_hot, where_of
+from hotkeys.cli.rows import TopRow
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import Reason
 from hotkeys.detector.config import Settings
@@ -278,7 +279,7 @@ rows ordered by peak; alerted keys are always shown. Drag to zoom,
 double-click to reset, hover for figures.</p>
 {figures or "<p>No writes to show.</p>"}
 <script type="application/json" id="heat-data">{data}</script>
-<h2>Top keys per window</h2>{_top_table(result.get("top", []), settings)}
+<h2>Top keys per window</h2>{_top_table([TopRow.from_json(row) for row in result.get("top", [])], settings)}
 {_throttle_section(result.get("throttles"))}
 </body></html>
 """
@@ -437,23 +438,23 @@ def _alerts_table(alerts: list[dict[str, Any]]) -> str:
     return f"<div id='alerts'>{''.join(parts)}</div>"
 
 
-def _top_table(top: list[dict[str, Any]], settings: Settings) -> str:
+def _top_table(top: list[TopRow], settings: Settings) -> str:
     """The replay's top-keys rows (``top.TopRow``), with the columns and the hot rule of ``top``'s table."""
     body = []
     partition_limit = settings.partition_wcu_limit
     for r in top:
-        rate, most = float(r["wcu_per_second"]), float(r["at_most_wcu_per_second"])
-        where = where_of(r["table"], r.get("index"))
+        rate, most = r.wcu_per_second, r.at_most_wcu_per_second
+        where = where_of(r.table, r.index)
         possibly = possibly_hot(r, settings, proposals=True)
         hot = " class='hot'" if at_alert(r, settings, proposals=True) else " class='possibly'" if possibly else ""
         percent = f"{percent_of_limit(rate, partition_limit):.1f}" + (
             f"-{percent_of_limit(most, partition_limit):.1f}" if possibly else ""
         )
         body.append(
-            f"<tr{hot}><td class='k'>{html.escape(r['window_start'])}</td><td class='k'>{html.escape(where)}</td>"
-            f"<td class='k'>{html.escape(r['key'])}</td><td>{rate:,.1f}</td><td>{most:,.1f}</td>"
-            f"<td>{percent}%</td><td>{100 * r['share']:.1f}%</td>"
-            f"<td>{r['writes']:,}</td><td>{r['wcu']:,}</td><td>{r['error_bound']:,}</td></tr>"
+            f"<tr{hot}><td class='k'>{html.escape(r.window_start)}</td><td class='k'>{html.escape(where)}</td>"
+            f"<td class='k'>{html.escape(r.key)}</td><td>{rate:,.1f}</td><td>{most:,.1f}</td>"
+            f"<td>{percent}%</td><td>{100 * r.share:.1f}%</td>"
+            f"<td>{r.writes:,}</td><td>{r.wcu:,}</td><td>{r.error_bound:,}</td></tr>"
         )
     return (
         "<table class='top' id='top'><thead><tr><th class='k'>window</th><th class='k'>table</th>"

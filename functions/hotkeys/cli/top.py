@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hotkeys.cli.rows import TopRow
 from hotkeys.detector.adapters.stats_schema import PARTITION_KEY, SORT_KEY
 from hotkeys.detector.consumer.ports import StatsReader
 from hotkeys.detector.consumer.snapshots import (
@@ -47,33 +48,6 @@ def not_a_stats_table(name: str, description: dict[str, Any]) -> str | None:
         f"--stats-table {name!r} is not the detector's stats table (its key is {shown}; the stats table's "
         f"is {PARTITION_KEY} (HASH), {SORT_KEY} (RANGE)): pass the stack output StatsTableName"
     )
-
-
-@dataclass(frozen=True)
-class TopRow:
-    """One key in one window: a row of the top-keys table, whichever command shows it (``top``,
-    ``watch``, the replay and its report). ``wcu_per_second`` is the key's rate (``domain.rate.rate_of``: the
-    one figure alerts quote and the threshold judges), ``at_most_wcu_per_second`` the most it can be
-    (the summary's bound added; docs/decisions.md §79)."""
-
-    table: str
-    index: str | None  # a global secondary index's partition key (None: the table's)
-    key: str
-    window_start: str
-    window_seconds: int
-    writes: int
-    wcu: int  # counted: a lower estimate; the true figure is at most ``error_bound`` more
-    wcu_per_second: float
-    at_most_wcu_per_second: float
-    share: float  # of the table's (or the index's) write units in the window
-    error_bound: int
-    # What its alert says of its items (items.verdict: a single hot item in a table without a sort key, a hot
-    # or spread collection in one with); None for an index partition, or items not followed.
-    items: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The row; a what-if proposal's says so (``proposed``), as its index name does."""
-        return {**asdict(self), **({"proposed": True} if is_proposed(self.index) else {})}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hotkeys.cli.common import partial_images_warning
-from hotkeys.cli.top import TopRow, hottest_first, key_row
+from hotkeys.cli.rows import TopRow
+from hotkeys.cli.top import hottest_first, key_row
 from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot, index_names, merge_window, snapshot_of

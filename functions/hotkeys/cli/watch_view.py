@@ -6,14 +6,13 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args, top_table
-from hotkeys.cli.top import TopRow
+from hotkeys.cli.rows import TopRow
 from hotkeys.cli.watch import StreamWatcher, images_warning
 from hotkeys.detector.config import Settings
 from hotkeys.emulator.streams import StreamError
@@ -25,7 +24,7 @@ def _view(rows: list[TopRow], watcher: StreamWatcher, settings: Settings, width:
     title = (
         f"{watcher.arn.split('/')[1]}: {watcher.records} records read ({watcher.malformed} malformed), hottest first"
     )
-    table = top_table([asdict(row) for row in rows], settings, title, width)
+    table = top_table(rows, settings, title, width)
     return Group(*([Text(warning, style="bold red")] if warning else []), table)
 
 
