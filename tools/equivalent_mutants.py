@@ -18,8 +18,9 @@ _EXPONENT_FIRST = 'only differs for a mark at position 0 ("e5"), which both read
 # summary.py's encoding mark: written and read through the same constant, so a summary decodes as it
 # was encoded; an earlier layout is refused whatever the mark's value, as long as it differs from theirs.
 _MARK = "the current layout's mark, written and read through the same constant: a summary decodes as encoded"
-# A series' buckets and units change together (every bump, insertion and cut touches both), so a zip of
-# them never meets lists of different lengths: ``strict`` is a check that never fires.
+# A series' buckets and units change together (every bump, insertion and cut touches both; a head's are
+# decoded from the pairs they were written as), so a zip of them never meets lists of different lengths:
+# ``strict`` is a check that never fires (summary.py's zips, and verdicts.recent_rate's over the heads).
 _SAME_LENGTHS = "a series' buckets and units always have the same length: zip's strict check never fires"
 
 # The rules' fast skip: a key is judged in full unless its figures cannot reach the rate or share. A
@@ -38,10 +39,23 @@ _UNREAD_WINDOW = "only an unread window's figures take it, and they list no key:
 _DERIVED = "a derived field compared too: equal whenever the fields it is made of are"
 
 EQUIVALENT: dict[str, str] = {
+    # rate.py
+    "rate.<module>: `if TYPE_CHECKING` if c -> if not c": (
+        "the settings and entry types are imported for annotations only (neither module imports this one): "
+        "importing them at run time changes nothing"
+    ),
+    "rate.<module>: `_EPSILON = 1e-09` 1e-09 -> 1.1e-09": (
+        "a tolerance for float error (under 1e-9 at any rate a key writes): a figure is whole write units over "
+        "whole seconds (and a whole limit), on a tenth or at least 1/(seconds x limit) from one, far over 1.1e-9"
+    ),
     # rules.py
+    "rules.HotKey: `measured: bool = True` True -> False": (
+        "every HotKey the detector makes is rules._hot's, which always says whether it is measured: the default "
+        "is taken only by HotKeys written by hand (tests)"
+    ),
     "rules.partition_limit_hot: `floor = alert_rate(settings) * span ⟨alert_rate(settings) * span⟩` '*' -> '/'": _SKIPS_FEWER
     + " (the floor becomes lower)",
-    "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…0d35d39b` 1.0 -> 1.1": (
+    "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…bdd09952` 1.0 -> 1.1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
@@ -62,6 +76,8 @@ EQUIVALENT: dict[str, str] = {
     ),
     "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds⟩` '-' -> '+'": _NOT_ENDED,
     "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds ⟩` '-' -> '+'": _NOT_ENDED,
+    "verdicts.recent_rate: `for … in zip(entry.buckets, entry.units, strict=True)` True -> False": _SAME_LENGTHS,
+    "verdicts.recent_rate: `for … in zip(entry.buckets, entry.units, strict=True) ⟨zip(entry.buckets, entry.units, strict=T⟩` strict= dropped": _SAME_LENGTHS,
     "verdicts._resolution: `for … in range(start, latest + 1, seconds)` 1 -> 2": (
         "latest and start are window starts, a window apart or more: up to latest + 2 are the same windows"
     ),
