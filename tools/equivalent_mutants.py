@@ -22,6 +22,18 @@ _MARK = "the current layout's mark, written and read through the same constant: 
 # decoded from the pairs they were written as), so a zip of them never meets lists of different lengths:
 # ``strict`` is a check that never fires (summary.py's zips, and verdicts.recent_rate's over the heads).
 _SAME_LENGTHS = "a series' buckets and units always have the same length: zip's strict check never fires"
+# A key's latest event second is unknown for an entry read from an encoding made before it was kept. In a
+# merge, 0 stands in where there is no second yet (before the first part) or an unknown one; beside a known
+# second (an epoch second) max drops it, and an unknown one makes the merged second unknown anyway.
+_UNKNOWN_LATEST = (
+    "max drops it beside a known latest second (an epoch second, far above 1), and an unknown one makes the "
+    "merged second unknown (None) whatever the number"
+)
+# In the encoding, unknown is any number below the latest bucket's start (an epoch second): read back as None.
+_UNKNOWN_WRITTEN = (
+    "unknown is written as a number below every bucket start (an epoch second): -2 or 1 reads back as unknown "
+    "as -1 does"
+)
 
 # The rules' fast skip: a key is judged in full unless its figures cannot reach the rate or share. A
 # mutant that skips fewer keys (a lower floor, a larger bound) changes how much is computed, not what.
@@ -163,6 +175,9 @@ EQUIVALENT: dict[str, str] = {
     "summary.Entry.bump: `if total > self.peak ⟨total > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
     "summary.Entry.bump: `if bucket > latest ⟨bucket > latest⟩` '>' -> '>='": "the equal bucket returned above",
     "summary.Entry.bump: `if wcu > self.peak ⟨wcu > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
+    "summary.Entry.bump: `if self.last_seen is not None and event_time > self.last_seen ⟨event_time > self.last_seen⟩` '>' -> '>='": (
+        "assigns the latest second it already holds"
+    ),
     "summary.Entry._add_earlier: `position = len(self.buckets) - 1` 1 -> 2": (
         "bump sends only writes to a bucket before the latest here, so the search's first step (past the "
         "latest bucket) is the same whether it starts there or one before"
@@ -173,6 +188,12 @@ EQUIVALENT: dict[str, str] = {
     "summary.Entry.series: `return dict(zip(self.buckets, self.units, strict=True)) ⟨zip(self.buckets, self.units, strict=Tru⟩` strict= dropped": _SAME_LENGTHS,
     "summary.merge_entries: `for … in zip(entry.buckets, entry.units, strict=True) ⟨zip(entry.buckets, entry.units, strict=T⟩` strict= dropped": _SAME_LENGTHS,
     "summary.encode_entries: `for … in zip(buckets, units, strict=True) ⟨zip(buckets, units, strict=True)⟩` strict= dropped": _SAME_LENGTHS,
+    "summary.merge_entries: `last_seen = max(last_seen or 0, entry.last_seen or 0)` 0 -> 1": _UNKNOWN_LATEST,
+    "summary.merge_entries: `last_seen = max(last_seen or 0, entry.last_seen or 0)` 0 -> 1 #2": _UNKNOWN_LATEST,
+    "summary.encode_entries: `last = entry.last_seen if entry.last_seen is not None else -1` 1 -> 2": _UNKNOWN_WRITTEN,
+    "summary.encode_entries: `last = entry.last_seen if entry.last_seen is not None else -1 ⟨-1⟩` '-x' -> 'x'": (
+        _UNKNOWN_WRITTEN
+    ),
     "summary.merge_entries: `peak = max(peak, entry.peak) ⟨max(peak, entry.peak)⟩` max() -> min()": (
         "a series never drops its heaviest bucket (the lightest earlier one gives way), so the merged "
         "buckets always show each part's own peak"
@@ -196,7 +217,7 @@ EQUIVALENT: dict[str, str] = {
     "summary.compact: `if len(entries) <= max_entries and max_bytes is None ⟨len(entries) <= max_entries⟩` '<=' -> '<'": "the general path keeps every entry too, with a bound of 0",
     "summary.<module>: `ENCODING_MARK = -7` 7 -> 8": _MARK,
     "summary.<module>: `ENCODING_MARK = -7 ⟨-7⟩` '-x' -> 'x'": _MARK,
-    "summary.encode_entries: `def encode_entries(entries: Mapping[str, Entry], level: int=…75e386fe` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
+    "summary.encode_entries: `def encode_entries(entries: Mapping[str, Entry], level: int=…36a6bd01` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
     "summary.pack: `def pack(summary: Summary, level: int=6, text: bool=False) -…37c7ce6e` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
     # Constants whose +1 keeps every promise (estimates stay at or above the encoding, budgets stay
     # within the state and the item): tuning, not rules
