@@ -18,9 +18,22 @@ _EXPONENT_FIRST = 'only differs for a mark at position 0 ("e5"), which both read
 # summary.py's encoding mark: written and read through the same constant, so a summary decodes as it
 # was encoded; an earlier layout is refused whatever the mark's value, as long as it differs from theirs.
 _MARK = "the current layout's mark, written and read through the same constant: a summary decodes as encoded"
-# A series' buckets and units change together (every bump, insertion and cut touches both), so a zip of
-# them never meets lists of different lengths: ``strict`` is a check that never fires.
+# A series' buckets and units change together (every bump, insertion and cut touches both; a head's are
+# decoded from the pairs they were written as), so a zip of them never meets lists of different lengths:
+# ``strict`` is a check that never fires (summary.py's zips, and verdicts.recent_rate's over the heads).
 _SAME_LENGTHS = "a series' buckets and units always have the same length: zip's strict check never fires"
+# A key's latest event second is unknown for an entry read from an encoding made before it was kept. In a
+# merge, 0 stands in where there is no second yet (before the first part) or an unknown one; beside a known
+# second (an epoch second) max drops it, and an unknown one makes the merged second unknown anyway.
+_UNKNOWN_LATEST = (
+    "max drops it beside a known latest second (an epoch second, far above 1), and an unknown one makes the "
+    "merged second unknown (None) whatever the number"
+)
+# In the encoding, unknown is any number below the latest bucket's start (an epoch second): read back as None.
+_UNKNOWN_WRITTEN = (
+    "unknown is written as a number below every bucket start (an epoch second): -2 or 1 reads back as unknown "
+    "as -1 does"
+)
 
 # The rules' fast skip: a key is judged in full unless its figures cannot reach the rate or share. A
 # mutant that skips fewer keys (a lower floor, a larger bound) changes how much is computed, not what.
@@ -38,10 +51,23 @@ _UNREAD_WINDOW = "only an unread window's figures take it, and they list no key:
 _DERIVED = "a derived field compared too: equal whenever the fields it is made of are"
 
 EQUIVALENT: dict[str, str] = {
+    # rate.py
+    "rate.<module>: `if TYPE_CHECKING` if c -> if not c": (
+        "the settings and entry types are imported for annotations only (neither module imports this one): "
+        "importing them at run time changes nothing"
+    ),
+    "rate.<module>: `_EPSILON = 1e-09` 1e-09 -> 1.1e-09": (
+        "a tolerance for float error (under 1e-9 at any rate a key writes): a figure is whole write units over "
+        "whole seconds (and a whole limit), on a tenth or at least 1/(seconds x limit) from one, far over 1.1e-9"
+    ),
     # rules.py
+    "rules.HotKey: `measured: bool = True` True -> False": (
+        "every HotKey the detector makes is rules._hot's, which always says whether it is measured: the default "
+        "is taken only by HotKeys written by hand (tests)"
+    ),
     "rules.partition_limit_hot: `floor = alert_rate(settings) * span ⟨alert_rate(settings) * span⟩` '*' -> '/'": _SKIPS_FEWER
     + " (the floor becomes lower)",
-    "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…0d35d39b` 1.0 -> 1.1": (
+    "rules._hot: `return HotKey(table=figures.table, index=figures.index, key=…bdd09952` 1.0 -> 1.1": (
         "the clamp is never reached: a key's upper bound (counter + bound) is at most its summary's total, "
         "since each prune removes at least its cut (the (k+1)-th counter, dropped whole) from the summary's "
         "weight; summed over the segments, at most the table's total"
@@ -62,6 +88,8 @@ EQUIVALENT: dict[str, str] = {
     ),
     "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds⟩` '-' -> '+'": _NOT_ENDED,
     "verdicts._resolution: `latest = int(look.now) - int(look.now) % seconds - seconds ⟨int(look.now) - int(look.now) % seconds ⟩` '-' -> '+'": _NOT_ENDED,
+    "verdicts.recent_rate: `for … in zip(entry.buckets, entry.units, strict=True)` True -> False": _SAME_LENGTHS,
+    "verdicts.recent_rate: `for … in zip(entry.buckets, entry.units, strict=True) ⟨zip(entry.buckets, entry.units, strict=T⟩` strict= dropped": _SAME_LENGTHS,
     "verdicts._resolution: `for … in range(start, latest + 1, seconds)` 1 -> 2": (
         "latest and start are window starts, a window apart or more: up to latest + 2 are the same windows"
     ),
@@ -147,6 +175,9 @@ EQUIVALENT: dict[str, str] = {
     "summary.Entry.bump: `if total > self.peak ⟨total > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
     "summary.Entry.bump: `if bucket > latest ⟨bucket > latest⟩` '>' -> '>='": "the equal bucket returned above",
     "summary.Entry.bump: `if wcu > self.peak ⟨wcu > self.peak⟩` '>' -> '>='": "assigns the peak it already holds",
+    "summary.Entry.bump: `if self.last_seen is not None and event_time > self.last_seen ⟨event_time > self.last_seen⟩` '>' -> '>='": (
+        "assigns the latest second it already holds"
+    ),
     "summary.Entry._add_earlier: `position = len(self.buckets) - 1` 1 -> 2": (
         "bump sends only writes to a bucket before the latest here, so the search's first step (past the "
         "latest bucket) is the same whether it starts there or one before"
@@ -157,6 +188,12 @@ EQUIVALENT: dict[str, str] = {
     "summary.Entry.series: `return dict(zip(self.buckets, self.units, strict=True)) ⟨zip(self.buckets, self.units, strict=Tru⟩` strict= dropped": _SAME_LENGTHS,
     "summary.merge_entries: `for … in zip(entry.buckets, entry.units, strict=True) ⟨zip(entry.buckets, entry.units, strict=T⟩` strict= dropped": _SAME_LENGTHS,
     "summary.encode_entries: `for … in zip(buckets, units, strict=True) ⟨zip(buckets, units, strict=True)⟩` strict= dropped": _SAME_LENGTHS,
+    "summary.merge_entries: `last_seen = max(last_seen or 0, entry.last_seen or 0)` 0 -> 1": _UNKNOWN_LATEST,
+    "summary.merge_entries: `last_seen = max(last_seen or 0, entry.last_seen or 0)` 0 -> 1 #2": _UNKNOWN_LATEST,
+    "summary.encode_entries: `last = entry.last_seen if entry.last_seen is not None else -1` 1 -> 2": _UNKNOWN_WRITTEN,
+    "summary.encode_entries: `last = entry.last_seen if entry.last_seen is not None else -1 ⟨-1⟩` '-x' -> 'x'": (
+        _UNKNOWN_WRITTEN
+    ),
     "summary.merge_entries: `peak = max(peak, entry.peak) ⟨max(peak, entry.peak)⟩` max() -> min()": (
         "a series never drops its heaviest bucket (the lightest earlier one gives way), so the merged "
         "buckets always show each part's own peak"
@@ -180,7 +217,7 @@ EQUIVALENT: dict[str, str] = {
     "summary.compact: `if len(entries) <= max_entries and max_bytes is None ⟨len(entries) <= max_entries⟩` '<=' -> '<'": "the general path keeps every entry too, with a bound of 0",
     "summary.<module>: `ENCODING_MARK = -7` 7 -> 8": _MARK,
     "summary.<module>: `ENCODING_MARK = -7 ⟨-7⟩` '-x' -> 'x'": _MARK,
-    "summary.encode_entries: `def encode_entries(entries: Mapping[str, Entry], level: int=…75e386fe` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
+    "summary.encode_entries: `def encode_entries(entries: Mapping[str, Entry], level: int=…36a6bd01` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
     "summary.pack: `def pack(summary: Summary, level: int=6, text: bool=False) -…37c7ce6e` 6 -> 7": "the default zlib level: the same bytes decode to the same entries",
     # Constants whose +1 keeps every promise (estimates stay at or above the encoding, budgets stay
     # within the state and the item): tuning, not rules

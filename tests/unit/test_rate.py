@@ -10,16 +10,20 @@ from hypothesis import strategies as st
 
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.rate import (
+    Rate,
     alert_rate,
     is_hot,
     is_possibly_hot,
     percent_of_limit,
+    rate_of,
     shown,
     suggested_shards,
     whole,
 )
+from hotkeys.detector.domain.summary import Entry
 
 SETTINGS = Settings(stats_table_name="stats")
+T0 = 1_796_083_200  # a window start (aligned to 60 s)
 
 
 def test_a_key_is_hot_from_the_alert_thresholds_share_of_the_partition_limit() -> None:
@@ -71,3 +75,21 @@ def test_the_shown_percent_reaches_a_whole_percent_exactly_when_the_rate_does(
     reaches = rate * 100 / limit >= percent
     assert (percent_of_limit(float(rate), limit) >= percent) == reaches
     assert (int(whole(percent_of_limit(float(rate), limit)).replace(",", "")) >= percent) == reaches
+
+
+def test_a_one_second_span_reads_a_write_over_its_own_second_as_do_figures_without_a_span() -> None:
+    # One 500-unit write at second 5: over a one-second span (buckets of a second) it is 500 WCU/s;
+    # figures built without a bucket length (WindowFigures' span 0) read it over one second too
+    entry = Entry(1, 500, T0 + 5, 500, [T0 + 5], [500], last_seen=T0 + 5)
+    assert rate_of(entry, 0, T0 + 5, 1) == rate_of(entry, 0, T0 + 5, 0) == Rate(500.0, 500.0, 1)
+
+
+def test_a_rate_covers_the_seconds_from_the_keys_first_write_to_the_figures_latest_event() -> None:
+    entry = Entry(1, 100, T0 + 5, 100, [T0], [100], last_seen=T0 + 5)
+    # Its first second is one second; the figures' latest event 20 s later, 21
+    assert rate_of(entry, 0, T0 + 5, 10).measured_seconds == 1
+    assert rate_of(entry, 0, T0 + 25, 10).measured_seconds == 21
+    # Figures that hold no event from its first write on (WindowFigures without a latest event: 0) cover none
+    # of it: no second, never a negative count
+    assert rate_of(entry, 0, 0, 10).measured_seconds == 0
+    assert rate_of(entry, 0, T0 + 3, 10).measured_seconds == 0

@@ -12,6 +12,8 @@ what it left out.
 from __future__ import annotations
 
 import base64
+import dataclasses
+import json
 import zlib
 from dataclasses import dataclass
 
@@ -30,14 +32,28 @@ class Figures:
     first_seen: int
     peak: int
     series: dict[int, int]  # write units by bucket start
+    latest: int  # its latest event second (unknown: the end of its latest bucket stands in)
 
 
 def figures(entries: dict[str, summary.Entry]) -> dict[str, Figures]:
     """Each tracked key's figures (the only reader of an entry's layout in this file)."""
     return {
-        key: Figures(entry.writes, entry.wcu, entry.first_seen, entry.peak, entry.series())
+        key: Figures(entry.writes, entry.wcu, entry.first_seen, entry.peak, entry.series(), entry.last_second(BUCKET))
         for key, entry in entries.items()
     }
+
+
+def without_latest_seconds(blob: bytes) -> bytes:
+    """An encoding as written before a key's latest second was kept: that slot (an entry's sixth number)
+    held its latest bucket's write units (``encode_entries``)."""
+    header, _newline, keys = zlib.decompress(blob).partition(b"\n")
+    numbers = json.loads(header)
+    index = 1
+    while index < len(numbers):
+        end = index + 8 + 2 * numbers[index + 7]  # eight numbers, then the series' pairs
+        numbers[index + 5] = numbers[end - 1]  # the latest bucket's units: the series' last pair
+        index = end
+    return zlib.compress(json.dumps(numbers, separators=(",", ":")).encode("ascii") + b"\n" + keys)
 
 
 def count(
@@ -79,8 +95,8 @@ def test_within_capacity_every_keys_figures_are_exact() -> None:
     entries, pruned = fold([("a", 3, 0), ("b", 1, 1), ("a", 2, 5), ("a", 4, 12)])
     assert pruned == 0
     assert figures(entries) == {
-        "a": Figures(writes=3, wcu=9, first_seen=T0, peak=5, series={T0: 5, T0 + 10: 4}),
-        "b": Figures(writes=1, wcu=1, first_seen=T0 + 1, peak=1, series={T0: 1}),
+        "a": Figures(writes=3, wcu=9, first_seen=T0, peak=5, series={T0: 5, T0 + 10: 4}, latest=T0 + 12),
+        "b": Figures(writes=1, wcu=1, first_seen=T0 + 1, peak=1, series={T0: 1}, latest=T0 + 1),
     }
 
 
@@ -101,10 +117,11 @@ def test_a_later_heavier_bucket_is_the_peak() -> None:
 
 
 def test_an_out_of_order_write_counts_in_its_own_bucket() -> None:
-    # A record of second 5 after one of second 25: into bucket 0, and its first write moves back
+    # A record of second 5 after one of second 25: into bucket 0, and its first write moves back (its latest
+    # stays: the records after it are earlier)
     entries, _ = fold([("k", 1, 25), ("k", 2, 5), ("k", 4, 7), ("k", 1, 12)])
     assert figures(entries)["k"] == Figures(
-        writes=4, wcu=8, first_seen=T0 + 5, peak=6, series={T0: 6, T0 + 10: 1, T0 + 20: 1}
+        writes=4, wcu=8, first_seen=T0 + 5, peak=6, series={T0: 6, T0 + 10: 1, T0 + 20: 1}, latest=T0 + 25
     )
     # The series stays in bucket order
     assert list(figures(entries)["k"].series) == [T0, T0 + 10, T0 + 20]
@@ -268,8 +285,11 @@ def test_merged_summaries_add_counts_series_and_bounds() -> None:
     merged, pruned = summary.merge([(here, 7), (there, 5)])
     assert pruned == 12
     key = figures(merged)["k"]
-    # The heaviest bucket of the sum: 10 + 45 in bucket 10, more than either part's own peak
-    assert key == Figures(writes=4, wcu=106, first_seen=T0, peak=55, series={T0: 50, T0 + 10: 55, T0 + 20: 1})
+    # The heaviest bucket of the sum: 10 + 45 in bucket 10, more than either part's own peak; the later
+    # latest second of the two
+    assert key == Figures(
+        writes=4, wcu=106, first_seen=T0, peak=55, series={T0: 50, T0 + 10: 55, T0 + 20: 1}, latest=T0 + 25
+    )
     assert figures(merged)["only-here"] == figures(here)["only-here"]
     assert figures(merged)["only-there"] == figures(there)["only-there"]
 
@@ -301,6 +321,16 @@ def test_a_merge_for_reading_only_keeps_a_lone_parts_figures() -> None:
     merged, pruned = summary.merge([(here, 0), (there, 3)], copy=False)
     assert pruned == 3
     assert figures(merged)["k"] == figures(here)["k"] and figures(merged)["j"].wcu == 3
+
+
+def test_a_merge_with_a_part_that_does_not_know_a_keys_latest_second_does_not_know_it_either() -> None:
+    # The key's latest second is 12 here; there it wrote in bucket 20, read from an encoding without it
+    here, _ = fold([("k", 1, 2), ("k", 1, 12)])
+    there, _ = fold([("k", 1, 21)])
+    unknown = summary.decode_entries(without_latest_seconds(summary.encode_entries(there)))
+    merged, _ = summary.merge([(here, 0), (unknown, 0)])
+    # The end of the merged latest bucket stands in: there it may have written up to second 29
+    assert figures(merged)["k"].latest == T0 + 29
 
 
 def test_merging_nothing_is_empty() -> None:
@@ -408,6 +438,24 @@ def test_the_stats_items_form_is_the_encoded_bytes_the_states_is_text() -> None:
     assert isinstance(text, str) and figures(summary.decode_entries(base64.b64decode(text))) == figures(entries)
 
 
+def test_an_entry_read_without_its_latest_second_ends_at_its_latest_bucket_until_a_later_one_opens() -> None:
+    # Given a key written in buckets 0, 10 and 20 (its latest write at second 25), read from an encoding made
+    # before a key's latest second was kept
+    written, _ = fold([("k", 3, 0), ("k", 4, 12), ("k", 5, 25)])
+    entries = summary.decode_entries(without_latest_seconds(summary.encode_entries(written)))
+    # Then the end of its latest bucket stands in for its latest second, its other figures as written
+    assert figures(entries)["k"] == dataclasses.replace(figures(written)["k"], latest=T0 + 29)
+    # A write in that bucket leaves it unknown (an earlier one there may have been later)
+    count(entries, "k", 1, T0 + 27)
+    assert figures(entries)["k"].latest == T0 + 29
+    # A write in a later bucket is its latest second (every earlier write was in an earlier bucket), and
+    # from then on its latest write is
+    count(entries, "k", 1, T0 + 33)
+    assert figures(entries)["k"].latest == T0 + 33
+    count(entries, "k", 1, T0 + 35)
+    assert figures(entries)["k"].latest == T0 + 35
+
+
 def test_an_encoding_of_an_earlier_layout_is_refused() -> None:
     # A header without the current mark (an earlier layout began with a key's length), or no header
     for blob in (zlib.compress(b"[2,3,40,100]\nab"), zlib.compress(b'[["ab",3,40,100]]')):
@@ -461,3 +509,7 @@ def test_the_estimate_covers_the_encoding_of_the_largest_numbers() -> None:
     entries, _ = fold([("é" * 3, big, 0), ("é" * 3, big, 3600), ("a", big, 1)])
     raw = zlib.decompress(summary.encode_entries(entries))
     assert len(raw) <= summary.encoded_bytes(entries)
+    # and the longest key (a length of four digits) in one bucket, where a series leaves the least to spare
+    key = "k" * summary.MAX_KEY_TEXT_BYTES
+    longest, _ = fold([(key, big, 0), (key, big, 1)])
+    assert len(zlib.decompress(summary.encode_entries(longest))) <= summary.encoded_bytes(longest)

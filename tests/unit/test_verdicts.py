@@ -27,6 +27,7 @@ from hotkeys.detector.alerts.verdicts import (
     merge,
     name_of,
     read_heads,
+    recent_rate,
 )
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import SegmentSnapshot, head_of
@@ -189,16 +190,60 @@ def test_a_reminder_quotes_the_keys_last_minute_or_says_it_is_quiet() -> None:
     incident = firing(last_hot_window=T0 + 900, peak=850.0)
     heads = [head("a", T0 + 900, [*burst("hot", 900, 0, 10), *burst("other", 100, 10, 50)])]
 
-    def reminder(now: int) -> float:
-        (due,) = decide(look(heads, now, first=T0 + 900), {incident.name: incident}, SETTINGS, OWNER)
+    def reminder(now: int, lag: float = 0.0) -> float:
+        (due,) = decide(look(heads, now, lag, first=T0 + 900), {incident.name: incident}, SETTINGS, OWNER)
         assert isinstance(due, Change) and due.after.pending is not None
         assert due.after.pending.message is Message.REMINDER and due.hot is not None
+        # (the last minute's rate is also the most it quotes: a quiet key never reads as possibly hot at 0-900)
+        assert due.hot.at_most_wcu_per_second == due.hot.wcu_per_second
         return due.hot.wcu_per_second
 
     # Within a minute of its burst: its heaviest bucket there
     assert reminder(T0 + 900 + 59) == 900.0
     # A minute after its last write, while the window is still read: quiet (0), never the window's rate
     assert reminder(T0 + 900 + 75) == 0.0
+    # The last minute (RECENT_SECONDS) is 60 s: a bucket begun exactly 60 s ago counts, one begun 61 s ago not
+    assert (reminder(T0 + 900 + 60), reminder(T0 + 900 + 61)) == (900.0, 0.0)
+    # of the event time the look can see: a stream 30 s behind has delivered the minute up to 30 s ago
+    assert reminder(T0 + 900 + 75, lag=30.0) == 900.0
+
+
+def test_a_reminders_rate_is_the_heaviest_bucket_summed_over_the_shards_and_windows_read() -> None:
+    # Given a look at windows T0 + 840 (the key wrote nothing there) and T0 + 900, where it wrote 300 WCU/s
+    # on each of two shards in seconds 0-9, then 500 WCU/s on one shard in seconds 10-19
+    heads = [
+        head("a", T0 + 840, [("other", 100, 0)]),
+        head("a", T0 + 900, [*burst("hot", 300, 0, 10), *burst("hot", 500, 10, 10)]),
+        head("b", T0 + 900, burst("hot", 300, 0, 10)),
+    ]
+    seen = look(heads, T0 + 900 + 30, first=T0 + 840)
+    # Then its last minute's rate is its heaviest bucket over both shards: 600 WCU/s (not one shard's 500,
+    # nor its lighter bucket's), found past the window without it
+    assert recent_rate(seen, firing(), SETTINGS) == 600.0
+
+
+def test_an_update_waits_until_the_key_wrote_a_whole_bucket_where_it_peaked() -> None:
+    # Given a firing incident (850 WCU/s) hot at 900 WCU/s for a whole bucket in window T0 + 60 (a record at
+    # its second 59 shows the bucket complete), then at 1,200 WCU/s in seconds 0-9 of window T0 + 120, its
+    # latest record there: a quarter over what the firing said, or a burst's first seconds
+    incident = firing()
+    heads = [
+        head("a", T0 + 60, [*burst("hot", 900, 0, 10), ("bg", 1, 59)]),
+        head("a", T0 + 120, burst("hot", 1200, 0, 10)),
+    ]
+
+    def owed(now: int) -> Pending | None:
+        (verdict,) = decide(look(heads, now, first=T0 + 60), {incident.name: incident}, SETTINGS, OWNER)
+        assert isinstance(verdict, Change) and verdict.after.peak == 1200.0
+        return verdict.after.pending
+
+    # Then no update while nothing came after the peak's bucket for a bucket's length (10 s), however
+    # complete the lower window before it is
+    assert owed(T0 + 130) is None
+    assert owed(T0 + 129 + 10) is None
+    # and one once more than that passed with nothing after it (a burst that ended, or a table that stopped)
+    update = owed(T0 + 129 + 11)
+    assert update is not None and update.message is Message.ESCALATED
 
 
 def test_no_reminder_for_a_key_hot_only_in_windows_further_back_than_the_last_two() -> None:
