@@ -88,7 +88,7 @@ class Log:
 def _snapshots(count: int, rng: random.Random) -> list[Any]:
     """Snapshots of a minute of a saturated shard's traffic: Zipf(1.1) over 100,000 keys."""
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.consumer.snapshots import snapshot_of
+    from hotkeys.detector.consumer.snapshots import Written, snapshot_of
     from hotkeys.detector.consumer.state import ShardState
     from hotkeys.detector.domain.records import Change, ChangeKind
     from hotkeys.detector.domain.summary import Counting
@@ -103,7 +103,7 @@ def _snapshots(count: int, rng: random.Random) -> list[Any]:
             change = Change(TABLE, f"user#{key:07d}", T0 + position // 100, 1 + position, 1, ChangeKind.WRITE)
             state.apply(change, 60, counting, ())
         (segment,) = state.segments.values()
-        found.append(snapshot_of(segment, f"pool-{number}", 60, counting, final=True))
+        found.append(snapshot_of(segment, f"pool-{number}", 60, counting, Written(final=True)))
     return found
 
 
