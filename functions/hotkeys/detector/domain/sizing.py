@@ -8,7 +8,6 @@ and the detector only needs byte counts.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 KIB = 1024
@@ -171,9 +170,9 @@ _VALUE_SIZES: dict[str, Callable[[Any], int]] = {
     "BOOL": _one_byte,
     "NULL": _one_byte,
     "B": binary_size,
-    "SS": partial(_set_size, element_size=utf8_len, element_type=str),
-    "NS": partial(_set_size, element_size=number_size, element_type=str),
-    "BS": partial(_set_size, element_size=binary_size, element_type=str),
+    "SS": lambda raw: _set_size(raw, utf8_len, str),
+    "NS": lambda raw: _set_size(raw, number_size, str),
+    "BS": lambda raw: _set_size(raw, binary_size, str),
 }
 
 
@@ -192,11 +191,19 @@ def image_size(image: Any) -> int:
             # dict.get per likely type is several times cheaper than unpacking items(). A value none of
             # these takes (another type, or one of these malformed) goes through value_size's checks.
             raw = value.get("S")
-            if type(raw) is str:
+            if raw is not None and type(raw) is str:
                 total += len(raw) if raw.isascii() else len(raw.encode("utf-8"))
                 continue
             raw = value.get("N")
-            if type(raw) is str:
+            if raw is None:
+                raw = value.get("M")
+                if raw is not None and type(raw) is dict:
+                    total += 3 + image_size(raw) + len(raw)
+                    continue
+                if type(value.get("L")) is list:
+                    total += _list_size(value["L"])
+                    continue
+            elif type(raw) is str:
                 # Plain integers and decimals in DynamoDB's range as they stand; anything else
                 # (exponents, signs, more than 38 digits) through number_size's full checks.
                 if raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS:
@@ -209,14 +216,6 @@ def image_size(image: Any) -> int:
                 if dot and digits.isdigit() and digits.isascii() and len(digits) <= MAX_NUMBER_DIGITS:
                     significant = len(digits.strip("0")) or 1
                     total += (significant + 1) // 2 + 1
-                    continue
-            else:
-                raw = value.get("M")
-                if type(raw) is dict:
-                    total += 3 + image_size(raw) + len(raw)
-                    continue
-                if type(value.get("L")) is list:
-                    total += _list_size(value["L"])
                     continue
         total += value_size(value)
     return total
