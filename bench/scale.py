@@ -88,7 +88,7 @@ class Log:
 def _snapshots(count: int, rng: random.Random) -> list[Any]:
     """Snapshots of a minute of a saturated shard's traffic: Zipf(1.1) over 100,000 keys."""
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.consumer.snapshots import snapshot_of
+    from hotkeys.detector.consumer.snapshots import Written, snapshot_of
     from hotkeys.detector.consumer.state import ShardState
     from hotkeys.detector.domain.records import Change, ChangeKind
     from hotkeys.detector.domain.summary import Counting
@@ -103,7 +103,7 @@ def _snapshots(count: int, rng: random.Random) -> list[Any]:
             change = Change(TABLE, f"user#{key:07d}", T0 + position // 100, 1 + position, 1, ChangeKind.WRITE)
             state.apply(change, 60, counting, ())
         (segment,) = state.segments.values()
-        found.append(snapshot_of(segment, f"pool-{number}", 60, counting, final=True))
+        found.append(snapshot_of(segment, f"pool-{number}", 60, counting, Written(final=True)))
     return found
 
 
@@ -274,7 +274,7 @@ def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> di
     An index partition takes at most ``PARTITION_WRITE_LIMIT`` write units a second: a head write past it
     is throttled, and its consumer (the batch retried a second later) re-reads the layout first, as
     ``pipeline._save`` makes it do."""
-    from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge
+    from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge, JudgePorts
     from hotkeys.detector.alerts.notifier import Notifier
     from hotkeys.detector.config import DEFAULT_FLUSH_SECONDS, Settings
     from hotkeys.detector.consumer import layout as layouts
@@ -285,7 +285,9 @@ def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> di
     settings = Settings(stats_table_name="stats", alert_topic_arn="arn:aws:sns:us-east-1:1:t")
     clock = [float(T0)]
     notifier = Notifier(settings, incidents, published, "judge")
-    judge = Judge(settings, index, registry, incidents, notifier, lambda _table: 0.0, lambda: clock[0], (TABLE,))
+    judge = Judge(
+        settings, JudgePorts(index, registry, incidents, lambda _table: 0.0, lambda: clock[0]), notifier, (TABLE,)
+    )
     names = [f"shardId-{number:020d}-{rng.randrange(16**8):08x}" for number in range(shards)]
     phase = {name: rng.random() for name in names}  # when after a boundary its invocation flushes
     read_again = {name: float(T0) for name in names}  # each container's next layout read (its first at once)

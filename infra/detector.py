@@ -19,14 +19,14 @@ from infra.alert_topic import AlertTopic
 from infra.archive_bucket import ArchiveBucket
 from infra.arns import concrete
 from infra.dead_letter_queue import DeadLetterQueue
-from infra.detector_function import DetectorFunction
-from infra.judge import JUDGE_METRICS, Judge
-from infra.monitoring import Monitoring
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
+from infra.judge import JUDGE_METRICS, Judge, JudgeProps
+from infra.monitoring import Monitoring, MonitoringProps
 from infra.nag import acknowledge
 from infra.options import DetectorOptions
 from infra.slack import SlackChannel
 from infra.stats_table import StatsTable
-from infra.stream_mapping import StreamMapping, StreamMappingProvider, mapping_id
+from infra.stream_mapping import StreamMapping, StreamMappingProvider, StreamReading, mapping_id
 from infra.stream_unread import StreamUnreadAlarm
 from infra.throttle_insights import construct_id as id_of_table
 from infra.webhook_notifier import WebhookNotifier
@@ -75,13 +75,15 @@ class HotKeyDetector(Construct):
             key=data_key,
         )
         self.dead_letters = DeadLetterQueue(self, "DeadLetters")
+        functions = FunctionBase(options.log_retention_days, options.powertools_layer_arn)
         self.consumer = DetectorFunction(
             self,
             "Consumer",
-            environment=self._environment(options, tables),
-            log_retention_days=options.log_retention_days,
-            powertools_layer_arn=options.powertools_layer_arn,
-            system_log_level=options.consumer_system_log_level,
+            FunctionProps(
+                functions,
+                environment=self._environment(options, tables),
+                system_log_level=options.consumer_system_log_level,
+            ),
         )
         self._grant(tables, options.table_kms_key_arns)
         self._map_streams(tables, options)
@@ -108,33 +110,34 @@ class HotKeyDetector(Construct):
                 topic=self.alerts.topic,
                 secret_arn=options.slack_webhook_secret_arn,
                 secret_key_arn=options.slack_webhook_key_arn,
-                log_retention_days=options.log_retention_days,
-                powertools_layer_arn=options.powertools_layer_arn,
+                functions=functions,
             )
             undelivered["Webhook"] = webhook.undelivered
         self.monitoring = Monitoring(
             self,
             "Monitoring",
-            function=self.consumer.function,
-            dead_letter_queue=self.dead_letters.queue,
-            topic=self.alerts.topic,
-            undelivered_alerts=undelivered,
-            log_group=self.consumer.log_group,
-            lean=options.lean,
+            MonitoringProps(
+                function=self.consumer.function,
+                dead_letter_queue=self.dead_letters.queue,
+                topic=self.alerts.topic,
+                undelivered_alerts=undelivered,
+                log_group=self.consumer.log_group,
+                lean=options.lean,
+            ),
         )
         # The judge: every table's merged figures, on a clock (docs/decisions.md §64).
         self.judge = Judge(
             self,
             "Judge",
-            stats_table=self.stats.table,
-            topic=self.alerts.topic,
-            topic_key=self.alerts.key,
-            what_if=self.what_if,
-            tables=[watched.table.table_name for watched in tables],
-            environment=self._environment(options, tables),
-            memory_mb=options.judge_memory_mb,
-            log_retention_days=options.log_retention_days,
-            powertools_layer_arn=options.powertools_layer_arn,
+            JudgeProps(
+                stats_table=self.stats.table,
+                alerts=self.alerts,
+                what_if=self.what_if,
+                tables=[watched.table.table_name for watched in tables],
+                environment=self._environment(options, tables),
+                memory_mb=options.judge_memory_mb,
+                functions=functions,
+            ),
         )
         for name, alarm in self.judge.alarms.items():
             self.monitoring.watch(name, alarm)
@@ -263,6 +266,7 @@ class HotKeyDetector(Construct):
             powertools_layer_arn=options.powertools_layer_arn,
         )
         self.dead_letters.queue.grant_send_messages(function)
+        reading = StreamReading(options.window_seconds, options.parallelization_factor, self.dead_letters.queue)
         for watched in tables:
             watched.table.grant_stream_read(function)
             assert watched.table.table_stream_arn is not None  # (WatchedTable's contract)
@@ -272,7 +276,5 @@ class HotKeyDetector(Construct):
                 provider=provider,
                 stream_arn=watched.table.table_stream_arn,
                 plan=reading_plan(watched.new_table, options.starting_position, options.max_record_age_hours),
-                window_seconds=options.window_seconds,
-                parallelization_factor=options.parallelization_factor,
-                dead_letters=self.dead_letters.queue,
+                reading=reading,
             )

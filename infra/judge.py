@@ -12,6 +12,7 @@ but the alarms: its errors, wake-ups that stop coming, looks that fail, and a ch
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -19,9 +20,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -34,7 +33,7 @@ from hotkeys.deployment import (
 )
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from infra.alert_topic import AlertTopic
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.monitoring import at_least, detector_metric
 from infra.nag import acknowledge
 
@@ -49,23 +48,25 @@ JUDGE_METRICS = {
 }
 
 
+@dataclass(frozen=True)
+class JudgeProps:
+    """What the judge reads and writes (``stats_table``), where it publishes (``alerts``, and the ``what_if``
+    topic where the deployment proposes), the ``tables`` it watches, and its function: the detector's
+    ``environment`` (its settings), ``memory_mb`` and what every function of the stack shares."""
+
+    stats_table: dynamodb.ITable
+    alerts: AlertTopic
+    what_if: AlertTopic | None
+    tables: Sequence[str]
+    environment: Mapping[str, str]
+    memory_mb: int
+    functions: FunctionBase
+
+
 class Judge(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        stats_table: dynamodb.ITable,
-        topic: sns.ITopic,
-        topic_key: kms.IKey,
-        what_if: AlertTopic | None,
-        tables: Sequence[str],
-        environment: Mapping[str, str],
-        memory_mb: int,
-        log_retention_days: int,
-        powertools_layer_arn: str | None,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, props: JudgeProps) -> None:
         super().__init__(scope, construct_id)
+        stats_table, what_if = props.stats_table, props.what_if
         # The chain's messages carry nothing but a look's time: SQS-managed encryption (no KMS requests),
         # no dead-letter queue (a message that fails is replaced by the watchdog's run). A body the judge did
         # not write (another queue's redrive) is ignored (handlers/judge_app.woken_for).
@@ -87,23 +88,24 @@ class Judge(Construct):
         self.runner = DetectorFunction(
             self,
             "Function",
-            environment={
-                **environment,
-                "STATS_TABLE_NAME": stats_table.table_name,
-                "ALERT_TOPIC_ARN": topic.topic_arn,
-                **({"WHAT_IF_TOPIC_ARN": what_if.topic.topic_arn} if what_if is not None else {}),
-                "WATCHED_TABLES": ",".join(tables),
-                "JUDGE_QUEUE_URL": self.queue.queue_url,
-            },
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            handler=JUDGE_HANDLER,
-            description="Judges each watched table's merged figures every flush: escalations, shares, resolutions",
-            failure_handling="A failed look is not retried: the next look reads everything again. Its errors, "
-            "missing wake-ups, failed looks and a chain that keeps stopping are alarmed.",
-            timeout_seconds=JUDGE_TIMEOUT_SECONDS,
-            memory_mb=memory_mb,
-            async_retry_attempts=0,
+            FunctionProps(
+                props.functions,
+                environment={
+                    **props.environment,
+                    "STATS_TABLE_NAME": stats_table.table_name,
+                    "ALERT_TOPIC_ARN": props.alerts.topic.topic_arn,
+                    **({"WHAT_IF_TOPIC_ARN": what_if.topic.topic_arn} if what_if is not None else {}),
+                    "WATCHED_TABLES": ",".join(props.tables),
+                    "JUDGE_QUEUE_URL": self.queue.queue_url,
+                },
+                handler=JUDGE_HANDLER,
+                description="Judges each watched table's merged figures every flush: escalations, shares, resolutions",
+                failure_handling="A failed look is not retried: the next look reads everything again. Its errors, "
+                "missing wake-ups, failed looks and a chain that keeps stopping are alarmed.",
+                timeout_seconds=JUDGE_TIMEOUT_SECONDS,
+                memory_mb=props.memory_mb,
+                async_retry_attempts=0,
+            ),
         )
         self.function = self.runner.function
         self.rule = events.Rule(
@@ -132,12 +134,10 @@ class Judge(Construct):
             "A failed look's message is worth nothing once its look is past: the next look (or the watchdog's "
             "run) reads everything again. The judge's errors and a chain that keeps stopping are alarmed.",
         )
-        self._grant(stats_table, topic, topic_key, what_if)
+        self._grant(stats_table, props.alerts, what_if)
         self.alarms = self._alarms()
 
-    def _grant(
-        self, stats_table: dynamodb.ITable, topic: sns.ITopic, topic_key: kms.IKey, what_if: AlertTopic | None
-    ) -> None:
+    def _grant(self, stats_table: dynamodb.ITable, alerts: AlertTopic, what_if: AlertTopic | None) -> None:
         role = self.runner.role
         role.add_to_policy(
             iam.PolicyStatement(
@@ -156,7 +156,7 @@ class Judge(Construct):
                 resources=[f"{stats_table.table_arn}/index/{HEADS_INDEX}"],
             )
         )
-        topics, keys = [topic.topic_arn], [topic_key.key_arn]
+        topics, keys = [alerts.topic.topic_arn], [alerts.key.key_arn]
         if what_if is not None:
             topics.append(what_if.topic.topic_arn)
             keys.append(what_if.key.key_arn)

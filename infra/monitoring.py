@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import jsii
@@ -124,22 +125,26 @@ class WidgetGrid:
         return self._laid_out().to_json()
 
 
+@dataclass(frozen=True)
+class MonitoringProps:
+    """What is watched and where its alarms go: the consumer's ``function`` (its ``log_group``, for the
+    dashboard's query of its EMF lines), its ``dead_letter_queue``, the alert ``topic``, the queues of alert
+    messages that could not be delivered (``undelivered_alerts``, by subscriber kind), and ``lean`` (-c lean:
+    no dashboard, and of the alarms on the consumer only ``LEAN_ALARMS``)."""
+
+    function: lambda_.IFunction
+    dead_letter_queue: sqs.IQueue
+    topic: sns.ITopic
+    undelivered_alerts: Mapping[str, sqs.IQueue] = field(default_factory=dict)
+    log_group: logs.ILogGroup | None = None
+    lean: bool = False
+
+
 class Monitoring(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        function: lambda_.IFunction,
-        dead_letter_queue: sqs.IQueue,
-        topic: sns.ITopic,
-        undelivered_alerts: dict[str, sqs.IQueue] | None = None,
-        log_group: logs.ILogGroup | None = None,
-        lean: bool = False,
-    ) -> None:
-        """``lean`` (-c lean): no dashboard, and of the alarms on the consumer only ``LEAN_ALARMS``."""
+    def __init__(self, scope: Construct, construct_id: str, props: MonitoringProps) -> None:
         super().__init__(scope, construct_id)
-        self._topic = topic
+        function, lean = props.function, props.lean
+        self._topic = props.topic
         minute = Duration.minutes(1)
         # The alarms that say the detector stopped doing its work (``LEAN_ALARMS``: a lean deployment's too).
         self.alarms = {
@@ -155,7 +160,9 @@ class Monitoring(Construct):
             ),
             "DeadLetters": self._at_least(
                 "DeadLetterAlarm",
-                dead_letter_queue.metric_approximate_number_of_messages_visible(period=minute, statistic="Maximum"),
+                props.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                    period=minute, statistic="Maximum"
+                ),
                 1,
                 "Stream batches were given up on: redrive within 24 h (hotkeys redrive)",
             ),
@@ -179,14 +186,14 @@ class Monitoring(Construct):
             self.dashboard.add_widgets(self._alarm_grid)
             for name, alarm in self.alarms.items():
                 self._show_alarm(name, alarm)
-        for name, queue in (undelivered_alerts or {}).items():
+        for name, queue in props.undelivered_alerts.items():
             self.watch_queue(
                 f"Undelivered{name}",
                 queue,
                 f"Alert messages to {name} could not be delivered: they wait in {queue.node.path}",
             )
         if self.dashboard is not None:
-            self._graphs(log_group)
+            self._graphs(props.log_group)
 
     def _health_alarms(self, function: lambda_.IFunction) -> dict[str, cloudwatch.Alarm]:
         """The consumer's throttles, and the data's health: each on a count the function publishes only

@@ -12,11 +12,12 @@ from infra.arns import concrete
 from infra.compliance import ControlTower
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
+from infra.detector_function import FunctionBase
 from infra.options import DetectorOptions, SourceSpec
 from infra.quotas import StackResourceQuota
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
 from infra.throttle_alarms import ThrottleAlarms
-from infra.throttle_explainer import ThrottleExplainer
+from infra.throttle_explainer import ThrottleExplainer, ThrottleExplainerProps
 from infra.throttle_insights import ThrottleInsights, ThrottleInsightsProvider, construct_id
 
 # The alarm (``Monitoring.alarms`` key and dashboard title) on the throttle explainer's failed invocations.
@@ -92,19 +93,20 @@ class HotKeyDetectorStack(Stack):
         self.throttle_explainer = explainer = ThrottleExplainer(
             self,
             "ThrottleExplainer",
-            alarms=alarms.alarms,
-            alarm_name_prefix=alarms.name_prefix,
-            topic=detector.alerts.topic,
-            topic_key=detector.alerts.key,
-            stats_table=detector.stats.table,
-            tables={watched.table.table_name: watched.indexes for watched in tables},
-            log_retention_days=options.log_retention_days,
-            powertools_layer_arn=options.powertools_layer_arn,
-            environment={
-                name: value
-                for name, value in options.function_environment().items()
-                if name in ("KEY_DISPLAY", "KEY_HASH_SALT")
-            },
+            ThrottleExplainerProps(
+                alarms=alarms.alarms,
+                alarm_name_prefix=alarms.name_prefix,
+                topic=detector.alerts.topic,
+                topic_key=detector.alerts.key,
+                stats_table=detector.stats.table,
+                tables={watched.table.table_name: watched.indexes for watched in tables},
+                functions=FunctionBase(options.log_retention_days, options.powertools_layer_arn),
+                environment={
+                    name: value
+                    for name, value in options.function_environment().items()
+                    if name in ("KEY_DISPLAY", "KEY_HASH_SALT")
+                },
+            ),
         )
         # Its failed invocations are alarmed and shown like the detector's other queues.
         detector.monitoring.watch_queue(

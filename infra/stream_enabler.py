@@ -21,7 +21,7 @@ from constructs import Construct
 
 from hotkeys.deployment import REDEPLOY_CONTEXT, REDEPLOY_PROPERTY, STREAM_ENABLER_TYPE
 from infra.compliance import VENDED_LOG_GROUP_PREFIX, log_group_name
-from infra.detector_function import DetectorFunction, retained_log_group
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps, retained_log_group
 from infra.nag import acknowledge, finding_text
 
 PROVIDER_ID = "StreamEnablerProvider"
@@ -56,13 +56,14 @@ class StreamEnablerProvider(Construct):
             name: DetectorFunction(
                 self,
                 name,
-                environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-enabler"},
-                log_retention_days=log_retention_days,
-                powertools_layer_arn=powertools_layer_arn,
-                handler=f"hotkeys.detector.handlers.stream_enabler_app.{handler}",
-                description=f"enables a table's NEW_AND_OLD_IMAGES stream at deploy time ({handler})",
-                failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
-                "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+                FunctionProps(
+                    FunctionBase(log_retention_days, powertools_layer_arn),
+                    environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-enabler"},
+                    handler=f"hotkeys.detector.handlers.stream_enabler_app.{handler}",
+                    description=f"enables a table's NEW_AND_OLD_IMAGES stream at deploy time ({handler})",
+                    failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
+                    "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+                ),
             )
             for name, handler in (("OnEvent", "on_event"), ("IsComplete", "is_complete"))
         }

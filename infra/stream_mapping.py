@@ -19,6 +19,8 @@ manage the consumer's mappings only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aws_cdk import ArnFormat, CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -26,7 +28,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from hotkeys.deployment import EVENT_SOURCE, REDEPLOY_PROPERTY, STREAM_MAPPING_TYPE, ReadingPlan
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge, finding_text
 from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider, redeploy_stamp
 from infra.throttle_insights import construct_id
@@ -51,16 +53,17 @@ class StreamMappingProvider(Construct):
         handler = DetectorFunction(
             self,
             "OnEvent",
-            environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-mapping"},
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.handlers.stream_mapping_app.on_event",
-            description="creates, updates and deletes the consumer's stream event source mappings at deploy time",
-            failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
-            "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-            # Its waits share one deadline, this timeout less stream_mapping.ANSWER_SECONDS, and it answers
-            # by then: 2 minutes under the provider framework function's 15 and the resource's SERVICE_TIMEOUT.
-            timeout_seconds=780,
+            FunctionProps(
+                FunctionBase(log_retention_days, powertools_layer_arn),
+                environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-mapping"},
+                handler="hotkeys.detector.handlers.stream_mapping_app.on_event",
+                description="creates, updates and deletes the consumer's stream event source mappings at deploy time",
+                failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
+                "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+                # Its waits share one deadline, this timeout less stream_mapping.ANSWER_SECONDS, and it answers
+                # by then: 2 minutes under the provider framework function's 15 and the resource's SERVICE_TIMEOUT.
+                timeout_seconds=780,
+            ),
         )
         stack = Stack.of(self)
         mappings = stack.format_arn(
@@ -147,13 +150,25 @@ class StreamMappingProvider(Construct):
         )
 
 
+@dataclass(frozen=True)
+class StreamReading:
+    """How the consumer reads every stream of the stack: its tumbling window (``window_seconds``), the
+    batches it runs at once per shard (``parallelization_factor``), and where a batch given up goes
+    (``dead_letters``, the mapping's on-failure destination)."""
+
+    window_seconds: int
+    parallelization_factor: int
+    dead_letters: sqs.IQueue
+
+
 def mapping_id(table_name: str) -> str:
     """The construct id of a table's mapping: its name's, never its position's."""
     return construct_id(table_name, prefix="Mapping")
 
 
 class StreamMapping(Construct):
-    """One stream's event source mapping to the consumer, with the settings of ``EVENT_SOURCE`` and ``plan``."""
+    """One stream's event source mapping to the consumer, with the settings of ``EVENT_SOURCE``, ``plan`` and
+    ``reading``."""
 
     def __init__(
         self,
@@ -163,9 +178,7 @@ class StreamMapping(Construct):
         provider: StreamMappingProvider,
         stream_arn: str,
         plan: ReadingPlan,
-        window_seconds: int,
-        parallelization_factor: int,
-        dead_letters: sqs.IQueue,
+        reading: StreamReading,
     ) -> None:
         super().__init__(scope, construct_id)
         consumer = provider.consumer  # (the one its handler may map)
@@ -179,11 +192,11 @@ class StreamMapping(Construct):
             "BisectBatchOnFunctionError": settings.bisect_batch_on_error,
             "MaximumRetryAttempts": settings.retry_attempts,
             "MaximumRecordAgeInSeconds": int(Duration.hours(plan.max_record_age_hours).to_seconds()),
-            "ParallelizationFactor": parallelization_factor,
+            "ParallelizationFactor": reading.parallelization_factor,
             # The tumbling window gives each invocation its shard id and carried state: the basis of
             # exactly-once counting (docs/decisions.md §1).
-            "TumblingWindowInSeconds": window_seconds,
-            "DestinationConfig": {"OnFailure": {"Destination": dead_letters.queue_arn}},
+            "TumblingWindowInSeconds": reading.window_seconds,
+            "DestinationConfig": {"OnFailure": {"Destination": reading.dead_letters.queue_arn}},
             # Always given: an update changes only what it is given, so an absent list would keep the old one.
             "FunctionResponseTypes": ["ReportBatchItemFailures"] if settings.report_batch_item_failures else [],
             # A mapping disabled outside the stack is enabled again by the next deploy.

@@ -14,6 +14,7 @@ wildcard), the tables' and indexes' ARNs, DescribeTable on the tables whose GSIs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import jsii
 from aws_cdk import ArnFormat, Stack
@@ -27,7 +28,7 @@ from constructs import Construct
 
 from hotkeys.detector.throttling.throttles import rule_arn_patterns
 from infra.dead_letter_queue import DeadLetterQueue
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge, finding_text
 
 INCIDENT_PREFIX = "INC#"
@@ -46,44 +47,45 @@ class InvokeFunction:
         return cloudwatch.AlarmActionConfig(alarm_action_arn=self._arn)
 
 
+@dataclass(frozen=True)
+class ThrottleExplainerProps:
+    """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``), every name starting with
+    ``alarm_name_prefix``; ``topic`` (under ``topic_key``, if encrypted): the alert topic; ``stats_table``: the
+    stream's incidents; ``tables``: each watched table's name and its global secondary indexes' names (the
+    rules the function may read; None where the stack does not know them at synth time, an existing table:
+    any index of that table, and the rules named after the table); ``environment``: the detector's key
+    display settings (``KEY_DISPLAY``, ``KEY_HASH_SALT``), so keys read as in its alerts."""
+
+    alarms: Mapping[str, cloudwatch.Alarm]
+    alarm_name_prefix: str
+    topic: sns.ITopic
+    stats_table: dynamodb.ITable
+    tables: Mapping[str, Sequence[str] | None]
+    functions: FunctionBase
+    topic_key: kms.IKey | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
 class ThrottleExplainer(Construct):
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        alarms: Mapping[str, cloudwatch.Alarm],
-        alarm_name_prefix: str,
-        topic: sns.ITopic,
-        topic_key: kms.IKey | None = None,
-        stats_table: dynamodb.ITable,
-        tables: Mapping[str, Sequence[str] | None],
-        log_retention_days: int,
-        powertools_layer_arn: str | None = None,
-        environment: Mapping[str, str] | None = None,
-    ) -> None:
-        """``alarms``: the throttle alarms (``ThrottleAlarms.alarms``), every name starting with
-        ``alarm_name_prefix``; ``tables``: each watched table's name
-        and its global secondary indexes' names (the rules the function may read; None where the stack does
-        not know them at synth time, an existing table: any index of that table, and the rules named after
-        the table); ``environment``: the
-        detector's key display settings (``KEY_DISPLAY``, ``KEY_HASH_SALT``), so keys read as in its alerts."""
+    def __init__(self, scope: Construct, construct_id: str, props: ThrottleExplainerProps) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
+        tables, topic = props.tables, props.topic
         self.undelivered = DeadLetterQueue(self, "Undelivered").queue
         self.explainer = DetectorFunction(
             self,
             "Function",
-            environment={
-                "ALERT_TOPIC_ARN": topic.topic_arn,
-                "STATS_TABLE_NAME": stats_table.table_name,
-                **(environment or {}),
-            },
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.handlers.throttle_app.handler",
-            description="Names the keys behind a DynamoDB throttle alarm and the limit hit, on the alert topic",
-            async_dead_letter_queue=self.undelivered,
+            FunctionProps(
+                props.functions,
+                environment={
+                    "ALERT_TOPIC_ARN": topic.topic_arn,
+                    "STATS_TABLE_NAME": props.stats_table.table_name,
+                    **props.environment,
+                },
+                handler="hotkeys.detector.handlers.throttle_app.handler",
+                description="Names the keys behind a DynamoDB throttle alarm and the limit hit, on the alert topic",
+                async_dead_letter_queue=self.undelivered,
+            ),
         )
         role = self.explainer.role
         rules = [
@@ -129,19 +131,21 @@ class ThrottleExplainer(Construct):
             iam.PolicyStatement(
                 sid="ReadOpenIncidents",
                 actions=["dynamodb:Query"],
-                resources=[stats_table.table_arn],
+                resources=[props.stats_table.table_arn],
                 conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{INCIDENT_PREFIX}*"]}},
             )
         )
         role.add_to_policy(
             iam.PolicyStatement(sid="PublishAlerts", actions=["sns:Publish"], resources=[topic.topic_arn])
         )
-        if topic_key is not None:
+        if props.topic_key is not None:
             # As the detector's statement: the two KMS actions SNS needs to publish to an encrypted topic,
             # named exactly (grant_publish would add the GenerateDataKey* wildcard).
             role.add_to_policy(
                 iam.PolicyStatement(
-                    sid="EncryptAlerts", actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[topic_key.key_arn]
+                    sid="EncryptAlerts",
+                    actions=["kms:GenerateDataKey", "kms:Decrypt"],
+                    resources=[props.topic_key.key_arn],
                 )
             )
         acknowledge(
@@ -181,10 +185,10 @@ class ThrottleExplainer(Construct):
             source_arn=stack.format_arn(
                 service="cloudwatch",
                 resource="alarm",
-                resource_name=f"{alarm_name_prefix}*",
+                resource_name=f"{props.alarm_name_prefix}*",
                 arn_format=ArnFormat.COLON_RESOURCE_NAME,
             ),
         )
         action = InvokeFunction(self.explainer.function)
-        for alarm in alarms.values():
+        for alarm in props.alarms.values():
             alarm.add_alarm_action(action)

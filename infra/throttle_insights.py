@@ -24,7 +24,7 @@ from aws_cdk import CustomResource, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge, finding_text
 from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider
 
@@ -57,13 +57,15 @@ class ThrottleInsightsProvider(Construct):
         handler = DetectorFunction(
             self,
             "OnEvent",
-            environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-throttle-insights"},
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.handlers.insights_enabler_app.on_event",
-            description="turns on Contributor Insights (throttled keys) on a watched table and its GSIs at deploy time",
-            failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
-            "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+            FunctionProps(
+                FunctionBase(log_retention_days, powertools_layer_arn),
+                environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-throttle-insights"},
+                handler="hotkeys.detector.handlers.insights_enabler_app.on_event",
+                description="turns on Contributor Insights (throttled keys) on a watched table and its GSIs "
+                "at deploy time",
+                failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
+                "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+            ),
         )
         self.role = handler.role
         stack = Stack.of(self)

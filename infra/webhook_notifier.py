@@ -10,7 +10,7 @@ from constructs import Construct
 
 from infra.arns import secret_resource
 from infra.dead_letter_queue import DeadLetterQueue
-from infra.detector_function import DetectorFunction
+from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge
 
 
@@ -23,20 +23,20 @@ class WebhookNotifier(Construct):
         topic: sns.ITopic,
         secret_arn: str,
         secret_key_arn: str | None = None,
-        log_retention_days: int,
-        powertools_layer_arn: str | None,
+        functions: FunctionBase,
     ) -> None:
         super().__init__(scope, construct_id)
         self.undelivered = DeadLetterQueue(self, "Undelivered").queue
         self.sender = DetectorFunction(
             self,
             "Sender",
-            environment={"WEBHOOK_SECRET_ARN": secret_arn},
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            handler="hotkeys.detector.handlers.webhook_app.handler",
-            description="Posts hot-key alerts to a Slack-compatible incoming webhook",
-            async_dead_letter_queue=self.undelivered,
+            FunctionProps(
+                functions,
+                environment={"WEBHOOK_SECRET_ARN": secret_arn},
+                handler="hotkeys.detector.handlers.webhook_app.handler",
+                description="Posts hot-key alerts to a Slack-compatible incoming webhook",
+                async_dead_letter_queue=self.undelivered,
+            ),
         )
         self.sender.role.add_to_policy(
             iam.PolicyStatement(

@@ -264,9 +264,8 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
 
     def wake(found: Any, claimed: Any) -> None:
         message = (int(now[0]), now[0] - settings.flush_seconds)
-        woke = look_chain.wake(
-            found.look, claimed, send, lambda: now[0], lambda _s: None, settings.flush_seconds, 300, message
-        )
+        chain = look_chain.LookChain(claimed, send, lambda: now[0], lambda _s: None, settings.flush_seconds, 300)
+        woke = chain.wake(found.look, message)
         outcomes.extend([woke.outcome] if woke.outcome is not None else [])
 
     while now[0] < T0 + 600:
@@ -278,9 +277,10 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
     # (and its watchdog, which reads the latest claim and its end: the chain alive a second after its last
     # look, stopped a minute later)
     for later, restarts in ((1.0, False), (60.0, True)):
-        woke = look_chain.wake(
-            judge.look, claims, send, lambda at=now[0] + later: at, lambda _s: None, settings.flush_seconds, 300, None
+        chain = look_chain.LookChain(
+            claims, send, lambda at=now[0] + later: at, lambda _s: None, settings.flush_seconds, 300
         )
+        woke = chain.wake(judge.look, None)
         assert woke.looked is restarts and woke.restarted is restarts
     # (the limit's incident and the share's: each started once and resolved once between them)
     assert sum(o.started for o in outcomes) == 2 and sum(o.resolved for o in outcomes) == 2

@@ -16,8 +16,9 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_sns as sns
 from cdk_nag import AwsSolutionsChecks, ServerlessChecks
 
+from infra.detector_function import FunctionBase
 from infra.throttle_alarms import insights_query
-from infra.throttle_explainer import ThrottleExplainer
+from infra.throttle_explainer import ThrottleExplainer, ThrottleExplainerProps
 from tests.infra.conftest import written_out
 
 LAYER = "arn:aws:lambda:eu-west-1:017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:7"
@@ -78,13 +79,14 @@ def synthesized() -> tuple[dict[str, Any], dict[str, Any]]:
     ThrottleExplainer(
         stack,
         "ThrottleExplainer",
-        alarms=alarms,
-        alarm_name_prefix="Explainer-throttle-",
-        topic=topic,
-        stats_table=stats,
-        tables={"orders": ["by-status"], "users": None},
-        log_retention_days=30,
-        powertools_layer_arn=LAYER,
+        ThrottleExplainerProps(
+            alarms=alarms,
+            alarm_name_prefix="Explainer-throttle-",
+            topic=topic,
+            stats_table=stats,
+            tables={"orders": ["by-status"], "users": None},
+            functions=FunctionBase(log_retention_days=30, powertools_layer_arn=LAYER),
+        ),
     )
     app.synth()  # raises ValidationFailed on any unacknowledged cdk-nag finding
     template = json.loads((Path(outdir) / "Explainer.template.json").read_text())

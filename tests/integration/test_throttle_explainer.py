@@ -25,6 +25,7 @@ from hotkeys.detector.alerts.incidents import started
 from hotkeys.detector.alerts.rules import HotKey, Reason
 from hotkeys.detector.throttling.throttle_explainer import (
     KEY_RANGE,
+    Publication,
     handle_alarm,
     parse_alarm_event,
 )
@@ -162,7 +163,7 @@ def test_a_key_range_alarm_names_the_keys_and_confirms_the_one_the_stream_alerte
     fire(store, "event#42", T0)
     fire(store, "venue#7", T0, index="by-venue")  # an index's incident does not confirm a table key
     insights = stubbed_insights([("venue#7", [(T0, 4100.0), (T0 + 60, 1250.0)]), ("event#42", [(T0, 2310.0)])])
-    outcome = handle_alarm(alarm_event(), insights, store, boto3.client("sns").publish, topic[0])
+    outcome = handle_alarm(alarm_event(), insights, store, Publication(boto3.client("sns").publish, topic[0]))
     assert outcome["published"] == 1
     ((subject, document),) = received(topic[1])
     assert subject == "[throttling, confirmed] tickets: key range limit, venue#7"
@@ -179,7 +180,7 @@ def test_a_throttle_before_the_stream_alerted_is_not_confirmation(
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
     fire(store, "event#42", T0 + 600)  # the stream's incident came ten minutes after these throttles
     insights = stubbed_insights([("event#42", [(T0, 2310.0)])])
-    handle_alarm(alarm_event(), insights, store, boto3.client("sns").publish, topic[0])
+    handle_alarm(alarm_event(), insights, store, Publication(boto3.client("sns").publish, topic[0]))
     ((subject, document),) = received(topic[1])
     assert subject.startswith("[throttling] ") and document["keys"][0]["confirmed"] is False
 
@@ -198,7 +199,7 @@ def test_each_limit_is_named_with_what_to_do(
 ) -> None:
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
     insights = stubbed_insights([("event#42", [(T0, 5.0)])])
-    handle_alarm(alarm_event(metric), insights, store, boto3.client("sns").publish, topic[0])
+    handle_alarm(alarm_event(metric), insights, store, Publication(boto3.client("sns").publish, topic[0]))
     ((subject, document),) = received(topic[1])
     assert document["limits"] == [limit] and says in document["what_to_do"][0]
     assert f"{limit} limit" in subject
@@ -212,7 +213,7 @@ def test_an_index_write_alarm_without_keys_points_to_the_stream_index_count(
     fire(store, "PENDING", T0, index="by-status")
     insights = stubbed_insights([], index="by-status")
     event = alarm_event(GlobalSecondaryIndexName="by-status")
-    handle_alarm(event, insights, store, boto3.client("sns").publish, topic[0])
+    handle_alarm(event, insights, store, Publication(boto3.client("sns").publish, topic[0]))
     ((_subject, document),) = received(topic[1])
     assert document["index"] == "by-status" and document["keys"] == []
     assert document["notes"] == [
@@ -225,10 +226,20 @@ def test_ok_and_unrelated_alarms_publish_nothing(stats_table_name: str, topic: t
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
     event = alarm_event()
     event["alarmData"]["state"]["value"] = "OK"
-    assert handle_alarm(event, stubbed_insights([]), store, boto3.client("sns").publish, topic[0])["published"] == 0
+    assert (
+        handle_alarm(event, stubbed_insights([]), store, Publication(boto3.client("sns").publish, topic[0]))[
+            "published"
+        ]
+        == 0
+    )
     other = alarm_event()
     other["alarmData"]["configuration"]["metrics"][0]["metricStat"]["metric"]["namespace"] = "AWS/Lambda"
-    assert handle_alarm(other, stubbed_insights([]), store, boto3.client("sns").publish, topic[0])["published"] == 0
+    assert (
+        handle_alarm(other, stubbed_insights([]), store, Publication(boto3.client("sns").publish, topic[0]))[
+            "published"
+        ]
+        == 0
+    )
     assert received(topic[1]) == []
 
 
@@ -248,7 +259,10 @@ def test_the_webhook_subscriber_recognises_the_explanation(stats_table_name: str
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
     fire(store, "event#42", T0)
     handle_alarm(
-        alarm_event(), stubbed_insights([("event#42", [(T0, 2310.0)])]), store, boto3.client("sns").publish, topic[0]
+        alarm_event(),
+        stubbed_insights([("event#42", [(T0, 2310.0)])]),
+        store,
+        Publication(boto3.client("sns").publish, topic[0]),
     )
     (message,) = boto3.client("sqs").receive_message(QueueUrl=topic[1])["Messages"]
     envelope = json.loads(message["Body"])
@@ -421,7 +435,9 @@ def test_a_query_whose_table_cannot_be_told_is_one_line_and_publishes_nothing(
     stats_table_name: str, topic: tuple[str, str], expression: str, why: str
 ) -> None:
     store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
-    outcome = handle_alarm(query_event(expression), stubbed_insights([]), store, boto3.client("sns").publish, topic[0])
+    outcome = handle_alarm(
+        query_event(expression), stubbed_insights([]), store, Publication(boto3.client("sns").publish, topic[0])
+    )
     assert outcome["published"] == 0
     assert outcome["why"].startswith(f"cannot tell the table from the alarm's query: {why}")
     assert "\n" not in outcome["why"] and "(query: SELECT SUM(WriteKeyRangeThroughputThrottleEvents)" in outcome["why"]
@@ -452,7 +468,7 @@ def test_an_every_gsi_alarm_names_each_throttled_gsi_with_its_keys_and_says_wher
         return boto3.client("sns").publish(**arguments)
 
     # When the alarm on every GSI of orders fires
-    outcome = handle_alarm(query_event(), insights, store, publish, topic[0])
+    outcome = handle_alarm(query_event(), insights, store, Publication(publish, topic[0]))
     # Then one alert names the GSIs that throttled, each key with its GSI, and the GSI it could not read
     assert outcome == {"alarm": query_event()["alarmData"]["alarmName"], "state": "ALARM", "published": 1}
     ((subject, document),) = received(topic[1])
@@ -488,7 +504,7 @@ def test_an_every_gsi_alarm_with_one_throttled_gsi_is_that_gsis_alert(
         sent.append(arguments)
         return boto3.client("sns").publish(**arguments)
 
-    handle_alarm(query_event(), insights, store, publish, topic[0])
+    handle_alarm(query_event(), insights, store, Publication(publish, topic[0]))
     ((subject, document),) = received(topic[1])
     assert subject == "[throttling] orders index by-status: key range limit, PENDING"
     assert document["index"] == "by-status" and document["notes"] == []
@@ -509,7 +525,10 @@ def test_gsis_that_cannot_be_listed_are_one_line_and_the_limit_is_still_named(
         )
         store = DynamoIncidentStore(boto3.resource("dynamodb").Table(stats_table_name))
         outcome = handle_alarm(
-            query_event(), CloudWatchInsights(dynamodb, cloudwatch), store, boto3.client("sns").publish, topic[0]
+            query_event(),
+            CloudWatchInsights(dynamodb, cloudwatch),
+            store,
+            Publication(boto3.client("sns").publish, topic[0]),
         )
         ddb.assert_no_pending_responses()
     assert outcome["published"] == 1

@@ -17,6 +17,7 @@ from hotkeys.detector.alerts.judge import (
     LAYOUT_READ_SECONDS,
     MAX_BEHIND_WINDOWS,
     Judge,
+    JudgePorts,
     LookOutcome,
     TableMemory,
     _with_peak,
@@ -101,7 +102,7 @@ def judged(
     reader, sent, incidents = Heads([]), Sent(), Incidents()
     now = [looks[0]]
     notifier = Notifier(SETTINGS, incidents, sent, "judge")
-    judge = Judge(SETTINGS, reader, Layouts(), incidents, notifier, lambda: 0.0, lambda: now[0])
+    judge = Judge(SETTINGS, JudgePorts(reader, Layouts(), incidents, lambda: 0.0, lambda: now[0]), notifier)
     for at, heads in zip(looks, visible, strict=True):
         now[0], reader.heads = at, heads
         if not keep:
@@ -154,23 +155,21 @@ def test_an_incident_a_first_alarm_started_unknown_to_the_judge_is_updated_in_th
     now, reader = [T0 + 6.0], Heads([head("a", T0, [("bg", 1, 1)], final=False)])
     judge = Judge(
         SETTINGS,
-        reader,
-        Layouts(),
-        incidents,
+        JudgePorts(reader, Layouts(), incidents, lambda: 0.0, lambda: now[0]),
         Notifier(SETTINGS, incidents, sent_by_judge, "judge"),
-        lambda: 0.0,
-        lambda: now[0],
     )
     judge.look()
     # and a writer it does not know of (a shard's first alarm) starting the incident at 900 WCU/s
     first = Judge(
         SETTINGS,
-        Heads([head("a", T0, burst("event#42", 900, 10, 10), final=False)]),
-        Layouts(),
-        incidents,
+        JudgePorts(
+            Heads([head("a", T0, burst("event#42", 900, 10, 10), final=False)]),
+            Layouts(),
+            incidents,
+            lambda: 0.0,
+            lambda: T0 + 21.0,
+        ),
         Notifier(SETTINGS, incidents, sent_first, "shard-a"),
-        lambda: 0.0,
-        lambda: T0 + 21.0,
     )
     first.look()
     assert [(a.status, a.wcu_per_second) for a in sent_first.alerts] == [("firing", 900)]
@@ -279,9 +278,8 @@ class Setup:
         self.registry = registry or Registry(Layout("tickets", 60))
         self.now = now
         notifier = Notifier(SETTINGS, self.incidents, self.sent, "judge")
-        self.judge = Judge(
-            SETTINGS, self.reader, self.registry, self.incidents, notifier, lag, lambda: self.now, tables
-        )
+        ports = JudgePorts(self.reader, self.registry, self.incidents, lag, lambda: self.now)
+        self.judge = Judge(SETTINGS, ports, notifier, tables)
 
     def look(self, at: float, heads: list[SegmentSnapshot] | None = None) -> LookOutcome:
         self.now = at
@@ -600,12 +598,8 @@ def test_a_proposal_hot_in_a_settled_window_is_one_notice_counted_in_the_look_an
     now = [float(T0 + 30)]
     judge = Judge(
         SETTINGS,
-        reader,
-        Layouts(),
-        incidents,
+        JudgePorts(reader, Layouts(), incidents, lambda: 0.0, lambda: now[0]),
         Notifier(SETTINGS, incidents, sent, "judge"),
-        lambda: 0.0,
-        lambda: now[0],
         what_ifs=WhatIfNotices(lambda found: True, notices.append),
     )
     # When the judge looks before the window has settled, then after, then again

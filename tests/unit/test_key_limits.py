@@ -29,7 +29,7 @@ from hotkeys.detector.alerts.messages import (
 )
 from hotkeys.detector.alerts.rules import Reason, incident_key
 from hotkeys.detector.consumer.layout import MAX_BUCKETS
-from hotkeys.detector.consumer.snapshots import snapshot_of, to_item
+from hotkeys.detector.consumer.snapshots import Written, snapshot_of, to_item
 from hotkeys.detector.consumer.state import MAX_INDEX_NAME, MAX_RANGES
 from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.diagnosis import Family, classify
@@ -191,7 +191,7 @@ def test_a_snapshot_of_the_fullest_segment_fits_one_item(kind: str, count: int, 
     assert used > 0.9 * summary.MAX_SUMMARY_BYTES  # not vacuous: the summaries are near their budget
     shard = "shardId-" + "0" * 57  # the longest ShardId (65 characters)
     # When it is stored as one item (its head in the last of the most buckets a layout has)
-    snapshot = snapshot_of(segment, shard, 900, summary.Counting(2000, 10), written_at=2**40 + 0.5)
+    snapshot = snapshot_of(segment, shard, 900, summary.Counting(2000, 10), Written(at=2**40 + 0.5))
     item = to_item(snapshot, expires_at=2**40, bucket=MAX_BUCKETS - 1)
     # Then its keys and its size are within DynamoDB's limits (400 KB read as 400,000 bytes, the stricter)
     assert utf8_len(item["pk"]) <= PARTITION_KEY_LIMIT and utf8_len(item["sk"]) <= SORT_KEY_LIMIT

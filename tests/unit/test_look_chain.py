@@ -119,16 +119,15 @@ def wake(
     def sleep(seconds: float) -> None:
         now[0] += seconds
 
-    return look_chain.wake(
-        look,  # type: ignore[arg-type]
+    chain = look_chain.LookChain(
         claims,
         lambda *m: sent.append(m),  # type: ignore[attr-defined]
         lambda: now[0],
         sleep,
         FLUSH,
         TIMEOUT,
-        message,
     )
+    return chain.wake(look, message)  # type: ignore[arg-type]
 
 
 def test_a_look_that_fails_records_its_end_and_still_sends_the_next_message() -> None:
@@ -193,7 +192,7 @@ def test_looks_longer_than_a_flush_never_fork_the_chain(phase: float, look_secon
     def watchdog() -> None:
         now[0] = fired[0]
         fired[0] += 60
-        look_chain.wake(look, claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT, None)
+        look_chain.LookChain(claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT).wake(look, None)
 
     def look() -> LookOutcome:
         began = now[0]
@@ -211,7 +210,8 @@ def test_looks_longer_than_a_flush_never_fork_the_chain(phase: float, look_secon
         if messages and messages[0][0] <= fired[0]:
             at, due, sent_at = messages.pop(0)
             now[0] = max(at, now[0])
-            look_chain.wake(look, claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT, (due, sent_at))
+            chain = look_chain.LookChain(claims, send, lambda: now[0], lambda s: None, FLUSH, TIMEOUT)
+            chain.wake(look, (due, sent_at))
         else:
             watchdog()
     running.sort()

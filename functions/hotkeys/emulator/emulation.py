@@ -165,7 +165,7 @@ class MemoryLookClaims:
 class JudgeWakeUps:
     """The deployed judge's wake-ups in emulated time: its watchdog rule every minute at ``phase``, and
     the messages its looks send themselves (delivered ``DELIVERY_SECONDS`` at most after their delay),
-    each through ``look_chain.wake`` with the claims of the stats table (``MemoryLookClaims``). A look takes
+    each through ``look_chain.LookChain.wake`` with the claims of the stats table (``MemoryLookClaims``). A look takes
     no emulated time."""
 
     judge: Judge
@@ -194,16 +194,10 @@ class JudgeWakeUps:
             delivered = at + delay_seconds + self.draw.uniform(0, DELIVERY_SECONDS)
             heapq.heappush(self.messages, (delivered, due, sent_at))
 
-        woke = look_chain.wake(
-            self.judge.look,
-            self.claims,
-            send,
-            lambda: at,
-            lambda _s: None,
-            self.flush_seconds,
-            JUDGE_TIMEOUT_SECONDS,
-            self.woken_for,
+        chain = look_chain.LookChain(
+            self.claims, send, lambda: at, lambda _s: None, self.flush_seconds, JUDGE_TIMEOUT_SECONDS
         )
+        woke = chain.wake(self.judge.look, self.woken_for)
         self.wakes.append(woke)
 
 

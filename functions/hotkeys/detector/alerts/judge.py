@@ -112,26 +112,34 @@ def _with_peak(stored: Incident, version: int, known: Stored | None) -> Stored:
     return dataclasses.replace(stored, peak=known[0].peak, peak_window=known[0].peak_window), version
 
 
+@dataclass(frozen=True)
+class JudgePorts:
+    """What a judge reads and writes, and its clock: the window heads, the layout registry, the incidents,
+    and each table's stream lag (``consumer.lag``)."""
+
+    heads: HeadsReader
+    layouts: LayoutStore
+    incidents: IncidentStore
+    lag: Callable[[str], float]
+    clock: Callable[[], float]
+
+
 class Judge:
     def __init__(
         self,
         settings: Settings,
-        heads: HeadsReader,
-        layout_store: LayoutStore,
-        incidents: IncidentStore,
+        ports: JudgePorts,
         notifier: Notifier,
-        lag: Callable[[str], float],
-        clock: Callable[[], float],
         tables: Iterable[str] = (),
         what_ifs: WhatIfNotices | None = None,
     ) -> None:
         self._settings = settings
-        self._heads = heads
-        self._layouts = layout_store
-        self._incidents = incidents
+        self._heads = ports.heads
+        self._layouts = ports.layouts
+        self._incidents = ports.incidents
         self._notifier = notifier
-        self._lag = lag
-        self._clock = clock
+        self._lag = ports.lag
+        self._clock = ports.clock
         self._configured = tuple(tables)
         self._what_ifs = what_ifs
         self._memory: dict[str, TableMemory] = {}

@@ -87,41 +87,46 @@ def alive_until(latest: LookClaim, flush_seconds: int, timeout_seconds: float) -
     return latest.at + timeout_seconds + CLAIM_GRACE_SECONDS
 
 
-def wake(
-    look: Callable[[], LookOutcome],
-    claims: LookClaims,
-    send: NextLook,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    flush_seconds: int,
-    timeout_seconds: float,
-    message: tuple[int, float] | None,
-) -> Wake:
-    """One wake-up: ``message`` is the look a chain message was sent for and when it was sent (None: the
-    watchdog)."""
-    now = clock()
-    if message is None:
-        due = watchdog_due(now, flush_seconds)
-        latest = claims.latest()
-        if latest is not None and now < alive_until(latest, flush_seconds, timeout_seconds):
+@dataclass(frozen=True)
+class LookChain:
+    """A judge's chain of looks as its container runs them: the claims, where the next look's message
+    goes, the clock and how it waits, the flush between looks and how long a look may run (the
+    function's timeout)."""
+
+    claims: LookClaims
+    send: NextLook
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    flush_seconds: int
+    timeout_seconds: float
+
+    def wake(self, look: Callable[[], LookOutcome], message: tuple[int, float] | None) -> Wake:
+        """One wake-up: ``message`` is the look a chain message was sent for and when it was sent (None: the
+        watchdog)."""
+        clock, claims, flush_seconds = self.clock, self.claims, self.flush_seconds
+        now = clock()
+        if message is None:
+            due = watchdog_due(now, flush_seconds)
+            latest = claims.latest()
+            if latest is not None and now < alive_until(latest, flush_seconds, self.timeout_seconds):
+                return Wake(due, looked=False)
+        else:
+            due, sent_at = message
+            if now >= given_up_at(sent_at, flush_seconds):
+                return Wake(due, looked=False)  # stale: its chain was given up (the watchdog restarts it)
+            if due > now:  # delivered early (clocks differ): wait for its time
+                self.sleep(due - now)
+        began = clock()
+        if not claims.claim(LookClaim(due, began)):
             return Wake(due, looked=False)
-    else:
-        due, sent_at = message
-        if now >= given_up_at(sent_at, flush_seconds):
-            return Wake(due, looked=False)  # stale: its chain was given up (the watchdog restarts it)
-        if due > now:  # delivered early (clocks differ): wait for its time
-            sleep(due - now)
-    began = clock()
-    if not claims.claim(LookClaim(due, began)):
-        return Wake(due, looked=False)
-    try:
-        outcome = look()
-    finally:
-        # Whatever the look did (one that failed must not stop the looks after it): its end, then the
-        # next look's message.
-        ended = clock()
         try:
-            claims.ended(due, ended)
+            outcome = look()
         finally:
-            send(*next_message(ended, flush_seconds), ended)
-    return Wake(due, True, began - due, outcome, message is None)
+            # Whatever the look did (one that failed must not stop the looks after it): its end, then the
+            # next look's message.
+            ended = clock()
+            try:
+                claims.ended(due, ended)
+            finally:
+                self.send(*next_message(ended, flush_seconds), ended)
+        return Wake(due, True, began - due, outcome, message is None)

@@ -15,7 +15,7 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import LagReporter
 from hotkeys.detector.consumer.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
-from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, snapshot_of
+from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, Written, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.health import IGNORED_FROM
 from hotkeys.detector.domain.indexes import IndexSpec
@@ -34,6 +34,8 @@ from hotkeys.detector.observability import logger
 SECONDS_PER_DAY = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.
 NO_SHARD = "batch"
+# The segments a batch counted records in, by (table, window start).
+Touched = dict[tuple[str, int], Segment]
 
 
 class NotAStreamEvent(ValueError):
@@ -156,8 +158,8 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if batch.tumbling and batch.window is not None:
         state.lambda_window = batch.window[0]
     final = batch.is_final or not batch.tumbling
-    touched: dict[tuple[str, int], Segment] = {}
-    to_archive = _fold(batch.records, state, settings, ports, outcome, touched, shard_id, per_item=not batch.tumbling)
+    shard = _ShardInvocation(shard_id, state, settings, ports, outcome)
+    to_archive, touched = shard.fold(batch.records, per_item=not batch.tumbling)
     if ports.ttl_attribute is not None:  # (the attribute its TTL verdicts judged, stored with them)
         for segment in touched.values():
             if any(segment.health.verdicts):  # (judged: the port answered for this table, and keeps its answer)
@@ -183,7 +185,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         # more of this shard for now, so what it holds is written now (not at the next boundary, which a
         # quiet shard may not reach before its window ends): the judge then sees a burst's whole tail.
         quiet = len(batch.records) < EVENT_SOURCE.batch_size
-        completed = _flush(shard_id, state, settings, ports, outcome, final, _closed_early(batch, ports), quiet)
+        completed = shard.flush(final, _closed_early(batch, ports), quiet)
     for key in completed:
         state.complete(key)
     if ports.archiver is not None:
@@ -193,7 +195,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     return outcome
 
 
-def _report_lag(lag: LagReporter, shard_id: str, touched: dict[tuple[str, int], Segment], now: float) -> None:
+def _report_lag(lag: LagReporter, shard_id: str, touched: Touched, now: float) -> None:
     """The batch's newest record's age, if the shard is behind (``consumer.lag``)."""
     newest = max(touched.values(), key=lambda segment: segment.last_event)
     lag.observe(newest.table, shard_id, newest.last_event, now)
@@ -213,76 +215,139 @@ def _carried_state(batch: StreamBatch, shard_id: str, outcome: BatchOutcome) -> 
         return ShardState()
 
 
-def _fold(
-    records: list[Any],
-    state: ShardState,
-    settings: Settings,
-    ports: Ports,
-    outcome: BatchOutcome,
-    touched: dict[tuple[str, int], Segment],
-    shard_id: str,
-    per_item: bool,
-) -> list[tuple[Change, str]]:
-    archiver = ports.archiver
-    stored = _StoredCoverage(ports.stats, shard_id, state)
-    resolve_key = ports.resolve_key
-    ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
-    invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
-    indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
-    index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
-    window_seconds = settings.window_seconds
-    counting = Counting.of(settings)
-    to_archive: list[tuple[Change, str]] = []
-    # With the archive on, a TTL deletion's images are validated by writing its line; they cost no
-    # capacity, so sizing them would only validate them a second time. (A redelivered one is not
-    # archived again: sized, it is validated all the same.)
-    size_ttl_images = archiver is None
-    last_segment: Segment | None = None
-    records_read = outcome.records_read
-    for record in records:
-        try:
-            sequence_text = sequence_of(record)
-        except MalformedRecord as error:
-            # Without an identifier the failure cannot be reported per item: Lambda must
-            # bisect the batch until this record is alone, then send it to the DLQ.
-            _log_malformed(record, None, error)
-            raise BatchError(f"a record has no usable SequenceNumber: {error}") from error
-        sequence = int(sequence_text)
-        # At or below the high-water mark: a redelivery, unless no range says the record was counted
-        # (then it came out of sequence order: "If records are processed more than once, they might be
-        # processed out of order", Lambda developer guide, tumbling windows).
-        below = sequence <= state.high_water
-        duplicate = below and state.covers(sequence)
-        try:
-            change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below, ttl_attribute)
-            if below and not duplicate:
-                duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
-                if not duplicate:
-                    outcome.out_of_order += 1
-            # A redelivered record was archived by the invocation that counted it: an archive failure
-            # fails the whole invocation, so "counted" implies "archived".
-            if archiver is not None and not duplicate and archiver.wanted(change, record):
-                to_archive.append((change, archiver.line(change, record)))
-        except MalformedRecord as error:
-            _log_malformed(record, sequence_text, error)
-            if not per_item:
-                raise RecordFailed(f"malformed record {sequence_text}: {error}") from error
-            outcome.failures.append(sequence_text)
-            outcome.malformed += 1
-            state.high_water = max(state.high_water, sequence)
-            continue
-        records_read[change.table] = records_read.get(change.table, 0) + 1
-        if change.partial:
-            outcome.without_images += 1
-        if duplicate:
-            outcome.duplicates += 1
-            continue
-        names = index_names(change.table) if index_names is not None else ()
-        segment = state.apply(change, window_seconds, counting, names)
-        if segment is not last_segment:
-            touched[(segment.table, segment.window_start)] = last_segment = segment
-        _tally(outcome, change)
-    return to_archive
+class _ShardInvocation:
+    """One invocation's work on one shard: its records folded into the shard's state, then what is due
+    written, with the settings and ports it runs with, tallied in its outcome. Made once per batch."""
+
+    __slots__ = ("_outcome", "_ports", "_settings", "_shard_id", "_state")
+
+    def __init__(
+        self, shard_id: str, state: ShardState, settings: Settings, ports: Ports, outcome: BatchOutcome
+    ) -> None:
+        self._shard_id = shard_id
+        self._state = state
+        self._settings = settings
+        self._ports = ports
+        self._outcome = outcome
+
+    def fold(self, records: list[Any], per_item: bool) -> tuple[list[tuple[Change, str]], Touched]:
+        """Count the records; returns the TTL deletions to archive (with their lines) and the segments
+        touched. ``per_item``: a malformed record is reported as an item failure (else it fails the batch)."""
+        state, ports, outcome = self._state, self._ports, self._outcome
+        archiver = ports.archiver
+        stored = _StoredCoverage(ports.stats, self._shard_id, state)
+        resolve_key = ports.resolve_key
+        ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
+        invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
+        indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
+        index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
+        window_seconds = self._settings.window_seconds
+        counting = Counting.of(self._settings)
+        to_archive: list[tuple[Change, str]] = []
+        touched: Touched = {}
+        # With the archive on, a TTL deletion's images are validated by writing its line; they cost no
+        # capacity, so sizing them would only validate them a second time. (A redelivered one is not
+        # archived again: sized, it is validated all the same.)
+        size_ttl_images = archiver is None
+        last_segment: Segment | None = None
+        records_read = outcome.records_read
+        for record in records:
+            try:
+                sequence_text = sequence_of(record)
+            except MalformedRecord as error:
+                # Without an identifier the failure cannot be reported per item: Lambda must
+                # bisect the batch until this record is alone, then send it to the DLQ.
+                _log_malformed(record, None, error)
+                raise BatchError(f"a record has no usable SequenceNumber: {error}") from error
+            sequence = int(sequence_text)
+            # At or below the high-water mark: a redelivery, unless no range says the record was counted
+            # (then it came out of sequence order: "If records are processed more than once, they might be
+            # processed out of order", Lambda developer guide, tumbling windows).
+            below = sequence <= state.high_water
+            duplicate = below and state.covers(sequence)
+            try:
+                change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below, ttl_attribute)
+                if below and not duplicate:
+                    duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
+                    if not duplicate:
+                        outcome.out_of_order += 1
+                # A redelivered record was archived by the invocation that counted it: an archive failure
+                # fails the whole invocation, so "counted" implies "archived".
+                if archiver is not None and not duplicate and archiver.wanted(change, record):
+                    to_archive.append((change, archiver.line(change, record)))
+            except MalformedRecord as error:
+                self._skip_malformed(record, sequence_text, error, per_item)
+                continue
+            records_read[change.table] = records_read.get(change.table, 0) + 1
+            if change.partial:
+                outcome.without_images += 1
+            if duplicate:
+                outcome.duplicates += 1
+                continue
+            names = index_names(change.table) if index_names is not None else ()
+            segment = state.apply(change, window_seconds, counting, names)
+            if segment is not last_segment:
+                touched[(segment.table, segment.window_start)] = last_segment = segment
+            _tally(outcome, change)
+        return to_archive, touched
+
+    def _skip_malformed(self, record: Any, sequence_text: str, error: MalformedRecord, per_item: bool) -> None:
+        """A record that cannot be counted: an item failure (``per_item``), else its batch fails."""
+        _log_malformed(record, sequence_text, error)
+        if not per_item:
+            raise RecordFailed(f"malformed record {sequence_text}: {error}") from error
+        self._outcome.failures.append(sequence_text)
+        self._outcome.malformed += 1
+        self._state.high_water = max(self._state.high_water, int(sequence_text))
+
+    def flush(self, final: bool, closed_early: bool = False, quiet: bool = False) -> list[tuple[str, int]]:
+        """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
+
+        A segment that is done (sealed, completed by a later window, or at the window's end) is written
+        whether or not it changed since its last flush, and marked done: a failed attempt may have stored
+        more under its name, which only this write replaces, and a later instance of the same Lambda window
+        (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
+        must not write over it (snapshots.IdentityTaken)."""
+        state, outcome = self._state, self._outcome
+        for segment in state.sealed:
+            self._save(segment, True)
+        state.sealed.clear()
+        completed = []
+        for key, segment, done, writes in _plan(state, self._settings, final, quiet):
+            if writes:
+                self._save(segment, done, closed_early and final)
+            if done:
+                completed.append(key)
+            keys = segment.summary
+            outcome.summary_size = max(outcome.summary_size, len(keys.entries))
+            threshold = keys.wcu / 100
+            outcome.keys_over_one_percent += sum(1 for entry in keys.entries.values() if entry.wcu > threshold)
+        return completed
+
+    def _save(self, segment: Segment, done: bool = False, closed_early: bool = False) -> None:
+        settings, ports, shard_id = self._settings, self._ports, self._shard_id
+        expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
+        layouts = ports.layouts
+        bucket = layouts.bucket_of(segment.table, shard_id, segment.window_start) if layouts is not None else 0
+        while True:
+            written = Written(at=ports.clock(), final=done, closed_early=closed_early)
+            snapshot = snapshot_of(segment, shard_id, settings.window_seconds, Counting.of(settings), written)
+            try:
+                ports.stats.save_segment(snapshot, expires_at, bucket)
+                break
+            except IdentityTaken:
+                # An earlier instance of this Lambda window finished a segment under this name: take the next
+                # one (the state carries it on, so retries write under it too).
+                segment.next_generation()
+            except Exception:
+                # Throttled, most likely on a head bucket the judge has since spread (docs/decisions.md §64):
+                # the retry writes under the layout as it now stands.
+                if layouts is not None:
+                    layouts.forget(segment.table)
+                raise
+        self._outcome.stats_writes += 1
+        segment.flushed_at_event = segment.last_event
+        segment.dirty = False
 
 
 def _tally(outcome: BatchOutcome, change: Change) -> None:
@@ -437,39 +502,6 @@ def _closed_early(batch: StreamBatch, ports: Ports) -> bool:
     return ports.clock() < batch.window[1]
 
 
-def _flush(
-    shard_id: str,
-    state: ShardState,
-    settings: Settings,
-    ports: Ports,
-    outcome: BatchOutcome,
-    final: bool,
-    closed_early: bool = False,
-    quiet: bool = False,
-) -> list[tuple[str, int]]:
-    """Persist what is due; returns the segments that are complete (dropped once alerts saw them).
-
-    A segment that is done (sealed, completed by a later window, or at the window's end) is written
-    whether or not it changed since its last flush, and marked done: a failed attempt may have stored
-    more under its name, which only this write replaces, and a later instance of the same Lambda window
-    (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
-    must not write over it (snapshots.IdentityTaken)."""
-    for segment in state.sealed:
-        _save(shard_id, segment, settings, ports, outcome, True)
-    state.sealed.clear()
-    completed = []
-    for key, segment, done, writes in _plan(state, settings, final, quiet):
-        if writes:
-            _save(shard_id, segment, settings, ports, outcome, done, closed_early and final)
-        if done:
-            completed.append(key)
-        keys = segment.summary
-        outcome.summary_size = max(outcome.summary_size, len(keys.entries))
-        threshold = keys.wcu / 100
-        outcome.keys_over_one_percent += sum(1 for entry in keys.entries.values() if entry.wcu > threshold)
-    return completed
-
-
 def _plan(
     state: ShardState, settings: Settings, final: bool, quiet: bool = False
 ) -> list[tuple[tuple[str, int], Segment, bool, bool]]:
@@ -497,43 +529,3 @@ def _flush_due(segment: Segment, flush_seconds: int, quiet: bool = False) -> boo
     if segment.last_event // flush_seconds > since // flush_seconds:
         return True
     return quiet and segment.last_event - since >= EVENT_SOURCE.max_batching_window_seconds
-
-
-def _save(
-    shard_id: str,
-    segment: Segment,
-    settings: Settings,
-    ports: Ports,
-    outcome: BatchOutcome,
-    done: bool = False,
-    closed_early: bool = False,
-) -> None:
-    expires_at = segment.window_start + settings.window_seconds + settings.stats_retention_days * SECONDS_PER_DAY
-    layouts = ports.layouts
-    bucket = layouts.bucket_of(segment.table, shard_id, segment.window_start) if layouts is not None else 0
-    while True:
-        snapshot = snapshot_of(
-            segment,
-            shard_id,
-            settings.window_seconds,
-            Counting.of(settings),
-            done,
-            written_at=ports.clock(),
-            closed_early=closed_early,
-        )
-        try:
-            ports.stats.save_segment(snapshot, expires_at, bucket)
-            break
-        except IdentityTaken:
-            # An earlier instance of this Lambda window finished a segment under this name: take the next
-            # one (the state carries it on, so retries write under it too).
-            segment.next_generation()
-        except Exception:
-            # Throttled, most likely on a head bucket the judge has since spread (docs/decisions.md §64):
-            # the retry writes under the layout as it now stands.
-            if layouts is not None:
-                layouts.forget(segment.table)
-            raise
-    outcome.stats_writes += 1
-    segment.flushed_at_event = segment.last_event
-    segment.dirty = False

@@ -119,14 +119,22 @@ class IdentityTaken(RuntimeError):
     segment must take the next generation."""
 
 
+@dataclass(frozen=True, slots=True)
+class Written:
+    """How a snapshot is written (``SegmentSnapshot``'s fields of the same names): ``at`` the consumer's
+    clock, ``final`` its segment done, ``closed_early`` done before its window's end (its shard ended)."""
+
+    at: float = 0.0
+    final: bool = False
+    closed_early: bool = False
+
+
+# A snapshot made to be read, not stored (``hotkeys watch``, tests).
+UNWRITTEN = Written()
+
+
 def snapshot_of(
-    segment: Segment,
-    shard_id: str,
-    window_seconds: int,
-    counting: Counting,
-    final: bool = False,
-    written_at: float = 0.0,
-    closed_early: bool = False,
+    segment: Segment, shard_id: str, window_seconds: int, counting: Counting, written: Written = UNWRITTEN
 ) -> SegmentSnapshot:
     """The segment as stored: each summary's ``counting.capacity`` heaviest keys."""
     own = segment.summary.compact(counting.capacity)
@@ -148,9 +156,9 @@ def snapshot_of(
         has_sort_key=segment.has_sort_key,
         has_local_indexes=segment.has_local_indexes,
         items=_heaviest_items(own.entries, segment.items),
-        final=final,
-        written_at=written_at,
-        closed_early=closed_early,
+        final=written.final,
+        written_at=written.at,
+        closed_early=written.closed_early,
         health=segment.health.copy(),
     )
 

@@ -7,6 +7,7 @@ and the detector only needs byte counts.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 KIB = 1024
@@ -97,31 +98,32 @@ def value_size(value: Any) -> int:
         ((kind, raw),) = value.items()
     except (AttributeError, ValueError):
         raise SizingError(f"attribute value must be a one-entry map, got {value!r:.80}") from None
-    if kind == "S":
-        if not isinstance(raw, str):
-            raise SizingError("S value must be a string")
-        return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
-    if kind == "N":
-        return number_size(raw)
-    if kind == "M":
-        if not isinstance(raw, dict):
-            raise SizingError("M value must be a map")
-        return 3 + image_size(raw) + len(raw)
-    if kind == "L":
-        if not isinstance(raw, list):
-            raise SizingError("L value must be a list")
-        return _list_size(raw)
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "B":
-        return binary_size(raw)
-    if kind == "SS":
-        return _set_size(raw, utf8_len, str)
-    if kind == "NS":
-        return _set_size(raw, number_size, str)
-    if kind == "BS":
-        return _set_size(raw, binary_size, str)
-    raise SizingError(f"unknown attribute type {kind!r}")
+    size_of = _VALUE_SIZES.get(kind)
+    if size_of is None:
+        raise SizingError(f"unknown attribute type {kind!r}")
+    return size_of(raw)
+
+
+def _string_size(raw: Any) -> int:
+    if not isinstance(raw, str):
+        raise SizingError("S value must be a string")
+    return len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+
+
+def _map_size(raw: Any) -> int:
+    if not isinstance(raw, dict):
+        raise SizingError("M value must be a map")
+    return 3 + image_size(raw) + len(raw)
+
+
+def _list_value_size(raw: Any) -> int:
+    if not isinstance(raw, list):
+        raise SizingError("L value must be a list")
+    return _list_size(raw)
+
+
+def _one_byte(_raw: Any) -> int:
+    return 1
 
 
 def _list_size(elements: list[Any]) -> int:
@@ -159,6 +161,21 @@ def _set_size(raw: Any, element_size: Any, element_type: type) -> int:
     return total
 
 
+# Each DynamoDB-JSON type's size from its value (``value_size``).
+_VALUE_SIZES: dict[str, Callable[[Any], int]] = {
+    "S": _string_size,
+    "N": number_size,
+    "M": _map_size,
+    "L": _list_value_size,
+    "BOOL": _one_byte,
+    "NULL": _one_byte,
+    "B": binary_size,
+    "SS": lambda raw: _set_size(raw, utf8_len, str),
+    "NS": lambda raw: _set_size(raw, number_size, str),
+    "BS": lambda raw: _set_size(raw, binary_size, str),
+}
+
+
 def image_size(image: Any) -> int:
     """Item size in bytes: attribute-name bytes plus value bytes, over all attributes.
 
@@ -171,38 +188,35 @@ def image_size(image: Any) -> int:
     total = len(names) if names.isascii() else len(names.encode("utf-8"))
     for value in image.values():
         if type(value) is dict and len(value) == 1:
-            # dict.get per likely type is several times cheaper than unpacking items().
+            # dict.get per likely type is several times cheaper than unpacking items(). A value none of
+            # these takes (another type, or one of these malformed) goes through value_size's checks.
             raw = value.get("S")
-            if raw is not None:
-                if type(raw) is str:
-                    total += len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+            if raw is not None and type(raw) is str:
+                total += len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+                continue
+            raw = value.get("N")
+            if raw is None:
+                raw = value.get("M")
+                if raw is not None and type(raw) is dict:
+                    total += 3 + image_size(raw) + len(raw)
                     continue
-            else:
-                raw = value.get("N")
-                if raw is not None:
-                    if type(raw) is str:
-                        # Plain integers and decimals in DynamoDB's range as they stand; anything else
-                        # (exponents, signs, more than 38 digits) through number_size's full checks.
-                        if raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS:
-                            significant = len(raw.strip("0")) or 1
-                            total += (significant + 1) // 2 + 1
-                            continue
-                        # Decimals (prices, ratios) are the next most common numbers.
-                        integral, dot, fraction = raw.partition(".")
-                        digits = integral + fraction
-                        if dot and digits.isdigit() and digits.isascii() and len(digits) <= MAX_NUMBER_DIGITS:
-                            significant = len(digits.strip("0")) or 1
-                            total += (significant + 1) // 2 + 1
-                            continue
-                else:
-                    raw = value.get("M")
-                    if raw is not None:
-                        if type(raw) is dict:
-                            total += 3 + image_size(raw) + len(raw)
-                            continue
-                    elif type(value.get("L")) is list:
-                        total += _list_size(value["L"])
-                        continue
+                if type(value.get("L")) is list:
+                    total += _list_size(value["L"])
+                    continue
+            elif type(raw) is str:
+                # Plain integers and decimals in DynamoDB's range as they stand; anything else
+                # (exponents, signs, more than 38 digits) through number_size's full checks.
+                if raw.isdigit() and raw.isascii() and len(raw) <= MAX_NUMBER_DIGITS:
+                    significant = len(raw.strip("0")) or 1
+                    total += (significant + 1) // 2 + 1
+                    continue
+                # Decimals (prices, ratios) are the next most common numbers.
+                integral, dot, fraction = raw.partition(".")
+                digits = integral + fraction
+                if dot and digits.isdigit() and digits.isascii() and len(digits) <= MAX_NUMBER_DIGITS:
+                    significant = len(digits.strip("0")) or 1
+                    total += (significant + 1) // 2 + 1
+                    continue
         total += value_size(value)
     return total
 

@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
@@ -21,6 +21,9 @@ from hotkeys.detector.adapters.aws import SDK_CONFIG
 from hotkeys.detector.adapters.insights_switch import DynamoInsightsSwitch
 from hotkeys.detector.provisioning.insights_enabler import delete, keeps
 from hotkeys.detector.provisioning.insights_owners import claim, new_owner, physical_id
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 __all__ = ["on_event"]
 
@@ -33,14 +36,14 @@ DEPLOY_RETRIES = Config(retries={"mode": "adaptive", "max_attempts": 5})
 
 
 @cache  # one client per container
-def _dynamodb() -> Any:
+def _dynamodb() -> DynamoDBClient:
     return boto3.client("dynamodb", config=SDK_CONFIG.merge(DEPLOY_RETRIES))
 
 
 def on_event(
     event: dict[str, Any],
     _context: Any = None,
-    dynamodb: Any = None,
+    dynamodb: DynamoDBClient | None = None,
     pause: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     kind = event["RequestType"]

@@ -66,16 +66,10 @@ def woken_for(event: dict[str, Any]) -> tuple[int, float] | None:
 
 def wake(container: Container, message: tuple[int, float] | None) -> Wake:
     """One wake-up with the deployed clock."""
-    return look_chain.wake(
-        container.judge.look,
-        container.claims,
-        container.send,
-        time.time,
-        time.sleep,
-        container.settings.flush_seconds,
-        JUDGE_TIMEOUT_SECONDS,
-        message,
+    chain = look_chain.LookChain(
+        container.claims, container.send, time.time, time.sleep, container.settings.flush_seconds, JUDGE_TIMEOUT_SECONDS
     )
+    return chain.wake(container.judge.look, message)
 
 
 def publish_metrics(woke: Wake) -> None:

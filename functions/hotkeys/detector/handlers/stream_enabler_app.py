@@ -8,10 +8,14 @@ why, is ``provisioning.stream_enabler``'s.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.provisioning.stream_enabler import enable, usable_stream
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
 
 __all__ = ["is_complete", "on_event"]
 
@@ -21,7 +25,7 @@ def _clients() -> AwsClients:
     return AwsClients()
 
 
-def on_event(event: dict[str, Any], _context: Any = None, dynamodb: Any = None) -> dict[str, Any]:
+def on_event(event: dict[str, Any], _context: Any = None, dynamodb: DynamoDBClient | None = None) -> dict[str, Any]:
     table = str(event["ResourceProperties"]["TableName"])
     physical_id = f"stream-{table}"
     if event["RequestType"] == "Delete":
@@ -31,7 +35,10 @@ def on_event(event: dict[str, Any], _context: Any = None, dynamodb: Any = None) 
 
 
 def is_complete(
-    event: dict[str, Any], _context: Any = None, dynamodb: Any = None, streams: Any = None
+    event: dict[str, Any],
+    _context: Any = None,
+    dynamodb: DynamoDBClient | None = None,
+    streams: DynamoDBStreamsClient | None = None,
 ) -> dict[str, Any]:
     if event["RequestType"] == "Delete":
         return {"IsComplete": True}

@@ -11,11 +11,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.provisioning.mapping_settings import coerce_settings
-from hotkeys.detector.provisioning.stream_mapping import create, deadline_of, delete, kept_on_rollback, update
+from hotkeys.detector.provisioning.stream_mapping import (
+    MappingSpec,
+    UpdateRequest,
+    create,
+    deadline_of,
+    delete,
+    kept_on_rollback,
+    update,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_lambda import LambdaClient
 
 __all__ = ["on_event"]
 
@@ -28,10 +40,10 @@ def _clients() -> AwsClients:
 def on_event(
     event: dict[str, Any],
     context: Any = None,
-    lambda_client: Any = None,
+    lambda_client: LambdaClient | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
-    cloudformation: Any = None,
+    cloudformation: CloudFormationClient | None = None,
 ) -> dict[str, Any]:
     kind = event["RequestType"]
     client = lambda_client or _clients().client("lambda")
@@ -46,13 +58,18 @@ def on_event(
             delete(client, uuid, deadline)
         return {"PhysicalResourceId": uuid}
     properties = event["ResourceProperties"]
-    function, source = str(properties["FunctionName"]), str(properties["EventSourceArn"])
-    settings = coerce_settings(client.meta.service_model, properties.get("Settings"))
+    spec = MappingSpec(
+        str(properties["FunctionName"]),
+        str(properties["EventSourceArn"]),
+        coerce_settings(client.meta.service_model, properties.get("Settings")),
+    )
     if kind == "Create":
-        return {"PhysicalResourceId": create(client, function, source, settings, deadline)}
+        return {"PhysicalResourceId": create(client, spec, deadline)}
     if kind == "Update":
-        physical_id = str(event.get("PhysicalResourceId", ""))
-        old = event.get("OldResourceProperties") or {}
-        uuid = update(client, function, source, settings, deadline, physical_id, old, properties.get("Settings") or {})
-        return {"PhysicalResourceId": uuid}
+        request = UpdateRequest(
+            str(event.get("PhysicalResourceId", "")),
+            event.get("OldResourceProperties") or {},
+            properties.get("Settings") or {},
+        )
+        return {"PhysicalResourceId": update(client, spec, deadline, request)}
     raise ValueError(f"unknown RequestType {kind!r}")

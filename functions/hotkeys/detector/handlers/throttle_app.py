@@ -17,7 +17,7 @@ from hotkeys.detector.adapters.incident_store import DynamoIncidentStore
 from hotkeys.detector.adapters.insights import CloudWatchInsights
 from hotkeys.detector.config import ConfigError, Settings, load_settings
 from hotkeys.detector.observability import logger
-from hotkeys.detector.throttling.throttle_explainer import NotAnAlarmEvent, handle_alarm
+from hotkeys.detector.throttling.throttle_explainer import NotAnAlarmEvent, Publication, handle_alarm
 
 
 @cache
@@ -44,10 +44,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             event,
             CloudWatchInsights(aws.client("dynamodb"), aws.client("cloudwatch")),
             DynamoIncidentStore(aws.resource("dynamodb").Table(settings.stats_table_name)),
-            aws.client("sns").publish,
-            topic,
-            settings.key_display,
-            settings.key_hash_salt,
+            Publication(aws.client("sns").publish, topic, settings.key_display, settings.key_hash_salt),
         )
     except NotAnAlarmEvent as error:
         logger.warning("not a CloudWatch alarm action's event", extra={"reason": str(error)})

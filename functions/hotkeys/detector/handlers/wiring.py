@@ -14,7 +14,7 @@ from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.adapters.what_if_store import DynamoWhatIfClaims, SnsWhatIfPublisher
 from hotkeys.detector.alerts.first_alarm import FirstAlarm
-from hotkeys.detector.alerts.judge import Judge
+from hotkeys.detector.alerts.judge import Judge, JudgePorts
 from hotkeys.detector.alerts.notifier import Notifier
 from hotkeys.detector.alerts.ports import Publisher
 from hotkeys.detector.alerts.what_if import WhatIfNotices
@@ -98,4 +98,5 @@ def build_judge(
         what_ifs = WhatIfNotices(
             DynamoWhatIfClaims(table), SnsWhatIfPublisher(aws.client("sns"), topic) if topic else None
         )
-    return Judge(settings, stats, stats, incidents, notifier, lag, clock, (*settings.tables, *tables), what_ifs)
+    ports = JudgePorts(heads=stats, layouts=stats, incidents=incidents, lag=lag, clock=clock)
+    return Judge(settings, ports, notifier, (*settings.tables, *tables), what_ifs)

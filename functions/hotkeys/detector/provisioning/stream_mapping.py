@@ -50,7 +50,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -60,17 +61,25 @@ from hotkeys.detector.observability import logger
 from hotkeys.detector.provisioning.mapping_settings import MOVING, drift
 from hotkeys.detector.provisioning.polling import Deadline, poll_until, retry_while
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_lambda import LambdaClient
+
 __all__ = [
     "ANSWER_SECONDS",
     "BUDGET_SECONDS",
     "POLL_SECONDS",
     "UNDO_SECONDS",
+    "MappingSpec",
+    "UpdateRequest",
     "create",
     "deadline_of",
     "delete",
     "kept_on_rollback",
     "update",
 ]
+
+T = TypeVar("T")
 
 
 # Lambda: "When you delete an event source mapping, it enters a Deleting state and might not be completely
@@ -92,6 +101,26 @@ ROLLING_BACK_AN_UPDATE = ("UPDATE_ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLE
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
+@dataclass(frozen=True)
+class MappingSpec:
+    """The mapping a resource declares: ``function`` on ``source`` (the stream's ARN), with ``settings``
+    (CreateEventSourceMapping's parameters, coerced to Lambda's types)."""
+
+    function: str
+    source: str
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class UpdateRequest:
+    """What an Update says beside the mapping it declares: the resource's ``physical_id``, its properties
+    before (``old``), and its Settings as CloudFormation sent them (``sent``: strings, like ``old``'s)."""
+
+    physical_id: str
+    old: Mapping[str, Any]
+    sent: Mapping[str, Any]
+
+
 def deadline_of(context: Any, clock: Callable[[], float], sleep: Callable[[float], None]) -> Deadline:
     """The Lambda ``context``'s remaining time less ANSWER_SECONDS; BUDGET_SECONDS from now without one."""
     left = None if context is None else context.get_remaining_time_in_millis() / 1000
@@ -101,10 +130,11 @@ def deadline_of(context: Any, clock: Callable[[], float], sleep: Callable[[float
 # -- create ----------------------------------------------------------------------------------------------
 
 
-def create(client: Any, function: str, source: str, settings: dict[str, Any], deadline: Deadline) -> str:
-    """The mapping of ``function`` on ``source``, made after displacing any other of the pair: its UUID."""
+def create(client: LambdaClient, spec: MappingSpec, deadline: Deadline) -> str:
+    """The mapping ``spec`` declares, made after displacing any other of its function and stream: its UUID."""
     # Every wait before the undo stops UNDO_SECONDS early: a failure after the create has time to undo it.
     work = deadline.before(UNDO_SECONDS)
+    function, source = spec.function, spec.source
     existing = _mappings(client, function, source)
     displaced: list[dict[str, Any]] = []
     for mapping in existing:
@@ -132,21 +162,21 @@ def create(client: Any, function: str, source: str, settings: dict[str, Any], de
         return NOT_CREATED_PREFIX + source
     try:
         created = _retrying(
-            lambda: client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **settings),
+            lambda: client.create_event_source_mapping(FunctionName=function, EventSourceArn=source, **spec.settings),
             "InvalidParameterValueException",
             work,
         )
         uuid = str(created["UUID"])
     except Exception as error:
         # (a create whose answer was lost on the way may have made a mapping all the same: _undo looks for it)
-        kept = _undo(client, function, source, None, displaced, error, deadline)
+        kept = _undo(client, spec, None, displaced, error, deadline)
         if kept is None:
             raise
         return kept
     try:
         _wait_until_settled(client, uuid, work)
     except Exception as error:
-        kept = _undo(client, function, source, uuid, displaced, error, deadline)
+        kept = _undo(client, spec, uuid, displaced, error, deadline)
         if kept is None:
             raise
         return kept
@@ -154,9 +184,8 @@ def create(client: Any, function: str, source: str, settings: dict[str, Any], de
 
 
 def _undo(
-    client: Any,
-    function: str,
-    source: str,
+    client: LambdaClient,
+    spec: MappingSpec,
     created: str | None,
     displaced: list[dict[str, Any]],
     error: Exception,
@@ -173,11 +202,11 @@ def _undo(
     try:
         made += [
             str(m["UUID"])
-            for m in _mappings(client, function, source)
+            for m in _mappings(client, spec.function, spec.source)
             if str(m["UUID"]) not in made and m.get("State") != "Deleting"
         ]
     except Exception as failure:
-        error.add_note(f"could not list the mappings of {function} on {source} to undo the create: {failure}")
+        error.add_note(f"could not list the mappings of {spec.function} on {spec.source} to undo the create: {failure}")
     for uuid in made:
         try:
             already_gone = not _delete_mapping(client, uuid, deadline)
@@ -202,12 +231,12 @@ def _undo(
     return None
 
 
-def _mappings(client: Any, function: str, source: str) -> list[dict[str, Any]]:
+def _mappings(client: LambdaClient, function: str, source: str) -> list[dict[str, Any]]:
     pages = client.get_paginator("list_event_source_mappings").paginate(FunctionName=function, EventSourceArn=source)
     return [dict(mapping) for page in pages for mapping in page.get("EventSourceMappings", [])]
 
 
-def _delete_mapping(client: Any, uuid: str, deadline: Deadline) -> bool:
+def _delete_mapping(client: LambdaClient, uuid: str, deadline: Deadline) -> bool:
     """Delete one mapping by its UUID (once it has settled): False if Lambda no longer knows it."""
     try:
         _retrying(lambda: client.delete_event_source_mapping(UUID=uuid), "ResourceInUseException", deadline)
@@ -218,13 +247,13 @@ def _delete_mapping(client: Any, uuid: str, deadline: Deadline) -> bool:
     return True
 
 
-def _retrying(call: Callable[[], Any], code: str, deadline: Deadline) -> Any:
+def _retrying(call: Callable[[], T], code: str, deadline: Deadline) -> T:
     """``call()``, again every POLL_SECONDS while it fails with ``code`` (a state that passes), until ``deadline``
     (then its last error)."""
     return retry_while(call, lambda error: isinstance(error, ClientError) and _code(error) == code, deadline.pause)
 
 
-def _wait_until_gone(client: Any, uuids: Iterable[str], deadline: Deadline) -> list[str]:
+def _wait_until_gone(client: LambdaClient, uuids: Iterable[str], deadline: Deadline) -> list[str]:
     """Wait until Lambda knows none of ``uuids``; those it still knows at ``deadline``."""
     waiting = list(uuids)
 
@@ -236,23 +265,23 @@ def _wait_until_gone(client: Any, uuids: Iterable[str], deadline: Deadline) -> l
     return waiting
 
 
-def _wait_until_settled(client: Any, uuid: str, deadline: Deadline) -> None:
+def _wait_until_settled(client: LambdaClient, uuid: str, deadline: Deadline) -> None:
     """Wait until the mapping is Enabled or Disabled: a rollback's update or delete right after would be
     refused while it is Creating or Updating. At ``deadline`` the deploy goes on (those retry too)."""
     if not poll_until(lambda: _state(client, uuid) in (*SETTLED, None), deadline.pause):
         logger.warning("event source mapping still settling at the deadline: answering", extra={"uuid": uuid})
 
 
-def _state(client: Any, uuid: str) -> str | None:
+def _state(client: LambdaClient, uuid: str) -> str | None:
     """The mapping's State; None when Lambda no longer knows it."""
     described = _described(client, uuid)
     return None if described is None else str(described.get("State", ""))
 
 
-def _restore(client: Any, displaced: list[dict[str, Any]], error: Exception) -> None:
+def _restore(client: LambdaClient, displaced: list[dict[str, Any]], error: Exception) -> None:
     """Re-create what a failed create displaced, with its previous configuration; a restore that fails too is
     logged with that configuration (to re-create it by hand) and noted on ``error``, which the caller raises."""
-    accepted = client.meta.service_model.operation_model("CreateEventSourceMapping").input_shape.members
+    accepted = _parameters(client, "CreateEventSourceMapping")
     for mapping in displaced:
         request = _previous_request(mapping, accepted)
         try:
@@ -285,39 +314,29 @@ def _previous_request(mapping: dict[str, Any], accepted: Iterable[str]) -> dict[
 # -- update and delete -----------------------------------------------------------------------------------
 
 
-def update(
-    client: Any,
-    function: str,
-    source: str,
-    settings: dict[str, Any],
-    deadline: Deadline,
-    physical_id: str,
-    old: Mapping[str, Any],
-    sent: Mapping[str, Any],
-) -> str:
-    """The mapping of ``function`` on ``source`` after an Update: its UUID (a new one where it had to be
-    created). ``physical_id`` and ``old`` (the properties before) are the request's; ``sent`` its Settings
-    as CloudFormation sent them (strings, like ``old``'s)."""
-    accepted = set(client.meta.service_model.operation_model("UpdateEventSourceMapping").input_shape.members)
-    accepted -= {"UUID", *MOVING}
+def update(client: LambdaClient, spec: MappingSpec, deadline: Deadline, request: UpdateRequest) -> str:
+    """The mapping ``spec`` declares after an Update: its UUID (a new one where it had to be created)."""
+    function, source, settings = spec.function, spec.source, spec.settings
+    old = request.old
+    accepted = _parameters(client, "UpdateEventSourceMapping") - {"UUID", *MOVING}
     changes = {k: v for k, v in settings.items() if k in accepted}
     if tuple(str(old.get(name)) for name in MOVING) != (function, source):
         # A move, or a rollback's move back: a mapping of the target function and stream that exists (the
         # original, which the cleanup has not deleted yet) is updated and kept, never recreated.
         found = [m for m in _mappings(client, function, source) if m.get("State") != "Deleting"]
         if not found:
-            return create(client, function, source, settings, deadline)
+            return create(client, spec, deadline)
         uuid = str(found[0]["UUID"])
     else:
-        uuid = physical_id
+        uuid = request.physical_id
         if not _UUID.fullmatch(uuid):
             logger.warning("no event source mapping yet: creating it", extra={"physical_id": uuid})
-            return create(client, function, source, settings, deadline)
-    _warn_of_what_stays(old.get("Settings") or {}, sent, accepted)
+            return create(client, spec, deadline)
+    _warn_of_what_stays(old.get("Settings") or {}, request.sent, accepted)
     current = _described(client, uuid)
     if current is None:
         logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
-        return create(client, function, source, settings, deadline)
+        return create(client, spec, deadline)
     differing = drift(changes, current)
     if not differing:
         # Every deploy sends an Update (SynthesizedAt): one that would change nothing is not sent, since
@@ -336,12 +355,20 @@ def update(
         if not _not_found(error):
             raise
         logger.warning("event source mapping gone: creating it again", extra={"uuid": uuid})
-        return create(client, function, source, settings, deadline)
+        return create(client, spec, deadline)
     _wait_until_settled(client, uuid, deadline)
     return uuid
 
 
-def _described(client: Any, uuid: str) -> dict[str, Any] | None:
+def _parameters(client: LambdaClient, operation: str) -> set[str]:
+    """The request parameters of a Lambda ``operation`` in botocore's model."""
+    shape = client.meta.service_model.operation_model(operation).input_shape
+    if shape is None:  # (not so for any operation called here: each takes a request)
+        raise ValueError(f"botocore's Lambda model has no request for {operation}")
+    return set(shape.members)
+
+
+def _described(client: LambdaClient, uuid: str) -> dict[str, Any] | None:
     """The mapping as GetEventSourceMapping describes it; None when Lambda no longer knows it."""
     try:
         return dict(client.get_event_source_mapping(UUID=uuid))
@@ -364,7 +391,7 @@ def _warn_of_what_stays(old: Mapping[str, Any], new: Mapping[str, Any], accepted
         logger.warning("settings removed from the properties keep their current values", extra={"settings": kept})
 
 
-def delete(client: Any, uuid: str, deadline: Deadline) -> None:
+def delete(client: LambdaClient, uuid: str, deadline: Deadline) -> None:
     """Delete the mapping this resource owns (``uuid``, its physical id), and wait until it is gone."""
     # (Only a UUID this resource created: the provider framework answers the Delete after a failed Create.)
     if _UUID.fullmatch(uuid):
@@ -375,7 +402,9 @@ def delete(client: Any, uuid: str, deadline: Deadline) -> None:
             logger.info("event source mapping already gone", extra={"uuid": uuid})
 
 
-def kept_on_rollback(cloudformation: Callable[[], Any], client: Any, stack_id: Any, source: str, uuid: str) -> bool:
+def kept_on_rollback(
+    cloudformation: Callable[[], CloudFormationClient], client: LambdaClient, stack_id: Any, source: str, uuid: str
+) -> bool:
     """Whether the Delete of ``uuid`` keeps the mapping: the stack goes back to an earlier release whose
     mapping resource names the mapping this resource's create displaced, and deleting this one would leave the
     stream unread (the next deploy of this release displaces it again). ``cloudformation`` makes the client,
@@ -388,7 +417,9 @@ def kept_on_rollback(cloudformation: Callable[[], Any], client: Any, stack_id: A
     return True
 
 
-def _rolled_back_onto_a_displaced_mapping(cloudformation: Any, client: Any, stack_id: Any, source: str) -> bool:
+def _rolled_back_onto_a_displaced_mapping(
+    cloudformation: CloudFormationClient, client: LambdaClient, stack_id: Any, source: str
+) -> bool:
     """The stack is removing what a failed update created, and holds an earlier release's mapping resource
     (``AWS::Lambda::EventSourceMapping``) of ``source``'s table whose mapping Lambda no longer has: a create of
     that update displaced it. The earlier resource's table is read from the template the stack went back to

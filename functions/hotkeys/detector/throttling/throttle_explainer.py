@@ -542,14 +542,22 @@ def _indexes_named(explanation: Explanation) -> list[str]:
     return explanation.throttled_indexes
 
 
+@dataclass(frozen=True)
+class Publication:
+    """Where an explanation goes: SNS ``Publish`` on the alert topic (``topic_arn``), its keys shown as the
+    detector's alerts show them (``key_display``, ``salt``: ``messages.display_key``)."""
+
+    publish: Publish
+    topic_arn: str
+    key_display: str = "raw"
+    salt: str = ""
+
+    def send(self, explanation: Explanation) -> None:
+        self.publish(**sns_publish_arguments(self.topic_arn, explanation, self.key_display, self.salt))
+
+
 def handle_alarm(
-    event: Any,
-    insights: TableInsightsPort,
-    incidents: IncidentReader,
-    publish: Publish,
-    topic_arn: str,
-    key_display: str = "raw",
-    salt: str = "",
+    event: Any, insights: TableInsightsPort, incidents: IncidentReader, publication: Publication
 ) -> dict[str, Any]:
     """One alarm action: in ALARM, one alert per table or index it watches; other states publish nothing
     (the alarm's own notifications cover them). A query whose table cannot be told is a ``why`` (or, beside
@@ -563,7 +571,7 @@ def handle_alarm(
         return {"alarm": change.name, "state": change.state, "published": 0, "why": why}
     published = 0
     for explanation in explain(change, insights, incidents):
-        publish(**sns_publish_arguments(topic_arn, explanation, key_display, salt))
+        publication.send(explanation)
         published += 1
     outcome: dict[str, Any] = {"alarm": change.name, "state": change.state, "published": published}
     if change.unread:
