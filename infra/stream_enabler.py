@@ -9,7 +9,9 @@ type fails the deploy with the fix; no stream is ever disabled. One provider ser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_iam as iam
@@ -23,6 +25,8 @@ from hotkeys.deployment import REDEPLOY_CONTEXT, REDEPLOY_PROPERTY, STREAM_ENABL
 from infra.compliance import VENDED_LOG_GROUP_PREFIX, log_group_name
 from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps, retained_log_group
 from infra.nag import acknowledge, finding_text
+
+P = TypeVar("P", bound=Construct)
 
 PROVIDER_ID = "StreamEnablerProvider"
 # How long CloudFormation waits for an answer from any of the stack's custom resources (ServiceTimeout; by
@@ -146,15 +150,17 @@ class StreamEnablerProvider(Construct):
     def of(
         cls, stack: Stack, *, log_retention_days: int, powertools_layer_arn: str | None, controlled: bool = False
     ) -> StreamEnablerProvider:
-        existing = stack.node.try_find_child(PROVIDER_ID)
-        if isinstance(existing, StreamEnablerProvider):
-            return existing
-        return cls(
+        return one_per_stack(
             stack,
             PROVIDER_ID,
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            controlled=controlled,
+            cls,
+            lambda: cls(
+                stack,
+                PROVIDER_ID,
+                log_retention_days=log_retention_days,
+                powertools_layer_arn=powertools_layer_arn,
+                controlled=controlled,
+            ),
         )
 
     def allow(self, table_arn: str) -> None:
@@ -176,6 +182,13 @@ class StreamEnablerProvider(Construct):
             "A table's stream ARN carries a label known only once the stream exists: DescribeStream on the "
             "table's own streams.",
         )
+
+
+def one_per_stack(stack: Stack, construct_id: str, kind: type[P], make: Callable[[], P]) -> P:
+    """The stack's one ``kind`` under ``construct_id`` (a custom resource's provider: one set of functions and roles
+    for every table that uses it): the one made before, else ``make``'s."""
+    existing = stack.node.try_find_child(construct_id)
+    return existing if isinstance(existing, kind) else make()
 
 
 def deploy_time_provider(

@@ -30,7 +30,7 @@ from constructs import Construct
 from hotkeys.deployment import EVENT_SOURCE, REDEPLOY_PROPERTY, STREAM_MAPPING_TYPE, ReadingPlan
 from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge, finding_text
-from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider, redeploy_stamp
+from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider, one_per_stack, redeploy_stamp
 from infra.throttle_insights import construct_id
 
 PROVIDER_ID = "StreamMappingProvider"
@@ -136,18 +136,21 @@ class StreamMappingProvider(Construct):
     def of(
         cls, stack: Stack, *, consumer: lambda_.IFunction, log_retention_days: int, powertools_layer_arn: str | None
     ) -> StreamMappingProvider:
-        existing = stack.node.try_find_child(PROVIDER_ID)
-        if isinstance(existing, StreamMappingProvider):
-            if existing.consumer is not consumer:
-                raise ValueError("one stack maps its streams to one consumer function")
-            return existing
-        return cls(
+        provider = one_per_stack(
             stack,
             PROVIDER_ID,
-            consumer=consumer,
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
+            cls,
+            lambda: cls(
+                stack,
+                PROVIDER_ID,
+                consumer=consumer,
+                log_retention_days=log_retention_days,
+                powertools_layer_arn=powertools_layer_arn,
+            ),
         )
+        if provider.consumer is not consumer:
+            raise ValueError("one stack maps its streams to one consumer function")
+        return provider
 
 
 @dataclass(frozen=True)

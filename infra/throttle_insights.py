@@ -26,7 +26,7 @@ from constructs import Construct
 
 from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.nag import acknowledge, finding_text
-from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider
+from infra.stream_enabler import SERVICE_TIMEOUT, deploy_time_provider, one_per_stack
 
 PROVIDER_ID = "ThrottleInsightsProvider"
 # How much of a table name shows in its resource's construct (and logical) id; the hash tells the rest.
@@ -104,15 +104,17 @@ class ThrottleInsightsProvider(Construct):
         powertools_layer_arn: str | None,
         table_key_arns: Sequence[str] = (),
     ) -> ThrottleInsightsProvider:
-        existing = stack.node.try_find_child(PROVIDER_ID)
-        if isinstance(existing, ThrottleInsightsProvider):
-            return existing
-        return cls(
+        return one_per_stack(
             stack,
             PROVIDER_ID,
-            log_retention_days=log_retention_days,
-            powertools_layer_arn=powertools_layer_arn,
-            table_key_arns=table_key_arns,
+            cls,
+            lambda: cls(
+                stack,
+                PROVIDER_ID,
+                log_retention_days=log_retention_days,
+                powertools_layer_arn=powertools_layer_arn,
+                table_key_arns=table_key_arns,
+            ),
         )
 
     def allow(self, table_arn: str) -> None:
