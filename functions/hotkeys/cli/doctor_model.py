@@ -5,12 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from botocore.exceptions import ClientError
 
 from hotkeys.deployment import MAPPING_TYPES
 from hotkeys.detector.consumer.ports import StatsReader
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_iam import IAMClient
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_ssm import SSMClient
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -25,18 +38,18 @@ class Check:
 
 @dataclass
 class Clients:
-    cloudformation: Any
-    dynamodb: Any
-    streams: Any
-    lambda_: Any
-    cloudwatch: Any
-    sqs: Any
-    sns: Any
-    ssm: Any
+    cloudformation: CloudFormationClient
+    dynamodb: DynamoDBClient
+    streams: DynamoDBStreamsClient
+    lambda_: LambdaClient
+    cloudwatch: CloudWatchClient
+    sqs: SQSClient
+    sns: SNSClient
+    ssm: SSMClient
     # Checks of what a deploy cannot verify (keys, the webhook secret); skipped where a client is None.
-    kms: Any = None
-    iam: Any = None
-    secretsmanager: Any = None
+    kms: KMSClient | None = None
+    iam: IAMClient | None = None
+    secretsmanager: SecretsManagerClient | None = None
     # The stats table's windows (stats table name -> its reader), for what the stream shows; None: not read.
     stats: Callable[[str], StatsReader] | None = None
 
@@ -62,7 +75,7 @@ class StackNotFound(LookupError):
     pass
 
 
-def read_stack(cloudformation: Any, name: str) -> StackView:
+def read_stack(cloudformation: CloudFormationClient, name: str) -> StackView:
     try:
         stacks = cloudformation.describe_stacks(StackName=name)["Stacks"]
     except ClientError as error:
@@ -97,7 +110,31 @@ def to_json(checks: list[Check]) -> list[dict[str, str]]:
     return [asdict(check) for check in checks]
 
 
-ClientFactory = Callable[[str], Any]
+class ClientFactory(Protocol):
+    """Makes the client of a service by its name (``AwsClients.client``), typed per service."""
+
+    @overload
+    def __call__(self, service: Literal["cloudformation"]) -> CloudFormationClient: ...
+    @overload
+    def __call__(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
+    @overload
+    def __call__(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def __call__(self, service: Literal["dynamodbstreams"]) -> DynamoDBStreamsClient: ...
+    @overload
+    def __call__(self, service: Literal["iam"]) -> IAMClient: ...
+    @overload
+    def __call__(self, service: Literal["kms"]) -> KMSClient: ...
+    @overload
+    def __call__(self, service: Literal["lambda"]) -> LambdaClient: ...
+    @overload
+    def __call__(self, service: Literal["secretsmanager"]) -> SecretsManagerClient: ...
+    @overload
+    def __call__(self, service: Literal["sns"]) -> SNSClient: ...
+    @overload
+    def __call__(self, service: Literal["sqs"]) -> SQSClient: ...
+    @overload
+    def __call__(self, service: Literal["ssm"]) -> SSMClient: ...
 
 
 def clients_from(make: ClientFactory) -> Clients:
