@@ -15,7 +15,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 T0 = 1_796_083_200
 LIMIT = 1000
@@ -37,14 +37,10 @@ class CapturingPublisher:
 def _record(key: str, position: int, when: int, note: int) -> dict[str, Any]:
     image = {"pk": {"S": key}, "note": {"S": "n" * note}}
     return stream_record(
+        ItemChange(event_name="MODIFY", keys={"pk": {"S": key}}, new_image=image, old_image=image, typed=True),
         table="quality",
-        event_name="MODIFY",
-        keys={"pk": {"S": key}},
-        typed=True,
         sequence=sequence_number(0, position),
         event_time=when,
-        new_image=image,
-        old_image=image,
     )
 
 

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.lanes import moto_environment
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -169,13 +169,12 @@ def generate(seed: int, shards: int | None = None) -> Schedule:
         writes.sort(key=lambda write: write[0])
         records = [
             stream_record(
+                ItemChange(
+                    event_name="INSERT" if old is None else "MODIFY", keys={"pk": key}, new_image=new, old_image=old
+                ),
                 table=TABLE,
-                event_name="INSERT" if old is None else "MODIFY",
-                keys={"pk": key},
                 sequence=sequence_number(shard_number, position),
                 event_time=int(when),
-                new_image=new,
-                old_image=old,
             )
             for position, (when, key, old, new) in enumerate(writes)
         ]

@@ -390,7 +390,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
     from hotkeys.detector.domain.rate import rate_of
     from hotkeys.emulator.emulation import emulate
-    from hotkeys.emulator.events import sequence_number, stream_record
+    from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
     from hotkeys.emulator.local import create_stats_table
 
     source = "hotkeys-stats"  # the stats table, as a watched table
@@ -420,13 +420,15 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
             before[item["pk"]] = item
             position += 1
             yield stream_record(
+                ItemChange(
+                    event_name="MODIFY" if old else "INSERT",
+                    keys={"pk": item["pk"], "sk": item["sk"]},
+                    new_image=item,
+                    old_image=old,
+                ),
                 table=source,
-                event_name="MODIFY" if old else "INSERT",
-                keys={"pk": item["pk"], "sk": item["sk"]},
                 sequence=sequence_number(number, position),
                 event_time=int(write.at),
-                new_image=item,
-                old_image=old,
             )
 
     with mock_aws():

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_796_083_200
@@ -61,14 +61,10 @@ def fast_records(
             }
             old = dict(new, status={"S": "NEW"}, version={"N": str(position % 50 + 1)})
             yield stream_record(
+                ItemChange(event_name="MODIFY", keys={"pk": {"S": key}}, new_image=new, old_image=old, typed=True),
                 table="soak",
-                event_name="MODIFY",
-                keys={"pk": {"S": key}},
-                typed=True,
                 sequence=sequence_number(shard, position),
                 event_time=start + second,
-                new_image=new,
-                old_image=old,
             )
             position += 1
 

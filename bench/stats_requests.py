@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
-from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record, to_dynamodb_json
 
 if TYPE_CHECKING:
     import boto3
@@ -162,15 +162,17 @@ def shard_records(run: Run, shard: int, seed: int = 1) -> list[dict[str, Any]]:
             name, new, old, ttl = "REMOVE", None, {**item, "expireAt": T0 - 3600}, True
         out.append(
             stream_record(
+                ItemChange(
+                    event_name=name,
+                    keys=typed({"pk": key}),
+                    new_image=typed(new) if new is not None else None,
+                    old_image=typed(old) if old is not None else None,
+                    ttl_delete=ttl,
+                    typed=True,
+                ),
                 table=TABLE,
-                event_name=name,
-                keys=typed({"pk": key}),
                 sequence=sequence_number(shard, position),
                 event_time=T0 + position // run.rate,
-                new_image=typed(new) if new is not None else None,
-                old_image=typed(old) if old is not None else None,
-                ttl_delete=ttl,
-                typed=True,
             )
         )
     values.clear()

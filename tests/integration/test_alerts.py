@@ -22,7 +22,7 @@ from hotkeys.detector.consumer.pipeline import parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
 from hotkeys.emulator.emulation import Emulated, emulate
 from hotkeys.emulator.esm import Deliveries
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from hotkeys.emulator.lanes import Turns
 from hotkeys.emulator.local import create_stats_table
 from tests.esm_faults import RandomFaults
@@ -67,13 +67,10 @@ def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str 
         image = {"pk": key, "v": position}
         records.append(
             stream_record(
+                ItemChange(event_name="MODIFY", keys={"pk": key}, new_image=image, old_image=image),
                 table=table,
-                event_name="MODIFY",
-                keys={"pk": key},
                 sequence=sequence_number(shard, position),
                 event_time=int(when),
-                new_image=image,
-                old_image=image,
             )
         )
     return records

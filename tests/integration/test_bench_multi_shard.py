@@ -11,7 +11,7 @@ from typing import Any
 from bench.lanes import consume_side_by_side
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.emulator.esm import Deliveries
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 T0 = 1_796_083_200
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,13 +28,15 @@ def _run(tmp_path: Path, module: str, *arguments: str) -> dict[str, Any]:
 def _records(shard: int, seconds: list[int]) -> list[dict[str, Any]]:
     return [
         stream_record(
+            ItemChange(
+                event_name="MODIFY",
+                keys={"pk": f"k{shard}"},
+                new_image={"pk": f"k{shard}", "n": str(position)},
+                old_image={"pk": f"k{shard}", "n": "0"},
+            ),
             table="orders",
-            event_name="MODIFY",
-            keys={"pk": f"k{shard}"},
             sequence=sequence_number(shard, position),
             event_time=T0 + second,
-            new_image={"pk": f"k{shard}", "n": str(position)},
-            old_image={"pk": f"k{shard}", "n": "0"},
         )
         for position, second in enumerate(seconds)
     ]

@@ -28,7 +28,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.emulator.emulation import emulate
 from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from tests import reference_partitions as oracle
 from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered, statuses
@@ -83,13 +83,12 @@ def shard_records(shard: int, *parts: Sequence[tuple[float, dict[str, Any]]]) ->
     merged = sorted((event for part in parts for event in part), key=lambda event: event[0])
     return [
         stream_record(
+            ItemChange(
+                event_name=spec["event_name"], keys=spec["keys"], new_image=spec.get("new"), old_image=spec.get("old")
+            ),
             table=spec["table"],
-            event_name=spec["event_name"],
-            keys=spec["keys"],
             sequence=sequence_number(shard, position),
             event_time=int(when),
-            new_image=spec.get("new"),
-            old_image=spec.get("old"),
         )
         for position, (when, spec) in enumerate(merged)
     ]

@@ -40,7 +40,7 @@ from hotkeys.detector.domain.sizing import image_size, utf8_len, write_units
 from hotkeys.detector.handlers.app import Container, build_handler
 from hotkeys.emulator.emulation import emulate
 from hotkeys.emulator.esm import ShardRun
-from hotkeys.emulator.events import sequence_number, stream_arn, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_arn, stream_record, to_dynamodb_json
 from hotkeys.emulator.local import create_stats_table
 from tests.integration.test_alerts import delivered
 
@@ -163,14 +163,16 @@ def workload(case: Case) -> list[list[dict[str, Any]]]:
         records.append(
             [
                 stream_record(
+                    ItemChange(
+                        event_name=name,
+                        keys={"pk": pk},
+                        new_image=image_with(case, pk, position, hot),
+                        old_image=None if name == "INSERT" else image_with(case, pk, position, hot),
+                        typed=True,
+                    ),
                     table=case.table,
-                    event_name=name,
-                    keys={"pk": pk},
                     sequence=sequence_number(shard, position),
                     event_time=int(when),
-                    new_image=image_with(case, pk, position, hot),
-                    old_image=None if name == "INSERT" else image_with(case, pk, position, hot),
-                    typed=True,
                 )
                 for position, (when, name, pk, hot) in enumerate(events)
             ]

@@ -37,7 +37,7 @@ from hotkeys.detector.consumer.ports import Archiver
 from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
 from hotkeys.detector.domain.records import MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
-from hotkeys.emulator.streams import RangeNotRead, read_range
+from hotkeys.emulator.streams import RangeNotRead, ShardRange, read_range
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
@@ -223,7 +223,7 @@ def redrive_entry(
     result = RedriveResult(shard_id, start, end)
     arn = str(info.get("streamArn") or "")
     try:
-        records = list(read_range(streams, arn, shard_id, start, end))
+        records = list(read_range(streams, ShardRange(arn, shard_id, start, end)))
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code not in UNREADABLE_CODES:
