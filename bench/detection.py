@@ -86,7 +86,7 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
-    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.emulation import Deployment, Judging, emulate
     from hotkeys.emulator.lanes import Turns
     from hotkeys.emulator.local import create_stats_table
 
@@ -103,7 +103,12 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     turns = Turns()
     publisher = CapturingPublisher(lambda: turns.now)
     stats = DynamoStatsStore(table)
-    emulate(settings, AwsClients(), [[("shardId-1", records)]], turns=turns, publisher=publisher, tables=("quality",))
+    emulate(
+        Deployment(settings, AwsClients(), publisher),
+        [[("shardId-1", records)]],
+        judge=Judging(tables=("quality",)),
+        turns=turns,
+    )
     firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
     should = {k for k, s in truth.items() if first_crossing(s) is not None}
     must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}

@@ -274,8 +274,8 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
     from hotkeys.detector.alerts.rules import Reason
     from hotkeys.detector.config import Settings
     from hotkeys.detector.domain.rate import alert_rate, suggested_shards
-    from hotkeys.emulator.emulation import emulate
-    from hotkeys.emulator.lanes import Turns
+    from hotkeys.emulator.emulation import Deployment, Judging, emulate
+    from hotkeys.emulator.lanes import EventSourceMapping, Turns
     from hotkeys.emulator.local import create_stats_table
 
     settings = Settings(
@@ -291,14 +291,11 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
         _create_source_table(client)
         rngs = [random.Random(schedule.seed * 1000 + lane) for lane in range(len(schedule.lineages))]
         emulate(
-            settings,
-            AwsClients(),
+            Deployment(settings, AwsClients(), publisher),
             schedule.lineages,
-            deliveries=[DeliveryFaults.of(rng) for rng in rngs],
+            mapping=EventSourceMapping(deliveries=[DeliveryFaults.of(rng) for rng in rngs]),
+            judge=Judging(tables=(TABLE,), phase=phase),
             turns=turns,
-            publisher=publisher,
-            tables=(TABLE,),
-            judge_phase=phase,
         )
     fired: dict[tuple[str | None, str], float] = {}
     messages: dict[tuple[str | None, str], list[tuple[float, Any]]] = defaultdict(list)

@@ -389,7 +389,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.consumer.layout import heads_pk
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
     from hotkeys.detector.domain.rate import rate_of
-    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.emulation import Deployment, emulate
     from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
     from hotkeys.emulator.local import create_stats_table
 
@@ -437,7 +437,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
         create_stats_table(client, "own-stats")
         settings = Settings(stats_table_name="own-stats")
         lineages = [[(f"shardId-{number}", lane(number))] for number in range(stream_shards)]
-        emulate(settings, AwsClients(), lineages, start=result["steady_from"], judge=False)
+        emulate(Deployment(settings, AwsClients()), lineages, judge=None)
         store = DynamoStatsStore(boto3.resource("dynamodb").Table("own-stats"))
         windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=source)
         figures = window_figures(store, windows, ALL_INDEXES)
