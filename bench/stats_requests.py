@@ -67,7 +67,9 @@ from hotkeys.emulator.events import ItemChange, sequence_number, stream_record, 
 if TYPE_CHECKING:
     import boto3
 
+    from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
@@ -227,8 +229,8 @@ def _source() -> str:
 class ScaledSettings:
     """The detector's settings and its event source mapping's, both scaled with the run (module doc)."""
 
-    settings: Any
-    mapping: Any
+    settings: Settings
+    mapping: EventSourceSettings
 
 
 @dataclass(frozen=True)
