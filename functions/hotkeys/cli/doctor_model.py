@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
     from mypy_boto3_ssm import SSMClient
+
+    from hotkeys.detector.adapters.aws import AwsClients
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -110,44 +112,18 @@ def to_json(checks: list[Check]) -> list[dict[str, str]]:
     return [asdict(check) for check in checks]
 
 
-class ClientFactory(Protocol):
-    """Makes the client of a service by its name (``AwsClients.client``), typed per service."""
-
-    @overload
-    def __call__(self, service: Literal["cloudformation"]) -> CloudFormationClient: ...
-    @overload
-    def __call__(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
-    @overload
-    def __call__(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
-    @overload
-    def __call__(self, service: Literal["dynamodbstreams"]) -> DynamoDBStreamsClient: ...
-    @overload
-    def __call__(self, service: Literal["iam"]) -> IAMClient: ...
-    @overload
-    def __call__(self, service: Literal["kms"]) -> KMSClient: ...
-    @overload
-    def __call__(self, service: Literal["lambda"]) -> LambdaClient: ...
-    @overload
-    def __call__(self, service: Literal["secretsmanager"]) -> SecretsManagerClient: ...
-    @overload
-    def __call__(self, service: Literal["sns"]) -> SNSClient: ...
-    @overload
-    def __call__(self, service: Literal["sqs"]) -> SQSClient: ...
-    @overload
-    def __call__(self, service: Literal["ssm"]) -> SSMClient: ...
-
-
-def clients_from(make: ClientFactory) -> Clients:
+def clients_from(aws: AwsClients) -> Clients:
+    """Each check's client of its service, from ``aws`` (typed per service by ``AwsClients.client``)."""
     return Clients(
-        cloudformation=make("cloudformation"),
-        dynamodb=make("dynamodb"),
-        streams=make("dynamodbstreams"),
-        lambda_=make("lambda"),
-        cloudwatch=make("cloudwatch"),
-        sqs=make("sqs"),
-        sns=make("sns"),
-        ssm=make("ssm"),
-        kms=make("kms"),
-        iam=make("iam"),
-        secretsmanager=make("secretsmanager"),
+        cloudformation=aws.client("cloudformation"),
+        dynamodb=aws.client("dynamodb"),
+        streams=aws.client("dynamodbstreams"),
+        lambda_=aws.client("lambda"),
+        cloudwatch=aws.client("cloudwatch"),
+        sqs=aws.client("sqs"),
+        sns=aws.client("sns"),
+        ssm=aws.client("ssm"),
+        kms=aws.client("kms"),
+        iam=aws.client("iam"),
+        secretsmanager=aws.client("secretsmanager"),
     )

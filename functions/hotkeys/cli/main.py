@@ -264,7 +264,7 @@ def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     aws = aws_clients(args)
-    clients = clients_from(aws.client)
+    clients = clients_from(aws)
     clients.stats = lambda name: DynamoStatsStore(aws.resource("dynamodb").Table(name))
     try:
         checks = diagnose(clients, args.stack)
