@@ -15,7 +15,7 @@ import random
 from collections import Counter, defaultdict
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 T0 = 1_796_083_200
 LIMIT = 1000
@@ -37,14 +37,10 @@ class CapturingPublisher:
 def _record(key: str, position: int, when: int, note: int) -> dict[str, Any]:
     image = {"pk": {"S": key}, "note": {"S": "n" * note}}
     return stream_record(
+        ItemChange(event_name="MODIFY", keys={"pk": {"S": key}}, new_image=image, old_image=image, typed=True),
         table="quality",
-        event_name="MODIFY",
-        keys={"pk": {"S": key}},
-        typed=True,
         sequence=sequence_number(0, position),
         event_time=when,
-        new_image=image,
-        old_image=image,
     )
 
 
@@ -90,7 +86,7 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
-    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.emulation import Deployment, Judging, emulate
     from hotkeys.emulator.lanes import Turns
     from hotkeys.emulator.local import create_stats_table
 
@@ -107,7 +103,12 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     turns = Turns()
     publisher = CapturingPublisher(lambda: turns.now)
     stats = DynamoStatsStore(table)
-    emulate(settings, AwsClients(), [[("shardId-1", records)]], turns=turns, publisher=publisher, tables=("quality",))
+    emulate(
+        Deployment(settings, AwsClients(), publisher),
+        [[("shardId-1", records)]],
+        judge=Judging(tables=("quality",)),
+        turns=turns,
+    )
     firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
     should = {k for k, s in truth.items() if first_crossing(s) is not None}
     must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.lanes import moto_environment
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -102,99 +102,114 @@ def _units(item: dict[str, str]) -> int:
 STOPS_EVERY = 4
 
 
+# A write of the schedule (event time, key, old image or None for an insert, new image), and what it
+# counts towards a partition's truth (event second, index or None for the table, partition key, write units).
+Write = tuple[float, str, dict[str, str] | None, dict[str, str]]
+Counted = tuple[float, str | None, str, int]
+
+
 def generate(seed: int, shards: int | None = None) -> Schedule:
     rng = random.Random(seed)
     shards = shards or rng.randint(1, 8)
-    per_shard: list[list[tuple[float, str, dict[str, str] | None, dict[str, str]]]] = [[] for _ in range(shards)]
-    partitions: dict[tuple[str | None, str], Partition] = {}
-    counted: list[tuple[float, str | None, str, int]] = []
-
-    def count(index: str | None, key: str, second: int, units: int) -> None:
-        counted.append((second, index, key, units))
-
-    # Background: every shard, its own 50 keys, 8 statuses (an ALL projection: each update writes the
-    # index entry of its unchanged status once).
-    for shard in range(shards):
-        for i in range(BACKGROUND_PER_SHARD * DURATION):
-            when = T0 + i / BACKGROUND_PER_SHARD
-            key, status = f"user#{shard}#{rng.randrange(50)}", f"S{rng.randrange(8)}"
-            old = {"pk": key, "status": status, "n": str(i), "body": "b" * SMALL_BODY}
-            new = {**old, "n": str(i + 1)}
-            per_shard[shard].append((when, key, old, new))
-            count(None, key, int(when), _units(new))
-            count(INDEX, status, int(when), _units(new))
-    bursts: list[dict[str, Any]] = []
-    for number in range(rng.choice([2, 3])):
-        on_index = number % 2 == 1
-        level = rng.uniform(0.85, 2.0)
-        length = rng.randint(6, 40)
-        start = T0 + rng.randint(5, DURATION - length - 20)
-        rate = level * 1000 / 8  # writes per second of 8-unit items
-        total = int(rate * length)
-        weights = [rng.uniform(0.2, 1.0) for _ in range(shards)] if rng.random() < 0.5 else [1.0] * shards
-        hot_key = f"hot#{seed}#{number}"
-        owner = rng.randrange(shards)
-        for i in range(total):
-            when = start + i / rate
-            if on_index:
-                key = f"order#{seed}#{number}#{i}"
-                new = {"pk": key, "status": HOT_STATUS, "body": "p" * BIG_BODY}
-                shard = rng.choices(range(shards), weights)[0]
-                per_shard[shard].append((when, key, None, new))
-                count(None, key, int(when), _units(new))
-                count(INDEX, HOT_STATUS, int(when), _units(new))
-            else:
-                old = {"pk": hot_key, "n": str(i), "body": "h" * BIG_BODY}
-                new = {**old, "n": str(i + 1)}
-                per_shard[owner].append((when, hot_key, old, new))
-                count(None, hot_key, int(when), _units(new))
-        bursts.append(
-            {
-                "partition": f"{INDEX}={HOT_STATUS}" if on_index else hot_key,
-                "level": round(level, 2),
-                "seconds": length,
-                "start": start - T0,
-                **({} if on_index else {"shard": owner}),
-            }
-        )
+    per_shard: list[list[Write]] = [[] for _ in range(shards)]
+    counted: list[Counted] = []
+    _background(rng, per_shard, counted)
+    bursts = [_burst(rng, seed, number, per_shard, counted) for number in range(rng.choice([2, 3]))]
     stops = seed % STOPS_EVERY == STOPS_EVERY - 1
     if stops:
         last = max(T0 + burst["start"] + burst["seconds"] for burst in bursts)
         per_shard = [[write for write in writes if write[0] < last] for writes in per_shard]
         counted = [entry for entry in counted if entry[0] < last]
+    partitions: dict[tuple[str | None, str], Partition] = {}
     for second, index, key, units in counted:
         partitions.setdefault((index, key), Partition(index, key)).seconds[int(second)] += units
-    lineages = []
-    for shard_number, writes in enumerate(per_shard):
-        writes.sort(key=lambda write: write[0])
-        records = [
-            stream_record(
-                table=TABLE,
-                event_name="INSERT" if old is None else "MODIFY",
-                keys={"pk": key},
-                sequence=sequence_number(shard_number, position),
-                event_time=int(when),
-                new_image=new,
-                old_image=old,
-            )
-            for position, (when, key, old, new) in enumerate(writes)
-        ]
-        parent = f"shardId-{shard_number:04d}-parent"
-        if rng.random() < 0.5 and records:
-            burst = rng.choice(bursts)
-            cut = T0 + burst["start"] + rng.randint(0, burst["seconds"])
-            split = next((i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= cut), 0)
-            if 0 < split < len(records):
-                lineages.append([(parent, records[:split]), (f"shardId-{shard_number:04d}-child", records[split:])])
-                for cut_burst in bursts:  # a table key's burst its shard's rollover divides: a merged partition
-                    if (
-                        cut_burst.get("shard") == shard_number
-                        and cut_burst["start"] < cut - T0 < cut_burst["start"] + cut_burst["seconds"]
-                    ):
-                        cut_burst["split_at"] = cut - T0
-                continue
-        lineages.append([(parent, records)])
+    lineages = [_lineage(rng, shard, writes, bursts) for shard, writes in enumerate(per_shard)]
     return Schedule(seed, shards, lineages, partitions, bursts, stops)
+
+
+def _background(rng: random.Random, per_shard: list[list[Write]], counted: list[Counted]) -> None:
+    """Every shard, its own 50 keys, 8 statuses (an ALL projection: each update writes the index entry of
+    its unchanged status once)."""
+    for shard, writes in enumerate(per_shard):
+        for i in range(BACKGROUND_PER_SHARD * DURATION):
+            when = T0 + i / BACKGROUND_PER_SHARD
+            key, status = f"user#{shard}#{rng.randrange(50)}", f"S{rng.randrange(8)}"
+            old = {"pk": key, "status": status, "n": str(i), "body": "b" * SMALL_BODY}
+            new = {**old, "n": str(i + 1)}
+            writes.append((when, key, old, new))
+            counted.append((int(when), None, key, _units(new)))
+            counted.append((int(when), INDEX, status, _units(new)))
+
+
+def _burst(
+    rng: random.Random, seed: int, number: int, per_shard: list[list[Write]], counted: list[Counted]
+) -> dict[str, Any]:
+    """Burst ``number``'s writes: inserts of new items on the hot status of the index, spread over every
+    shard (odd numbers), or updates of one table key on one shard; returns what the report says of it."""
+    shards = len(per_shard)
+    on_index = number % 2 == 1
+    level = rng.uniform(0.85, 2.0)
+    length = rng.randint(6, 40)
+    start = T0 + rng.randint(5, DURATION - length - 20)
+    rate = level * 1000 / 8  # writes per second of 8-unit items
+    total = int(rate * length)
+    weights = [rng.uniform(0.2, 1.0) for _ in range(shards)] if rng.random() < 0.5 else [1.0] * shards
+    hot_key = f"hot#{seed}#{number}"
+    owner = rng.randrange(shards)
+    for i in range(total):
+        when = start + i / rate
+        if on_index:
+            key = f"order#{seed}#{number}#{i}"
+            new = {"pk": key, "status": HOT_STATUS, "body": "p" * BIG_BODY}
+            shard = rng.choices(range(shards), weights)[0]
+            per_shard[shard].append((when, key, None, new))
+            counted.append((int(when), None, key, _units(new)))
+            counted.append((int(when), INDEX, HOT_STATUS, _units(new)))
+        else:
+            old = {"pk": hot_key, "n": str(i), "body": "h" * BIG_BODY}
+            new = {**old, "n": str(i + 1)}
+            per_shard[owner].append((when, hot_key, old, new))
+            counted.append((int(when), None, hot_key, _units(new)))
+    return {
+        "partition": f"{INDEX}={HOT_STATUS}" if on_index else hot_key,
+        "level": round(level, 2),
+        "seconds": length,
+        "start": start - T0,
+        **({} if on_index else {"shard": owner}),
+    }
+
+
+def _lineage(
+    rng: random.Random, shard: int, writes: list[Write], bursts: list[dict[str, Any]]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The shard's records in time order; half of the shards roll over to a child at a second drawn inside
+    a burst (a table key's burst the rollover divides is marked ``split_at``: a merged partition)."""
+    writes.sort(key=lambda write: write[0])
+    records = [
+        stream_record(
+            ItemChange(
+                event_name="INSERT" if old is None else "MODIFY", keys={"pk": key}, new_image=new, old_image=old
+            ),
+            table=TABLE,
+            sequence=sequence_number(shard, position),
+            event_time=int(when),
+        )
+        for position, (when, key, old, new) in enumerate(writes)
+    ]
+    parent = f"shardId-{shard:04d}-parent"
+    if rng.random() < 0.5 and records:
+        burst = rng.choice(bursts)
+        cut = T0 + burst["start"] + rng.randint(0, burst["seconds"])
+        split = next((i for i, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= cut), 0)
+        if 0 < split < len(records):
+            for divided in bursts:
+                if (
+                    divided.get("shard") == shard
+                    and divided["start"] < cut - T0 < divided["start"] + divided["seconds"]
+                ):
+                    divided["split_at"] = cut - T0
+            return [(parent, records[:split]), (f"shardId-{shard:04d}-child", records[split:])]
+    return [(parent, records)]
 
 
 def crossing(partition: Partition, rate: float, span: int, window_seconds: int) -> int | None:
@@ -275,8 +290,8 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
     from hotkeys.detector.alerts.rules import Reason
     from hotkeys.detector.config import Settings
     from hotkeys.detector.domain.rate import alert_rate, suggested_shards
-    from hotkeys.emulator.emulation import emulate
-    from hotkeys.emulator.lanes import Turns
+    from hotkeys.emulator.emulation import Deployment, Judging, emulate
+    from hotkeys.emulator.lanes import EventSourceMapping, Turns
     from hotkeys.emulator.local import create_stats_table
 
     settings = Settings(
@@ -292,14 +307,11 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
         _create_source_table(client)
         rngs = [random.Random(schedule.seed * 1000 + lane) for lane in range(len(schedule.lineages))]
         emulate(
-            settings,
-            AwsClients(),
+            Deployment(settings, AwsClients(), publisher),
             schedule.lineages,
-            deliveries=[DeliveryFaults.of(rng) for rng in rngs],
+            mapping=EventSourceMapping(deliveries=[DeliveryFaults.of(rng) for rng in rngs]),
+            judge=Judging(tables=(TABLE,), phase=phase),
             turns=turns,
-            publisher=publisher,
-            tables=(TABLE,),
-            judge_phase=phase,
         )
     fired: dict[tuple[str | None, str], float] = {}
     messages: dict[tuple[str | None, str], list[tuple[float, Any]]] = defaultdict(list)

@@ -5,9 +5,18 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from hotkeys.emulator.lanes import Lane, Ticker, Turns, consume_side_by_side, event_second
+from hotkeys.emulator.lanes import EventSourceMapping, Lane, Ticker, Turns, consume_side_by_side, event_second
 
-__all__ = ["Lane", "Ticker", "Turns", "consume_side_by_side", "epoch", "event_second", "moto_environment"]
+__all__ = [
+    "EventSourceMapping",
+    "Lane",
+    "Ticker",
+    "Turns",
+    "consume_side_by_side",
+    "epoch",
+    "event_second",
+    "moto_environment",
+]
 
 
 def epoch(text: str) -> int:

@@ -268,113 +268,152 @@ class Published:
         return "sent"
 
 
+# A shard's flush or the judge's look: (at, order, shard or "" for a look, window, final).
+Event = tuple[float, int, str, int, bool]
+
+
 def simulate(shards: int, windows: int, sized: list[Sized], seed: int = 1) -> dict[str, Any]:
     """``windows`` windows of ``shards`` saturated shards from a fresh deploy (one bucket registered).
 
     An index partition takes at most ``PARTITION_WRITE_LIMIT`` write units a second: a head write past it
     is throttled, and its consumer (the batch retried a second later) re-reads the layout first, as
     ``pipeline._save`` makes it do."""
-    from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS, Judge, JudgePorts
-    from hotkeys.detector.alerts.notifier import Notifier
-    from hotkeys.detector.config import DEFAULT_FLUSH_SECONDS, Settings
-    from hotkeys.detector.consumer import layout as layouts
-
-    rng = random.Random(seed)
-    log = Log()
-    index, registry, incidents, published = Index(log, sized), Layouts(log), Incidents(log), Published()
-    settings = Settings(stats_table_name="stats", alert_topic_arn="arn:aws:sns:us-east-1:1:t")
-    clock = [float(T0)]
-    notifier = Notifier(settings, incidents, published, "judge")
-    judge = Judge(
-        settings, JudgePorts(index, registry, incidents, lambda _table: 0.0, lambda: clock[0]), notifier, (TABLE,)
-    )
-    names = [f"shardId-{number:020d}-{rng.randrange(16**8):08x}" for number in range(shards)]
-    phase = {name: rng.random() for name in names}  # when after a boundary its invocation flushes
-    read_again = {name: float(T0) for name in names}  # each container's next layout read (its first at once)
-    known: dict[str, Any] = {}  # each container's layout (None: read it at its next write)
-    flush = DEFAULT_FLUSH_SECONDS
-    end = T0 + windows * 60
-    events: list[tuple[float, int, str, int, bool]] = []  # (at, order, shard or "" for a look, window, final)
-    for boundary in range(T0 + flush, end + 1, flush):
-        window = boundary - 60 if boundary % 60 == 0 else boundary - boundary % 60
-        events += [(boundary + phase[name], 1, name, window, boundary % 60 == 0) for name in names]
-        events.append((boundary + LOOK_DELAY_SECONDS, 0, "", window, False))
-    heapq.heapify(events)
-    taken: Counter[tuple[int, int]] = Counter()  # write units each bucket took in each second
-    judge_seconds = 0.0
-    look_seconds: list[float] = []  # each look's CPU
-    heads_read: list[int] = []
-    throttled_at: list[float] = []
+    deploy = SimulatedDeploy(shards, windows, sized, seed)
+    events = deploy.events()
     while events:
         at, _order, name, window, final = heapq.heappop(events)
-        second = int(at)
-        if not name:  # the judge's look
-            clock[0] = index.now = registry.now = incidents.now = at
-            started, renamed = time.process_time(), index.renaming
-            outcome = judge.look()
-            look_seconds.append(time.process_time() - started - (index.renaming - renamed))
-            judge_seconds += look_seconds[-1]
-            heads_read.append(outcome.heads)
-            continue
-        if known.get(name) is None or at >= read_again[name]:
-            known[name], read_again[name] = registry.stored[TABLE], layouts.refresh_due(at, rng.random())
-            log.requests[("consumer", "GetItem (layout)")] += 1
-            log.reads[(second, "table", "LAYOUT")] += 0.5
-        bucket = known[name].bucket_of(name, window)
-        item = sized[pool_of(name, sized)]
-        log.requests[("consumer", "PutItem (snapshot)")] += 1
-        if taken[(second, bucket)] + item.entry_units > PARTITION_WRITE_LIMIT:
-            log.requests[("consumer", "PutItem throttled")] += 1
-            throttled_at.append(at)
-            known[name] = None
+        if not name:
+            deploy.look(at)
+        elif not deploy.write(at, name, window, final):
             heapq.heappush(events, (at + 1, 1, name, window, final))
-            continue
-        taken[(second, bucket)] += item.entry_units
-        log.writes[(second, "table", f"SEG#{TABLE}#{window}#{name}")] += item.item_units
-        log.writes[(second, "window-heads", f"{TABLE}#{bucket}")] += item.entry_units
-        previous = index.heads.get((name, window))
+    return deploy.result()
+
+
+class SimulatedDeploy:
+    """The shards' containers and the judge of a fresh deploy, on the stats table emulated here, every
+    request and unit in ``log``."""
+
+    def __init__(self, shards: int, windows: int, sized: list[Sized], seed: int) -> None:
+        from hotkeys.detector.alerts.judge import Judge, JudgePorts
+        from hotkeys.detector.alerts.notifier import Notifier
+        from hotkeys.detector.config import Settings
+
+        self.windows, self.sized = windows, sized
+        self.rng = random.Random(seed)
+        self.log = Log()
+        self.index, self.registry = Index(self.log, sized), Layouts(self.log)
+        self.incidents, self.published = Incidents(self.log), Published()
+        settings = Settings(stats_table_name="stats", alert_topic_arn="arn:aws:sns:us-east-1:1:t")
+        self.now = float(T0)
+        notifier = Notifier(settings, self.incidents, self.published, "judge")
+        ports = JudgePorts(self.index, self.registry, self.incidents, lambda _table: 0.0, lambda: self.now)
+        self.judge = Judge(settings, ports, notifier, (TABLE,))
+        self.names = [f"shardId-{number:020d}-{self.rng.randrange(16**8):08x}" for number in range(shards)]
+        self.phase = {name: self.rng.random() for name in self.names}  # when after a boundary its invocation flushes
+        self.read_again = {
+            name: float(T0) for name in self.names
+        }  # each container's next layout read (its first at once)
+        self.known: dict[str, Any] = {}  # each container's layout (None: read it at its next write)
+        self.taken: Counter[tuple[int, int]] = Counter()  # write units each bucket took in each second
+        self.look_seconds: list[float] = []  # each look's CPU
+        self.heads_read: list[int] = []
+        self.throttled_at: list[float] = []
+
+    def events(self) -> list[Event]:
+        """Every shard's flush at each boundary, the window's end its final one, and the judge's look after
+        each boundary, as a heap."""
+        from hotkeys.detector.alerts.judge import LOOK_DELAY_SECONDS
+        from hotkeys.detector.config import DEFAULT_FLUSH_SECONDS
+
+        flush = DEFAULT_FLUSH_SECONDS
+        end = T0 + self.windows * 60
+        events: list[Event] = []
+        for boundary in range(T0 + flush, end + 1, flush):
+            window = boundary - 60 if boundary % 60 == 0 else boundary - boundary % 60
+            events += [(boundary + self.phase[name], 1, name, window, boundary % 60 == 0) for name in self.names]
+            events.append((boundary + LOOK_DELAY_SECONDS, 0, "", window, False))
+        heapq.heapify(events)
+        return events
+
+    def look(self, at: float) -> None:
+        """The judge's look at ``at``: its CPU is counted without the renaming of the heads' keys."""
+        self.now = self.index.now = self.registry.now = self.incidents.now = at
+        started, renamed = time.process_time(), self.index.renaming
+        outcome = self.judge.look()
+        self.look_seconds.append(time.process_time() - started - (self.index.renaming - renamed))
+        self.heads_read.append(outcome.heads)
+
+    def write(self, at: float, name: str, window: int, final: bool) -> bool:
+        """Shard ``name``'s snapshot write at ``at``, under the head bucket its container's layout gives it;
+        False: its index partition throttled it (the container reads the layout again at its next write)."""
+        from hotkeys.detector.consumer import layout as layouts
+
+        second = int(at)
+        if self.known.get(name) is None or at >= self.read_again[name]:
+            self.known[name], self.read_again[name] = (
+                self.registry.stored[TABLE],
+                layouts.refresh_due(at, self.rng.random()),
+            )
+            self.log.requests[("consumer", "GetItem (layout)")] += 1
+            self.log.reads[(second, "table", "LAYOUT")] += 0.5
+        bucket = self.known[name].bucket_of(name, window)
+        item = self.sized[pool_of(name, self.sized)]
+        self.log.requests[("consumer", "PutItem (snapshot)")] += 1
+        if self.taken[(second, bucket)] + item.entry_units > PARTITION_WRITE_LIMIT:
+            self.log.requests[("consumer", "PutItem throttled")] += 1
+            self.throttled_at.append(at)
+            self.known[name] = None
+            return False
+        self.taken[(second, bucket)] += item.entry_units
+        self.log.writes[(second, "table", f"SEG#{TABLE}#{window}#{name}")] += item.item_units
+        self.log.writes[(second, "window-heads", f"{TABLE}#{bucket}")] += item.entry_units
+        previous = self.index.heads.get((name, window))
         if previous is not None and previous[0] != bucket:  # the entry moves: the old one is deleted
-            log.writes[(second, "window-heads", f"{TABLE}#{previous[0]}")] += item.entry_units
-        index.heads[(name, window)] = (bucket, at, pool_of(name, sized), final)
-        log.snapshots.append(Write(at, name, window, bucket, final))
-    records = shards * RECORDS_PER_SHARD_SECOND * windows * 60
-    steady = T0 + 60 * max(1, windows - 2)  # the last two windows
-    write_peaks = log.peaks(log.writes, steady)
-    read_peaks = log.peaks(log.reads, steady)
-    first_write_peaks = log.peaks(log.writes, T0)
-    return {
-        "shards": shards,
-        "windows": windows,
-        "records": records,
-        "requests_per_1000_records": round(sum(log.requests.values()) / records * 1000, 4),
-        "requests_per_shard_minute": {
-            f"{source}: {operation}": round(count / shards / windows, 3)
-            for (source, operation), count in sorted(log.requests.items())
-        },
-        "throttled_head_writes": log.requests[("consumer", "PutItem throttled")],
-        # seconds after the deploy of the last throttled head write (the count raised, and taken)
-        "last_throttled_after_seconds": round(max(throttled_at) - T0, 1) if throttled_at else None,
-        "head_buckets": registry.stored[TABLE].counts,
-        "steady_from": steady,
-        "peak_write_units_per_second": {t: {"key": k, "units": round(u, 1)} for t, (k, u) in write_peaks.items()},
-        "peak_read_units_per_second": {t: {"key": k, "units": round(u, 1)} for t, (k, u) in read_peaks.items()},
-        "peak_write_units_per_second_from_deploy": {
-            t: {"key": k, "units": round(u, 1)} for t, (k, u) in first_write_peaks.items()
-        },
-        "within_target": all(u <= TARGET_SHARE_OF_LIMIT * PARTITION_WRITE_LIMIT for _k, u in write_peaks.values())
-        and all(u <= TARGET_SHARE_OF_LIMIT * PARTITION_READ_LIMIT for _k, u in read_peaks.values()),
-        # Zipf traffic: the top key takes a share of a small table's writes (a share incident)
-        "alerts": {" ".join(name): count for name, count in sorted(published.alerts.items())},
-        "judge": {
-            "looks": len(heads_read),
-            "heads_read_per_look_max": max(heads_read),
-            "heads_read_per_look_steady": round(sum(heads_read[-5:]) / 5, 1),
-            "cpu_seconds_per_look": round(judge_seconds / len(heads_read), 4),
-            # the deploy's transient included (the heads of the first windows before the layout spread)
-            "cpu_seconds_per_look_max": round(max(look_seconds), 4),
-        },
-        "log": log,
-    }
+            self.log.writes[(second, "window-heads", f"{TABLE}#{previous[0]}")] += item.entry_units
+        self.index.heads[(name, window)] = (bucket, at, pool_of(name, self.sized), final)
+        self.log.snapshots.append(Write(at, name, window, bucket, final))
+        return True
+
+    def result(self) -> dict[str, Any]:
+        log, shards, windows = self.log, len(self.names), self.windows
+        records = shards * RECORDS_PER_SHARD_SECOND * windows * 60
+        steady = T0 + 60 * max(1, windows - 2)  # the last two windows
+        write_peaks = log.peaks(log.writes, steady)
+        read_peaks = log.peaks(log.reads, steady)
+        first_write_peaks = log.peaks(log.writes, T0)
+        return {
+            "shards": shards,
+            "windows": windows,
+            "records": records,
+            "requests_per_1000_records": round(sum(log.requests.values()) / records * 1000, 4),
+            "requests_per_shard_minute": {
+                f"{source}: {operation}": round(count / shards / windows, 3)
+                for (source, operation), count in sorted(log.requests.items())
+            },
+            "throttled_head_writes": log.requests[("consumer", "PutItem throttled")],
+            # seconds after the deploy of the last throttled head write (the count raised, and taken)
+            "last_throttled_after_seconds": round(max(self.throttled_at) - T0, 1) if self.throttled_at else None,
+            "head_buckets": self.registry.stored[TABLE].counts,
+            "steady_from": steady,
+            "peak_write_units_per_second": {t: {"key": k, "units": round(u, 1)} for t, (k, u) in write_peaks.items()},
+            "peak_read_units_per_second": {t: {"key": k, "units": round(u, 1)} for t, (k, u) in read_peaks.items()},
+            "peak_write_units_per_second_from_deploy": {
+                t: {"key": k, "units": round(u, 1)} for t, (k, u) in first_write_peaks.items()
+            },
+            "within_target": all(u <= TARGET_SHARE_OF_LIMIT * PARTITION_WRITE_LIMIT for _k, u in write_peaks.values())
+            and all(u <= TARGET_SHARE_OF_LIMIT * PARTITION_READ_LIMIT for _k, u in read_peaks.values()),
+            # Zipf traffic: the top key takes a share of a small table's writes (a share incident)
+            "alerts": {" ".join(name): count for name, count in sorted(self.published.alerts.items())},
+            "judge": {
+                "looks": len(self.heads_read),
+                "heads_read_per_look_max": max(self.heads_read),
+                "heads_read_per_look_steady": round(sum(self.heads_read[-5:]) / 5, 1),
+                "cpu_seconds_per_look": round(sum(self.look_seconds) / len(self.heads_read), 4),
+                # the deploy's transient included (the heads of the first windows before the layout spread)
+                "cpu_seconds_per_look_max": round(max(self.look_seconds), 4),
+            },
+            "log": log,
+        }
 
 
 def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int = 8) -> dict[str, Any]:
@@ -391,8 +430,8 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.consumer.layout import heads_pk
     from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
     from hotkeys.detector.domain.rate import rate_of
-    from hotkeys.emulator.emulation import emulate
-    from hotkeys.emulator.events import sequence_number, stream_record
+    from hotkeys.emulator.emulation import Deployment, emulate
+    from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
     from hotkeys.emulator.local import create_stats_table
 
     source = "hotkeys-stats"  # the stats table, as a watched table
@@ -422,13 +461,15 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
             before[item["pk"]] = item
             position += 1
             yield stream_record(
+                ItemChange(
+                    event_name="MODIFY" if old else "INSERT",
+                    keys={"pk": item["pk"], "sk": item["sk"]},
+                    new_image=item,
+                    old_image=old,
+                ),
                 table=source,
-                event_name="MODIFY" if old else "INSERT",
-                keys={"pk": item["pk"], "sk": item["sk"]},
                 sequence=sequence_number(number, position),
                 event_time=int(write.at),
-                new_image=item,
-                old_image=old,
             )
 
     with mock_aws():
@@ -437,7 +478,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
         create_stats_table(client, "own-stats")
         settings = Settings(stats_table_name="own-stats")
         lineages = [[(f"shardId-{number}", lane(number))] for number in range(stream_shards)]
-        emulate(settings, AwsClients(), lineages, start=result["steady_from"], judge=False)
+        emulate(Deployment(settings, AwsClients()), lineages, judge=None)
         store = DynamoStatsStore(boto3.resource("dynamodb").Table("own-stats"))
         windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=source)
         figures = window_figures(store, windows, ALL_INDEXES)

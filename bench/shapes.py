@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 TABLE = "orders"
 T0 = 1_796_083_200
@@ -157,14 +157,10 @@ def records(shape: str, mix: str, count: int, composite: bool = False, seed: int
             name, new, old, ttl = "REMOVE", None, {**item, "expireAt": T0 - 3600}, True
         out.append(
             stream_record(
+                ItemChange(event_name=name, keys=keys, new_image=new, old_image=old, ttl_delete=ttl),
                 table=TABLE,
-                event_name=name,
-                keys=keys,
                 sequence=sequence_number(0, position),
                 event_time=T0 + position // 1000,
-                new_image=new,
-                old_image=old,
-                ttl_delete=ttl,
             )
         )
     return out

@@ -22,10 +22,11 @@ import random
 import time
 import tracemalloc
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 ROOT = Path(__file__).resolve().parent.parent
 T0 = 1_796_083_200
@@ -36,16 +37,27 @@ def _rss_mb() -> float:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def fast_records(
-    shard: int, rate: int, start: int, seconds: int, keys: int, seed: int, unique_keys: bool = False
-) -> Iterator[dict[str, Any]]:
+@dataclass(frozen=True)
+class Traffic:
+    """A shard's writes: ``rate`` records a second for ``seconds`` from ``start``, over ``keys`` keys drawn
+    Zipf(1.1), or (``unique_keys``) each record a key of its own."""
+
+    rate: int
+    seconds: int
+    keys: int
+    start: int = T0
+    unique_keys: bool = False
+
+
+def fast_records(shard: int, traffic: Traffic, seed: int) -> Iterator[dict[str, Any]]:
     """Records with images built straight in DynamoDB JSON (TypeSerializer is too slow for millions)."""
     rng = random.Random(seed)
-    weights = list(itertools.accumulate(1 / (rank**1.1) for rank in range(1, keys + 1)))
+    weights = list(itertools.accumulate(1 / (rank**1.1) for rank in range(1, traffic.keys + 1)))
     total = weights[-1]
+    start, unique_keys = traffic.start, traffic.unique_keys
     position = 0
-    for second in range(seconds):
-        for _ in range(rate):
+    for second in range(traffic.seconds):
+        for _ in range(traffic.rate):
             key = f"key#{position}" if unique_keys else f"user#{bisect.bisect_left(weights, rng.random() * total)}"
             note = {"S": "n" * rng.randint(500, 900)}
             new = {
@@ -61,14 +73,10 @@ def fast_records(
             }
             old = dict(new, status={"S": "NEW"}, version={"N": str(position % 50 + 1)})
             yield stream_record(
+                ItemChange(event_name="MODIFY", keys={"pk": {"S": key}}, new_image=new, old_image=old, typed=True),
                 table="soak",
-                event_name="MODIFY",
-                keys={"pk": {"S": key}},
-                typed=True,
                 sequence=sequence_number(shard, position),
                 event_time=start + second,
-                new_image=new,
-                old_image=old,
             )
             position += 1
 
@@ -77,7 +85,7 @@ def soak_shard(shard: int, minutes: int, settings: Any, ports: Any, counter: dic
     from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
 
     rows = []
-    records = fast_records(shard, 1000, T0, minutes * 60, 100_000, seed=shard)
+    records = fast_records(shard, Traffic(rate=1000, seconds=minutes * 60, keys=100_000), seed=shard)
     for minute in range(minutes):
         start = T0 + minute * 60
         state: dict[str, Any] = {}
@@ -138,7 +146,7 @@ def million_keys(settings: Any, ports: Any) -> dict[str, Any]:
     from hotkeys.detector.consumer.pipeline import StreamBatch, process_batch
 
     rate, seconds = 1112, 900  # 1,000,800 records, every one in the window, each key written once
-    records = fast_records(99, rate, T0, seconds, 10, seed=99, unique_keys=True)
+    records = fast_records(99, Traffic(rate, seconds, keys=10, unique_keys=True), seed=99)
     state: dict[str, Any] = {}
     tracemalloc.start()
     peak_batch = 0

@@ -62,12 +62,14 @@ from typing import TYPE_CHECKING, Any
 
 from bench.lanes import Lane, Turns, moto_environment
 from bench.shapes import T0, TABLE, zipf_key
-from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record, to_dynamodb_json
 
 if TYPE_CHECKING:
     import boto3
 
+    from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.detector.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
@@ -162,15 +164,17 @@ def shard_records(run: Run, shard: int, seed: int = 1) -> list[dict[str, Any]]:
             name, new, old, ttl = "REMOVE", None, {**item, "expireAt": T0 - 3600}, True
         out.append(
             stream_record(
+                ItemChange(
+                    event_name=name,
+                    keys=typed({"pk": key}),
+                    new_image=typed(new) if new is not None else None,
+                    old_image=typed(old) if old is not None else None,
+                    ttl_delete=ttl,
+                    typed=True,
+                ),
                 table=TABLE,
-                event_name=name,
-                keys=typed({"pk": key}),
                 sequence=sequence_number(shard, position),
                 event_time=T0 + position // run.rate,
-                new_image=typed(new) if new is not None else None,
-                old_image=typed(old) if old is not None else None,
-                ttl_delete=ttl,
-                typed=True,
             )
         )
     values.clear()
@@ -221,7 +225,25 @@ def _source() -> str:
     return f"{adapter} ← {caller}"
 
 
-def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
+@dataclass(frozen=True)
+class ScaledSettings:
+    """The detector's settings and its event source mapping's, both scaled with the run (module doc)."""
+
+    settings: Settings
+    mapping: EventSourceSettings
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a run counted: the requests, the incidents stored, the records and the invocations."""
+
+    counting: Counting
+    incidents: list[dict[str, Any]]
+    records: int
+    invocations: int
+
+
+def _resources(run: Run, suffix: str) -> ScaledSettings:
     """The stats table, the source table (five GSIs), the alert topic and the archive bucket on the current
     endpoint; returns the detector's settings and the mapping's (both scaled with the run)."""
     import boto3
@@ -259,7 +281,7 @@ def _resources(run: Run, suffix: str) -> tuple[Any, Any]:
     batch = max(1, round(EVENT_SOURCE.batch_size * run.scale)) * run.batch_seconds
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=batch)
     _function_sees(mapping)
-    return settings, mapping
+    return ScaledSettings(settings, mapping)
 
 
 def _function_sees(mapping: Any) -> None:
@@ -286,30 +308,29 @@ def measure(run: Run) -> dict[str, Any]:
     import boto3
     from moto import mock_aws
 
-    from hotkeys.emulator.emulation import emulate
+    from hotkeys.emulator.emulation import Containers, Deployment, Judging, emulate
+    from hotkeys.emulator.lanes import EventSourceMapping
 
     started = time.process_time()
     suffix = uuid.uuid4().hex[:8]
     lineages = [[(f"shardId-{shard:05d}", shard_records(run, shard))] for shard in range(run.shards)]
     with mock_aws():
-        settings, mapping = _resources(run, suffix)
-        counting = Counting(settings.stats_table_name)
+        scaled = _resources(run, suffix)
+        counting = Counting(scaled.settings.stats_table_name)
         # One boto3 session for every container: each still has its own clients (and event hooks), but
         # the service models and endpoint data are parsed once, not once per container (tens of MB each).
         session = boto3.session.Session()
         emulated = emulate(
-            settings,
-            _clients(session, counting),
+            Deployment(scaled.settings, _clients(session, counting)),
             lineages,
-            mapping=mapping,
-            aws_for=lambda _number: _clients(session, counting),
-            tables=(TABLE,),
-            tail_seconds=0,
+            mapping=EventSourceMapping(scaled.mapping),
+            containers=Containers(aws_for=lambda _number: _clients(session, counting)),
+            judge=Judging(tables=(TABLE,), tail_seconds=0),
         )
-        incidents = _stored_incidents(settings.stats_table_name)
+        incidents = _stored_incidents(scaled.settings.stats_table_name)
     records = sum(len(records) for lineage in lineages for _s, records in lineage)
     invocations = sum(len(lane.invocations) for lane in emulated.lanes)
-    return _report(run, settings, mapping, counting, incidents, records, invocations, started)
+    return _report(run, scaled, Measured(counting, incidents, records, invocations), started)
 
 
 def _stored_incidents(stats_table: str) -> list[dict[str, Any]]:
@@ -319,17 +340,9 @@ def _stored_incidents(stats_table: str) -> list[dict[str, Any]]:
     return [item for page in pages for item in page["Items"] if "reason" in item]
 
 
-def _report(
-    run: Run,
-    settings: Any,
-    mapping: Any,
-    counting: Counting,
-    incidents: list[dict[str, Any]],
-    records: int,
-    invocations: int,
-    started: float,
-    processes: int = 1,
-) -> dict[str, Any]:
+def _report(run: Run, scaled: ScaledSettings, measured: Measured, started: float, processes: int = 1) -> dict[str, Any]:
+    settings, mapping = scaled.settings, scaled.mapping
+    counting, incidents, records = measured.counting, measured.incidents, measured.records
     shard_seconds = run.shards * run.windows * WINDOW
     total = sum(counting.stats.values())
     per_1000 = 1000 * total / records
@@ -346,7 +359,7 @@ def _report(
         "index_keys": run.indexes,
         "windows": run.windows,
         "records": records,
-        "invocations": invocations,
+        "invocations": measured.invocations,
         "stats_requests": total,
         "stats_requests_per_1000_records": round(per_1000, 4),
         "stats_requests_per_1000_saturated": round(saturated, 4),
@@ -390,13 +403,14 @@ class RemoteTurns(Turns):
         self.now = at
 
 
-def _worker(run: Run, lanes: list[int], endpoint: str, settings: Any, mapping: Any, queue: Any, pipes: Any) -> None:
+def _worker(run: Run, lanes: list[int], endpoint: str, scaled: ScaledSettings, queue: Any, pipes: Any) -> None:
     """One process: its lanes (shards) in threads, each with its own container, taking turns with every
     other process's lanes, and, in the process holding lane ``run.shards``, the judge looking on its
     schedule while the shards run (their lag taken as none: they run in step); sends its counts back on
     ``queue``."""
     import threading
 
+    settings, mapping = scaled.settings, scaled.mapping
     _function_sees(mapping)
 
     import boto3
@@ -495,7 +509,7 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
     urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     try:
-        settings, mapping = _resources(run, uuid.uuid4().hex[:8])
+        scaled = _resources(run, uuid.uuid4().hex[:8])
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         # Lane run.shards is the judge's (in the first process).
@@ -505,7 +519,7 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
         workers = [
             context.Process(
                 target=_worker,
-                args=(run, group, endpoint, settings, mapping, queue, {lane: pipes[lane][0] for lane in group}),
+                args=(run, group, endpoint, scaled, queue, {lane: pipes[lane][0] for lane in group}),
                 daemon=True,
             )
             for group in groups
@@ -515,26 +529,19 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
         results = _coordinate(queue, {lane: sender for lane, (_receiver, sender) in pipes.items()}, len(workers))
         for worker in workers:
             worker.join()
-        incidents = _stored_incidents(settings.stats_table_name)
+        incidents = _stored_incidents(scaled.settings.stats_table_name)
     finally:
         os.environ.pop("AWS_ENDPOINT_URL", None)
         server.stop()
-    counting = Counting(settings.stats_table_name)
+    counting = Counting(scaled.settings.stats_table_name)
     for result in results:
         counting.stats.update(result["stats"])
         counting.sources.update(result["sources"])
         counting.other.update(result["other"])
-    report = _report(
-        run,
-        settings,
-        mapping,
-        counting,
-        incidents,
-        sum(result["records"] for result in results),
-        sum(result["invocations"] for result in results),
-        started,
-        processes=len(workers),
-    )
+    records = sum(result["records"] for result in results)
+    invocations = sum(result["invocations"] for result in results)
+    measured = Measured(counting, incidents, records, invocations)
+    report = _report(run, scaled, measured, started, processes=len(workers))
     report["cpu_seconds"] = round(report["cpu_seconds"] + sum(result["cpu_seconds"] for result in results), 1)
     report["peak_rss_mb"] = {
         "coordinator": report["peak_rss_mb"],

@@ -71,7 +71,7 @@ class SizedWrites:
 
 
 def _records(rate: int, rng: random.Random) -> list[dict[str, Any]]:
-    from hotkeys.emulator.events import stream_record
+    from hotkeys.emulator.events import ItemChange, stream_record
 
     weights = [1 / rank**ZIPF for rank in range(1, KEYS + 1)]
     records: list[dict[str, Any]] = []
@@ -80,13 +80,10 @@ def _records(rate: int, rng: random.Random) -> list[dict[str, Any]]:
             image = {"pk": _key(rank), "payload": "x" * PAYLOAD_BYTES}
             records.append(
                 stream_record(
+                    ItemChange(event_name="MODIFY", keys={"pk": image["pk"]}, new_image=image, old_image=image),
                     table=TABLE,
-                    event_name="MODIFY",
-                    keys={"pk": image["pk"]},
                     sequence=str(10**20 + len(records)),
                     event_time=T0 + second,
-                    new_image=image,
-                    old_image=image,
                 )
             )
     return records

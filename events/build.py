@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from hotkeys.emulator.generate import InjectedHotKey, Workload, generate, shard_event
 from hotkeys.emulator.io import write_event_file
 
@@ -69,13 +69,10 @@ def poison_record_event() -> dict[str, Any]:
     for position in range(6):
         image = {"pk": f"order#{position % 2}", "total": position * 10, "note": "ok"}
         record = stream_record(
+            ItemChange(event_name="MODIFY", keys={"pk": image["pk"]}, new_image=image, old_image=image),
             table="orders",
-            event_name="MODIFY",
-            keys={"pk": image["pk"]},
             sequence=sequence_number(0, position),
             event_time=START + position,
-            new_image=image,
-            old_image=image,
         )
         if position == 3:
             record["dynamodb"]["NewImage"]["note"] = {"Q": "not a DynamoDB type"}
@@ -92,12 +89,10 @@ def composite_key_event() -> dict[str, Any]:
         image = {**keys, "kind": "click", "payload": "p" * 1500}
         records.append(
             stream_record(
+                ItemChange(event_name="INSERT", keys=keys, new_image=image),
                 table="tenant-events",
-                event_name="INSERT",
-                keys=keys,
                 sequence=sequence_number(0, position),
                 event_time=START + position,
-                new_image=image,
             )
         )
     return {"Records": records}
@@ -129,13 +124,15 @@ def gsi_back_pressure_event() -> dict[str, Any]:
 
         records.append(
             stream_record(
+                ItemChange(
+                    event_name="INSERT" if step == 0 else "MODIFY",
+                    keys={"payment_id": key},
+                    new_image=image(STATUSES[step]),
+                    old_image=None if step == 0 else image(STATUSES[step - 1]),
+                ),
                 table="payments",
-                event_name="INSERT" if step == 0 else "MODIFY",
-                keys={"payment_id": key},
                 sequence=sequence_number(0, position),
                 event_time=START + second,
-                new_image=image(STATUSES[step]),
-                old_image=None if step == 0 else image(STATUSES[step - 1]),
             )
         )
     return {"Records": records}

@@ -9,7 +9,7 @@ import boto3
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.alerts.rules import Reason
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 TABLE = "orders"
 
@@ -66,25 +66,29 @@ def write_record(
 ) -> dict[str, Any]:
     image = {"pk": key, "payload": payload_for(payload_bytes)}
     return stream_record(
+        ItemChange(
+            event_name=event_name,
+            keys={"pk": key},
+            new_image=None if event_name == "REMOVE" else image,
+            old_image=None if event_name == "INSERT" else image,
+        ),
         table=table,
-        event_name=event_name,
-        keys={"pk": key},
         sequence=sequence_number(shard, position),
         event_time=event_time,
-        new_image=None if event_name == "REMOVE" else image,
-        old_image=None if event_name == "INSERT" else image,
     )
 
 
 def ttl_record(key: str, position: int, event_time: int, *, table: str = TABLE, shard: int = 0) -> dict[str, Any]:
     return stream_record(
+        ItemChange(
+            event_name="REMOVE",
+            keys={"pk": key},
+            old_image={"pk": key, "expireAt": event_time - 3600, "payload": "old"},
+            ttl_delete=True,
+        ),
         table=table,
-        event_name="REMOVE",
-        keys={"pk": key},
         sequence=sequence_number(shard, position),
         event_time=event_time,
-        old_image={"pk": key, "expireAt": event_time - 3600, "payload": "old"},
-        ttl_delete=True,
     )
 
 

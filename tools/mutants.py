@@ -48,7 +48,8 @@ FUNCTIONS = ROOT / "functions"
 
 # Module (dotted name) -> the test files that pin its behaviour: the fast unit tests that call it, so
 # each mutant costs seconds (the property tests of the same modules take minutes per run and are not
-# needed to kill a mutant here). A key's rate and the rules first, then the judge's verdicts and the judge, the summary last.
+# needed to kill a mutant here). A key's rate and the rules first, then the judge's verdicts and the judge,
+# the summary last.
 TARGETS: dict[str, tuple[str, ...]] = {
     "hotkeys.detector.domain.rate": ("tests/unit/test_rate.py", "tests/unit/test_rules.py"),
     "hotkeys.detector.alerts.rules": ("tests/unit/test_rules.py",),
@@ -506,11 +507,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     every = {module: mutants_of(module) for module in TARGETS}
     if args.list or args.show:
-        for mutant in (m for module in chosen for m in every[module]):
-            if args.show is None:
-                print(f"{mutant.line:5d}  {mutant.ident}")
-            elif mutant.ident == args.show:
-                print(ast.unparse(mutated_code_tree(mutant, mutant.line)))
+        _list_mutants([m for module in chosen for m in every[module]], args.show)
         return 0
 
     from tools.equivalent_mutants import EQUIVALENT
@@ -518,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in WARM_IMPORTS:
         __import__(name)
     results: dict[str, list[Outcome]] = {}
-    for module, tests in TARGETS.items():
+    for module in TARGETS:
         cached = None if args.fresh and module in chosen else _cached(module, every[module])
         if cached is not None:
             results[module] = cached
@@ -526,26 +523,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if module not in chosen:
             print(f"{module}: changed since its last run, or never run (run it with --module)", file=sys.stderr)
             continue
-        digest = _digest(module)  # before the run: files edited while it runs make its results stale
-        started = time.monotonic()
-        (baseline,) = run_all([(None, tests)], 1, timeout=900)
-        if baseline.killed:
-            print(f"{module}: the tests fail without a mutant ({baseline.how}); fix them first", file=sys.stderr)
+        outcomes = _run_module(module, every[module], args.jobs)
+        if outcomes is None:
             return 2
-        timeout = max(30.0, 5 * baseline.seconds)
-        outcomes = []
-        for outcome in run_all([(m, tests) for m in every[module]], args.jobs, timeout):
-            outcomes.append(outcome)
-            if not outcome.killed and outcome.mutant is not None:
-                print(f"survived: {outcome.mutant.ident} (line {outcome.mutant.line})", flush=True)
-        killed = sum(o.killed for o in outcomes)
-        print(
-            f"{module}: {len(outcomes)} mutants, {killed} killed, {len(outcomes) - killed} survived "
-            f"({time.monotonic() - started:.0f} s; tests alone {baseline.seconds:.1f} s)",
-            flush=True,
-        )
         results[module] = outcomes
-        _store(module, digest, outcomes)
     text, problems = report(results, EQUIVALENT, "python -m tools.mutants")
     problems += [f"{module}: not run" for module in TARGETS if module not in results]
     Path(args.output).write_text(text, encoding="utf-8")
@@ -553,6 +534,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
     print(f"report: {args.output}")
     return 1 if problems else 0
+
+
+def _list_mutants(mutants: list[Mutant], show: str | None) -> None:
+    """Each mutant's line and id, or (``show``: an id) that mutant's changed line."""
+    for mutant in mutants:
+        if show is None:
+            print(f"{mutant.line:5d}  {mutant.ident}")
+        elif mutant.ident == show:
+            print(ast.unparse(mutated_code_tree(mutant, mutant.line)))
+
+
+def _run_module(module: str, mutants: list[Mutant], jobs: int) -> list[Outcome] | None:
+    """Every mutant of ``module`` against its tests, each survivor named as it comes, the outcomes stored
+    for the next run; None: the tests fail without a mutant (said on stderr)."""
+    tests = TARGETS[module]
+    digest = _digest(module)  # before the run: files edited while it runs make its results stale
+    started = time.monotonic()
+    (baseline,) = run_all([(None, tests)], 1, timeout=900)
+    if baseline.killed:
+        print(f"{module}: the tests fail without a mutant ({baseline.how}); fix them first", file=sys.stderr)
+        return None
+    timeout = max(30.0, 5 * baseline.seconds)
+    outcomes = []
+    for outcome in run_all([(m, tests) for m in mutants], jobs, timeout):
+        outcomes.append(outcome)
+        if not outcome.killed and outcome.mutant is not None:
+            print(f"survived: {outcome.mutant.ident} (line {outcome.mutant.line})", flush=True)
+    killed = sum(o.killed for o in outcomes)
+    print(
+        f"{module}: {len(outcomes)} mutants, {killed} killed, {len(outcomes) - killed} survived "
+        f"({time.monotonic() - started:.0f} s; tests alone {baseline.seconds:.1f} s)",
+        flush=True,
+    )
+    _store(module, digest, outcomes)
+    return outcomes
 
 
 # Outcomes of the last run per module, kept while the module, its tests and this tool are unchanged:

@@ -28,8 +28,8 @@ from hotkeys.detector.alerts.judge import LookOutcome
 from hotkeys.detector.config import OPTIONS, Settings
 from hotkeys.detector.handlers import judge_app
 from hotkeys.detector.handlers.wiring import build_judge
-from hotkeys.emulator.emulation import MemoryLookClaims, emulate
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.emulation import Deployment, MemoryLookClaims, emulate
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from hotkeys.emulator.local import create_stats_table
 from tests.infra.conftest import Synthesized, written_out
 
@@ -237,17 +237,14 @@ def test_the_judges_role_allows_exactly_the_calls_its_looks_make(demo: Synthesiz
             image = {"pk": key, "v": position}
             records.append(
                 stream_record(
+                    ItemChange(event_name="MODIFY", keys={"pk": key}, new_image=image, old_image=image),
                     table="tickets",
-                    event_name="MODIFY",
-                    keys={"pk": key},
                     sequence=sequence_number(shard, position),
                     event_time=T0 + second,
-                    new_image=image,
-                    old_image=image,
                 )
             )
         lineages.append([(f"shardId-{shard}", records)])
-    emulate(counting, AwsClients(), lineages, judge=False)
+    emulate(Deployment(counting, AwsClients()), lineages, judge=None)
     # When a judge with the deployed wiring (each table's lag reports and claims in the stats table, the
     # next look's message on its queue) is woken after every flush
     clients = RecordingClients()

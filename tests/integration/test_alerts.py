@@ -20,10 +20,10 @@ from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.emulator.emulation import Emulated, emulate
+from hotkeys.emulator.emulation import Containers, Deployment, Emulated, emulate
 from hotkeys.emulator.esm import Deliveries
-from hotkeys.emulator.events import sequence_number, stream_record
-from hotkeys.emulator.lanes import Turns
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
+from hotkeys.emulator.lanes import EventSourceMapping, Turns
 from hotkeys.emulator.local import create_stats_table
 from tests.esm_faults import RandomFaults
 from tests.support import ORDERS_ALERT
@@ -67,13 +67,10 @@ def traffic(spec: list[tuple[str, float, int, int]], shard: int = 0, table: str 
         image = {"pk": key, "v": position}
         records.append(
             stream_record(
+                ItemChange(event_name="MODIFY", keys={"pk": key}, new_image=image, old_image=image),
                 table=table,
-                event_name="MODIFY",
-                keys={"pk": key},
                 sequence=sequence_number(shard, position),
                 event_time=int(when),
-                new_image=image,
-                old_image=image,
             )
         )
     return records
@@ -96,11 +93,9 @@ def consume(
         for index, shard in enumerate(shards)
     ]
     return emulate(
-        settings,
-        AwsClients(),
+        Deployment(settings, AwsClients()),
         lineages,  # type: ignore[arg-type]
-        deliveries=[chaos or Deliveries() for _ in lineages],
-        mapping=mapping,
+        mapping=EventSourceMapping(mapping, deliveries=[chaos or Deliveries() for _ in lineages]),
         turns=turns,
     )
 
@@ -378,7 +373,12 @@ def test_a_confirmation_the_store_refuses_is_written_again_before_another_contai
 
     # When a key fires
     records = traffic([("event#42", 900, 0, 15), ("quiet", 1, 0, 70)])
-    emulate(settings, AwsClients(), [[("shardId-0", records)]], handler=fresh_container, turns=turns)
+    emulate(
+        Deployment(settings, AwsClients()),
+        [[("shardId-0", records)]],
+        containers=Containers(handler=fresh_container),
+        turns=turns,
+    )
     # Then the confirmation was written on its third try, and one firing arrived
     assert failures["left"] == 0
     assert statuses(delivered(topic["queue"]))[("event#42", "partition_limit", "firing")] == 1

@@ -16,7 +16,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.pipeline import BatchError, parse_event, process_batch
 from hotkeys.detector.handlers.wiring import build_ports
 from hotkeys.emulator.esm import ShardConsumer
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from tests.support import layouts_of
 
 T0 = 1_796_083_200 + 3 * 3600 + 5  # 2026-12-01T03:00:05Z
@@ -41,19 +41,16 @@ def bucket(aws: None) -> str:
 
 def record(position: int, kind: str, key: str = "session#1", replica: bool = False) -> dict[str, Any]:
     item = dict(ITEM, pk=key)
-    common = {
-        "table": "sessions",
-        "keys": {"pk": key},
-        "sequence": sequence_number(0, position),
-        "event_time": T0 + position,
-    }
+    keys = {"pk": key}
     if kind == "ttl":
-        return stream_record(event_name="REMOVE", old_image=item, ttl_delete=not replica, **common)
-    if kind == "delete":
-        return stream_record(event_name="REMOVE", old_image=dict(item, expireAt=T0 + 86_400), **common)
-    if kind == "insert":
-        return stream_record(event_name="INSERT", new_image=item, **common)
-    return stream_record(event_name="MODIFY", new_image=item, old_image=item, **common)
+        change = ItemChange(event_name="REMOVE", keys=keys, old_image=item, ttl_delete=not replica)
+    elif kind == "delete":
+        change = ItemChange(event_name="REMOVE", keys=keys, old_image=dict(item, expireAt=T0 + 86_400))
+    elif kind == "insert":
+        change = ItemChange(event_name="INSERT", keys=keys, new_image=item)
+    else:
+        change = ItemChange(event_name="MODIFY", keys=keys, new_image=item, old_image=item)
+    return stream_record(change, table="sessions", sequence=sequence_number(0, position), event_time=T0 + position)
 
 
 def run(settings: Settings, records: list[dict[str, Any]], batch_size: int = 100) -> Any:

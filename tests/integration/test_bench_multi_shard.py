@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.lanes import consume_side_by_side
+from bench.lanes import EventSourceMapping, consume_side_by_side
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.emulator.esm import Deliveries
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 
 T0 = 1_796_083_200
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,13 +28,15 @@ def _run(tmp_path: Path, module: str, *arguments: str) -> dict[str, Any]:
 def _records(shard: int, seconds: list[int]) -> list[dict[str, Any]]:
     return [
         stream_record(
+            ItemChange(
+                event_name="MODIFY",
+                keys={"pk": f"k{shard}"},
+                new_image={"pk": f"k{shard}", "n": str(position)},
+                old_image={"pk": f"k{shard}", "n": "0"},
+            ),
             table="orders",
-            event_name="MODIFY",
-            keys={"pk": f"k{shard}"},
             sequence=sequence_number(shard, position),
             event_time=T0 + second,
-            new_image={"pk": f"k{shard}", "n": str(position)},
-            old_image={"pk": f"k{shard}", "n": "0"},
         )
         for position, second in enumerate(seconds)
     ]
@@ -55,7 +57,8 @@ def test_shards_side_by_side_run_one_invocation_at_a_time_in_emulated_time_order
 
     settings = EventSourceSettings(tumbling_window_seconds=60)
     # When both run through the emulation side by side
-    _runs, lanes = consume_side_by_side(lineages, [handler, handler], [Deliveries(), Deliveries()], settings)
+    mapping = EventSourceMapping(settings, deliveries=[Deliveries(), Deliveries()])
+    _runs, lanes = consume_side_by_side(lineages, [handler, handler], mapping)
     # Then batches were cut at the 5 s batching window and each invoked when it ended (first record + 5 s);
     # a parent's final invocation came at its shard's end (30 s), the child's and the other's at the window's
     assert [(at - T0, n) for at, n in lanes[0].invocations] == [(5, 3), (25, 2), (45, 1), (60, 0)]

@@ -26,8 +26,8 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.snapshots import WindowFigures
 from hotkeys.detector.domain.records import ChangeKind, parse_change
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.emulator.events import sequence_number, shape_stream_record, stream_record, to_dynamodb_json
-from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT, RangeNotRead, read_range
+from hotkeys.emulator.events import ItemChange, sequence_number, shape_stream_record, stream_record, to_dynamodb_json
+from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT, RangeNotRead, ShardRange, read_range
 from tests import reference_sizing
 from tests.stream_wire import NOWHERE, WireStream, as_get_records, get_records_answer
 from tests.support import create_source_table, ttl_record, write_record
@@ -50,12 +50,10 @@ def blob_item(key: Any, n: int) -> dict[str, Any]:
 
 def blob_record(key: Any, position: int, table: str = "orders") -> dict[str, Any]:
     return stream_record(
+        ItemChange(event_name="INSERT", keys={"pk": key}, new_image=blob_item(key, position)),
         table=table,
-        event_name="INSERT",
-        keys={"pk": key},
         sequence=sequence_number(0, position),
         event_time=T0 + position,
-        new_image=blob_item(key, position),
     )
 
 
@@ -110,14 +108,16 @@ def test_any_record_read_with_get_records_is_shaped_exactly_as_lambda_delivers_i
 ) -> None:
     item = {"pk": key, **image}
     lambda_record = stream_record(
+        ItemChange(
+            event_name="REMOVE" if ttl else "MODIFY",
+            keys={"pk": key},
+            new_image=None if ttl else item,
+            old_image=item,
+            ttl_delete=ttl,
+        ),
         table="orders",
-        event_name="REMOVE" if ttl else "MODIFY",
-        keys={"pk": key},
         sequence=sequence_number(0, 7),
         event_time=when,
-        new_image=None if ttl else item,
-        old_image=item,
-        ttl_delete=ttl,
     )
     (raw,) = as_get_records([lambda_record])
     assert shape_stream_record(raw, lambda_record["eventSourceARN"]) == lambda_record
@@ -288,7 +288,7 @@ def test_read_range_follows_an_empty_page_to_the_records(stubbed: tuple[Any, Stu
         "get_records", get_records_answer(records, "iterator-2"), {"ShardIterator": "iterator-1", "Limit": 1000}
     )
     # When the range is read: all three records (and no call after the last one)
-    read = list(read_range(client, ARN, SHARD, first, last))
+    read = list(read_range(client, ShardRange(ARN, SHARD, first, last)))
     assert [r["dynamodb"]["SequenceNumber"] for r in read] == [first, sequence_number(0, 1), last]
 
 
@@ -301,7 +301,7 @@ def test_read_range_stops_after_the_bound_of_empty_pages_and_says_so(stubbed: tu
         stubber.add_response("get_records", get_records_answer([], f"iterator-{page + 1}"))
     read: list[dict[str, Any]] = []
     with pytest.raises(RangeNotRead, match=f"after {sequence_number(0, 0)} \\(read 1, end {sequence_number(0, 9)}"):
-        read.extend(read_range(client, ARN, SHARD, sequence_number(0, 0), sequence_number(0, 9)))
+        read.extend(read_range(client, ShardRange(ARN, SHARD, sequence_number(0, 0), sequence_number(0, 9))))
     assert len(read) == 1
 
 

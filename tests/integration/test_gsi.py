@@ -13,7 +13,7 @@ from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.rules import incident_key
 from hotkeys.detector.config import Settings
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from tests.integration.test_alerts import T0, consume, delivered
 from tests.support import create_source_table
 
@@ -30,12 +30,14 @@ def new_orders(rate: int, start: int, duration: int, status: str = "PENDING", fi
         number = first + position
         records.append(
             stream_record(
+                ItemChange(
+                    event_name="INSERT",
+                    keys={"pk": f"order#{number}"},
+                    new_image={"pk": f"order#{number}", "status": status, "total": 1250},
+                ),
                 table="orders",
-                event_name="INSERT",
-                keys={"pk": f"order#{number}"},
                 sequence=sequence_number(0, number),
                 event_time=T0 + start + position // rate,
-                new_image={"pk": f"order#{number}", "status": status, "total": 1250},
             )
         )
     return records

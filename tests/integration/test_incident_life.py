@@ -22,9 +22,9 @@ from hotkeys.detector.adapters.publisher import SnsPublisher
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.emulation import Deployment, Judging, emulate
 from hotkeys.emulator.generate import InjectedHotKey, Workload, generate
-from hotkeys.emulator.lanes import Turns
+from hotkeys.emulator.lanes import EventSourceMapping, Turns
 from tests.integration.test_alerts import T0, delivered, traffic
 from tests.message_checks import check_messages
 
@@ -55,7 +55,13 @@ def run(settings: Settings, shards: list[list[dict[str, Any]]], phase: float | N
     timed = Timed(turns, str(settings.alert_topic_arn))
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=500, tumbling_window_seconds=settings.window_seconds)
     lineages = [[(f"shardId-{number:05d}", records)] for number, records in enumerate(shards)]
-    emulate(settings, AwsClients(), lineages, mapping=mapping, turns=turns, publisher=timed, judge_phase=phase)
+    emulate(
+        Deployment(settings, AwsClients(), timed),
+        lineages,
+        mapping=EventSourceMapping(mapping),
+        judge=Judging(phase=phase),
+        turns=turns,
+    )
     return timed.times
 
 
@@ -197,7 +203,13 @@ def test_incidents_resolve_within_two_windows_of_cooling_when_every_shard_rolls_
     turns = Turns()
     timed = Timed(turns, str(settings.alert_topic_arn))
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=500, tumbling_window_seconds=settings.window_seconds)
-    emulate(settings, AwsClients(), lineages, mapping=mapping, turns=turns, publisher=timed, judge_phase=phase)
+    emulate(
+        Deployment(settings, AwsClients(), timed),
+        lineages,
+        mapping=EventSourceMapping(mapping),
+        judge=Judging(phase=phase),
+        turns=turns,
+    )
     alerts = received(topic)
     # Then each incident fired once and resolved once, within two windows of its key's last hot second
     for key, _rate, start, duration in hot.values():

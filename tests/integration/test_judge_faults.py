@@ -19,8 +19,8 @@ from hotkeys.detector.alerts.incidents import TAKEOVER_SECONDS
 from hotkeys.detector.alerts.messages import Alert
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_judge
-from hotkeys.emulator.emulation import emulate
-from hotkeys.emulator.lanes import Turns
+from hotkeys.emulator.emulation import Deployment, Judging, emulate
+from hotkeys.emulator.lanes import EventSourceMapping, Turns
 from tests.integration.test_alerts import T0, delivered, traffic
 
 MAPPING = dataclasses.replace(EVENT_SOURCE, batch_size=500, retry_attempts=3)
@@ -47,7 +47,12 @@ def lineages_of(shards: list[list[dict[str, Any]]]) -> list[list[tuple[str, list
 def test_two_judges_looking_at_once_send_each_message_once(stats_table_name: str, topic: dict[str, str]) -> None:
     # Given two judge runs at once (one overran its minute), each its own container, at every look
     settings = settings_of(stats_table_name, topic)
-    emulate(settings, AwsClients(), lineages_of(split_key()), mapping=MAPPING, judge_aws=[AwsClients(), AwsClients()])
+    emulate(
+        Deployment(settings, AwsClients()),
+        lineages_of(split_key()),
+        mapping=EventSourceMapping(MAPPING),
+        judge=Judging(clients=[AwsClients(), AwsClients()]),
+    )
     # Then the incident fired once and resolved once
     assert messages(topic) == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1})
 
@@ -66,7 +71,9 @@ def test_a_run_that_dies_between_its_claim_and_its_message_is_taken_over_once(
 ) -> None:
     # Given the shards' heads stored, and a judge run that dies once it claimed the firing, before sending it
     settings = settings_of(stats_table_name, topic)
-    emulate(settings, AwsClients(), lineages_of(split_key()), mapping=MAPPING, judge=False)
+    emulate(
+        Deployment(settings, AwsClients()), lineages_of(split_key()), mapping=EventSourceMapping(MAPPING), judge=None
+    )
     now = [float(T0 + 42)]
     dying = build_judge(settings, AwsClients(), lambda: now[0], lambda: 0.0, ("tickets",), DiesOnPublish())
     with pytest.raises(Died):
@@ -109,7 +116,13 @@ def test_a_judge_throttled_for_a_minute_sends_each_message_once_when_it_recovers
             )
 
     judge.resource("dynamodb").meta.client.meta.events.register("before-call.dynamodb.*", throttle)
-    emulate(settings, AwsClients(), lineages_of(split_key()), mapping=MAPPING, judge_aws=[judge], turns=turns)
+    emulate(
+        Deployment(settings, AwsClients()),
+        lineages_of(split_key()),
+        mapping=EventSourceMapping(MAPPING),
+        judge=Judging(clients=[judge]),
+        turns=turns,
+    )
     # Then its looks in that minute failed (and were retried by the later ones): one firing, one resolved
     assert refused["Query"] >= 5
     assert messages(topic) == Counter({("event#42", "firing"): 1, ("event#42", "resolved"): 1})
@@ -124,7 +137,11 @@ def test_a_shard_an_hour_behind_delays_resolutions_but_loses_and_doubles_nothing
         traffic([("early", 900, 10, 15), ("bg0", 2, 0, 180)], shard=0),
         traffic([("late", 900, 10, 15), ("bg1", 2, 0, 180)], shard=1),
     ]
-    emulate(settings, AwsClients(), lineages_of(shards), mapping=MAPPING, delays=[0.0, 3600.0])
+    emulate(
+        Deployment(settings, AwsClients()),
+        lineages_of(shards),
+        mapping=EventSourceMapping(MAPPING, delays=[0.0, 3600.0]),
+    )
     # Then each fired once and resolved once (the early one's resolution waited for the stream's lag)
     assert messages(topic) == Counter(
         {("early", "firing"): 1, ("early", "resolved"): 1, ("late", "firing"): 1, ("late", "resolved"): 1}
@@ -140,7 +157,9 @@ def test_a_consumer_stuck_on_a_poison_record_holds_back_resolutions_only_until_i
     stuck = traffic([("after", 900, 30, 15), ("bg1", 2, 0, 180)], shard=1)
     stuck[20]["dynamodb"]["NewImage"] = {"pk": {"S": "bg1"}, "broken": {"Q": "?"}}
     shards = [traffic([("hot", 900, 10, 15), ("bg0", 2, 0, 180)], shard=0), stuck]
-    emulated = emulate(settings, AwsClients(), lineages_of(shards), mapping=MAPPING, retry_seconds=60.0)
+    emulated = emulate(
+        Deployment(settings, AwsClients()), lineages_of(shards), mapping=EventSourceMapping(MAPPING, retry_seconds=60.0)
+    )
     # Then the poison record went to the DLQ, and each incident fired once and resolved once
     letters = [letter for runs in emulated.runs for run in runs for letter in run.dead_letters]
     assert [letter.start_sequence for letter in letters] == [stuck[20]["dynamodb"]["SequenceNumber"]]
@@ -163,14 +182,11 @@ def test_a_table_an_hour_behind_delays_nothing_on_another_table(
         traffic([("beta-hot", 900, -3590, 15), ("b-bg", 2, -3600, 3780)], shard=1, table="beta"),
     ]
     emulate(
-        settings,
-        AwsClients(),
+        Deployment(settings, AwsClients(), timed),
         lineages_of(shards),
-        mapping=MAPPING,
-        delays=[0.0, 3600.0],
+        mapping=EventSourceMapping(MAPPING, delays=[0.0, 3600.0]),
+        judge=Judging(phase=phase),
         turns=turns,
-        publisher=timed,
-        judge_phase=phase,
     )
     sent = dict(zip(((a.key, a.status) for a in timed.alerts), timed.times, strict=True))
     # Then alpha resolves within two windows of its key cooling (beta's lag is beta's own)
@@ -215,7 +231,12 @@ def test_a_tables_own_shard_behind_holds_its_shares_until_its_records_are_in(
         traffic([("solo", 30, 0, 60), ("a-bg", 2, 0, 120)], shard=0),
         traffic([*busy, ("b-bg", 2, -3600, 3720)], shard=1),
     ]
-    emulate(settings, AwsClients(), lineages_of(shards), mapping=MAPPING, delays=[0.0, 3600.0], judge_phase=37.0)
+    emulate(
+        Deployment(settings, AwsClients()),
+        lineages_of(shards),
+        mapping=EventSourceMapping(MAPPING, delays=[0.0, 3600.0]),
+        judge=Judging(phase=37.0),
+    )
     # Then no share alert goes out: the window waited for shard 1's records (the table's own lag), and its
     # shares are of the writes on every shard
     assert messages(topic) == Counter()

@@ -25,7 +25,7 @@ from hotkeys.detector.handlers import app
 from hotkeys.detector.handlers.app import build_handler, container_from
 from hotkeys.detector.names import READ_METRIC_PREFIX, metric_name
 from hotkeys.detector.observability import logger
-from hotkeys.emulator.events import stream_record
+from hotkeys.emulator.events import ItemChange, stream_record
 
 T0 = 1_796_083_200
 TABLE = "customer-orders-prod"
@@ -77,14 +77,16 @@ def _records(count: int) -> list[dict[str, Any]]:
         ttl = position % 10 == 9
         records.append(
             stream_record(
+                ItemChange(
+                    event_name="REMOVE" if ttl else "INSERT",
+                    keys={"pk": item["pk"]},
+                    new_image=None if ttl else item,
+                    old_image=item if ttl else None,
+                    ttl_delete=ttl,
+                ),
                 table=TABLE,
-                event_name="REMOVE" if ttl else "INSERT",
-                keys={"pk": item["pk"]},
-                sequence=str(10**39 + position),  # DynamoDB's longest sequence numbers: 40 digits
+                sequence=str(10**39 + position),
                 event_time=T0 + position // 100,
-                new_image=None if ttl else item,
-                old_image=item if ttl else None,
-                ttl_delete=ttl,
             )
         )
     return records

@@ -169,7 +169,7 @@ def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt
     # Given a window on one shard: record a counted, then an attempt at b that stored {a, b} and lost its
     # answer (b is dead-lettered: no retries), while the shard carries on without b
     from hotkeys.cli.redrive import Counting, redrive_entry
-    from hotkeys.emulator.events import stream_arn, stream_record
+    from hotkeys.emulator.events import ItemChange, stream_arn, stream_record
     from tests.stream_wire import WireStream
 
     shard, start = "shardId-00000000000000000000-gen00000", 1_764_460_800
@@ -177,10 +177,8 @@ def test_redrive_waits_until_the_consumer_has_finished_a_window_a_failed_attempt
     ports = build_ports(settings, AwsClients())
     a, b, c = (
         stream_record(
+            ItemChange(event_name="INSERT", keys={"pk": f"k{i}"}, new_image={"pk": f"k{i}"}),
             table="orders",
-            event_name="INSERT",
-            keys={"pk": f"k{i}"},
-            new_image={"pk": f"k{i}"},
             sequence=f"{10**20 + i:021d}",
             event_time=start + t,
         )

@@ -26,9 +26,10 @@ from hotkeys.cli.main import main
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
-from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.emulation import Containers, Deployment, emulate
 from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
+from hotkeys.emulator.lanes import EventSourceMapping
 from tests import reference_partitions as oracle
 from tests.esm_faults import RandomFaults
 from tests.integration.test_alerts import T0, delivered, statuses
@@ -83,13 +84,12 @@ def shard_records(shard: int, *parts: Sequence[tuple[float, dict[str, Any]]]) ->
     merged = sorted((event for part in parts for event in part), key=lambda event: event[0])
     return [
         stream_record(
+            ItemChange(
+                event_name=spec["event_name"], keys=spec["keys"], new_image=spec.get("new"), old_image=spec.get("old")
+            ),
             table=spec["table"],
-            event_name=spec["event_name"],
-            keys=spec["keys"],
             sequence=sequence_number(shard, position),
             event_time=int(when),
-            new_image=spec.get("new"),
-            old_image=spec.get("old"),
         )
         for position, (when, spec) in enumerate(merged)
     ]
@@ -163,16 +163,18 @@ class Lambda:
         ``delays[shard]`` behind its records."""
         groups = lineages or [[shard] for shard in shards]
         chaos = [(self.chaos or {}).get(group[-1], self.chaos_everywhere) or Deliveries() for group in groups]
-        emulated = emulate(
-            self.settings,
-            judge_clients or AwsClients(),
-            [[(shard, shards[shard]) for shard in group] for group in groups],
-            deliveries=chaos,
-            mapping=self.esm,
+        mapping = EventSourceMapping(
+            self.esm,
             delivery=self.delivery,
+            deliveries=chaos,
             stream_arns=[self.stream_arn] * len(groups),
-            aws_for=lambda _number: self.clients(),
             delays=[max((delays or {}).get(shard, 0.0) for shard in group) for group in groups],
+        )
+        emulated = emulate(
+            Deployment(self.settings, judge_clients or AwsClients()),
+            [[(shard, shards[shard]) for shard in group] for group in groups],
+            mapping=mapping,
+            containers=Containers(aws_for=lambda _number: self.clients()),
         )
         self.runs = [run for runs in emulated.runs for run in runs]
 

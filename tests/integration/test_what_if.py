@@ -18,7 +18,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts.what_if import findings
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from tests.conftest import subscribed_topic
 from tests.integration.test_alerts import T0, consume, delivered
 
@@ -38,13 +38,12 @@ def orders(seconds: int, records_per_second: int, pending: float, shards: int = 
         shard = zlib.crc32(key.encode()) % shards
         lanes[shard].append(
             stream_record(
+                ItemChange(
+                    event_name="MODIFY", keys={"pk": key}, new_image=image, old_image={**image, "v": number - 1}
+                ),
                 table="tickets",
-                event_name="MODIFY",
-                keys={"pk": key},
                 sequence=sequence_number(shard, len(lanes[shard])),
                 event_time=T0 + number // records_per_second,
-                new_image=image,
-                old_image={**image, "v": number - 1},
             )
         )
     return lanes

@@ -28,7 +28,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.emulator.esm import ShardConsumer
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from hotkeys.emulator.local import create_stats_table
 from tests import reference_sizing
 from tests.support import layouts_of
@@ -69,15 +69,17 @@ def good_records(draw: st.DrawFn) -> dict[str, Any]:
     new_image = {**image, **_typed(attributes), "blob": {"S": "é" * (big // 2)}}
     name = draw(st.sampled_from(["INSERT", "MODIFY", "REMOVE", "TTL"]))
     record = stream_record(
+        ItemChange(
+            event_name="REMOVE" if name == "TTL" else name,
+            keys=image,
+            new_image=None if name in ("REMOVE", "TTL") else new_image,
+            old_image=None if name == "INSERT" else new_image,
+            ttl_delete=name == "TTL",
+            typed=True,
+        ),
         table="hostile",
-        event_name="REMOVE" if name == "TTL" else name,
-        keys=image,
-        typed=True,
         sequence="0",
         event_time=T0 + draw(st.integers(min_value=0, max_value=119)),
-        new_image=None if name in ("REMOVE", "TTL") else new_image,
-        old_image=None if name == "INSERT" else new_image,
-        ttl_delete=name == "TTL",
     )
     return record
 

@@ -42,7 +42,7 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.handlers.wiring import build_ports
 from hotkeys.emulator.esm import PARTIAL_FAILURE_STATES, Deliveries, Delivery
-from hotkeys.emulator.events import sequence_number, stream_record
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 from hotkeys.emulator.local import create_stats_table
 from tests import reference_partitions as oracle
 from tests import support
@@ -119,14 +119,16 @@ def workload(shards: int = 1, burst_shard: int = 0) -> Workload:
         old = {**image, "status": before} if before else image
         new = {**image, "status": after} if after else image
         record = stream_record(
+            ItemChange(
+                event_name="MODIFY" if kind == "write" else "REMOVE",
+                keys={"pk": key},
+                new_image=new if kind == "write" else None,
+                old_image=old,
+                ttl_delete=kind == "ttl",
+            ),
             table="tickets",
-            event_name="MODIFY" if kind == "write" else "REMOVE",
-            keys={"pk": key},
             sequence=sequence,
             event_time=int(when),
-            new_image=new if kind == "write" else None,
-            old_image=old,
-            ttl_delete=kind == "ttl",
         )
         if kind == "ttl":
             ttl.add(record["eventID"])

@@ -32,7 +32,7 @@ from hotkeys.detector.adapters.key_schema import PartitionKeyResolver, TableInde
 from hotkeys.detector.domain.indexes import IndexSpec, in_index, index_writes
 from hotkeys.detector.domain.records import parse_change
 from hotkeys.detector.proposals import Proposal
-from hotkeys.emulator.events import stream_record
+from hotkeys.emulator.events import ItemChange, stream_record
 from tests import reference_gsi, reference_sizing
 
 DECLARED = {"status": "S", "region": "S", "kind": "S", "ts": "N", "bin": "B"}
@@ -234,14 +234,10 @@ def test_a_stream_record_carries_every_index_write(
     for position, (event, old, new) in enumerate(changes):
         keys = {name: (old or new)[name] for name in ("pk", "sk") if name in (old or new)}
         record = stream_record(
+            ItemChange(event_name=event, keys=keys, new_image=new, old_image=old, typed=True),
             table=table_name,
-            event_name=event,
-            keys=keys,
             sequence=str(100 + position),
             event_time=1_764_460_800,
-            new_image=new,
-            old_image=old,
-            typed=True,
         )
         # When the record is parsed as the function parses it: its partition key and indexes from
         # the table's DescribeTable answer

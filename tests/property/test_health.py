@@ -25,8 +25,9 @@ from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.health import SUB_BUCKETS, Health
 from hotkeys.detector.handlers.wiring import build_ports
-from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.emulation import Deployment, emulate
 from hotkeys.emulator.generate import T0, Workload, generate
+from hotkeys.emulator.lanes import EventSourceMapping
 from hotkeys.emulator.local import create_stats_table
 from tests import reference_health, reference_sizing
 
@@ -87,7 +88,7 @@ def test_the_stored_health_is_the_references_count_of_the_generated_items(aws: N
     shards = generate(workload)
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=100, tumbling_window_seconds=chosen.window_seconds)
     lineages = [[(f"shardId-{number:05d}", records)] for number, records in shards.items()]
-    emulate(chosen, AwsClients(), lineages, mapping=mapping, judge=False)
+    emulate(Deployment(chosen, AwsClients()), lineages, mapping=EventSourceMapping(mapping), judge=None)
     # When the stored windows' health is merged, and the reference counts the generated items
     health = stored(chosen)
     ttl, sizes = expected([record for records in shards.values() for record in records])

@@ -28,7 +28,7 @@ from hotkeys.detector.domain.items import (
 )
 from hotkeys.detector.domain.records import parse_change
 from hotkeys.detector.domain.summary import Counting
-from hotkeys.emulator.events import stream_record
+from hotkeys.emulator.events import ItemChange, stream_record
 
 T0 = 1_796_083_200
 
@@ -40,12 +40,10 @@ def records_for(sort_keys: list[tuple[str, int]]) -> list[dict]:
         keys = {"pk": "hot", "sk": sort_key}
         out.append(
             stream_record(
+                ItemChange(event_name="INSERT", keys=keys, new_image={**keys, "payload": "x" * payload}),
                 table="events",
-                event_name="INSERT",
-                keys=keys,
                 sequence=str(10**20 + position),
                 event_time=T0 + position // 50,
-                new_image={**keys, "payload": "x" * payload},
             )
         )
     return out

@@ -20,7 +20,7 @@ from hotkeys.detector.consumer.state import ShardState, max_state_bytes
 from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.indexes import bounded_key_text, specs_from_description
 from hotkeys.detector.domain.records import parse_change
-from hotkeys.emulator.events import stream_record
+from hotkeys.emulator.events import ItemChange, stream_record
 from tests import reference_gsi
 
 MAX_KEY_BYTES = 2048  # DynamoDB's partition key value limit
@@ -87,13 +87,10 @@ def test_entries_and_summaries_stay_within_the_stated_bytes(
     state = ShardState(lambda_window=T0)
     for position, item in enumerate(written):
         record = stream_record(
+            ItemChange(event_name="INSERT", keys={"pk": item["pk"]}, new_image=item, typed=True),
             table="orders",
-            event_name="INSERT",
-            keys={"pk": item["pk"]},
             sequence=str(10**20 + position),
             event_time=T0 + position,
-            new_image=item,
-            typed=True,
         )
         # When each is parsed with the table's indexes and folded as the function folds it
         change = parse_change(record, lambda _table, _keys: "pk", indexes=lambda _table: specs)

@@ -38,9 +38,10 @@ from hotkeys.detector.config import load_settings
 from hotkeys.detector.consumer.pipeline import Ports
 from hotkeys.detector.domain.sizing import image_size, utf8_len, write_units
 from hotkeys.detector.handlers.app import Container, build_handler
-from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.emulation import Containers, Deployment, emulate
 from hotkeys.emulator.esm import ShardRun
-from hotkeys.emulator.events import sequence_number, stream_arn, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_arn, stream_record, to_dynamodb_json
+from hotkeys.emulator.lanes import EventSourceMapping
 from hotkeys.emulator.local import create_stats_table
 from tests.integration.test_alerts import delivered
 
@@ -163,14 +164,16 @@ def workload(case: Case) -> list[list[dict[str, Any]]]:
         records.append(
             [
                 stream_record(
+                    ItemChange(
+                        event_name=name,
+                        keys={"pk": pk},
+                        new_image=image_with(case, pk, position, hot),
+                        old_image=None if name == "INSERT" else image_with(case, pk, position, hot),
+                        typed=True,
+                    ),
                     table=case.table,
-                    event_name=name,
-                    keys={"pk": pk},
                     sequence=sequence_number(shard, position),
                     event_time=int(when),
-                    new_image=image_with(case, pk, position, hot),
-                    old_image=None if name == "INSERT" else image_with(case, pk, position, hot),
-                    typed=True,
                 )
                 for position, (when, name, pk, hot) in enumerate(events)
             ]
@@ -253,12 +256,10 @@ def consume(case: Case) -> Run:
         [(f"shardId-{shard:020d}-{uuid.uuid4().hex[:8]}", records)] for shard, records in enumerate(workload(case))
     ]
     emulated = emulate(
-        settings,
-        AwsClients(),
+        Deployment(settings, AwsClients()),
         lineages,
-        mapping=mapping,
-        handler=deployed,
-        stream_arns=[stream_arn(case.table)] * len(lineages),
+        mapping=EventSourceMapping(mapping, stream_arns=[stream_arn(case.table)] * len(lineages)),
+        containers=Containers(handler=deployed),
     )
     shards = [run for runs in emulated.runs for run in runs]
     return Run(stats, topic["queue"], shards)

@@ -21,7 +21,7 @@ from hotkeys.detector.domain.health import (
     ttl_verdict,
 )
 from hotkeys.detector.domain.records import MalformedRecord, parse_change
-from hotkeys.emulator.events import stream_record
+from hotkeys.emulator.events import ItemChange, stream_record
 from tests import reference_health
 
 WRITTEN_AT = 1_796_083_200  # 2026-12-01
@@ -53,13 +53,12 @@ def test_a_ttl_verdict_is_the_documentations_under_every_reading(value: Any) -> 
 def test_a_ttl_value_sizing_refuses_makes_its_record_malformed(value: Any) -> None:
     # Given a write whose TTL attribute holds a value no DynamoDB item can (a replayed or hand-made file)
     record = stream_record(
+        ItemChange(
+            event_name="INSERT", keys={"pk": {"S": "k"}}, new_image={"pk": {"S": "k"}, "expireAt": value}, typed=True
+        ),
         table="orders",
-        event_name="INSERT",
-        keys={"pk": {"S": "k"}},
         sequence="1",
         event_time=WRITTEN_AT,
-        new_image={"pk": {"S": "k"}, "expireAt": value},
-        typed=True,
     )
     # When the function parses it, judging its TTL: the record is malformed (dead-lettered), not a crash
     with pytest.raises(MalformedRecord):

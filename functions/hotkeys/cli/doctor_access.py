@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, StackView, as_list, table_of
+
+if TYPE_CHECKING:
+    from mypy_boto3_iam import IAMClient
+    from mypy_boto3_kms import KMSClient
 
 
 def _region_and_account(arn: str) -> tuple[str, str] | None:
@@ -48,14 +52,14 @@ class RoleOf:
         return self._name or None
 
 
-def _role_allows(clients: Clients, role: str, action: str, resource: str) -> bool:
+def _role_allows(iam: IAMClient, role: str, action: str, resource: str) -> bool:
     """Whether an inline policy of ``role`` (the stack grants through inline policies) allows ``action`` on
     ``resource``, with IAM's wildcards (``*``, ``?``) in the policy's actions and resources."""
     from fnmatch import fnmatchcase
 
-    pages = clients.iam.get_paginator("list_role_policies").paginate(RoleName=role)
+    pages = iam.get_paginator("list_role_policies").paginate(RoleName=role)
     for name in (name for page in pages for name in page.get("PolicyNames", [])):
-        document = clients.iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
+        document = iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
         if isinstance(document, str):
             from urllib.parse import unquote
 
@@ -72,16 +76,17 @@ def _role_allows(clients: Clients, role: str, action: str, resource: str) -> boo
     return False
 
 
-def _customer_key(clients: Clients, key: str) -> str | None:
+def _customer_key(kms: KMSClient, key: str) -> str | None:
     """The key's ARN if it is a customer-managed key (an AWS-managed key needs no grant of ours)."""
-    metadata = clients.kms.describe_key(KeyId=key)["KeyMetadata"]
+    metadata = kms.describe_key(KeyId=key)["KeyMetadata"]
     return str(metadata["Arn"]) if metadata.get("KeyManager") == "CUSTOMER" else None
 
 
 def check_source_key(clients: Clients, mapping: dict[str, Any], role: Callable[[], str | None]) -> list[Check]:
     """A source table under a customer-managed key: the consumer needs kms:Decrypt on it (-c tableKmsKeyArns)."""
     table = table_of(str(mapping.get("EventSourceArn", "")))
-    if clients.kms is None or clients.iam is None:
+    kms, iam = clients.kms, clients.iam
+    if kms is None or iam is None:
         return []
     try:
         sse = clients.dynamodb.describe_table(TableName=table)["Table"].get("SSEDescription") or {}
@@ -92,11 +97,11 @@ def check_source_key(clients: Clients, mapping: dict[str, Any], role: Callable[[
         return []
     name = f"encryption of {table}"
     try:
-        customer_key = _customer_key(clients, str(key))
+        customer_key = _customer_key(kms, str(key))
         role_name = role()
         if customer_key is None or role_name is None:
             return [Check(name, OK, "AWS-managed KMS key" if customer_key is None else f"key {customer_key}")]
-        allowed = _role_allows(clients, role_name, "kms:Decrypt", customer_key)
+        allowed = _role_allows(iam, role_name, "kms:Decrypt", customer_key)
     except ClientError as error:
         return [Check(name, WARN, f"cannot check the table's key and the consumer's role here: {error}")]
     if allowed:
@@ -116,14 +121,15 @@ def check_webhook_secret(clients: Clients, stack: StackView) -> list[Check]:
     """The webhook subscriber can read its secret: the secret exists, the role's grant matches its complete
     ARN (a partial ARN was once granted as given), and a customer-managed key is granted too."""
     senders = [physical for logical, physical in stack.of_type("AWS::Lambda::Function") if "WebhookSender" in logical]
-    if not senders or clients.secretsmanager is None or clients.iam is None or clients.kms is None:
+    secrets, iam, kms = clients.secretsmanager, clients.iam, clients.kms
+    if not senders or secrets is None or iam is None or kms is None:
         return []
     name = "webhook secret"
     configuration = clients.lambda_.get_function_configuration(FunctionName=senders[0])
     secret = configuration.get("Environment", {}).get("Variables", {}).get("WEBHOOK_SECRET_ARN", "")
     role = str(configuration.get("Role", "")).rsplit("/", 1)[-1]
     try:
-        description = clients.secretsmanager.describe_secret(SecretId=secret)
+        description = secrets.describe_secret(SecretId=secret)
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code == "ResourceNotFoundException":
@@ -138,7 +144,7 @@ def check_webhook_secret(clients: Clients, stack: StackView) -> list[Check]:
         return [Check(name, WARN, f"cannot describe {secret} here: {code}")]
     complete = str(description["ARN"])
     try:
-        if not _role_allows(clients, role, "secretsmanager:GetSecretValue", complete):
+        if not _role_allows(iam, role, "secretsmanager:GetSecretValue", complete):
             return [
                 Check(
                     name,
@@ -148,8 +154,8 @@ def check_webhook_secret(clients: Clients, stack: StackView) -> list[Check]:
                 )
             ]
         key = description.get("KmsKeyId")
-        customer_key = _customer_key(clients, str(key)) if key else None
-        if customer_key and not _role_allows(clients, role, "kms:Decrypt", customer_key):
+        customer_key = _customer_key(kms, str(key)) if key else None
+        if customer_key and not _role_allows(iam, role, "kms:Decrypt", customer_key):
             return [
                 Check(
                     name,

@@ -4,9 +4,12 @@ queues, and the alert topic (CloudWatch may publish to it, someone is subscribed
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, StackView, as_list
+
+if TYPE_CHECKING:
+    from mypy_boto3_sns.type_defs import SubscriptionTypeDef
 
 
 def _queue_depth(clients: Clients, url: str) -> int:
@@ -99,6 +102,6 @@ def check_topic(clients: Clients, stack: StackView) -> list[Check]:
     return checks
 
 
-def _subscriptions(clients: Clients, topic: str) -> list[dict[str, Any]]:
+def _subscriptions(clients: Clients, topic: str) -> list[SubscriptionTypeDef]:
     pages = clients.sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=topic)
     return [subscription for page in pages for subscription in page.get("Subscriptions", [])]

@@ -4,7 +4,7 @@ the items written carry) and a recent window per watched table in the stats tabl
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -14,6 +14,9 @@ from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired, merged_health
 from hotkeys.detector.domain.health import IGNORED, Health, TtlVerdict, ttl_problem
 from hotkeys.throttling import NAMESPACE, TABLE_DIMENSION
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import MetricDataQueryTypeDef
 
 
 def ttl_check(clients: Clients, table: str, written: Health | None, now: float) -> Check:
@@ -58,7 +61,7 @@ def ttl_check(clients: Clients, table: str, written: Health | None, now: float) 
 def _ttl_deletions(clients: Clients, table: str, now: float) -> float | None:
     """The table's TimeToLiveDeletedItemCount over the last 24 h (None: not readable here)."""
     end = datetime.fromtimestamp(now, tz=UTC)
-    query = {
+    query: MetricDataQueryTypeDef = {
         "Id": "ttl",
         "MetricStat": {
             "Metric": {

@@ -4,14 +4,18 @@ and its Powertools layer."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
 from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients
 from hotkeys.deployment import ITERATOR_AGE_ALARM_MS, POWERTOOLS_PARAMETER, POWERTOOLS_VERSION
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.literals import StatisticType
 
-def _statistic(clients: Clients, function: str, metric: str, statistic: str, now: float) -> float | None:
+
+def _statistic(clients: Clients, function: str, metric: str, statistic: StatisticType, now: float) -> float | None:
     end = datetime.fromtimestamp(now, tz=UTC)
     points = clients.cloudwatch.get_metric_statistics(
         Namespace="AWS/Lambda",

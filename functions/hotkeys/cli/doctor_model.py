@@ -5,12 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from hotkeys.deployment import MAPPING_TYPES
 from hotkeys.detector.consumer.ports import StatsReader
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_iam import IAMClient
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_ssm import SSMClient
+
+    from hotkeys.detector.adapters.aws import AwsClients
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -25,18 +40,18 @@ class Check:
 
 @dataclass
 class Clients:
-    cloudformation: Any
-    dynamodb: Any
-    streams: Any
-    lambda_: Any
-    cloudwatch: Any
-    sqs: Any
-    sns: Any
-    ssm: Any
+    cloudformation: CloudFormationClient
+    dynamodb: DynamoDBClient
+    streams: DynamoDBStreamsClient
+    lambda_: LambdaClient
+    cloudwatch: CloudWatchClient
+    sqs: SQSClient
+    sns: SNSClient
+    ssm: SSMClient
     # Checks of what a deploy cannot verify (keys, the webhook secret); skipped where a client is None.
-    kms: Any = None
-    iam: Any = None
-    secretsmanager: Any = None
+    kms: KMSClient | None = None
+    iam: IAMClient | None = None
+    secretsmanager: SecretsManagerClient | None = None
     # The stats table's windows (stats table name -> its reader), for what the stream shows; None: not read.
     stats: Callable[[str], StatsReader] | None = None
 
@@ -62,7 +77,7 @@ class StackNotFound(LookupError):
     pass
 
 
-def read_stack(cloudformation: Any, name: str) -> StackView:
+def read_stack(cloudformation: CloudFormationClient, name: str) -> StackView:
     try:
         stacks = cloudformation.describe_stacks(StackName=name)["Stacks"]
     except ClientError as error:
@@ -97,20 +112,18 @@ def to_json(checks: list[Check]) -> list[dict[str, str]]:
     return [asdict(check) for check in checks]
 
 
-ClientFactory = Callable[[str], Any]
-
-
-def clients_from(make: ClientFactory) -> Clients:
+def clients_from(aws: AwsClients) -> Clients:
+    """Each check's client of its service, from ``aws`` (typed per service by ``AwsClients.client``)."""
     return Clients(
-        cloudformation=make("cloudformation"),
-        dynamodb=make("dynamodb"),
-        streams=make("dynamodbstreams"),
-        lambda_=make("lambda"),
-        cloudwatch=make("cloudwatch"),
-        sqs=make("sqs"),
-        sns=make("sns"),
-        ssm=make("ssm"),
-        kms=make("kms"),
-        iam=make("iam"),
-        secretsmanager=make("secretsmanager"),
+        cloudformation=aws.client("cloudformation"),
+        dynamodb=aws.client("dynamodb"),
+        streams=aws.client("dynamodbstreams"),
+        lambda_=aws.client("lambda"),
+        cloudwatch=aws.client("cloudwatch"),
+        sqs=aws.client("sqs"),
+        sns=aws.client("sns"),
+        ssm=aws.client("ssm"),
+        kms=aws.client("kms"),
+        iam=aws.client("iam"),
+        secretsmanager=aws.client("secretsmanager"),
     )

@@ -3,12 +3,16 @@ reads each stream."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, table_of
 from hotkeys.deployment import EVENT_SOURCE
+
+if TYPE_CHECKING:
+    from mypy_boto3_lambda import LambdaClient
+    from mypy_boto3_lambda.type_defs import ListEventSourceMappingsRequestTypeDef
 
 # What repairs a mapping deleted, disabled, filtered or changed outside the stack, or a stream the stack turns
 # on that was turned off or replaced: every deploy updates the stack's mappings and streams (REDEPLOY_PROPERTY).
@@ -16,7 +20,7 @@ REPAIR = "cdk deploy (every deploy puts the stack's mappings back as deployed)"
 FULL_VIEW = "NEW_AND_OLD_IMAGES"
 
 
-def read_mapping(lambda_: Any, uuid: str) -> dict[str, Any] | None:
+def read_mapping(lambda_: LambdaClient, uuid: str) -> dict[str, Any] | None:
     """The mapping, or None when Lambda has none by that UUID (deleted outside the stack)."""
     try:
         return dict(lambda_.get_event_source_mapping(UUID=uuid))
@@ -35,8 +39,8 @@ def check_stream(clients: Clients, mapping: dict[str, Any], enabled_by_stack: bo
         description = clients.dynamodb.describe_table(TableName=table)["Table"]
     except ClientError as error:
         return [Check(name, FAIL, f"cannot describe table {table}: {error}", "check the table exists in this region")]
-    specification = description.get("StreamSpecification") or {}
-    if not specification.get("StreamEnabled"):
+    specification = description.get("StreamSpecification")
+    if not specification or not specification.get("StreamEnabled"):
         return [
             Check(
                 name,
@@ -126,16 +130,17 @@ UNSEEN_READERS = (
 )
 
 
-def stream_mappings(lambda_: Any, stream_arn: str) -> list[dict[str, Any]]:
+def stream_mappings(lambda_: LambdaClient, stream_arn: str) -> list[dict[str, Any]]:
     """Every event source mapping of ``stream_arn`` in the account and region, whichever function's."""
     found: list[dict[str, Any]] = []
-    marker: str | None = None
+    request: ListEventSourceMappingsRequestTypeDef = {"EventSourceArn": stream_arn}
     while True:
-        page = lambda_.list_event_source_mappings(EventSourceArn=stream_arn, **({"Marker": marker} if marker else {}))
-        found.extend(page.get("EventSourceMappings", []))
+        page = lambda_.list_event_source_mappings(**request)
+        found.extend(dict(mapping) for mapping in page.get("EventSourceMappings", []))
         marker = page.get("NextMarker")
         if not marker:
             return found
+        request["Marker"] = marker
 
 
 def readers_check(clients: Clients, mapping: dict[str, Any]) -> Check:

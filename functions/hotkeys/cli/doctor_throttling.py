@@ -3,9 +3,10 @@ DynamoDB's throttle metrics, and capacity settings that cap a key below one part
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -19,6 +20,9 @@ from hotkeys.throttling import (
     THROTTLE_METRICS,
 )
 
+if TYPE_CHECKING:
+    from mypy_boto3_cloudwatch.type_defs import DimensionTypeDef, MetricDataQueryTypeDef
+
 THROTTLED_KEYS, FULL_MODE = "THROTTLED_KEYS", "ACCESSED_AND_THROTTLED_KEYS"
 
 
@@ -28,7 +32,7 @@ class _Scope:
 
     table: str
     index: str | None
-    description: dict[str, Any]
+    description: Mapping[str, Any]
 
     @property
     def label(self) -> str:
@@ -37,8 +41,8 @@ class _Scope:
     def arguments(self) -> dict[str, str]:
         return {"TableName": self.table} | ({"IndexName": self.index} if self.index is not None else {})
 
-    def dimensions(self) -> list[dict[str, str]]:
-        table = [{"Name": TABLE_DIMENSION, "Value": self.table}]
+    def dimensions(self) -> list[DimensionTypeDef]:
+        table: list[DimensionTypeDef] = [{"Name": TABLE_DIMENSION, "Value": self.table}]
         return table + ([{"Name": INDEX_DIMENSION, "Value": self.index}] if self.index is not None else [])
 
 
@@ -99,7 +103,7 @@ def _check_throttle_events(clients: Clients, scope: _Scope, now: float) -> Check
     """The last hour's sum of each throttle metric of this table or index (one GetMetricData call)."""
     name = f"throttles of {scope.label} (last hour)"
     end = datetime.fromtimestamp(now, tz=UTC)
-    queries = [
+    queries: list[MetricDataQueryTypeDef] = [
         {
             "Id": f"m{number}",
             "MetricStat": {

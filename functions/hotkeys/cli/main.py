@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from rich.console import Console
@@ -30,6 +30,9 @@ from hotkeys.cli.parser import (
 )
 from hotkeys.detector.domain.summary import EncodingRetired
 from hotkeys.detector.domain.windows import parse_iso_utc
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def cmd_top(args: argparse.Namespace, console: Console) -> int:
@@ -95,7 +98,7 @@ def _tables_with_figures(store: Any, since: int | None, until: int) -> list[str]
     )
 
 
-def _check_stats_table(dynamodb: Any, name: str) -> None:
+def _check_stats_table(dynamodb: DynamoDBClient, name: str) -> None:
     """An unknown table, or one that is not a stats table, is named in one line before any query."""
     from hotkeys.cli.top import not_a_stats_table
 
@@ -111,7 +114,7 @@ def _check_stats_table(dynamodb: Any, name: str) -> None:
         if code == "AccessDeniedException":
             return  # reading the figures needs Query only: without DescribeTable, skip the check
         raise
-    problem = not_a_stats_table(name, description)
+    problem = not_a_stats_table(name, dict(description))
     if problem is not None:
         raise UserError(problem)
 
@@ -259,7 +262,7 @@ def cmd_doctor(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
 
     aws = aws_clients(args)
-    clients = clients_from(aws.client)
+    clients = clients_from(aws)
     clients.stats = lambda name: DynamoStatsStore(aws.resource("dynamodb").Table(name))
     try:
         checks = diagnose(clients, args.stack)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError, ParamValidationError
 
@@ -37,7 +37,12 @@ from hotkeys.detector.consumer.ports import Archiver
 from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
 from hotkeys.detector.domain.records import MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
-from hotkeys.emulator.streams import RangeNotRead, read_range
+from hotkeys.emulator.streams import RangeNotRead, ShardRange, read_range
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 UNREADABLE_CODES = (
     "TrimmedDataAccessException",
@@ -73,7 +78,7 @@ class QueueCounts:
 class Drained:
     """The entries received (each once, with its newest receipt handle) and what SQS still counts."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: list[MessageTypeDef] = field(default_factory=list)
     counts: QueueCounts = QueueCounts()
 
     @property
@@ -87,7 +92,7 @@ class Drained:
         return self.counts.visible + self.counts.delayed + self.in_flight_elsewhere
 
 
-def queue_counts(sqs: Any, queue_url: str) -> QueueCounts:
+def queue_counts(sqs: SQSClient, queue_url: str) -> QueueCounts:
     attributes = sqs.get_queue_attributes(
         QueueUrl=queue_url,
         AttributeNames=[
@@ -104,7 +109,7 @@ def queue_counts(sqs: Any, queue_url: str) -> QueueCounts:
 
 
 def drain(
-    sqs: Any,
+    sqs: SQSClient,
     queue_url: str,
     wait_seconds: int | None = None,
     empty_polls: int = EMPTY_POLLS,
@@ -116,7 +121,7 @@ def drain(
     wait_seconds = LONG_POLL_SECONDS if wait_seconds is None else wait_seconds
     if wait_seconds < 1:
         raise ValueError("drain needs long polling (a wait of at least 1 s)")
-    received: dict[str, dict[str, Any]] = {}
+    received: dict[str, MessageTypeDef] = {}
     empty = 0
     while len(received) < max_messages:
         batch = sqs.receive_message(
@@ -211,12 +216,14 @@ class Counting:
     undecided: Undecided | None = None
 
 
-def redrive_entry(info: dict[str, Any], counting: Counting, streams: Any, dry_run: bool) -> RedriveResult:
+def redrive_entry(
+    info: dict[str, Any], counting: Counting, streams: DynamoDBStreamsClient, dry_run: bool
+) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
     arn = str(info.get("streamArn") or "")
     try:
-        records = list(read_range(streams, arn, shard_id, start, end))
+        records = list(read_range(streams, ShardRange(arn, shard_id, start, end)))
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code not in UNREADABLE_CODES:
@@ -362,7 +369,7 @@ def _window_refusal(
     return None
 
 
-def batch_info(message: dict[str, Any]) -> dict[str, Any] | None:
+def batch_info(message: MessageTypeDef) -> dict[str, Any] | None:
     try:
         body = json.loads(message["Body"])
     except (KeyError, json.JSONDecodeError):
@@ -404,7 +411,13 @@ class RedriveRun:
 
 
 def redrive_queue(
-    dlq_url: str, counting: Counting, sqs: Any, streams: Any, *, dry_run: bool = False, keep: bool = False
+    dlq_url: str,
+    counting: Counting,
+    sqs: SQSClient,
+    streams: DynamoDBStreamsClient,
+    *,
+    dry_run: bool = False,
+    keep: bool = False,
 ) -> RedriveRun:
     """Receives the DLQ's entries once each and redrives them; an entry redriven whole is deleted
     (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run."""
@@ -428,7 +441,7 @@ def redrive_queue(
     return RedriveRun(results, drained, dry_run, keep, moved, empty)
 
 
-def _release(sqs: Any, queue_url: str, message: dict[str, Any]) -> None:
+def _release(sqs: SQSClient, queue_url: str, message: MessageTypeDef) -> None:
     """A message kept in the DLQ is made visible again at once, for the next look."""
     sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hotkeys.cli.common import UserError
 from hotkeys.cli.deployed import Deployment
@@ -15,6 +15,9 @@ from hotkeys.detector.adapters.archive_store import TtlAttributeResolver
 from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, OPTION_BY_NAME, Settings, Value, setting_text
 from hotkeys.detector.consumer.archive import TtlArchiver
 from hotkeys.detector.domain.records import Change, ChangeKind
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 class Archiving(Enum):
@@ -210,7 +213,7 @@ class _NoStore:
         raise RuntimeError("the TTL judge never writes")
 
 
-def ttl_judge(settings: Settings, dynamodb: Any) -> TtlJudge:
+def ttl_judge(settings: Settings, dynamodb: DynamoDBClient) -> TtlJudge:
     """What an unknown deployment may archive: TTL deletions, replicated ones included (as with
     ARCHIVE_REPLICATED_TTL, judged by the table's TTL attribute)."""
     resolver = TtlAttributeResolver(settings.ttl_attribute, dynamodb)

@@ -27,10 +27,10 @@ from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.records import without_images
-from hotkeys.emulator.emulation import emulate
+from hotkeys.emulator.emulation import Containers, Deployment, Judging, emulate
 from hotkeys.emulator.esm import DeadLetter
 from hotkeys.emulator.io import BadEventFile, EventReader, NotAnEvent
-from hotkeys.emulator.lanes import Invoke, event_second
+from hotkeys.emulator.lanes import EventSourceMapping, Invoke, event_second
 from hotkeys.emulator.local import LocalResources, create_stats_table
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
@@ -433,14 +433,11 @@ def run_replay(
         # Every shard side by side in emulated time, each in a container of its own, and the judge on
         # its schedule (the records' own time: a replay of an old capture alerts as it would have live).
         emulated = emulate(
-            settings,
-            aws,
+            Deployment(settings, aws),
             [[(source.shard_id, _observed(source.read(), seen))] for source in plan.shards],
-            start=span[0] if span else None,
-            mapping=mapping,
-            handler=lambda ports: deployed_handler(settings, ports),
-            stream_arns=[source.stream_arn for source in plan.shards],
-            tables=tuple(plan.table_folders),
+            mapping=EventSourceMapping(mapping, stream_arns=[source.stream_arn for source in plan.shards]),
+            containers=Containers(handler=lambda ports: deployed_handler(settings, ports)),
+            judge=Judging(start=span[0] if span else None, tables=tuple(plan.table_folders)),
         )
         for source, (run,) in zip(plan.shards, emulated.runs, strict=True):
             report.records += source.records

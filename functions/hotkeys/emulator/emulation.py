@@ -21,7 +21,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS, EventSourceSettings
+from hotkeys.deployment import EVENT_SOURCE, JUDGE_TIMEOUT_SECONDS
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.alerts import look_chain
 from hotkeys.detector.alerts.judge import Judge
@@ -31,8 +31,18 @@ from hotkeys.detector.consumer.lag import REPORT_EVERY_SECONDS
 from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
 from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 from hotkeys.detector.handlers.wiring import build_judge, build_ports
-from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun
-from hotkeys.emulator.lanes import Invoke, Lane, Lineage, Ticker, Turns, consume_side_by_side, event_second
+from hotkeys.emulator.esm import ShardRun
+from hotkeys.emulator.lanes import (
+    EventSourceMapping,
+    Invoke,
+    Lane,
+    Lineage,
+    Ticker,
+    TickerFactory,
+    Turns,
+    consume_side_by_side,
+    event_second,
+)
 
 # How long the judge keeps looking after the last invocation: a table that stops writing has its
 # incidents resolved within it (docs/decisions.md §64).
@@ -59,90 +69,124 @@ class Emulated:
     wake_ups: JudgeWakeUps | None = None  # the first judge's (its looks' lateness: ``wakes``)
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """What is deployed: the function's ``settings``, the AWS endpoint its containers and its judge are built
+    on (``aws``), and where their alerts go (``publisher``; default: the settings' topic)."""
+
+    settings: Settings
+    aws: AwsClients
+    publisher: Publisher | None = None
+
+
+@dataclass(frozen=True)
+class Containers:
+    """The function's containers, one per lineage: what each runs (``handler``; default: the pipeline) on
+    which ports (``ports``; default: built on ``aws_for(lineage)``, or on the deployment's clients)."""
+
+    handler: HandlerFactory | None = None
+    ports: Sequence[Ports] | None = None
+    aws_for: Callable[[int], AwsClients] | None = None
+
+
+@dataclass(frozen=True)
+class Judging:
+    """The judge, woken as deployed from ``start`` (default: the first record's second, when the lineages
+    are lists; a lagging lineage reports its lag from then on too) until ``tail_seconds`` after the last
+    invocation. ``tables``: the tables it watches (default: the lineages'); ``phase``: the second of the
+    minute its watchdog rule fires at (default: drawn from the first record's second, as a deployment's
+    is fixed when it is created); ``clients``: one judge on each of these, each woken as the one deployed
+    judge is (every look made twice at once, by containers that each claimed it: worse than the claims
+    allow), instead of one on the deployment's."""
+
+    start: int | None = None
+    tables: Sequence[str] = ()
+    tail_seconds: float = TAIL_SECONDS
+    phase: float | None = None
+    clients: Sequence[AwsClients] = ()
+
+
+DEPLOYED_JUDGE = Judging()
+
+
 def plain_handler(settings: Settings) -> HandlerFactory:
     return lambda ports: lambda event: process_batch(parse_event(event), settings, ports).response()
 
 
 def emulate(
-    settings: Settings,
-    aws: AwsClients,
+    deployment: Deployment,
     lineages: Sequence[Lineage],
     *,
-    start: int | None = None,
-    deliveries: Sequence[Deliveries] | None = None,
-    mapping: EventSourceSettings | None = None,
-    delivery: Delivery | None = None,
-    handler: HandlerFactory | None = None,
-    judge: bool = True,
-    tail_seconds: float = TAIL_SECONDS,
-    retry_seconds: float = 0.0,
-    stream_arns: Sequence[str | None] = (),
-    tables: Sequence[str] = (),
-    containers: Sequence[Ports] | None = None,
-    aws_for: Callable[[int], AwsClients] | None = None,
+    mapping: EventSourceMapping | None = None,
+    containers: Containers | None = None,
+    judge: Judging | None = DEPLOYED_JUDGE,
     turns: Turns | None = None,
-    delays: Sequence[float] = (),
-    publisher: Publisher | None = None,
-    judge_aws: Sequence[AwsClients] = (),
-    judge_phase: float | None = None,
 ) -> Emulated:
-    """Every lineage through the mapping and its own container, the judge looking on its schedule from
-    ``start`` (default: the first record's second, when ``lineages`` are lists) until ``tail_seconds``
-    after the last invocation. ``containers``: the ports of each lineage's container (default: one
-    each, built on ``aws_for(lineage)`` or ``aws``); ``tables``: the judge's watched tables; ``turns``: the
-    emulated clock (``turns.now``), when the caller reads it too; ``delays``: how far behind its records
-    each lineage runs (shards out of step); ``publisher``: where every container's and the judge's alerts
-    go (default: the settings' topic); ``judge_aws``: one judge on each of these clients, each woken as
-    the one deployed judge is (every look made twice at once, by containers that each claimed it: worse
-    than the claims allow), instead of one on ``aws``; ``judge_phase``: the second of the minute its
-    watchdog rule fires at (default: drawn from the first record's second, as a deployment's is fixed
-    when it is created)."""
+    """Every lineage through ``mapping`` (default: as deployed, its tumbling window the function's) into a
+    container of its own (``containers``), and the judge looking on its schedule (``judge``; None: no
+    judge). ``turns``: the emulated clock (``turns.now``), when the caller reads it too."""
     turns = turns or Turns()
     clock = _now(turns)
-    mapping = mapping or dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
-    make = handler or plain_handler(settings)
-    if containers is None:
-        containers = [
-            build_ports(
-                settings, aws_for(number) if aws_for else aws, clock=clock, wall_clock=clock, publisher=publisher
-            )
-            for number in range(len(lineages))
-        ]
-    handlers = [make(ports) for ports in containers]
+    settings = deployment.settings
+    mapping = mapping or EventSourceMapping()
+    deployed = mapping.settings or dataclasses.replace(EVENT_SOURCE, tumbling_window_seconds=settings.window_seconds)
+    containers = containers or Containers()
+    ports = _ports(deployment, containers, len(lineages), clock)
+    make = containers.handler or plain_handler(settings)
+    handlers = [make(container) for container in ports]
+    start = judge.start if judge is not None else None
     first = start if start is not None else _first_second(lineages)
-    watched = tuple(tables) or _tables(lineages)
-    judges: list[JudgeWakeUps] = []
     tickers = [
         backlog
-        for number, behind in enumerate(delays)
-        if first is not None and (backlog := _backlog_reports(containers[number], lineages[number], first, behind))
+        for number, behind in enumerate(mapping.delays)
+        if first is not None and (backlog := _backlog_reports(ports[number], lineages[number], first, behind))
     ]
-    if judge and settings.alert_topic_arn and first is not None:
-        phase = judge_phase if judge_phase is not None else random.Random(first).uniform(0, 60)
-        for clients in judge_aws or [aws]:
-
-            def ticker(turns: Turns, number: int, lanes: list[Lane], clients: AwsClients = clients) -> Ticker:
-                found = build_judge(settings, clients, clock=clock, tables=watched, publisher=publisher)
-                wake_ups = JudgeWakeUps(found, settings.flush_seconds, phase, random.Random(first + number))
-                judges.append(wake_ups)
-                # (deployed a while before the records: its chain runs when the first one comes)
-                times = wake_ups.times(first - DEPLOYED_BEFORE_SECONDS)
-                return Ticker(number, turns, times, wake_ups.wake, lanes, tail_seconds)
-
-            tickers.append(ticker)
+    judges: list[JudgeWakeUps] = []
+    if judge is not None and settings.alert_topic_arn and first is not None:
+        watched = tuple(judge.tables) or _tables(lineages)
+        tickers += _judge_tickers(deployment, judge, watched, first, clock, judges)
     runs, lanes = consume_side_by_side(
-        list(lineages),
-        handlers,
-        list(deliveries) if deliveries is not None else [Deliveries() for _ in lineages],
-        mapping,
-        delivery,
-        turns,
-        tickers,
-        retry_seconds,
-        stream_arns,
-        delays,
+        list(lineages), handlers, dataclasses.replace(mapping, settings=deployed), turns, tickers
     )
     return Emulated(runs, lanes, turns, judges[0].judge if judges else None, judges[0] if judges else None)
+
+
+def _ports(deployment: Deployment, containers: Containers, count: int, clock: Callable[[], float]) -> Sequence[Ports]:
+    """Each container's ports: the given ones, or one set each, on the emulated clock."""
+    if containers.ports is not None:
+        return containers.ports
+    aws_for = containers.aws_for or (lambda _number: deployment.aws)
+    return [
+        build_ports(deployment.settings, aws_for(number), clock=clock, wall_clock=clock, publisher=deployment.publisher)
+        for number in range(count)
+    ]
+
+
+def _judge_tickers(
+    deployment: Deployment,
+    judging: Judging,
+    watched: tuple[str, ...],
+    first: int,
+    clock: Callable[[], float],
+    woken: list[JudgeWakeUps],
+) -> list[TickerFactory]:
+    """A ticker per judge (``judging.clients``, or one on the deployment's), each woken as the deployed one
+    is from ``first`` on; each judge's wake-ups go to ``woken`` once its lane is made."""
+    settings = deployment.settings
+    phase = judging.phase if judging.phase is not None else random.Random(first).uniform(0, 60)
+
+    def on(clients: AwsClients) -> TickerFactory:
+        def ticker(turns: Turns, number: int, lanes: list[Lane]) -> Ticker:
+            found = build_judge(settings, clients, clock=clock, tables=watched, publisher=deployment.publisher)
+            wake_ups = JudgeWakeUps(found, settings.flush_seconds, phase, random.Random(first + number))
+            woken.append(wake_ups)
+            # (deployed a while before the records: its chain runs when the first one comes)
+            times = wake_ups.times(first - DEPLOYED_BEFORE_SECONDS)
+            return Ticker(number, turns, times, wake_ups.wake, lanes, judging.tail_seconds)
+
+        return ticker
+
+    return [on(clients) for clients in judging.clients or [deployment.aws]]
 
 
 @dataclass

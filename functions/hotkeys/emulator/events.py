@@ -6,6 +6,7 @@ import base64
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -73,34 +74,44 @@ def sequence_number(shard_index: int, position: int) -> str:
     return f"{(shard_index + 1) * 10**20 + position:021d}"
 
 
+@dataclass(frozen=True, slots=True)
+class ItemChange:
+    """What one write did to one item, as its stream record tells it: ``INSERT``, ``MODIFY`` or ``REMOVE``
+    (``event_name``), the item's keys, its images after and before, whether DynamoDB's TTL deleted it
+    (``ttl_delete``). Keys and images are plain Python values unless ``typed`` (already DynamoDB JSON)."""
+
+    event_name: str
+    keys: Mapping[str, Any]
+    new_image: Mapping[str, Any] | None = None
+    old_image: Mapping[str, Any] | None = None
+    ttl_delete: bool = False
+    typed: bool = False
+
+
+def _as_streamed(image: Mapping[str, Any] | None, typed: bool) -> dict[str, Any] | None:
+    """Keys or an image as the stream carries them (DynamoDB JSON), a copy."""
+    if image is None:
+        return None
+    return dict(image) if typed else to_dynamodb_json(image)
+
+
 def stream_record(
+    change: ItemChange,
     *,
     table: str,
-    event_name: str,
-    keys: Mapping[str, Any],
     sequence: str,
     event_time: int,
-    new_image: Mapping[str, Any] | None = None,
-    old_image: Mapping[str, Any] | None = None,
-    ttl_delete: bool = False,
     region: str = DEFAULT_REGION,
     account: str = DEFAULT_ACCOUNT,
-    typed: bool = False,
 ) -> dict[str, Any]:
-    """One record. Images are plain Python values unless ``typed`` (already DynamoDB JSON)."""
-
-    def convert(image: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        if image is None:
-            return None
-        return dict(image) if typed else to_dynamodb_json(image)
-
+    """One record: ``change``, at ``sequence`` of ``table``'s stream, written at ``event_time``."""
     stream: dict[str, Any] = {
         "ApproximateCreationDateTime": event_time,
-        "Keys": convert(keys),
+        "Keys": _as_streamed(change.keys, change.typed),
         "SequenceNumber": sequence,
         "StreamViewType": "NEW_AND_OLD_IMAGES",
     }
-    new, old = convert(new_image), convert(old_image)
+    new, old = _as_streamed(change.new_image, change.typed), _as_streamed(change.old_image, change.typed)
     if new is not None:
         stream["NewImage"] = new
     if old is not None:
@@ -108,14 +119,14 @@ def stream_record(
     stream["SizeBytes"] = len(json.dumps([stream.get("Keys"), new, old], separators=(",", ":")))
     record: dict[str, Any] = {
         "eventID": hashlib.sha1(f"{table}/{sequence}".encode()).hexdigest()[:32],
-        "eventName": event_name,
+        "eventName": change.event_name,
         "eventVersion": "1.1",
         "eventSource": "aws:dynamodb",
         "awsRegion": region,
         "dynamodb": stream,
         "eventSourceARN": stream_arn(table, region, account),
     }
-    if ttl_delete:
+    if change.ttl_delete:
         record["userIdentity"] = dict(TTL_IDENTITY)
     return record
 

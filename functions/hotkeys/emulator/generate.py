@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Any
 
 from hotkeys.detector.domain.sizing import image_size, number_size
-from hotkeys.emulator.events import sequence_number, stream_record, to_dynamodb_json
+from hotkeys.emulator.events import ItemChange, sequence_number, stream_record, to_dynamodb_json
 
 T0 = 1_796_083_200  # 2026-12-01T00:00:00Z
 # ``hotkeys generate --zipf``'s default: ordinary traffic, which raises no alert unless --hot (or a steeper
@@ -410,7 +410,9 @@ def stream(workload: Workload) -> Iterator[tuple[int, dict[str, Any]]]:
     positions = [0] * workload.shards
     for when, key, kind in events:
         shard = shard_of(key, workload.shards)
-        yield shard, _record(workload, record_rng, shard, positions[shard], int(when), key, kind)
+        change = _change(workload, record_rng, int(when), key, kind)
+        sequence = sequence_number(shard, positions[shard])
+        yield shard, stream_record(change, table=workload.table, sequence=sequence, event_time=int(when))
         positions[shard] += 1
 
 
@@ -422,23 +424,16 @@ def generate(workload: Workload) -> dict[int, list[dict[str, Any]]]:
     return shards
 
 
-def _record(
-    workload: Workload, rng: random.Random, shard: int, position: int, when: int, key: str, kind: str
-) -> dict[str, Any]:
-    sequence = sequence_number(shard, position)
-    common: dict[str, Any] = {
-        "table": workload.table,
-        "keys": {"pk": key},
-        "sequence": sequence,
-        "event_time": when,
-    }
+def _change(workload: Workload, rng: random.Random, when: int, key: str, kind: str) -> ItemChange:
+    """What one generated write of ``key`` does (``kind``: ``HOT``, ``ttl``, or its event name)."""
+    keys = {"pk": key}
     attributes = attribute_values(key, workload)
     # The item's own attributes: the --attribute values, then its --ttl-values TTL (the same in both images).
     extra: dict[str, str | int] = {**attributes, **ttl_attribute(key, when, workload)}
     if kind == "HOT":
         seat = rng.randint(1, 50_000)
         image = {"pk": key, "seat": seat, **extra, "note": "h" * (880 - len(key) - _attributes_size(extra))}
-        return stream_record(event_name="MODIFY", new_image=image, old_image=image, **common)
+        return ItemChange(event_name="MODIFY", keys=keys, new_image=image, old_image=image)
     size = _item_size(workload, rng)
     large = is_large(key, workload)
     if large:
@@ -447,17 +442,17 @@ def _record(
         # (a TTL deletion's old image keeps the expireAt it always had, after the padding)
         old = _item(key, rng, size, when, attributes, large)
         old["expireAt"] = when - rng.randint(1, 86_400)
-        return stream_record(event_name="REMOVE", old_image=old, ttl_delete=True, **common)
+        return ItemChange(event_name="REMOVE", keys=keys, old_image=old, ttl_delete=True)
     new = _item(key, rng, size, when, extra, large)
     if kind == "INSERT":
-        return stream_record(event_name="INSERT", new_image=new, **common)
+        return ItemChange(event_name="INSERT", keys=keys, new_image=new)
     if kind == "REMOVE":
-        return stream_record(event_name="REMOVE", old_image=_item(key, rng, size, when - 1, extra, large), **common)
+        return ItemChange(event_name="REMOVE", keys=keys, old_image=_item(key, rng, size, when - 1, extra, large))
     # An update changes a few attributes: status, version, timestamp, and sometimes the note.
     old = dict(new, status="NEW", updatedAt=when - rng.randint(1, 3600), version=new["version"] - 1)
     if rng.random() < 0.3:
         old["note"] = "n" * max(0, len(new["note"]) - rng.randint(-200, 200))
-    return stream_record(event_name="MODIFY", new_image=new, old_image=old, **common)
+    return ItemChange(event_name="MODIFY", keys=keys, new_image=new, old_image=old)
 
 
 def shard_id(shard: int) -> str:

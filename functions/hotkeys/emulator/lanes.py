@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from hotkeys.deployment import EventSourceSettings
+from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
 from hotkeys.detector.domain.records import stream_time
 from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun, consume_lineage
 
@@ -344,33 +344,47 @@ def _epoch(text: str) -> int:
     return int(datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp())
 
 
+@dataclass(frozen=True)
+class EventSourceMapping:
+    """How the event source mapping delivers the lineages: its ``settings`` (None: as deployed,
+    ``EVENT_SOURCE``, whose tumbling window is the function's: ``emulation`` takes it from the function's
+    settings), the emulation's choices where the documentation leaves room (``delivery``, and each
+    lineage's ``deliveries``: a clean run where none are given), each lineage's stream ARN, how far behind
+    its records each lineage runs (``delays``) and how much later each further attempt of a failed batch
+    runs (``retry_seconds``: module doc)."""
+
+    settings: EventSourceSettings | None = None
+    delivery: Delivery | None = None
+    deliveries: Sequence[Deliveries] = ()
+    stream_arns: Sequence[str | None] = ()
+    delays: Sequence[float] = ()
+    retry_seconds: float = 0.0
+
+
 def consume_side_by_side(
     lineages: list[Lineage],
     handlers: list[Invoke],
-    deliveries: list[Deliveries],
-    settings: EventSourceSettings,
-    delivery: Delivery | None = None,
+    mapping: EventSourceMapping,
     turns: Turns | None = None,
     tickers: Sequence[TickerFactory] = (),
-    retry_seconds: float = 0.0,
-    stream_arns: Sequence[str | None] = (),
-    delays: Sequence[float] = (),
 ) -> tuple[list[list[ShardRun]], list[Lane]]:
-    """Every lineage through the ESM emulation (its own handler, i.e. container, and deliveries), one
-    invocation at a time in emulated-time order; ``tickers`` (made with the turns, their lane number and
-    the shards' lanes) act in the same order."""
+    """Every lineage through the ESM emulation (its own handler, i.e. container), as ``mapping`` delivers
+    it, one invocation at a time in emulated-time order; ``tickers`` (made with the turns, their lane
+    number and the shards' lanes) act in the same order."""
     turns = turns or Turns()
-    behind = list(delays) or [0.0] * len(lineages)
+    settings = mapping.settings or EVENT_SOURCE
+    deliveries = list(mapping.deliveries) or [Deliveries() for _ in lineages]
+    behind = list(mapping.delays) or [0.0] * len(lineages)
     lanes = [
-        Lane(number, turns, lineage, inner, settings, retry_seconds, behind[number])
+        Lane(number, turns, lineage, inner, settings, mapping.retry_seconds, behind[number])
         for number, (lineage, inner) in enumerate(zip(lineages, deliveries, strict=True))
     ]
     clocks = [make(turns, len(lanes) + number, lanes) for number, make in enumerate(tickers)]
 
-    arns = list(stream_arns) or [None] * len(lanes)
+    arns = list(mapping.stream_arns) or [None] * len(lanes)
 
     def job(lane: Lane, handler: Invoke, arn: str | None) -> Callable[[], list[ShardRun]]:
-        return lambda: consume_lineage(lane.wrap(handler), lane.feeds(), settings, lane, arn, delivery)
+        return lambda: consume_lineage(lane.wrap(handler), lane.feeds(), settings, lane, arn, mapping.delivery)
 
     jobs: list[Callable[[], Any]] = [
         job(lane, handler, arn) for lane, handler, arn in zip(lanes, handlers, arns, strict=True)

@@ -89,25 +89,34 @@ class RangeNotRead(Exception):
         )
 
 
+@dataclass(frozen=True)
+class ShardRange:
+    """Records of one shard of a stream, from ``start`` to ``end`` (sequence numbers, inclusive): what a
+    dead-lettered batch points at."""
+
+    stream_arn: str
+    shard_id: str
+    start: str
+    end: str
+
+
 def read_range(
     streams: DynamoDBStreamsClient,
-    arn: str,
-    shard_id: str,
-    start: str,
-    end: str,
+    wanted: ShardRange,
     page: int = 1000,
     empty_pages_limit: int = EMPTY_PAGES_LIMIT,
 ) -> Iterator[dict[str, Any]]:
-    """Records of one shard from ``start`` to ``end`` (sequence numbers, inclusive), Lambda-shaped.
+    """The records of ``wanted``, Lambda-shaped.
 
-    The range is read once a record at or past ``end`` is seen (sequence numbers grow within a shard)
+    The range is read once a record at or past its ``end`` is seen (sequence numbers grow within a shard)
     or the shard is closed (no ``NextShardIterator``: "the shard has been closed and the requested
     iterator will not return any more data"). An empty page is not the end: the next iterator is
     followed. Raises RangeNotRead, after yielding what it read, if an open shard answers
     ``empty_pages_limit`` empty pages in a row first.
     """
+    arn, shard_id, end = wanted.stream_arn, wanted.shard_id, wanted.end
     iterator = streams.get_shard_iterator(
-        StreamArn=arn, ShardId=shard_id, ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=start
+        StreamArn=arn, ShardId=shard_id, ShardIteratorType="AT_SEQUENCE_NUMBER", SequenceNumber=wanted.start
     )["ShardIterator"]
     last = int(end)
     read, empty, last_read = 0, 0, None
