@@ -166,6 +166,11 @@ class HotKeyDetector(Construct):
         return env
 
     def _grant(self, tables: Sequence[WatchedTable], table_keys: Sequence[str]) -> None:
+        """The consumer's environment and role: the stack's own resources, then the tables it reads."""
+        self._grant_own_resources()
+        self._grant_source_tables(tables, table_keys)
+
+    def _grant_own_resources(self) -> None:
         function = self.consumer.function
         function.add_environment("STATS_TABLE_NAME", self.stats.table.table_name)
         function.add_environment("ALERT_TOPIC_ARN", self.alerts.topic.topic_arn)
@@ -219,6 +224,9 @@ class HotKeyDetector(Construct):
                     conditions={"StringEquals": {"kms:ViaService": f"s3.{Stack.of(self).region}.amazonaws.com"}},
                 )
             )
+
+    def _grant_source_tables(self, tables: Sequence[WatchedTable], table_keys: Sequence[str]) -> None:
+        role = self.consumer.role
         role.add_to_policy(
             iam.PolicyStatement(
                 sid="DescribeSourceTables",

@@ -111,6 +111,10 @@ EQUIVALENT: dict[str, str] = {
     "judge.Judge._look_at: `windows = {**{window: found for window, found in memory.kept…6aef5bef ⟨first <= window < unkept⟩` '<' -> '<='": (
         "unkept is the first window not kept (or one past the latest, where nothing is kept): never in kept"
     ),
+    "judge.Judge._apply: `return False` False -> True #3": (
+        "a resend decided again in the same look: a message that went out leaves nothing owed; one sent but not "
+        "confirmed is never sent twice (the container remembers it), only confirmed once more; a refusal raises first"
+    ),
     "judge.Judge._apply: `return False` False -> True": (
         "deciding again on the same look finds nothing more: the raised peak is already the incident's, and the "
         "message and resolution checks give what they gave on it"
@@ -141,16 +145,14 @@ EQUIVALENT: dict[str, str] = {
     "sizing._element_size: `if type(raw) is str and raw.isdigit() and raw.isascii() and …ecd9ae26 ⟨len(raw) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
     "sizing.image_size: `if raw.isdigit() and raw.isascii() and (len(raw) <= MAX_NUMBER_DIGITS) ⟨len(raw) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
     "sizing.image_size: `if dot and digits.isdigit() and digits.isascii() and (len(di…f6f3ef4c ⟨len(digits) <= MAX_NUMBER_DIGITS⟩` '<=' -> '<'": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is'": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None` if c -> if not c #3": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is' #2": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None` if c -> if not c #2": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None ⟨raw is not None⟩` 'is not' -> 'is' #3": _FAST_PATH_OFF,
-    "sizing.image_size: `if raw is not None` if c -> if not c": _FAST_PATH_OFF,
-    "sizing.image_size: `if type(raw) is dict ⟨type(raw) is dict⟩` 'is' -> 'is not'": (
+    "sizing.image_size: `if raw is not None and type(raw) is str ⟨raw is not None⟩` 'is not' -> 'is'": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is None ⟨raw is None⟩` 'is' -> 'is not'": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is None` if c -> if not c": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None and type(raw) is dict ⟨raw is not None⟩` 'is not' -> 'is'": _FAST_PATH_OFF,
+    "sizing.image_size: `if raw is not None and type(raw) is dict ⟨type(raw) is dict⟩` 'is' -> 'is not'": (
         _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
     ),
-    "sizing.image_size: `if type(raw) is dict` if c -> if not c": (
+    "sizing.image_size: `if raw is not None and type(raw) is dict ⟨raw is not None and type(raw) is dict⟩` 'and' -> 'or'": (
         _FAST_PATH_OFF + "; a map that is not a dict reaches image_size, which rejects it as value_size does"
     ),
     "sizing.image_sizes: `shared += 1` '+=' -> '-='": (

@@ -1,15 +1,30 @@
-"""Functions stay short enough to read at once: no function under functions/ has a body (its statements,
-after the docstring) over 60 lines unless the reason is stated here."""
+"""Code stays short enough to read at once: no function under functions/ or infra/ has a body (its statements,
+after the docstring) over 60 lines unless the reason is stated here, and no module there is over 600 lines."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-SOURCES = Path(__file__).resolve().parents[2] / "functions"
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ROOT / "functions"
 LIMIT = 60
+MODULE_LIMIT = 600
+_CONSTRUCTOR = "a CDK construct's constructor: it declares its resources in the order the template lists them"
 # A long function and why it stays whole.
-STATED: dict[str, str] = {}
+STATED: dict[str, str] = {
+    "infra/archive_bucket.py:__init__": _CONSTRUCTOR,
+    "infra/detector.py:__init__": _CONSTRUCTOR,
+    "infra/detector_function.py:__init__": _CONSTRUCTOR,
+    "infra/judge.py:__init__": _CONSTRUCTOR,
+    "infra/stream_mapping.py:__init__": _CONSTRUCTOR,
+    "infra/throttle_explainer.py:__init__": _CONSTRUCTOR,
+}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = [(path.relative_to(SOURCES).as_posix(), path) for path in SOURCES.rglob("*.py")]
+    return found + [(path.relative_to(ROOT).as_posix(), path) for path in (ROOT / "infra").glob("*.py")]
 
 
 def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
@@ -22,15 +37,21 @@ def _body_lines(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 
 def _long_functions() -> dict[str, int]:
     found = {}
-    for path in SOURCES.rglob("*.py"):
+    for name, path in _modules():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _body_lines(node) > LIMIT:
-                found[f"{path.relative_to(SOURCES).as_posix()}:{node.name}"] = _body_lines(node)
+                found[f"{name}:{node.name}"] = _body_lines(node)
     return found
 
 
 def test_no_function_is_long_without_a_stated_reason() -> None:
     assert set(_long_functions()) == set(STATED), _long_functions()
+
+
+def test_no_module_is_over_six_hundred_lines() -> None:
+    lengths = {name: len(path.read_text().splitlines()) for name, path in _modules()}
+    assert "hotkeys/cli/main.py" in lengths and "infra/stack.py" in lengths
+    assert {name: length for name, length in lengths.items() if length > MODULE_LIMIT} == {}
 
 
 def test_the_measure_counts_statements_not_the_signature_or_docstring() -> None:
