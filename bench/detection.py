@@ -80,9 +80,33 @@ def peak_rate(seconds: Counter[int], span: int = 10) -> float:
 
 
 def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
+    records, truth = workload(zipf, keys, seed)
+    publisher, stats = _emulate(f"quality-{zipf}-{keys}", records)
+    firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
+    should = {k for k, s in truth.items() if first_crossing(s) is not None}
+    must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}
+    detected = set(firing) & should
+    worst_share, worst_heavy = _worst_errors(stats, truth)
+    return {
+        "zipf": zipf,
+        "keys": keys,
+        "records": len(records),
+        "should_alert": sorted(should),
+        "alerted": sorted(firing),
+        "recall": len(detected) / len(should) if should else 1.0,
+        "precision": len(detected) / len(firing) if firing else 1.0,
+        "false_alerts_at_or_below_half": sorted(set(firing) & must_not),
+        "max_delay_seconds": max(_delays(publisher, truth, detected), default=0),
+        "max_error_of_window_total": round(worst_share, 5),
+        "max_relative_error_keys_over_1pct": round(worst_heavy, 4),
+    }
+
+
+def _emulate(name: str, records: list[dict[str, Any]]) -> tuple[CapturingPublisher, Any]:
+    """The shard's records through the deployment on the current (moto) endpoint, into a fresh stats table
+    ``name``: the alerts as published, and the stats store the figures are read from."""
     import boto3
 
-    from hotkeys.cli.top import window_figures, windows_in_range
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
@@ -90,8 +114,6 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
     from hotkeys.emulator.lanes import Turns
     from hotkeys.emulator.local import create_stats_table
 
-    records, truth = workload(zipf, keys, seed)
-    name = f"quality-{zipf}-{keys}"
     create_stats_table(boto3.client("dynamodb"), name)
     table = boto3.resource("dynamodb").Table(name)
     settings = Settings(
@@ -109,18 +131,27 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
         judge=Judging(tables=("quality",)),
         turns=turns,
     )
-    firing = {a.key: a for a in publisher.alerts if a.status == "firing"}
-    should = {k for k, s in truth.items() if first_crossing(s) is not None}
-    must_not = {k for k, s in truth.items() if peak_rate(s) <= 0.5 * LIMIT}
-    detected = set(firing) & should
+    return publisher, stats
+
+
+def _delays(publisher: CapturingPublisher, truth: dict[str, Counter[int]], detected: set[str]) -> list[int]:
+    """Seconds from each detected key's crossing to its first published alert."""
     delays = []
     for key in detected:
         crossing = first_crossing(truth[key])
         fired = next(at for at, a in zip(publisher.times, publisher.alerts, strict=True) if a.key == key)
         delays.append(round(fired - crossing) if crossing is not None else 0)
+    return delays
+
+
+def _worst_errors(stats: Any, truth: dict[str, Counter[int]]) -> tuple[float, float]:
+    """The stored figures against the exact counts: the worst |estimate - exact| / window total over every
+    reported key, and the worst relative error of keys holding at least 1% of their window."""
+    from hotkeys.cli.top import window_figures, windows_in_range
+
     figures = window_figures(stats, windows_in_range(stats, since=0, last=None, until=2**40, table=None))
-    worst_share = 0.0  # |estimate - exact| / window total, over every reported key
-    worst_heavy = 0.0  # relative error of keys holding at least 1% of their window
+    worst_share = 0.0
+    worst_heavy = 0.0
     for window in figures:
         exact: Counter[str] = Counter()
         for key, seconds in truth.items():
@@ -131,16 +162,4 @@ def evaluate(zipf: float, keys: int, seed: int = 1) -> dict[str, Any]:
             worst_share = max(worst_share, error / window.wcu)
             if exact[key] >= 0.01 * window.wcu:
                 worst_heavy = max(worst_heavy, error / exact[key])
-    return {
-        "zipf": zipf,
-        "keys": keys,
-        "records": len(records),
-        "should_alert": sorted(should),
-        "alerted": sorted(firing),
-        "recall": len(detected) / len(should) if should else 1.0,
-        "precision": len(detected) / len(firing) if firing else 1.0,
-        "false_alerts_at_or_below_half": sorted(set(firing) & must_not),
-        "max_delay_seconds": max(delays, default=0),
-        "max_error_of_window_total": round(worst_share, 5),
-        "max_relative_error_keys_over_1pct": round(worst_heavy, 4),
-    }
+    return worst_share, worst_heavy

@@ -15,8 +15,17 @@ def _mark(ok: bool) -> str:
 
 
 def render(results: dict[str, Any]) -> str:
+    lines = _workload(results) + _processing_cost(results["cost"]) + _writes(results["writes"])
+    lines += _detection(results.get("detection", []))
+    lines += _latency()
+    lines += _requests()
+    lines += _soak()
+    return "\n".join(lines)
+
+
+def _workload(results: dict[str, Any]) -> list[str]:
     cost = results["cost"]
-    lines = [
+    return [
         "# Benchmarks",
         "",
         "Produced by `make bench` (`python -m bench.run`), which rewrites this file and",
@@ -28,6 +37,11 @@ def render(results: dict[str, Any]) -> str:
         f"1,000 records/s for {results['records'] // 1000} s ({results['records']:,} records, "
         f"{cost['bytes_per_record']:,.0f} bytes of event JSON per record).",
         "",
+    ]
+
+
+def _processing_cost(cost: dict[str, Any]) -> list[str]:
+    return [
         "## Per-record processing cost (batch size 1,000)",
         "",
         "What a Lambda container bills (the runtime's parse, GC and the handler in a process holding only",
@@ -54,6 +68,11 @@ def render(results: dict[str, Any]) -> str:
         "naive consumer's is deserialization. The naive consumer's real cost is far higher than shown:",
         "its 1,000 UpdateItem calls per 1,000 records are stubbed here (each a network round trip).",
         "",
+    ]
+
+
+def _writes(writes: dict[str, Any]) -> list[str]:
+    lines = [
         "## Stats-table writes per 1,000 stream records",
         "",
         "Through the event-source-mapping emulation and the real handler against in-process moto;",
@@ -63,7 +82,7 @@ def render(results: dict[str, Any]) -> str:
         "| mapping | write requests / 1,000 records | stats WCU / 1,000 records | source WCU / 1,000 records | target |",
         "|---|---:|---:|---:|---|",
     ]
-    for label, figures in results["writes"].items():
+    for label, figures in writes.items():
         target = TARGET_WRITES.get(label)
         verdict = f"≤ {target:g}: {_mark(figures['requests_per_1000'] <= target)}" if target else ""
         if label == "batch 1000, tumbling 60 s":
@@ -72,7 +91,7 @@ def render(results: dict[str, Any]) -> str:
             f"| {label} | {figures['requests_per_1000']:.2f} | {figures['wcu_per_1000']:.2f} | "
             f"{figures['source_wcu_per_1000']:.0f} | {verdict} |"
         )
-    deployed = results["writes"].get("batch 1000, tumbling 60 s")
+    deployed = writes.get("batch 1000, tumbling 60 s")
     if deployed:
         share = deployed["wcu_per_1000"] / deployed["source_wcu_per_1000"] * 100
         lines += [
@@ -83,11 +102,7 @@ def render(results: dict[str, Any]) -> str:
             "degraded mode of a plain invocation) every batch writes its own snapshot.",
             "",
         ]
-    lines += _detection(results.get("detection", []))
-    lines += _latency()
-    lines += _requests()
-    lines += _soak()
-    return "\n".join(lines)
+    return lines
 
 
 def _detection(rows: list[dict[str, Any]]) -> list[str]:
