@@ -472,6 +472,26 @@ def _merge_partial(results: list[dict[str, Any]], command: str, records_per_cell
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.child:
+        print(json.dumps(child(*args.child)))
+        return 0
+    if args.matrix_child:
+        folder, composite, indexes, proposed = args.matrix_child
+        print(json.dumps(matrix_child(folder, composite == "True", int(indexes), proposed == "True")))
+        return 0
+    if args.report_only:
+        _rewrite_report(args.records)
+        return 0
+    if args.part in ("matrix", "all"):
+        _matrix_part(args, argv)
+        if args.part == "matrix":
+            return 0
+    _gc_part(args.seconds, argv)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", nargs=2, metavar=("MODE", "FOLDER"), help=argparse.SUPPRESS)
     parser.add_argument(
@@ -484,39 +504,39 @@ def main(argv: list[str] | None = None) -> int:
         "--report-only", action="store_true", help="rewrite the report from docs/lambda-process-latest.json"
     )
     parser.add_argument("--only", default="", help="only the matrix cells whose name contains this text")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _rewrite_report(records: int) -> None:
+    """The report rewritten from the committed output, without measuring."""
+    import re
+
+    output = json.loads(OUTPUT.read_text())
+    found = re.search(r"measured (\d{4}-\d\d-\d\d)", REPORT.read_text())
+    write_report(output["cells"], records, found.group(1) if found else "", output.get("partial_runs"))
+
+
+def _matrix_part(args: argparse.Namespace, argv: list[str] | None) -> None:
     from bench.measurements import append, command_line
 
-    if args.child:
-        print(json.dumps(child(*args.child)))
-        return 0
-    if args.matrix_child:
-        folder, composite, indexes, proposed = args.matrix_child
-        print(json.dumps(matrix_child(folder, composite == "True", int(indexes), proposed == "True")))
-        return 0
-    if args.report_only:  # rewrite the report from the committed output, without measuring
-        output = json.loads(OUTPUT.read_text())
-        import re
+    results = run_matrix(args.records, args.only)
+    print(matrix_table(results))
+    print("\n".join(verdicts(results)))
+    append(command_line("bench.lambda_process", argv), lines=[matrix_table(results), "", *verdicts(results)])
+    if not args.only:
+        OUTPUT.write_text(json.dumps({"cells": results}, indent=1) + "\n")
+        write_report(results, args.records)
+    else:  # a partial run replaces its own cells in the committed output; the report names them
+        _merge_partial(results, command_line("bench.lambda_process", argv), args.records)
+    print(f"(written to {REPORT.relative_to(REPORT.parent.parent)} and {OUTPUT.relative_to(OUTPUT.parent.parent)})")
 
-        found = re.search(r"measured (\d{4}-\d\d-\d\d)", REPORT.read_text())
-        write_report(output["cells"], args.records, found.group(1) if found else "", output.get("partial_runs"))
-        return 0
-    if args.part in ("matrix", "all"):
-        results = run_matrix(args.records, args.only)
-        print(matrix_table(results))
-        print("\n".join(verdicts(results)))
-        append(command_line("bench.lambda_process", argv), lines=[matrix_table(results), "", *verdicts(results)])
-        if not args.only:
-            OUTPUT.write_text(json.dumps({"cells": results}, indent=1) + "\n")
-            write_report(results, args.records)
-        else:  # a partial run replaces its own cells in the committed output; the report names them
-            _merge_partial(results, command_line("bench.lambda_process", argv), args.records)
-        print(f"(written to {REPORT.relative_to(REPORT.parent.parent)} and {OUTPUT.relative_to(OUTPUT.parent.parent)})")
-        if args.part == "matrix":
-            return 0
+
+def _gc_part(seconds: int, argv: list[str] | None) -> None:
+    """Each garbage-collection policy in its own interpreter over the same events, and their ratios."""
+    from bench.measurements import append, command_line
     from bench.run import zipf_records
 
-    records = zipf_records(rate=1000, duration=args.seconds)
+    records = zipf_records(rate=1000, duration=seconds)
     with tempfile.TemporaryDirectory() as folder:
         write_events(folder, records, 1000)
         del records
@@ -538,7 +558,6 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print("\n".join(ratios))
     append(command_line("bench.lambda_process", argv) + " (part gc)", {"policies": results}, ratios)
-    return 0
 
 
 if __name__ == "__main__":

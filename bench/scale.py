@@ -33,6 +33,7 @@ import sys
 import time
 import zlib
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -420,6 +421,63 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     """The snapshot writes of the steady windows counted by the detector: each a stream record of the
     stats table (INSERT, then MODIFY with the item as it was), through the real pipeline on
     ``stream_shards`` shards, and `top`'s figures read back: each target's busiest key and its peak rate."""
+    writes: list[Write] = [w for w in result["log"].snapshots if w.window >= result["steady_from"]]
+    lineages = [
+        [(f"shardId-{number}", _stream_of(writes, sized, number, stream_shards))] for number in range(stream_shards)
+    ]
+    return {"records": len(writes), "peaks": _peaks(_counted_figures(lineages))}
+
+
+# The stats table, as a watched table.
+_OWN_SOURCE = "hotkeys-stats"
+
+
+def _stats_item(write: Write, sized: list[Sized]) -> dict[str, Any]:
+    """The snapshot item ``write`` puts: its pool's sized item under the write's keys."""
+    from hotkeys.detector.consumer.layout import heads_pk
+    from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
+
+    pool = sized[pool_of(write.shard, sized)].item
+    return {
+        **pool,
+        "pk": segment_pk(TABLE, write.window, write.shard),
+        "table_name": TABLE,
+        "window_start": write.window,
+        "shard_id": write.shard,
+        "instance_closed": write.final,
+        "heads_pk": heads_pk(TABLE, write.bucket),
+        "heads_sk": heads_sk(write.window, write.shard, str(pool["sk"])),
+    }
+
+
+def _stream_of(writes: list[Write], sized: list[Sized], number: int, stream_shards: int) -> Iterator[dict[str, Any]]:
+    """Stream shard ``number``'s records of the stats table: the writes of the snapshot shards it holds."""
+    from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
+
+    before: dict[str, dict[str, Any]] = {}
+    position = 0
+    for write in writes:
+        if zlib.crc32(write.shard.encode()) % stream_shards != number:
+            continue
+        item = _stats_item(write, sized)
+        old = before.get(item["pk"])
+        before[item["pk"]] = item
+        position += 1
+        yield stream_record(
+            ItemChange(
+                event_name="MODIFY" if old else "INSERT",
+                keys={"pk": item["pk"], "sk": item["sk"]},
+                new_image=item,
+                old_image=old,
+            ),
+            table=_OWN_SOURCE,
+            sequence=sequence_number(number, position),
+            event_time=int(write.at),
+        )
+
+
+def _counted_figures(lineages: list[Any]) -> list[Any]:
+    """The stream through the deployed pipeline on in-process moto, and `top`'s figures of every window."""
     import boto3
     from moto import mock_aws
 
@@ -427,61 +485,24 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
     from hotkeys.detector.adapters.aws import AwsClients
     from hotkeys.detector.adapters.stats_store import DynamoStatsStore
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.consumer.layout import heads_pk
-    from hotkeys.detector.consumer.snapshots import heads_sk, segment_pk
-    from hotkeys.detector.domain.rate import rate_of
     from hotkeys.emulator.emulation import Deployment, emulate
-    from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
     from hotkeys.emulator.local import create_stats_table
-
-    source = "hotkeys-stats"  # the stats table, as a watched table
-    writes: list[Write] = [w for w in result["log"].snapshots if w.window >= result["steady_from"]]
-
-    def item_of(write: Write) -> dict[str, Any]:
-        pool = sized[pool_of(write.shard, sized)].item
-        return {
-            **pool,
-            "pk": segment_pk(TABLE, write.window, write.shard),
-            "table_name": TABLE,
-            "window_start": write.window,
-            "shard_id": write.shard,
-            "instance_closed": write.final,
-            "heads_pk": heads_pk(TABLE, write.bucket),
-            "heads_sk": heads_sk(write.window, write.shard, str(pool["sk"])),
-        }
-
-    def lane(number: int) -> Any:
-        before: dict[str, dict[str, Any]] = {}
-        position = 0
-        for write in writes:
-            if zlib.crc32(write.shard.encode()) % stream_shards != number:
-                continue
-            item = item_of(write)
-            old = before.get(item["pk"])
-            before[item["pk"]] = item
-            position += 1
-            yield stream_record(
-                ItemChange(
-                    event_name="MODIFY" if old else "INSERT",
-                    keys={"pk": item["pk"], "sk": item["sk"]},
-                    new_image=item,
-                    old_image=old,
-                ),
-                table=source,
-                sequence=sequence_number(number, position),
-                event_time=int(write.at),
-            )
 
     with mock_aws():
         client = boto3.client("dynamodb")
-        create_stats_table(client, source)  # its key schema and window-heads index, for DescribeTable
+        create_stats_table(client, _OWN_SOURCE)  # its key schema and window-heads index, for DescribeTable
         create_stats_table(client, "own-stats")
         settings = Settings(stats_table_name="own-stats")
-        lineages = [[(f"shardId-{number}", lane(number))] for number in range(stream_shards)]
         emulate(Deployment(settings, AwsClients()), lineages, judge=None)
         store = DynamoStatsStore(boto3.resource("dynamodb").Table("own-stats"))
-        windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=source)
-        figures = window_figures(store, windows, ALL_INDEXES)
+        windows = windows_in_range(store, since=0, last=None, until=T0 + 10**6, table=_OWN_SOURCE)
+        return window_figures(store, windows, ALL_INDEXES)
+
+
+def _peaks(figures: list[Any]) -> dict[str, dict[str, Any]]:
+    """Each target's (the table's, each index's) busiest key over the windows, and its peak rate."""
+    from hotkeys.detector.domain.rate import rate_of
+
     peaks: dict[str, dict[str, Any]] = {}
     for window in figures:
         target = window.index or "table"
@@ -489,7 +510,7 @@ def own_counting(result: dict[str, Any], sized: list[Sized], stream_shards: int 
             rate = rate_of(entry, window.bound(key), window.last_event, window.alert_min_span_seconds).wcu_per_second
             if rate > peaks.get(target, {"peak_wcu_per_second": -1.0})["peak_wcu_per_second"]:
                 peaks[target] = {"key": key, "peak_wcu_per_second": round(rate, 1), "window_start": window.window_start}
-    return {"records": len(writes), "peaks": peaks}
+    return peaks
 
 
 def main(argv: list[str] | None = None) -> int:
