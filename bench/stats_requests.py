@@ -47,72 +47,40 @@ import json
 import logging
 import os
 import platform
-import random
 import resource
 import sys
 import time
 import urllib.request
 import uuid
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from bench.lanes import Lane, Turns, moto_environment
-from bench.shapes import T0, TABLE, zipf_key
-from hotkeys.emulator.events import ItemChange, sequence_number, stream_record, to_dynamodb_json
+from bench.shapes import T0, TABLE
+from bench.stats_requests_model import (
+    WINDOW,
+    Counting,
+    Measured,
+    Run,
+    ScaledSettings,
+    counted_clients,
+    create_resources,
+    function_sees,
+    shard_records,
+)
 
 if TYPE_CHECKING:
-    import boto3
-
-    from hotkeys.deployment import EventSourceSettings
     from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "stats-requests-latest.json"
 TARGET = 0.2
 STATS_OPERATIONS = ("PutItem", "UpdateItem", "Query", "GetItem", "DeleteItem", "BatchWriteItem", "BatchGetItem")
-WINDOW = 60
 # The second of the minute the judge's watchdog fires at (any: its chain looks just after each boundary).
 JUDGE_PHASE = 37.0
-PARTITION_LIMIT = 1000  # WCU/s one partition serves: the detector's default
-
-
-@dataclass(frozen=True)
-class Run:
-    shards: int
-    rate: int  # records per second per shard
-    indexes: str  # "spread" or "3 values"
-    windows: int = 3
-    body: int = 850  # bytes of the items' filler: ~1 KB items, 1 WCU each
-    # Seconds of records per batch: 1 as a saturated shard's batches of 1,000 fill; more (up to the 5 s
-    # batching window) cuts the invocations a wide run takes turns for, not the requests (they follow
-    # flushes, in event time).
-    batch_seconds: int = 1
-
-    @property
-    def limit(self) -> int:
-        """The partition limit the detector runs with: the shard's write units per second (saturated).
-        1,000 (the real one) at 1,000 records/s of ~1 KB; scaled down with the rate (module doc)."""
-        return self.rate
-
-    @property
-    def scale(self) -> float:
-        return self.limit / PARTITION_LIMIT
-
-    @property
-    def name(self) -> str:
-        scaled = "" if self.limit == PARTITION_LIMIT else f" (scaled: limit {self.limit} WCU/s)"
-        if self.batch_seconds != 1:
-            scaled += f", batches of {self.batch_seconds} s"
-        return (
-            f"{self.shards} shard{'s' if self.shards > 1 else ''}, {self.rate:,} records/s of ~1 KB{scaled}, "
-            f"index keys: {self.indexes}"
-        )
-
 
 RUNS = (
     Run(1, 1000, "spread"),
@@ -126,179 +94,6 @@ WIDE = (Run(10, 10, "3 values"), Run(100, 10, "3 values"), Run(100, 10, "spread"
 PROCESSES = 20
 # No message from any worker for this long: one of them died without saying so.
 STALL_SECONDS = 600
-
-
-def shard_records(run: Run, shard: int, seed: int = 1) -> list[dict[str, Any]]:
-    """The shard's records. Images are DynamoDB JSON whose attribute values are shared between records
-    (read-only, as the handler reads them): a 100-shard run holds 180,000 records at once, and one
-    typed-value dict per attribute and record would be most of the benchmark's memory."""
-    rng = random.Random(seed * 1000 + shard)
-    body = "x" * run.body
-    values: dict[Any, dict[str, Any]] = {}
-
-    def typed(image: dict[str, Any]) -> dict[str, Any]:
-        out = {}
-        for name, value in image.items():
-            shared = values.get(value)
-            if shared is None:
-                shared = values[value] = to_dynamodb_json({name: value})[name]
-            out[name] = shared
-        return out
-
-    out = []
-    for position in range(run.rate * WINDOW * run.windows):
-        key = f"s{shard}#{zipf_key(rng)}"
-        item: dict[str, Any] = {"pk": key, "body": body, "ts": str(T0 + position)}
-        for number in range(5):
-            item[f"a{number}"] = (
-                rng.choice(("alpha", "beta", "gamma")) if run.indexes == "3 values" else f"v{rng.randrange(10_000)}"
-            )
-        draw = rng.random()
-        if draw < 0.3:
-            name, new, old, ttl = "INSERT", item, None, False
-        elif draw < 0.8:
-            name, new, old, ttl = "MODIFY", item, {**item, "ts": str(T0)}, False
-        elif draw < 0.9:
-            name, new, old, ttl = "REMOVE", None, item, False
-        else:
-            name, new, old, ttl = "REMOVE", None, {**item, "expireAt": T0 - 3600}, True
-        out.append(
-            stream_record(
-                ItemChange(
-                    event_name=name,
-                    keys=typed({"pk": key}),
-                    new_image=typed(new) if new is not None else None,
-                    old_image=typed(old) if old is not None else None,
-                    ttl_delete=ttl,
-                    typed=True,
-                ),
-                table=TABLE,
-                sequence=sequence_number(shard, position),
-                event_time=T0 + position // run.rate,
-            )
-        )
-    values.clear()
-    return out
-
-
-class Counting:
-    """Requests per operation, from botocore's provide-client-params hook on a container's clients."""
-
-    def __init__(self, stats_table: str) -> None:
-        self.stats_table = stats_table
-        self.stats: Counter[str] = Counter()  # operation (and index for Query) → requests
-        self.other: Counter[str] = Counter()
-        self.sources: Counter[str] = Counter()  # "operation: adapter method ← its caller" → requests
-
-    def attach(self, aws: AwsClients) -> None:
-        for client in (
-            aws.resource("dynamodb").meta.client,
-            aws.client("dynamodb"),
-            aws.client("sns"),
-            aws.client("s3"),
-        ):
-            client.meta.events.register("provide-client-params.*.*", self._count)
-
-    def _count(self, model: Any, params: dict[str, Any], **_: Any) -> None:
-        if params.get("TableName") == self.stats_table:
-            index = params.get("IndexName")
-            self.stats[f"{model.name} ({index})" if index else model.name] += 1
-            self.sources[f"{model.name}: {_source()}"] += 1
-        else:
-            self.other[model.name] += 1
-
-
-def _source() -> str:
-    """The detector's adapter method that made the request, and the detector function that called it."""
-    frame: FrameType | None = sys._getframe(2)
-    adapter = caller = None
-    while frame is not None:
-        path = frame.f_code.co_filename.replace(os.sep, "/")
-        if "hotkeys/detector/" in path and not path.endswith("stats_schema.py"):
-            name = frame.f_code.co_qualname
-            if adapter is None and "/adapters/" in path:
-                adapter = name
-            elif adapter is not None and "/adapters/" not in path:
-                caller = name
-                break
-        frame = frame.f_back
-    return f"{adapter} ← {caller}"
-
-
-@dataclass(frozen=True)
-class ScaledSettings:
-    """The detector's settings and its event source mapping's, both scaled with the run (module doc)."""
-
-    settings: Settings
-    mapping: EventSourceSettings
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What a run counted: the requests, the incidents stored, the records and the invocations."""
-
-    counting: Counting
-    incidents: list[dict[str, Any]]
-    records: int
-    invocations: int
-
-
-def _resources(run: Run, suffix: str) -> ScaledSettings:
-    """The stats table, the source table (five GSIs), the alert topic and the archive bucket on the current
-    endpoint; returns the detector's settings and the mapping's (both scaled with the run)."""
-    import boto3
-
-    from bench.shapes import table_description
-    from hotkeys.deployment import EVENT_SOURCE
-    from hotkeys.detector.config import Settings, default_of
-    from hotkeys.emulator.local import create_stats_table
-
-    dynamodb = boto3.client("dynamodb")
-    create_stats_table(dynamodb, f"stats-{suffix}")
-    description = table_description([{"AttributeName": "pk", "KeyType": "HASH"}], 5)["Table"]
-    dynamodb.create_table(
-        TableName=TABLE,
-        KeySchema=description["KeySchema"],
-        AttributeDefinitions=description["AttributeDefinitions"],
-        GlobalSecondaryIndexes=[
-            {"IndexName": index["IndexName"], "KeySchema": index["KeySchema"], "Projection": index["Projection"]}
-            for index in description["GlobalSecondaryIndexes"]
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
-    topic = boto3.client("sns").create_topic(Name=f"alerts-{suffix}")["TopicArn"]
-    boto3.client("s3").create_bucket(Bucket=f"archive-{suffix}")
-    settings = Settings(
-        stats_table_name=f"stats-{suffix}",
-        alert_topic_arn=topic,
-        archive_bucket_name=f"archive-{suffix}",
-        ttl_attribute="expireAt",
-        partition_wcu_limit=run.limit,
-        share_min_wcu=round(default_of("share_min_wcu") * run.scale),
-    )
-    # The mapping's batches fill in as much event time as a saturated shard's 1,000 records do.
-    batch = max(1, round(EVENT_SOURCE.batch_size * run.scale)) * run.batch_seconds
-    mapping = dataclasses.replace(EVENT_SOURCE, batch_size=batch)
-    _function_sees(mapping)
-    return ScaledSettings(settings, mapping)
-
-
-def _function_sees(mapping: Any) -> None:
-    """The function knows the deployed mapping's batch size (a batch short of it was cut by the batching
-    window: ``pipeline._flush_due``): in a scaled run, the scaled one."""
-    import hotkeys.detector.consumer.pipeline
-
-    hotkeys.detector.consumer.pipeline.EVENT_SOURCE = mapping  # type: ignore[attr-defined]
-
-
-def _clients(session: boto3.session.Session, counting: Counting) -> AwsClients:
-    """A container's AWS clients (its own, on the shared session), counted."""
-    from hotkeys.detector.adapters.aws import AwsClients
-
-    aws = AwsClients(session=session)
-    counting.attach(aws)
-    return aws
 
 
 def measure(run: Run) -> dict[str, Any]:
@@ -315,16 +110,16 @@ def measure(run: Run) -> dict[str, Any]:
     suffix = uuid.uuid4().hex[:8]
     lineages = [[(f"shardId-{shard:05d}", shard_records(run, shard))] for shard in range(run.shards)]
     with mock_aws():
-        scaled = _resources(run, suffix)
+        scaled = create_resources(run, suffix)
         counting = Counting(scaled.settings.stats_table_name)
         # One boto3 session for every container: each still has its own clients (and event hooks), but
         # the service models and endpoint data are parsed once, not once per container (tens of MB each).
         session = boto3.session.Session()
         emulated = emulate(
-            Deployment(scaled.settings, _clients(session, counting)),
+            Deployment(scaled.settings, counted_clients(session, counting)),
             lineages,
             mapping=EventSourceMapping(scaled.mapping),
-            containers=Containers(aws_for=lambda _number: _clients(session, counting)),
+            containers=Containers(aws_for=lambda _number: counted_clients(session, counting)),
             judge=Judging(tables=(TABLE,), tail_seconds=0),
         )
         incidents = _stored_incidents(scaled.settings.stats_table_name)
@@ -410,58 +205,19 @@ def _worker(run: Run, lanes: list[int], endpoint: str, scaled: ScaledSettings, q
     ``queue``."""
     import threading
 
-    settings, mapping = scaled.settings, scaled.mapping
-    _function_sees(mapping)
+    function_sees(scaled.mapping)
 
     import boto3
 
-    from hotkeys.detector.handlers.wiring import build_judge
     from hotkeys.detector.observability import logger
-    from hotkeys.emulator.emulation import judge_times
-    from hotkeys.emulator.esm import Deliveries, consume_lineage
-    from hotkeys.emulator.lanes import Ticker
 
     moto_environment(POWERTOOLS_METRICS_DISABLED="true")
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     logger.setLevel("CRITICAL")
-    counting = Counting(settings.stats_table_name)
+    counting = Counting(scaled.settings.stats_table_name)
     session = boto3.session.Session()
-    turns = RemoteTurns(queue, pipes)
-    invocations = []
-    records = 0
-
-    def consume(number: int) -> None:
-        try:
-            if number == run.shards:  # the judge's lane
-                judge = build_judge(
-                    settings,
-                    _clients(session, counting),
-                    clock=lambda: turns.now,
-                    lag=lambda _table: 0.0,
-                    tables=(TABLE,),
-                )
-                end = T0 + run.windows * WINDOW + mapping.max_batching_window_seconds + 1
-                times = [
-                    at
-                    for at in itertools.takewhile(
-                        lambda at: at <= end, judge_times(T0, settings.flush_seconds, JUDGE_PHASE)
-                    )
-                ]
-                Ticker(number, turns, times, lambda _at: judge.look()).run()
-                return
-            lineage = [(f"shardId-{number:05d}", shard_records(run, number))]
-            lane = Lane(number, turns, lineage, Deliveries(), mapping)
-            handler = _handler(settings, _clients(session, counting), turns)
-            consume_lineage(lane.wrap(handler), lane.feeds(), mapping, lane)
-            invocations.append(len(lane.invocations))
-            nonlocal records
-            records += sum(len(part) for _s, part in lineage)
-        except BaseException as error:  # reported to the coordinator, which stops the run
-            queue.put(("error", number, repr(error)))
-        finally:
-            queue.put(("done", number, 0.0))
-
-    threads = [threading.Thread(target=consume, args=(number,), daemon=True) for number in lanes]
+    worker = _WorkerLanes(run, scaled, session, counting, RemoteTurns(queue, pipes), queue)
+    threads = [threading.Thread(target=worker.consume, args=(number,), daemon=True) for number in lanes]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -470,12 +226,70 @@ def _worker(run: Run, lanes: list[int], endpoint: str, scaled: ScaledSettings, q
         "stats": dict(counting.stats),
         "sources": dict(counting.sources),
         "other": dict(counting.other),
-        "invocations": sum(invocations),
-        "records": records,
+        "invocations": sum(worker.invocations),
+        "records": worker.records,
         "cpu_seconds": time.process_time(),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
     }
     queue.put(("result", -1, result))
+
+
+@dataclass
+class _WorkerLanes:
+    """A worker process's lanes, each run by ``consume`` in its own thread: what they share, and what the
+    shards' lanes add up."""
+
+    run: Run
+    scaled: ScaledSettings
+    session: Any  # one boto3 session: each container still has its own clients
+    counting: Counting
+    turns: RemoteTurns
+    queue: Any
+    invocations: list[int] = field(default_factory=list)
+    records: int = 0
+
+    def consume(self, number: int) -> None:
+        try:
+            if number == self.run.shards:  # the judge's lane
+                self._judge(number)
+            else:
+                self._shard(number)
+        except BaseException as error:  # reported to the coordinator, which stops the run
+            self.queue.put(("error", number, repr(error)))
+        finally:
+            self.queue.put(("done", number, 0.0))
+
+    def _judge(self, number: int) -> None:
+        """The judge looking on its schedule until the shards' last batching window has ended."""
+        from hotkeys.detector.handlers.wiring import build_judge
+        from hotkeys.emulator.emulation import judge_times
+        from hotkeys.emulator.lanes import Ticker
+
+        settings, mapping, turns = self.scaled.settings, self.scaled.mapping, self.turns
+        judge = build_judge(
+            settings,
+            counted_clients(self.session, self.counting),
+            clock=lambda: turns.now,
+            lag=lambda _table: 0.0,
+            tables=(TABLE,),
+        )
+        end = T0 + self.run.windows * WINDOW + mapping.max_batching_window_seconds + 1
+        times = [
+            at for at in itertools.takewhile(lambda at: at <= end, judge_times(T0, settings.flush_seconds, JUDGE_PHASE))
+        ]
+        Ticker(number, turns, times, lambda _at: judge.look()).run()
+
+    def _shard(self, number: int) -> None:
+        """Shard ``number``'s records through its own container, as its event source mapping delivers them."""
+        from hotkeys.emulator.esm import Deliveries, consume_lineage
+
+        mapping = self.scaled.mapping
+        lineage = [(f"shardId-{number:05d}", shard_records(self.run, number))]
+        lane = Lane(number, self.turns, lineage, Deliveries(), mapping)
+        handler = _handler(self.scaled.settings, counted_clients(self.session, self.counting), self.turns)
+        consume_lineage(lane.wrap(handler), lane.feeds(), mapping, lane)
+        self.invocations.append(len(lane.invocations))
+        self.records += sum(len(part) for _s, part in lineage)
 
 
 def _handler(settings: Any, aws: AwsClients, turns: Any) -> Any:
@@ -509,7 +323,7 @@ def measure_processes(run: Run, processes: int) -> dict[str, Any]:
     urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     os.environ["AWS_ENDPOINT_URL"] = endpoint
     try:
-        scaled = _resources(run, uuid.uuid4().hex[:8])
+        scaled = create_resources(run, uuid.uuid4().hex[:8])
         context = multiprocessing.get_context("spawn")
         queue = context.Queue()
         # Lane run.shards is the judge's (in the first process).
