@@ -56,6 +56,8 @@ from hotkeys.emulator.events import ItemChange, sequence_number, stream_record
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from hotkeys.detector.config import Settings
+
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "detection-latency-latest.json"
 T0 = 1_796_083_200  # a window start (a multiple of 60)
@@ -282,23 +284,59 @@ def phase_of(label: str, seed: int) -> float:
 
 
 def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
-    import boto3
-    from moto import mock_aws
-
-    from hotkeys.detector.adapters.aws import AwsClients
-    from hotkeys.detector.alerts.incidents import ESCALATION
-    from hotkeys.detector.alerts.rules import Reason
     from hotkeys.detector.config import Settings
-    from hotkeys.detector.domain.rate import alert_rate, suggested_shards
-    from hotkeys.emulator.emulation import Deployment, Judging, emulate
-    from hotkeys.emulator.lanes import EventSourceMapping, Turns
-    from hotkeys.emulator.local import create_stats_table
 
     settings = Settings(
         stats_table_name=f"stats-{uuid.uuid4().hex[:8]}",
         alert_topic_arn="arn:aws:sns:us-east-1:123456789012:alerts",
         share_min_wcu=10**12,
     )
+    publisher = _published(schedule, settings, phase)
+    fired, messages = _partition_alerts(publisher)
+    judged = _judged(schedule, settings, fired, messages)
+    return {
+        "seed": schedule.seed,
+        "phase": round(phase, 1),
+        "shards": schedule.shards,
+        "stops": schedule.stops,
+        "rollovers": sum(1 for lineage in schedule.lineages if len(lineage) > 1),
+        "records": sum(len(records) for lineage in schedule.lineages for _s, records in lineage),
+        "bursts": schedule.bursts,
+        "latencies": [{**row, "seconds": row["published"] - row["crossed"]} for row in judged.rows],
+        "truth": judged.truths,
+        "resolutions": judged.resolutions,
+        "missed": judged.missed,
+        "fired_without_crossing": sorted(
+            f"{index}={key}" if index else key for index, key in set(fired) - judged.crossed
+        ),
+    }
+
+
+_Name = tuple[str | None, str]  # a partition: (its index, None for the table's, and its key)
+_Messages = dict[_Name, list[tuple[float, Any]]]  # each partition's alerts with their publish times
+
+
+@dataclass
+class _Judged:
+    """Per partition that crossed the alert rate: its name, and its latency, truth and resolution rows or its miss."""
+
+    crossed: set[_Name] = field(default_factory=set)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    truths: list[dict[str, Any]] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    resolutions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _published(schedule: Schedule, settings: Settings, phase: float) -> TimedPublisher:
+    """The schedule through the emulated deployment on in-process moto: every alert with its publish time."""
+    import boto3
+    from moto import mock_aws
+
+    from hotkeys.detector.adapters.aws import AwsClients
+    from hotkeys.emulator.emulation import Deployment, Judging, emulate
+    from hotkeys.emulator.lanes import EventSourceMapping, Turns
+    from hotkeys.emulator.local import create_stats_table
+
     turns = Turns()
     publisher = TimedPublisher(turns)
     with mock_aws():
@@ -313,77 +351,77 @@ def run_schedule(schedule: Schedule, phase: float = 0.0) -> dict[str, Any]:
             judge=Judging(tables=(TABLE,), phase=phase),
             turns=turns,
         )
-    fired: dict[tuple[str | None, str], float] = {}
-    messages: dict[tuple[str | None, str], list[tuple[float, Any]]] = defaultdict(list)
+    return publisher
+
+
+def _partition_alerts(publisher: TimedPublisher) -> tuple[dict[_Name, float], _Messages]:
+    """The partition-limit alerts: each partition's first firing time, and all its messages in order."""
+    from hotkeys.detector.alerts.rules import Reason
+
+    fired: dict[_Name, float] = {}
+    messages: _Messages = defaultdict(list)
     for at, alert in publisher.alerts:
         if alert.reason == Reason.PARTITION_LIMIT:
             messages[(alert.index, alert.key)].append((at, alert))
             if alert.status == "firing":
                 fired.setdefault((alert.index, alert.key), at)
+    return fired, messages
+
+
+def _judged(schedule: Schedule, settings: Settings, fired: dict[_Name, float], messages: _Messages) -> _Judged:
+    from hotkeys.detector.domain.rate import alert_rate
+
     rate, span = alert_rate(settings), settings.alert_min_span_seconds
-    rows: list[dict[str, Any]] = []
-    truths: list[dict[str, Any]] = []
-    missed: list[str] = []
+    judged = _Judged()
     last_write = max(second for partition in schedule.partitions.values() for second in partition.seconds)
-    resolutions: list[dict[str, Any]] = []
     for name, partition in schedule.partitions.items():
         crossed = crossing(partition, rate, span, settings.window_seconds)
         if crossed is None:
             continue
+        judged.crossed.add(name)
         label = f"{partition.index}={partition.key}" if partition.index else partition.key
         if name not in fired:
-            missed.append(label)
+            judged.missed.append(label)
             continue
         split = any(burst["partition"] == label and "split_at" in burst for burst in schedule.bursts)
         kind = "index partition" if partition.index else "split table key" if split else "table key"
-        rows.append({"partition": label, "kind": kind, "crossed": crossed - T0, "published": fired[name] - T0})
+        judged.rows.append({"partition": label, "kind": kind, "crossed": crossed - T0, "published": fired[name] - T0})
         peak = peak_of(partition, span)
         if peak is not None:
-            value, reached = peak
-            # The first message that tells the truth as the incident's rules keep it: a rate (its own, or
-            # the incident's peak) an update would not follow (within ESCALATION of the true peak) and the
-            # shard count the true peak calls for
-            quoted = next(
-                (
-                    at
-                    for at, alert in messages[name]
-                    if (told := max(alert.wcu_per_second, alert.peak_wcu_per_second)) * ESCALATION >= value
-                    and suggested_shards(told, settings) >= suggested_shards(value, settings)
-                ),
-                None,
-            )
-            truths.append(
-                {
-                    "partition": label,
-                    "peak": value,
-                    "peak_reached": reached - T0,
-                    "quoted": None if quoted is None else quoted - T0,
-                    "seconds": None if quoted is None else max(0.0, quoted - reached),
-                }
-            )
+            judged.truths.append(_truth(label, peak, messages[name], settings))
         resolved = next((at for at, alert in messages[name] if alert.status == "resolved"), None)
-        resolutions.append(
+        judged.resolutions.append(
             {"partition": label, "resolved": None if resolved is None else resolved - T0, "last_write": last_write - T0}
         )
-    should = {
-        name
-        for name, partition in schedule.partitions.items()
-        if crossing(partition, rate, span, settings.window_seconds) is not None
-    }
-    unexpected = sorted(f"{index}={key}" if index else key for index, key in set(fired) - should)
+    return judged
+
+
+def _truth(
+    label: str, peak: tuple[float, int], messages: list[tuple[float, Any]], settings: Settings
+) -> dict[str, Any]:
+    """When the partition's messages first told its true peak."""
+    from hotkeys.detector.alerts.incidents import ESCALATION
+    from hotkeys.detector.domain.rate import suggested_shards
+
+    value, reached = peak
+    # The first message that tells the truth as the incident's rules keep it: a rate (its own, or
+    # the incident's peak) an update would not follow (within ESCALATION of the true peak) and the
+    # shard count the true peak calls for
+    quoted = next(
+        (
+            at
+            for at, alert in messages
+            if (told := max(alert.wcu_per_second, alert.peak_wcu_per_second)) * ESCALATION >= value
+            and suggested_shards(told, settings) >= suggested_shards(value, settings)
+        ),
+        None,
+    )
     return {
-        "seed": schedule.seed,
-        "phase": round(phase, 1),
-        "shards": schedule.shards,
-        "stops": schedule.stops,
-        "rollovers": sum(1 for lineage in schedule.lineages if len(lineage) > 1),
-        "records": sum(len(records) for lineage in schedule.lineages for _s, records in lineage),
-        "bursts": schedule.bursts,
-        "latencies": [{**row, "seconds": row["published"] - row["crossed"]} for row in rows],
-        "truth": truths,
-        "resolutions": resolutions,
-        "missed": missed,
-        "fired_without_crossing": unexpected,
+        "partition": label,
+        "peak": value,
+        "peak_reached": reached - T0,
+        "quoted": None if quoted is None else quoted - T0,
+        "seconds": None if quoted is None else max(0.0, quoted - reached),
     }
 
 
