@@ -51,10 +51,15 @@ PHASES = (0.0, 37.0, 55.0, pytest.param(random.Random().uniform(0, 60), id="draw
 def run(settings: Settings, shards: list[list[dict[str, Any]]], phase: float | None = None) -> list[float]:
     """The deployment over ``shards`` (its judge's watchdog at ``phase``: default, drawn); when each message
     went out (in the order the subscriber gets them)."""
+    lineages = [[(f"shardId-{number:05d}", records)] for number, records in enumerate(shards)]
+    return run_lineages(settings, lineages, phase)
+
+
+def run_lineages(settings: Settings, lineages: list[Any], phase: float | None = None) -> list[float]:
+    """``run`` over shard lineages as given (a parent, then its child): when each message went out."""
     turns = Turns()
     timed = Timed(turns, str(settings.alert_topic_arn))
     mapping = dataclasses.replace(EVENT_SOURCE, batch_size=500, tumbling_window_seconds=settings.window_seconds)
-    lineages = [[(f"shardId-{number:05d}", records)] for number, records in enumerate(shards)]
     emulate(
         Deployment(settings, AwsClients(), timed),
         lineages,
@@ -200,20 +205,11 @@ def test_incidents_resolve_within_two_windows_of_cooling_when_every_shard_rolls_
         records = traffic([hot[shard], (f"bg{shard}", 2, 0, 240)], shard=shard)
         cut = next(n for n, r in enumerate(records) if r["dynamodb"]["ApproximateCreationDateTime"] >= T0 + 30)
         lineages.append([(f"shardId-{shard:05d}-parent", records[:cut]), (f"shardId-{shard:05d}-child", records[cut:])])
-    turns = Turns()
-    timed = Timed(turns, str(settings.alert_topic_arn))
-    mapping = dataclasses.replace(EVENT_SOURCE, batch_size=500, tumbling_window_seconds=settings.window_seconds)
-    emulate(
-        Deployment(settings, AwsClients(), timed),
-        lineages,
-        mapping=EventSourceMapping(mapping),
-        judge=Judging(phase=phase),
-        turns=turns,
-    )
+    times = run_lineages(settings, lineages, phase)
     alerts = received(topic)
     # Then each incident fired once and resolved once, within two windows of its key's last hot second
     for key, _rate, start, duration in hot.values():
-        found = [(t, a["status"]) for t, a in zip(timed.times, alerts, strict=True) if a["key"] == key]
+        found = [(t, a["status"]) for t, a in zip(times, alerts, strict=True) if a["key"] == key]
         assert [status for _t, status in found if status != "escalated"] == ["firing", "resolved"], (key, found)
         cooled = T0 + start + duration
         assert found[-1][0] - cooled <= 2 * settings.window_seconds, (key, found[-1][0] - cooled)

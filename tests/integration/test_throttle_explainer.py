@@ -132,21 +132,7 @@ def stubbed_insights(contributors: list[tuple[str, list[tuple[int, float]]]], in
 
 
 def fire(store: DynamoIncidentStore, key: str, window_start: int, index: str | None = None) -> None:
-    hot = HotKey(
-        "tickets",
-        key,
-        Reason.PARTITION_LIMIT,
-        window_start,
-        60,
-        900,
-        900,
-        900.0,
-        0.9,
-        window_start + 30,
-        900.0,
-        index=index,
-    )
-    assert store.start(started(hot, "shard-1", window_start + 30), window_start + 30)[0]
+    fire_on(store, "tickets", key, window_start, index)
 
 
 def test_the_documented_event_gives_the_alarm_minutes_and_metric() -> None:
