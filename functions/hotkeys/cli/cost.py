@@ -100,9 +100,10 @@ PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECOR
 CONSUMER_METRICS_ALWAYS = 1
 # the rest (app.RARE_METRICS: duplicates skipped, TTL deletions, malformed records, records without images,
 # items archived, records out of order, spooled and drained archive objects, carried states discarded,
-# items whose TTL DynamoDB ignores, alerts published) only when not zero, the TTL pair (TtlDeletions,
-# ItemsArchived) every hour of a table that has TTL deletions (``--ttl-deletes-per-second``);
-CONSUMER_METRICS_RARE = 11
+# items whose TTL DynamoDB ignores, alerts published, Kinesis records beyond the dedupe horizon) only when not
+# zero, the TTL pair (TtlDeletions, ItemsArchived) every hour of a table that has TTL deletions
+# (``--ttl-deletes-per-second``);
+CONSUMER_METRICS_RARE = 12
 CONSUMER_METRICS_TTL = 2
 # plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
 # tests/unit/test_metric_count.py pins these counts to what the handler publishes.
