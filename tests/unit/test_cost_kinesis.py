@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,3 +169,15 @@ def test_the_cli_refuses_nonsense_in_one_line(
     assert main(["cost", "--writes-per-second", "10", *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_docs_cost_kinesis_table_is_what_cost_computes(capsys: pytest.CaptureFixture[str]) -> None:
+    text = (Path(__file__).parents[2] / "docs" / "cost.md").read_text()
+    section = text.split("## A Kinesis source")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| (?:`([^`]*)`|\(none[^)]*\)) \| (\d+) \| [^|]* \| ([\d.,]+) \|$", section, re.MULTILINE)
+    assert len(rows) == 5, "docs/cost.md's Kinesis table moved"
+    for flags, shards, total in rows:
+        argv = ["cost", "--writes-per-second", "1000", "--source", "kinesis", *flags.split(), "--json"]
+        assert main(argv) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert (result["shards"], result["detector_total"]) == (int(shards), float(total.replace(",", ""))), flags
