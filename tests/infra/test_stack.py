@@ -35,6 +35,8 @@ ALLOWED_ON_STAR = {
     # the stream mappings' handler: listing, and creating under a lambda:FunctionArn condition (pinned below)
     "lambda:ListEventSourceMappings",
     "lambda:CreateEventSourceMapping",
+    # the Kinesis streaming handlers (-c enableKinesis): EnableKinesisStreamingDestination requires it
+    "kinesis:ListStreams",
     "cloudwatch:GetMetricData",  # the judge's read of the consumer's IteratorAge (no resource-level permissions)
     # compliance mode: Lambda's VPC access, and the stream enabler's waiter (X-Ray, its logs' delivery)
     "ec2:DescribeNetworkInterfaces",
