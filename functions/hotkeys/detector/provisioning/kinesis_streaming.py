@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 from botocore.exceptions import ClientError
 
+from hotkeys.deployment import KINESIS_STREAMING_ID_PREFIX
 from hotkeys.detector.observability import logger
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["PRECISION", "Destination", "KinesisStreamingError", "physical_id", "settle", "start"]
 
 PRECISION: Final = "MICROSECOND"
-ID_PREFIX: Final = "kinesis-streaming"
+ID_PREFIX: Final = KINESIS_STREAMING_ID_PREFIX
 # DescribeKinesisStreamingDestination's DestinationStatus values, by what the resource does with them.
 ON = ("ACTIVE",)
 MOVING = ("ENABLING", "UPDATING", "DISABLING")
