@@ -126,13 +126,7 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
             checks.extend(check_stream(clients, mapping, bool(stack.of_type(STREAM_ENABLER_TYPE))))
             checks.extend(check_source_key(clients, mapping, consumer_role))
         checks.append(check_mapping(mapping, window_seconds))
-    streams = [m for m in mappings if not check_stream_location(m) and not is_kinesis(str(m.get("EventSourceArn", "")))]
-    # Who else reads each DynamoDB stream: another stack on the same table is a second reader.
-    checks.extend(readers_check(clients, m) for m in streams)
-    tables = {table_of(str(m.get("EventSourceArn", ""))) for m in streams} | _kinesis_tables(stack)
-    for table in sorted(tables):
-        checks.extend(throttling_checks(clients, table, moment))
-        checks.append(ttl_check(clients, table, latest_written(clients, stack, table), moment))
+    checks.extend(_table_checks(clients, stack, mappings, moment))
     if consumer:
         checks.extend(check_function_health(clients, consumer, moment))
         checks.append(check_layer(clients, consumer))
@@ -144,6 +138,18 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
         table_of(str(m.get("EventSourceArn", ""))) for m in mappings if not is_kinesis(str(m.get("EventSourceArn", "")))
     }
     checks.extend(check_recent_windows(clients, stack, sorted(recent | _kinesis_tables(stack)), window_seconds, moment))
+    return checks
+
+
+def _table_checks(clients: Clients, stack: StackView, mappings: list[dict[str, Any]], moment: float) -> list[Check]:
+    """Who else reads each DynamoDB stream (another stack on the same table is a second reader), then each
+    table's throttles and TTL; a Kinesis mode's tables come from the stack, its stream has no such limit."""
+    streams = [m for m in mappings if not check_stream_location(m) and not is_kinesis(str(m.get("EventSourceArn", "")))]
+    checks = [readers_check(clients, m) for m in streams]
+    tables = {table_of(str(m.get("EventSourceArn", ""))) for m in streams} | _kinesis_tables(stack)
+    for table in sorted(tables):
+        checks.extend(throttling_checks(clients, table, moment))
+        checks.append(ttl_check(clients, table, latest_written(clients, stack, table), moment))
     return checks
 
 
