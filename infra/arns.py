@@ -86,6 +86,17 @@ def stream_arn(text: str) -> Arn:
     )
 
 
+def kinesis_stream_arn(text: str) -> Arn:
+    """A Kinesis data stream ARN (stream names: 1 to 128 of letters, digits, '_', '.' and '-')."""
+    return _located(
+        "kinesisStreamArn",
+        text,
+        "kinesis",
+        re.compile(r"stream/[A-Za-z0-9_.-]{1,128}"),
+        "arn:aws:kinesis:REGION:ACCOUNT:stream/NAME",
+    )
+
+
 def concrete(value: str) -> str | None:
     """The stack's account or region if the synth knows it (the CDK CLI sets both from the profile), else None."""
     from aws_cdk import Token

@@ -21,6 +21,7 @@ from infra.arns import concrete
 from infra.dead_letter_queue import DeadLetterQueue
 from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
 from infra.judge import JUDGE_METRICS, Judge, JudgeProps
+from infra.kinesis_source import KinesisSource
 from infra.monitoring import Monitoring, MonitoringProps
 from infra.nag import acknowledge
 from infra.options import DetectorOptions
@@ -31,10 +32,14 @@ from infra.stream_unread import StreamUnreadAlarm
 from infra.throttle_insights import construct_id as id_of_table
 from infra.webhook_notifier import WebhookNotifier
 
+# The construct id of the Kinesis modes' one mapping (not a table's: every table's changes are on the stream).
+KINESIS_MAPPING_ID = "KinesisMapping"
+
 
 @dataclass(frozen=True)
 class WatchedTable:
-    """A source table with its stream (``table.table_stream_arn`` must be set)."""
+    """A source table with its stream (``table.table_stream_arn`` must be set, unless the detector reads every table
+    from a Kinesis data stream: ``HotKeyDetector``'s ``kinesis``)."""
 
     name: str
     table: dynamodb.ITable
@@ -55,8 +60,10 @@ class HotKeyDetector(Construct):
         tables: Sequence[WatchedTable],
         options: DetectorOptions | None = None,
         data_key: kms.IKey | None = None,
+        kinesis: KinesisSource | None = None,
     ) -> None:
-        """``data_key``: compliance mode's key (infra/compliance.py), which then encrypts the archive."""
+        """``data_key``: compliance mode's key (infra/compliance.py), which then encrypts the archive. ``kinesis``:
+        the Kinesis data stream the tables send their changes to, read instead of their DynamoDB streams."""
         super().__init__(scope, construct_id)
         options = options or DetectorOptions()
         options.validate()
@@ -85,8 +92,8 @@ class HotKeyDetector(Construct):
                 system_log_level=options.consumer_system_log_level,
             ),
         )
-        self._grant(tables, options.table_kms_key_arns)
-        self._map_streams(tables, options)
+        self._grant(tables, options.table_kms_key_arns, kinesis)
+        self._map_streams(tables, options, kinesis)
         # What-if notices (proposals, never alerts): a topic of their own, made only when something is proposed.
         self.what_if: AlertTopic | None = None
         if options.settings.proposals:
@@ -165,10 +172,10 @@ class HotKeyDetector(Construct):
             env["TTL_ATTRIBUTE"] = str(next(iter(ttl_attributes)))
         return env
 
-    def _grant(self, tables: Sequence[WatchedTable], table_keys: Sequence[str]) -> None:
+    def _grant(self, tables: Sequence[WatchedTable], table_keys: Sequence[str], kinesis: KinesisSource | None) -> None:
         """The consumer's environment and role: the stack's own resources, then the tables it reads."""
         self._grant_own_resources()
-        self._grant_source_tables(tables, table_keys)
+        self._grant_source_tables(tables, table_keys, kinesis is None)
 
     def _grant_own_resources(self) -> None:
         function = self.consumer.function
@@ -225,7 +232,9 @@ class HotKeyDetector(Construct):
                 )
             )
 
-    def _grant_source_tables(self, tables: Sequence[WatchedTable], table_keys: Sequence[str]) -> None:
+    def _grant_source_tables(
+        self, tables: Sequence[WatchedTable], table_keys: Sequence[str], dynamodb_streams: bool
+    ) -> None:
         role = self.consumer.role
         role.add_to_policy(
             iam.PolicyStatement(
@@ -251,7 +260,8 @@ class HotKeyDetector(Construct):
             f"AwsSolutions::AwsSolutions-IAM5[Resource::<{bucket_id}.Arn>/{self.archive.prefix}*]",
             "s3:PutObject only, under the archive prefix: object ARNs need the trailing wildcard.",
         )
-        imported = any(not t.new_table for t in tables)
+        # (the DynamoDB streams' grant: none when the tables are read from Kinesis)
+        imported = dynamodb_streams and any(not t.new_table for t in tables)
         acknowledge(
             role,
             "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
@@ -263,9 +273,12 @@ class HotKeyDetector(Construct):
             ),
         )
 
-    def _map_streams(self, tables: Sequence[WatchedTable], options: DetectorOptions) -> None:
-        """Each table's stream mapped to the consumer (infra/stream_mapping.py), with the grants Lambda
-        checks when it creates a mapping: read the stream, send to the on-failure destination."""
+    def _map_streams(
+        self, tables: Sequence[WatchedTable], options: DetectorOptions, kinesis: KinesisSource | None
+    ) -> None:
+        """Each table's stream mapped to the consumer (infra/stream_mapping.py), or the one Kinesis data stream of
+        every table, with the grants Lambda checks when it creates a mapping: read the stream, send to the
+        on-failure destination."""
         function = self.consumer.function
         provider = StreamMappingProvider.of(
             Stack.of(self),
@@ -275,6 +288,18 @@ class HotKeyDetector(Construct):
         )
         self.dead_letters.queue.grant_send_messages(function)
         reading = StreamReading(options.window_seconds, options.parallelization_factor, self.dead_letters.queue)
+        if kinesis is not None:
+            # One mapping for every table: their changes share the stream (no dynamodb:GetRecords on any stream).
+            kinesis.grant_read(self.consumer.role)
+            StreamMapping(
+                self,
+                KINESIS_MAPPING_ID,
+                provider=provider,
+                stream_arn=kinesis.event_source_arn,
+                plan=reading_plan(False, options.starting_position, options.max_record_age_hours),
+                reading=reading,
+            )
+            return
         for watched in tables:
             watched.table.grant_stream_read(function)
             assert watched.table.table_stream_arn is not None  # (WatchedTable's contract)

@@ -26,8 +26,33 @@ SOURCE_OPTIONS: tuple[tuple[str, str], ...] = (
     ("tableName, tableNames", "the table(s) to watch (default: a demo table the stack creates)"),
     ("tableStreamArn, tableStreamArns", "their streams, already on with NEW_AND_OLD_IMAGES (one per table)"),
     ("enableStream", "true: the stack turns NEW_AND_OLD_IMAGES streams on where they are off (never off again)"),
+    (
+        "kinesisStreamArn",
+        "read the tables' changes from this Kinesis data stream, which they already send to (Kinesis Data Streams "
+        "for DynamoDB; several tables may share it) instead of their DynamoDB streams",
+    ),
+    (
+        "enableKinesis",
+        "true: the stack creates a Kinesis data stream (on demand, encrypted, 24 h) and turns Kinesis streaming to "
+        "it on for each table (MICROSECOND precision); a deleted stack turns it off again",
+    ),
+    (
+        "kinesisEnhancedFanOut",
+        "true (with kinesisStreamArn or enableKinesis): read through an enhanced fan-out consumer of the stream "
+        "(dedicated throughput per shard, billed per consumer-shard hour)",
+    ),
 )
-SOURCE_KEYS = ("tableName", "tableNames", "tableStreamArn", "tableStreamArns", "enableStream", "stackName")
+SOURCE_KEYS = (
+    "tableName",
+    "tableNames",
+    "tableStreamArn",
+    "tableStreamArns",
+    "enableStream",
+    "kinesisStreamArn",
+    "enableKinesis",
+    "kinesisEnhancedFanOut",
+    "stackName",
+)
 
 STACK_OPTIONS: tuple[Option, ...] = (
     Option(

@@ -17,7 +17,7 @@ from typing import Any
 
 from hotkeys.deployment import JUDGE_MEMORY_MB, STARTING_POSITIONS
 from hotkeys.detector.config import OPTION_BY_VARIABLE, ConfigError, Settings, load_settings, setting_text
-from infra.arns import key_arn, same_environment, secret_arn, stream_arn
+from infra.arns import key_arn, kinesis_stream_arn, same_environment, secret_arn, stream_arn
 from infra.option_schema import (
     COMPLIANT_LOG_RETENTION_DAYS,
     CONTEXT_KEYS,
@@ -182,19 +182,34 @@ class DetectorOptions:
             same_environment("tableKmsKeyArns", key_arn(text), region, account)
 
 
+# The source modes that read Kinesis Data Streams for DynamoDB instead of the tables' DynamoDB streams: a stream
+# the tables already send to (-c kinesisStreamArn), or one the stack creates and turns on (-c enableKinesis).
+KINESIS_MODES = ("kinesis", "enable-kinesis")
+
+
 @dataclass(frozen=True)
 class SourceSpec:
-    """Which table(s) to watch, from the CDK context."""
+    """Which table(s) to watch, from the CDK context, and which change stream to read them from."""
 
-    mode: str  # "demo" | "existing" | "enable"
+    mode: str  # "demo" | "existing" | "enable" | "kinesis" | "enable-kinesis"
     table_names: tuple[str, ...] = ()
     stream_arns: tuple[str, ...] = ()
+    # The Kinesis data stream the tables send to (mode "kinesis"); the stack's own in mode "enable-kinesis".
+    kinesis_stream_arn: str | None = None
+    # Read the Kinesis stream through an enhanced fan-out consumer (either Kinesis mode).
+    enhanced_fan_out: bool = False
+
+    @property
+    def kinesis(self) -> bool:
+        return self.mode in KINESIS_MODES
 
     def validate_environment(self, region: str | None, account: str | None) -> None:
         """A stream must be in the stack's region and account: Lambda maps a stream of its own region, and the
         function describes each table by name (its own account and region) for its indexes and TTL attribute."""
         for arn in self.stream_arns:
             same_environment("tableStreamArn", stream_arn(arn), region, account)
+        if self.kinesis_stream_arn is not None:
+            same_environment("kinesisStreamArn", kinesis_stream_arn(self.kinesis_stream_arn), region, account)
 
 
 def _get(context: Mapping[str, Any], name: str) -> Any:
@@ -278,6 +293,13 @@ def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
     if repeated:
         raise ContextError(f"-c tableNames lists {', '.join(repeated)} more than once")
     arns = _list(context, "tableStreamArns") or _list(context, "tableStreamArn")
+    if _get(context, "kinesisStreamArn") is not None or _flag(context, "enableKinesis"):
+        return _kinesis_source(context, names, arns)
+    if _flag(context, "kinesisEnhancedFanOut"):
+        raise ContextError(
+            "-c kinesisEnhancedFanOut reads a Kinesis data stream: it goes with -c kinesisStreamArn=... or "
+            "-c enableKinesis=true"
+        )
     if not names:
         if arns or _flag(context, "enableStream"):
             raise ContextError("-c tableStreamArn / enableStream need -c tableName (or tableNames)")
@@ -299,6 +321,32 @@ def source_from_context(context: Mapping[str, Any]) -> SourceSpec:
             "(the stack turns NEW_AND_OLD_IMAGES streams on where they are off)"
         )
     raise ContextError("-c tableName needs -c tableStreamArn=... (stream already on) or -c enableStream=true")
+
+
+def _kinesis_source(context: Mapping[str, Any], names: tuple[str, ...], arns: tuple[str, ...]) -> SourceSpec:
+    """-c kinesisStreamArn or -c enableKinesis: one change stream for every table, and no other source with it."""
+    given = _get(context, "kinesisStreamArn")
+    chosen = "-c kinesisStreamArn" if given is not None else "-c enableKinesis=true"
+    if given is not None and _flag(context, "enableKinesis"):
+        raise ContextError(
+            "-c kinesisStreamArn (a stream the tables already send to) and -c enableKinesis=true (a stream the "
+            "stack creates) are two sources: give one"
+        )
+    if arns or _flag(context, "enableStream"):
+        raise ContextError(
+            f"{chosen} reads the tables' changes from Kinesis, -c tableStreamArn(s) / enableStream from their "
+            "DynamoDB streams: give one source (each change would otherwise be counted twice)"
+        )
+    if not names:
+        raise ContextError(
+            f"{chosen} needs -c tableName (or tableNames): the tables whose changes go to the Kinesis stream "
+            "(the demo table is read from its DynamoDB stream)"
+        )
+    enhanced_fan_out = _flag(context, "kinesisEnhancedFanOut")
+    if given is not None:
+        kinesis_stream_arn(str(given))
+        return SourceSpec("kinesis", names, kinesis_stream_arn=str(given), enhanced_fan_out=enhanced_fan_out)
+    return SourceSpec("enable-kinesis", names, enhanced_fan_out=enhanced_fan_out)
 
 
 def _stack_option(context: Mapping[str, Any], key: str) -> Any:

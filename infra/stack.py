@@ -13,6 +13,8 @@ from infra.compliance import ControlTower
 from infra.demo_table import DemoTable
 from infra.detector import HotKeyDetector, WatchedTable
 from infra.detector_function import FunctionBase
+from infra.kinesis_source import KinesisSource
+from infra.kinesis_streaming import KinesisStreaming, KinesisStreamingProvider
 from infra.options import DetectorOptions, SourceSpec
 from infra.quotas import StackResourceQuota
 from infra.stream_enabler import StreamEnabler, StreamEnablerProvider
@@ -54,13 +56,22 @@ class HotKeyDetectorStack(Stack):
             if options.compliance
             else None
         )
+        data_key = self.control_tower.key if self.control_tower else None
+        # -c kinesisStreamArn / enableKinesis: every table read from one Kinesis data stream (infra/kinesis_source.py)
+        self.kinesis = (
+            KinesisSource(
+                self,
+                "Kinesis",
+                stream_arn=source.kinesis_stream_arn,
+                enhanced_fan_out=source.enhanced_fan_out,
+                key=data_key,
+            )
+            if source.kinesis
+            else None
+        )
         tables = self._watched_tables(source, options)
         detector = HotKeyDetector(
-            self,
-            "Detector",
-            tables=tables,
-            options=options,
-            data_key=self.control_tower.key if self.control_tower else None,
+            self, "Detector", tables=tables, options=options, data_key=data_key, kinesis=self.kinesis
         )
         self.throttle_alarms: ThrottleAlarms | None = None
         self.throttle_explainer: ThrottleExplainer | None = None
@@ -117,6 +128,21 @@ class HotKeyDetectorStack(Stack):
         # DynamoDB's throttle metrics on the same dashboard, one graph per table and GSI, as alarmed.
         detector.monitoring.add_widgets(*alarms.widgets())
 
+    def _stream_to_kinesis(self, table_name: str, options: DetectorOptions) -> KinesisStreaming:
+        """-c enableKinesis: the table's changes streamed to the stack's Kinesis data stream (on until deleted)."""
+        assert self.kinesis is not None  # (made first, in the Kinesis modes)
+        provider = KinesisStreamingProvider.of(
+            self,
+            stream_arn=self.kinesis.stream_arn,
+            log_retention_days=options.log_retention_days,
+            powertools_layer_arn=options.powertools_layer_arn,
+            controlled=options.compliance is not None,
+        )
+        # Named by the table, as its mapping and stream enabler are.
+        return KinesisStreaming(
+            self, construct_id(table_name, prefix="Kinesis"), table_name=table_name, provider=provider
+        )
+
     def _watched_tables(self, source: SourceSpec, options: DetectorOptions) -> list[WatchedTable]:
         if source.mode == "demo":
             demo = DemoTable(self, "DemoTable", throttled_key_insights=options.throttled_key_insights)
@@ -131,7 +157,13 @@ class HotKeyDetectorStack(Stack):
             ]
         watched = []
         for index, name in enumerate(source.table_names):
-            if source.mode == "existing":
+            changed: Construct | None = None  # the resource that changes the table, if the stack changes it
+            if source.kinesis:
+                # Its changes are on the Kinesis stream: the table itself is named for its grants and alarms.
+                table = dynamodb.Table.from_table_attributes(self, f"Source{index}", table_name=name)
+                if source.mode == "enable-kinesis":
+                    changed = self._stream_to_kinesis(name, options)
+            elif source.mode == "existing":
                 stream_arn = source.stream_arns[index]
                 # The table is where its stream is: DescribeTable is granted there, not at a guess.
                 table = dynamodb.Table.from_table_attributes(
@@ -146,6 +178,7 @@ class HotKeyDetectorStack(Stack):
                 )
                 # Named by the table, as its mapping is: a position would move the resource to another table.
                 enabler = StreamEnabler(self, construct_id(name, prefix="Stream"), table_name=name, provider=provider)
+                changed = enabler
                 table = dynamodb.Table.from_table_attributes(
                     self, f"Source{index}", table_name=name, table_stream_arn=enabler.stream_arn
                 )
@@ -162,8 +195,8 @@ class HotKeyDetectorStack(Stack):
                         table_key_arns=options.table_kms_key_arns,
                     ),
                 )
-                if source.mode == "enable":
+                if changed is not None:
                     # After the stream is on: one change to the table at a time.
-                    insights.node.add_dependency(enabler)
+                    insights.node.add_dependency(changed)
             watched.append(WatchedTable(name=name, table=table))
         return watched

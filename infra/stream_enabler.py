@@ -83,68 +83,7 @@ class StreamEnablerProvider(Construct):
             self, handlers["OnEvent"].function, log_retention_days, is_complete=handlers["IsComplete"].function
         )
         if controlled:
-            self._control_waiter(log_retention_days)
-
-    def _control_waiter(self, log_retention_days: int) -> None:
-        """The framework's waiter state machine logs its errors (without execution data: a table name, a stream
-        ARN) to a group of the stack's and is traced with X-Ray (CT.STEPFUNCTIONS.PR.1 and PR.2). Set on the state
-        machine itself: the provider's own log options would also allow logs:CreateLogStream and PutLogEvents on '*',
-        which vended-log delivery does not need (Step Functions developer guide, "Logging using CloudWatch Logs"
-        and "AWS X-Ray and Step Functions": the actions below, which AWS defines on '*' only)."""
-        group = retained_log_group(self, "WaiterLogs", log_retention_days)
-        resource = group.node.default_child
-        assert isinstance(resource, logs.CfnLogGroup)
-        resource.log_group_name = log_group_name(group, VENDED_LOG_GROUP_PREFIX)
-        (machine,) = [c for c in self.provider.node.find_all() if isinstance(c, sfn.CfnStateMachine)]
-        machine.logging_configuration = sfn.CfnStateMachine.LoggingConfigurationProperty(
-            destinations=[
-                sfn.CfnStateMachine.LogDestinationProperty(
-                    cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
-                        log_group_arn=group.log_group_arn
-                    )
-                )
-            ],
-            level="ERROR",
-            include_execution_data=False,
-        )
-        machine.tracing_configuration = sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True)
-        (role,) = [c for c in machine.node.scope.node.find_all() if isinstance(c, iam.Role)]  # type: ignore[union-attr]
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="WaiterLogDelivery",
-                actions=[
-                    "logs:CreateLogDelivery",
-                    "logs:GetLogDelivery",
-                    "logs:UpdateLogDelivery",
-                    "logs:DeleteLogDelivery",
-                    "logs:ListLogDeliveries",
-                    "logs:PutResourcePolicy",
-                    "logs:DescribeResourcePolicies",
-                    "logs:DescribeLogGroups",
-                ],
-                resources=["*"],
-            )
-        )
-        role.add_to_policy(
-            iam.PolicyStatement(
-                sid="WaiterTracing",
-                actions=[
-                    "xray:PutTraceSegments",
-                    "xray:PutTelemetryRecords",
-                    "xray:GetSamplingRules",
-                    "xray:GetSamplingTargets",
-                ],
-                resources=["*"],
-            )
-        )
-        # Step Functions checks the role's log delivery permissions when it creates the state machine.
-        machine.node.add_dependency(role)
-        acknowledge(
-            role,
-            "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
-            "Only actions AWS defines on '*' alone: CloudWatch Logs' log delivery actions (the waiter's execution "
-            "logs) and X-Ray's (tracing), which Step Functions needs.",
-        )
+            control_waiter(self, self.provider, log_retention_days)
 
     @classmethod
     def of(
@@ -182,6 +121,68 @@ class StreamEnablerProvider(Construct):
             "A table's stream ARN carries a label known only once the stream exists: DescribeStream on the "
             "table's own streams.",
         )
+
+
+def control_waiter(owner: Construct, provider: cr.Provider, log_retention_days: int) -> None:
+    """The framework's waiter state machine logs its errors (without execution data: a table name, a stream
+    ARN) to a group of the stack's and is traced with X-Ray (CT.STEPFUNCTIONS.PR.1 and PR.2). Set on the state
+    machine itself: the provider's own log options would also allow logs:CreateLogStream and PutLogEvents on '*',
+    which vended-log delivery does not need (Step Functions developer guide, "Logging using CloudWatch Logs"
+    and "AWS X-Ray and Step Functions": the actions below, which AWS defines on '*' only)."""
+    group = retained_log_group(owner, "WaiterLogs", log_retention_days)
+    resource = group.node.default_child
+    assert isinstance(resource, logs.CfnLogGroup)
+    resource.log_group_name = log_group_name(group, VENDED_LOG_GROUP_PREFIX)
+    (machine,) = [c for c in provider.node.find_all() if isinstance(c, sfn.CfnStateMachine)]
+    machine.logging_configuration = sfn.CfnStateMachine.LoggingConfigurationProperty(
+        destinations=[
+            sfn.CfnStateMachine.LogDestinationProperty(
+                cloud_watch_logs_log_group=sfn.CfnStateMachine.CloudWatchLogsLogGroupProperty(
+                    log_group_arn=group.log_group_arn
+                )
+            )
+        ],
+        level="ERROR",
+        include_execution_data=False,
+    )
+    machine.tracing_configuration = sfn.CfnStateMachine.TracingConfigurationProperty(enabled=True)
+    (role,) = [c for c in machine.node.scope.node.find_all() if isinstance(c, iam.Role)]  # type: ignore[union-attr]
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="WaiterLogDelivery",
+            actions=[
+                "logs:CreateLogDelivery",
+                "logs:GetLogDelivery",
+                "logs:UpdateLogDelivery",
+                "logs:DeleteLogDelivery",
+                "logs:ListLogDeliveries",
+                "logs:PutResourcePolicy",
+                "logs:DescribeResourcePolicies",
+                "logs:DescribeLogGroups",
+            ],
+            resources=["*"],
+        )
+    )
+    role.add_to_policy(
+        iam.PolicyStatement(
+            sid="WaiterTracing",
+            actions=[
+                "xray:PutTraceSegments",
+                "xray:PutTelemetryRecords",
+                "xray:GetSamplingRules",
+                "xray:GetSamplingTargets",
+            ],
+            resources=["*"],
+        )
+    )
+    # Step Functions checks the role's log delivery permissions when it creates the state machine.
+    machine.node.add_dependency(role)
+    acknowledge(
+        role,
+        "AwsSolutions::AwsSolutions-IAM5[Resource::*]",
+        "Only actions AWS defines on '*' alone: CloudWatch Logs' log delivery actions (the waiter's execution "
+        "logs) and X-Ray's (tracing), which Step Functions needs.",
+    )
 
 
 def one_per_stack(stack: Stack, construct_id: str, kind: type[P], make: Callable[[], P]) -> P:

@@ -63,6 +63,10 @@ MAPPING_TYPES = (STREAM_MAPPING_TYPE, EARLIER_MAPPING_TYPE)
 NOT_CREATED_PREFIX = "not-created:"
 # The stack's stream enablers (-c enableStream; infra/stream_enabler.py).
 STREAM_ENABLER_TYPE = "Custom::DynamoDBStream"
+# The stack's Kinesis streaming destinations (-c enableKinesis; infra/kinesis_streaming.py).
+KINESIS_STREAMING_TYPE = "Custom::KinesisStreaming"
+# Its physical id: KINESIS_STREAMING_ID_PREFIX:<table>:<stream ARN> (the CLI reads the table from it).
+KINESIS_STREAMING_ID_PREFIX = "kinesis-streaming"
 # A property of the stack's deploy-time resources that changes at every synth (infra.stream_enabler.redeploy_stamp),
 # so that every deploy sends them an Update: the only way a redeploy repairs what changed outside the stack.
 REDEPLOY_PROPERTY = "SynthesizedAt"

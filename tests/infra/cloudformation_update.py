@@ -41,6 +41,11 @@ def _deployed(template: dict[str, Any], value: Any) -> Any:
         resource = template["Resources"].get(target, {})
         if resource.get("Type") == "Custom::DynamoDBStream" and attribute == "StreamArn":
             return ("stream of table", resource["Properties"]["TableName"])
+        # The Kinesis modes' sources: the stack's Kinesis data stream, and its enhanced fan-out consumer
+        if resource.get("Type") == "AWS::Kinesis::Stream" and attribute == "Arn":
+            return ("kinesis stream", target)
+        if resource.get("Type") == "AWS::Kinesis::StreamConsumer" and attribute == "ConsumerARN":
+            return ("kinesis consumer", target)
         if attribute == "Arn":
             return ("function", target)
     if isinstance(value, dict) and "Ref" in value:
@@ -182,4 +187,7 @@ def readers_after(
 
 
 def _is_stream(source: str) -> bool:
-    return "stream of table" in source or "/stream/" in source
+    """A DynamoDB stream, or a Kinesis data stream (or consumer) the Kinesis modes read."""
+    return any(
+        mark in source for mark in ("stream of table", "/stream/", ":kinesis:", "kinesis stream", "kinesis consumer")
+    )

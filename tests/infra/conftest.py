@@ -19,6 +19,8 @@ os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 WEBHOOK_SECRET = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:hotkeys/webhook"
 CUSTOMER_KEY = "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 EXISTING_STREAM = "arn:aws:dynamodb:eu-west-1:111122223333:table/orders/stream/2026-01-01T00:00:00.000"
+# A Kinesis data stream two tables already send their changes to (Kinesis Data Streams for DynamoDB)
+KINESIS_STREAM = "arn:aws:kinesis:eu-west-1:111122223333:stream/table-changes"
 
 # -c compliance=controltower needs the subnets and security groups the functions run in
 SUBNETS = "subnet-0123456789abcdef0,subnet-0fedcba9876543210"
@@ -47,6 +49,12 @@ MODES: dict[str, dict[str, Any]] = {
         # asked for despite the customer-managed key (a synth warning; off by default with one)
         "throttledKeyInsights": "true",
     },
+    # Kinesis Data Streams for DynamoDB: a stream the tables already send to, read directly
+    "kinesis": {"tableNames": "orders,users", "kinesisStreamArn": KINESIS_STREAM},
+    # a stream the stack creates and turns on, read through an enhanced fan-out consumer
+    "enable-kinesis": {"tableNames": "orders,users", "enableKinesis": "true", "kinesisEnhancedFanOut": "true"},
+    # the stack's stream under compliance mode's key
+    "kinesis-compliance": {"tableName": "orders", "enableKinesis": "true", **COMPLIANCE},
     # AWS Control Tower's proactive controls (infra/compliance.py), with every kind of function and queue
     "compliance": {
         "tableNames": "orders,users",

@@ -34,9 +34,11 @@ CASES: dict[str, dict[str, Any]] = {
     "enable": MODES["enable"],
     "compliance-demo": COMPLIANCE,
     "compliance": MODES["compliance"],
+    # the stack's own Kinesis data stream under the stack's key, and its streaming handlers' waiter
+    "compliance-kinesis": MODES["kinesis-compliance"],
 }
 DEFAULTS = ("demo", "enable")
-COMPLIANT = ("compliance-demo", "compliance")
+COMPLIANT = ("compliance-demo", "compliance", "compliance-kinesis")
 
 
 def guard_unavailable() -> str | None:

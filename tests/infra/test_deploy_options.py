@@ -189,3 +189,64 @@ def test_the_lean_option_leaves_contributor_insights_off_unless_asked_for(
 def test_a_lean_value_that_is_not_a_flag_is_refused_naming_the_option() -> None:
     with pytest.raises(ContextError, match="-c lean must be true or false, got 'maybe'"):
         options_from_context({"lean": "maybe"})
+
+
+KINESIS = "arn:aws:kinesis:eu-west-1:111122223333:stream/table-changes"
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        # one source of changes per deployment: each change would otherwise be counted twice
+        ({"tableName": "orders", "kinesisStreamArn": KINESIS, "tableStreamArn": STREAM}, "give one source"),
+        ({"tableName": "orders", "kinesisStreamArn": KINESIS, "enableStream": "true"}, "give one source"),
+        ({"tableName": "orders", "enableKinesis": "true", "enableStream": "true"}, "give one source"),
+        (
+            {"tableName": "orders", "kinesisStreamArn": KINESIS, "enableKinesis": "true"},
+            r"kinesisStreamArn .* and -c enableKinesis=true .* are two sources",
+        ),
+        # the demo mode reads its own table's DynamoDB stream
+        ({"kinesisStreamArn": KINESIS}, r"-c kinesisStreamArn needs -c tableName"),
+        ({"enableKinesis": "true"}, r"-c enableKinesis=true needs -c tableName"),
+        ({"tableName": "orders", "kinesisStreamArn": "table-changes"}, "kinesisStreamArn: 'table-changes' is not"),
+        ({"tableName": "orders", "kinesisStreamArn": STREAM}, "kinesisStreamArn: .* is not a kinesis ARN"),
+        (
+            {"tableName": "orders", "kinesisStreamArn": KINESIS + "/consumer/c:1"},
+            "arn:aws:kinesis:REGION:ACCOUNT:stream/NAME",
+        ),
+        ({"tableName": "orders", "tableStreamArn": STREAM, "kinesisEnhancedFanOut": "true"}, "kinesisEnhancedFanOut"),
+    ],
+)
+def test_kinesis_options_that_make_no_sense_together_are_refused_with_one_message(
+    context: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ContextError, match=message):
+        source_from_context(context)
+
+
+@pytest.mark.parametrize(
+    ("arn", "message"),
+    [
+        (KINESIS.replace("eu-west-1", "us-east-1"), "kinesisStreamArn: .* is in region us-east-1, but the stack"),
+        (KINESIS.replace("111122223333", "444455556666"), "kinesisStreamArn: .* is in account 444455556666"),
+    ],
+)
+def test_a_kinesis_stream_of_another_region_or_account_is_refused(arn: str, message: str) -> None:
+    source = source_from_context({"tableNames": "orders,users", "kinesisStreamArn": arn})
+    assert (source.mode, source.table_names, source.enhanced_fan_out) == ("kinesis", ("orders", "users"), False)
+    with pytest.raises(ContextError, match=message):
+        source.validate_environment("eu-west-1", "111122223333")
+    source.validate_environment(None, None)
+
+
+def test_the_kinesis_modes_are_read_from_the_context() -> None:
+    given = source_from_context({"tableName": "orders", "kinesisStreamArn": KINESIS, "kinesisEnhancedFanOut": "true"})
+    assert (given.mode, given.kinesis_stream_arn, given.enhanced_fan_out, given.kinesis) == (
+        "kinesis",
+        KINESIS,
+        True,
+        True,
+    )
+    created = source_from_context({"tableNames": "orders,users", "enableKinesis": "true"})
+    assert (created.mode, created.kinesis_stream_arn, created.enhanced_fan_out) == ("enable-kinesis", None, False)
+    assert not source_from_context({"tableName": "orders", "enableStream": "true"}).kinesis

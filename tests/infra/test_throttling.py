@@ -26,7 +26,7 @@ DOCUMENTED_METRICS = {
     "ReadAccountLimitThrottleEvents",
     "WriteAccountLimitThrottleEvents",
 }
-EXISTING_MODES = ("existing", "enable", "multi")
+EXISTING_MODES = ("existing", "enable", "multi", "kinesis", "enable-kinesis")
 
 
 def _throttle_alarms(synth: Synthesized) -> list[dict[str, Any]]:

@@ -232,3 +232,62 @@ def test_an_upgrade_rolled_back_is_read_by_the_kept_mapping_and_would_be_unread_
     assert readers_after(released, custom, 1, rollback_keeps=False) == {repr(stream): 0}
     assert readers_after(released, custom, 0) == {repr(stream): 1}
     assert readers_after(released, custom, None) == {repr(stream): 1}
+
+
+# -- the Kinesis modes (#49) ------------------------------------------------------------------------------
+
+KINESIS = "arn:aws:kinesis:eu-west-1:111122223333:stream/table-changes"
+KINESIS_WAYS = {
+    "kinesisStreamArn": {"kinesisStreamArn": KINESIS},
+    "enableKinesis": {"enableKinesis": "true"},
+    "enableKinesis with fan-out": {"enableKinesis": "true", "kinesisEnhancedFanOut": "true"},
+}
+
+
+def _kinesis(names: str, way: str) -> dict[str, str]:
+    return {"tableNames": names, **KINESIS_WAYS[way]}
+
+
+def _kinesis_sources(readers: dict[str, int]) -> dict[str, int]:
+    return {source: count for source, count in readers.items() if "kinesis" in source}
+
+
+@pytest.mark.parametrize("kinesis", list(KINESIS_WAYS))
+@pytest.mark.parametrize("way", WAYS)
+def test_moving_from_the_dynamodb_streams_to_kinesis_and_back_leaves_one_source_read_however_it_ends(
+    way: str, kinesis: str
+) -> None:
+    streams, moved = synth_template(_watching("orders,users", way)), synth_template(_kinesis("orders,users", kinesis))
+    for before, after in ((streams, moved), (moved, streams)):
+        # Lambda refuses nothing: the Kinesis mapping is a new source of the function, created before the cleanup
+        # deletes the tables' mappings (a window of minutes in which both are read: docs/deploy.md)
+        assert mapping_conflicts(before, after) == []
+        assert mapping_restarts(before, after) == []
+        for outcome, readers in _every_outcome(before, after):
+            # completed: what the new template reads, once each; rolled back: what the old one read, once each
+            watched = _streams_of(after if outcome == "completed" else before)
+            assert {source for source, count in readers.items() if count} == watched, (outcome, readers)
+            assert {readers[source] for source in watched} == {1}, (outcome, readers)
+    # one Kinesis source for both tables, and none in the DynamoDB-stream modes
+    assert len(_kinesis_sources(readers_after(moved, moved, None))) == 1
+    assert _kinesis_sources(readers_after(streams, streams, None)) == {}
+
+
+@pytest.mark.parametrize("kinesis", list(KINESIS_WAYS))
+def test_adding_removing_and_reordering_tables_in_a_kinesis_mode_keeps_its_one_mapping(kinesis: str) -> None:
+    for before, after in (("orders", "orders,users"), ("orders,users", "users"), ("orders,users", "users,orders")):
+        old, new = synth_template(_kinesis(before, kinesis)), synth_template(_kinesis(after, kinesis))
+        # the mapping stays where it is (same logical id, same source): updated in place, never restarted
+        assert _update(_kinesis(before, kinesis), _kinesis(after, kinesis)) == ([], [])
+        assert _mappings_of(old) == _mappings_of(new)
+
+
+def test_turning_fan_out_on_moves_the_mapping_to_the_consumer_without_a_conflict() -> None:
+    direct, fan_out = _kinesis("orders", "enableKinesis"), _kinesis("orders", "enableKinesis with fan-out")
+    for before, after in ((direct, fan_out), (fan_out, direct)):
+        old, new = synth_template(before), synth_template(after)
+        assert mapping_conflicts(old, new) == []
+        for outcome, readers in _every_outcome(old, new):
+            watched = _streams_of(new if outcome == "completed" else old)
+            assert {source for source, count in readers.items() if count} == watched, (outcome, readers)
+            assert {readers[source] for source in watched} == {1}, (outcome, readers)

@@ -148,10 +148,11 @@ def stubbed_clients(
     mapping_type: str = STREAM_MAPPING_TYPE,
     gone: bool = False,
     physical: str | None = None,
+    more_resources: tuple[tuple[str, str, str], ...] = (),
 ) -> tuple[Clients, list[Stubber]]:
     """``mapping_type``: the stack's mapping resource (an earlier release's: AWS::Lambda::EventSourceMapping);
     ``gone``: Lambda no longer has that mapping; ``physical``: the resource's physical id, if not its UUID (then
-    Lambda is not asked for it)."""
+    Lambda is not asked for it); ``more_resources``: (logical id, type, physical id) of the stack's others."""
     region = {"region_name": "us-east-1"}
     dynamodb, insights_stub = insights_answers(insights or {None: THROTTLED_KEYS_ON})
     cloudformation = boto3.client("cloudformation", **region)
@@ -172,6 +173,7 @@ def stubbed_clients(
         ("DetectorConsumerMapping", mapping_type, physical or esm["UUID"]),
         ("DetectorDeadLetters", "AWS::SQS::Queue", deployment.dlq_url),
         ("DetectorUndeliveredAlerts", "AWS::SQS::Queue", deployment.email_dlq_url),
+        *more_resources,
     ]
     summaries = resource_summaries(resources)
     configuration = {

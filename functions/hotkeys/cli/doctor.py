@@ -35,8 +35,10 @@ from hotkeys.cli.doctor_model import (
     Check,
     Clients,
     StackNotFound,
+    StackView,
     clients_from,
     failed,
+    is_kinesis,
     read_stack,
     table_of,
     to_json,
@@ -50,7 +52,14 @@ from hotkeys.cli.doctor_streams import (
     stream_mappings,
 )
 from hotkeys.cli.doctor_throttling import throttling_checks
-from hotkeys.deployment import EARLIER_MAPPING_TYPE, EVENT_SOURCE, NOT_CREATED_PREFIX, STREAM_ENABLER_TYPE
+from hotkeys.deployment import (
+    EARLIER_MAPPING_TYPE,
+    EVENT_SOURCE,
+    KINESIS_STREAMING_ID_PREFIX,
+    KINESIS_STREAMING_TYPE,
+    NOT_CREATED_PREFIX,
+    STREAM_ENABLER_TYPE,
+)
 
 # What the CLI, the readers of a deployment (deployed.py) and the tests import from here, whichever module holds it.
 __all__ = [
@@ -112,23 +121,48 @@ def diagnose(clients: Clients, stack_name: str, now: float | None = None) -> lis
         misplaced = check_stream_location(mapping)
         if misplaced:
             checks.append(misplaced)
-        else:
+        elif not is_kinesis(str(mapping.get("EventSourceArn", ""))):
+            # (a Kinesis mode's mapping reads a Kinesis stream: its table checks below come from the stack)
             checks.extend(check_stream(clients, mapping, bool(stack.of_type(STREAM_ENABLER_TYPE))))
             checks.extend(check_source_key(clients, mapping, consumer_role))
         checks.append(check_mapping(mapping, window_seconds))
-    # Who else reads each stream: another stack on the same table is a second reader.
-    checks.extend(readers_check(clients, m) for m in mappings if not check_stream_location(m))
-    for table in sorted({table_of(str(m.get("EventSourceArn", ""))) for m in mappings if not check_stream_location(m)}):
-        checks.extend(throttling_checks(clients, table, moment))
-        checks.append(ttl_check(clients, table, latest_written(clients, stack, table), moment))
+    checks.extend(_table_checks(clients, stack, mappings, moment))
     if consumer:
         checks.extend(check_function_health(clients, consumer, moment))
         checks.append(check_layer(clients, consumer))
     checks.extend(check_webhook_secret(clients, stack))
     checks.extend(check_queues(clients, stack))
     checks.extend(check_topic(clients, stack))
-    checks.extend(check_recent_windows(clients, stack, mappings, window_seconds, moment))
+    # (every DynamoDB stream's table, a misplaced one's too, and a Kinesis mode's tables)
+    recent = {
+        table_of(str(m.get("EventSourceArn", ""))) for m in mappings if not is_kinesis(str(m.get("EventSourceArn", "")))
+    }
+    checks.extend(check_recent_windows(clients, stack, sorted(recent | _kinesis_tables(stack)), window_seconds, moment))
     return checks
+
+
+def _table_checks(clients: Clients, stack: StackView, mappings: list[dict[str, Any]], moment: float) -> list[Check]:
+    """Who else reads each DynamoDB stream (another stack on the same table is a second reader), then each
+    table's throttles and TTL; a Kinesis mode's tables come from the stack, its stream has no such limit."""
+    streams = [m for m in mappings if not check_stream_location(m) and not is_kinesis(str(m.get("EventSourceArn", "")))]
+    checks = [readers_check(clients, m) for m in streams]
+    tables = {table_of(str(m.get("EventSourceArn", ""))) for m in streams} | _kinesis_tables(stack)
+    for table in sorted(tables):
+        checks.extend(throttling_checks(clients, table, moment))
+        checks.append(ttl_check(clients, table, latest_written(clients, stack, table), moment))
+    return checks
+
+
+def _kinesis_tables(stack: StackView) -> set[str]:
+    """The tables a -c enableKinesis stack streams to its Kinesis data stream, from its destinations' physical ids
+    (``kinesis-streaming:<table>:<stream ARN>``). A -c kinesisStreamArn stack names its tables nowhere doctor reads:
+    their table checks are skipped rather than guessed."""
+    prefix = f"{KINESIS_STREAMING_ID_PREFIX}:"
+    return {
+        physical.removeprefix(prefix).split(":", 1)[0]
+        for _, physical in stack.of_type(KINESIS_STREAMING_TYPE)
+        if physical.startswith(prefix)
+    }
 
 
 def _consumer_name(mappings: list[dict[str, Any]]) -> str | None:

@@ -4,11 +4,11 @@ the items written carry) and a recent window per watched table in the stats tabl
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, StackView, table_of
+from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, StackView
 from hotkeys.detector.adapters.stats_schema import HEADS_INDEX
 from hotkeys.detector.consumer.layout import heads_pk
 from hotkeys.detector.consumer.snapshots import LAYOUT_PK, WindowRetired, merged_health
@@ -98,14 +98,14 @@ def latest_written(clients: Clients, stack: StackView, table: str) -> Health | N
 
 # -- the stats table ----------------------------------------------------------------------------------
 def check_recent_windows(
-    clients: Clients, stack: StackView, mappings: list[dict[str, Any]], window_seconds: int, now: float
+    clients: Clients, stack: StackView, tables: list[str], window_seconds: int, now: float
 ) -> list[Check]:
     stats = stack.outputs.get("StatsTableName")
     if not stats:
         return [Check("stats table", FAIL, "the stack has no StatsTableName output", "redeploy")]
     since = int(now) - 86_400
     checks = []
-    for table in sorted({table_of(str(m.get("EventSourceArn", ""))) for m in mappings}):
+    for table in tables:
         name = f"recent figures for {table}"
         found = _latest_window(clients, stats, table)
         latest = {table: found} if found is not None and found >= since else {}

@@ -98,6 +98,19 @@ def table_of(stream_arn: str) -> str:
     return stream_arn.split(":table/", 1)[-1].split("/stream/", 1)[0]
 
 
+def is_kinesis(source_arn: str) -> bool:
+    """A Kinesis data stream or an enhanced fan-out consumer of one (the Kinesis modes' one mapping reads it)."""
+    return source_arn.split(":")[2:3] == ["kinesis"]
+
+
+def source_label(source_arn: str) -> str:
+    """What a mapping reads, for a person: the table of a DynamoDB stream, or the Kinesis stream's name."""
+    if is_kinesis(source_arn):
+        name = source_arn.split(":stream/", 1)[-1].split("/consumer/", 1)
+        return f"Kinesis stream {name[0]}" + (f", consumer {name[1].split(':')[0]}" if len(name) > 1 else "")
+    return table_of(source_arn)
+
+
 def as_list(value: Any) -> list[Any]:
     if value is None:
         return []

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, table_of
+from hotkeys.cli.doctor_model import FAIL, OK, WARN, Check, Clients, source_label, table_of
 from hotkeys.deployment import EVENT_SOURCE
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def _expected_mapping(window_seconds: int) -> dict[str, Any]:
 
 
 def check_mapping(mapping: dict[str, Any], window_seconds: int) -> Check:
-    name = f"event source mapping {mapping.get('UUID', '?')} ({table_of(str(mapping.get('EventSourceArn', '')))})"
+    name = f"event source mapping {mapping.get('UUID', '?')} ({source_label(str(mapping.get('EventSourceArn', '')))})"
     state = mapping.get("State")
     if state != "Enabled":
         return Check(name, FAIL, f"state {state}: its stream is not read", REPAIR)
@@ -172,7 +172,11 @@ def readers_check(clients: Clients, mapping: dict[str, Any]) -> Check:
         "a time, more 'may result in request throttling' (every reader lags, this stack's consumer too); "
         f"{UNSEEN_READERS}",
         f"let at most {MAX_STREAM_READERS} read the stream of {table}: one function can pass its records on to "
-        "the others; two detector stacks on one table are two readers (watch it from one stack)",
+        "the others; two detector stacks on one table are two readers (watch it from one stack); or let the "
+        f"detector read the table's changes from Kinesis Data Streams instead of its DynamoDB stream: cdk deploy "
+        f"with -c tableName={table} -c kinesisStreamArn=arn:aws:kinesis:... (a stream the table already sends to) "
+        "or -c enableKinesis=true (the stack creates one), with -c kinesisEnhancedFanOut=true for a read "
+        "throughput of its own (docs/deploy.md, 'Reading from Kinesis Data Streams')",
     )
 
 

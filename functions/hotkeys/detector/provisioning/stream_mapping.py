@@ -1,5 +1,6 @@
 """Deploy-time custom resource (``Custom::StreamMapping``): the event source mapping of one function on one
-DynamoDB stream, owned by the stack under the mapping's UUID (the physical id, which the CLI reads).
+DynamoDB stream (or, in the Kinesis modes, one Kinesis data stream or enhanced fan-out consumer of one), owned
+by the stack under the mapping's UUID (the physical id, which the CLI reads).
 
 Why not ``AWS::Lambda::EventSourceMapping``: CloudFormation cannot change its ``StartingPosition`` or
 ``EventSourceArn`` in place, so it creates the replacement before deleting the old one, and Lambda refuses a
@@ -98,6 +99,9 @@ SETTLED = ("Enabled", "Disabled")
 # CloudFormation's stack statuses while it undoes a failed update ("UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS:
 # Ongoing removal of new resources ... after a failed stack update", its user guide's stack status codes).
 ROLLING_BACK_AN_UPDATE = ("UPDATE_ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
+# The event sources of the Kinesis modes (-c kinesisStreamArn, -c enableKinesis): a data stream, or an enhanced
+# fan-out consumer of one (arn:aws:kinesis:REGION:ACCOUNT:stream/NAME/consumer/CONSUMER:TIMESTAMP).
+KINESIS_ARN_PREFIXES = tuple(f"arn:{partition}:kinesis:" for partition in ("aws", "aws-cn", "aws-us-gov"))
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -408,9 +412,11 @@ def kept_on_rollback(
     """Whether the Delete of ``uuid`` keeps the mapping: the stack goes back to an earlier release whose
     mapping resource names the mapping this resource's create displaced, and deleting this one would leave the
     stream unread (the next deploy of this release displaces it again). ``cloudformation`` makes the client,
-    only when ``uuid`` is a mapping's."""
-    if not _UUID.fullmatch(uuid) or not _rolled_back_onto_a_displaced_mapping(
-        cloudformation(), client, stack_id, source
+    only when ``uuid`` is a mapping's. A Kinesis stream or consumer is never kept: no earlier release mapped one."""
+    if (
+        not _UUID.fullmatch(uuid)
+        or source.startswith(KINESIS_ARN_PREFIXES)
+        or not _rolled_back_onto_a_displaced_mapping(cloudformation(), client, stack_id, source)
     ):
         return False
     logger.warning("rollback to an earlier release: the event source mapping is kept", extra={"uuid": uuid})
