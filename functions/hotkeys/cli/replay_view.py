@@ -110,7 +110,7 @@ def collect(
         "what_if_unseen": unseen_proposals(figures, report.settings, report.table_folders),
         "health": table_health(figures, report.settings.partition_wcu_limit, projections_of(aws)),
         "archived": archived_objects(report.resources.bucket, aws),
-        "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
+        "dead_letters": [letter.batch_info() for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),
     }
 
