@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hotkeys.emulator.events import DEFAULT_ACCOUNT, DEFAULT_REGION, TTL_IDENTITY
+from hotkeys.emulator.events import stream_arn as table_stream_arn
 from hotkeys.emulator.generate import Generated, GenerateError, Workload, changes, stream_record_of
 from hotkeys.emulator.positions import kinesis_body
 
@@ -308,3 +309,32 @@ class DecodedList:
         keys = body.get("Keys") if isinstance(body, dict) else None
         key = partition_key(str(table), keys if isinstance(keys, dict) else {})
         return lambda_record(change, key, self.shard, sequence, self.arrival_ms, self.arn)
+
+
+def as_stream_record(record: Any, seen: set[bytes]) -> dict[str, Any] | None:
+    """A Lambda Kinesis record's change as a DynamoDB stream record (its creation second; no sequence number of
+    its own), for what reads stream records only (the replay's heat map); None for a change already in ``seen``
+    (a duplicate, by the change's identity: table, event, keys, precise creation time, size) or none readable."""
+    change = decoded_of(record)
+    body = change.get("dynamodb") if change is not None else None
+    created = created_milliseconds(change) if change is not None else None
+    if change is None or not isinstance(body, dict) or created is None:
+        return None
+    named = (change.get("tableName"), change.get("eventName"), body.get("Keys"))
+    identity = json.dumps([*named, body.get("ApproximateCreationDateTime"), body.get("SizeBytes")], sort_keys=True)
+    digest = hashlib.blake2b(identity.encode(), digest_size=16).digest()
+    if digest in seen:
+        return None
+    seen.add(digest)
+    stream = {name: value for name, value in body.items() if not name.startswith("ApproximateCreationDateTime")}
+    shaped: dict[str, Any] = {
+        "eventID": str(change.get("eventID")),
+        "eventName": change.get("eventName"),
+        "eventSource": "aws:dynamodb",
+        "awsRegion": change.get("awsRegion", DEFAULT_REGION),
+        "dynamodb": {"ApproximateCreationDateTime": created // 1000, **stream, "SequenceNumber": "0"},
+        "eventSourceARN": table_stream_arn(str(change.get("tableName")), str(change.get("awsRegion", DEFAULT_REGION))),
+    }
+    if change.get("userIdentity"):
+        shaped["userIdentity"] = change["userIdentity"]
+    return shaped
