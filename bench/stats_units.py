@@ -69,6 +69,12 @@ class SizedWrites:
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
         return []
 
+    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+        pass  # (DynamoDB Streams' shards, which this sizes, store none)
+
+    def load_seen(self, name: str) -> str | None:
+        return None
+
 
 def _records(rate: int, rng: random.Random) -> list[dict[str, Any]]:
     from hotkeys.emulator.events import ItemChange, stream_record

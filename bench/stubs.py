@@ -25,3 +25,10 @@ class NullStats:
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
         self.calls += 1
         return []
+
+    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+        self.calls += 1
+
+    def load_seen(self, name: str) -> str | None:
+        self.calls += 1
+        return None

@@ -112,6 +112,15 @@ class FaultyStats:
         self._faults.maybe_fail("Query")
         return self._inner.shard_segments(table, start, shard_id)
 
+    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+        self._faults.maybe_fail("PutItem")
+        self._inner.save_seen(name, text, expires_at)
+        self._faults.maybe_fail("PutItem")
+
+    def load_seen(self, name: str) -> str | None:
+        self._faults.maybe_fail("GetItem")
+        return self._inner.load_seen(name)
+
 
 class FaultySpool:
     def __init__(self, inner: DynamoArchiveSpool, faults: Faults) -> None:

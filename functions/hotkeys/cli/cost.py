@@ -8,9 +8,11 @@ pricing write-ups, not verified against AWS here). Update ``PRICES`` when they c
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hotkeys.cli import cost_kinesis
+from hotkeys.cli.cost_kinesis import KinesisSource
 from hotkeys.deployment import EVENT_SOURCE, JUDGE_MEMORY_MB, JUDGE_SCHEDULE_SECONDS
 from hotkeys.detector.alerts import judge
 from hotkeys.detector.config import default_of
@@ -100,9 +102,10 @@ PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECOR
 CONSUMER_METRICS_ALWAYS = 1
 # the rest (app.RARE_METRICS: duplicates skipped, TTL deletions, malformed records, records without images,
 # items archived, records out of order, spooled and drained archive objects, carried states discarded,
-# items whose TTL DynamoDB ignores, alerts published) only when not zero, the TTL pair (TtlDeletions,
-# ItemsArchived) every hour of a table that has TTL deletions (``--ttl-deletes-per-second``);
-CONSUMER_METRICS_RARE = 11
+# items whose TTL DynamoDB ignores, alerts published, Kinesis records beyond the dedupe horizon) only when not
+# zero, the TTL pair (TtlDeletions, ItemsArchived) every hour of a table that has TTL deletions
+# (``--ttl-deletes-per-second``);
+CONSUMER_METRICS_RARE = 12
 CONSUMER_METRICS_TTL = 2
 # plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
 # tests/unit/test_metric_count.py pins these counts to what the handler publishes.
@@ -233,6 +236,10 @@ class CostInputs:
     consumer_system_log_level: str = "WARN"
     # The lean deployment (-c lean): no dashboard, no throttle alarms, fewer alarms (LEAN_ALARMS).
     lean: bool = False
+    # Where the changes come from: DynamoDB Streams (dynamodb) or a Kinesis data stream (kinesis, priced by
+    # cost_kinesis; its batches are per Kinesis shard, so ``shards`` counts those).
+    source: str = "dynamodb"
+    kinesis: KinesisSource = field(default_factory=KinesisSource)
 
     @property
     def counted_indexes(self) -> int:
@@ -258,10 +265,15 @@ class CostInputs:
             raise ValueError("--throttled-per-second cannot be negative")
         if self.consumer_system_log_level not in ("WARN", "INFO", "DEBUG"):
             raise ValueError("--consumer-system-log-level is WARN, INFO or DEBUG")
+        cost_kinesis.validate(self.source, self.kinesis)
 
 
 def shards(inputs: CostInputs) -> int:
-    """Stream shards ≈ partitions: at least one per 1,000 WCU/s (plus one per 3,000 RCU/s, ignored)."""
+    """Stream shards ≈ partitions: at least one per 1,000 WCU/s (plus one per 3,000 RCU/s, ignored); from a
+    Kinesis source, the Kinesis stream's shards (``cost_kinesis.kinesis_shards``)."""
+    if inputs.source == "kinesis":
+        record = cost_kinesis.record_bytes(inputs.kinesis, inputs.avg_item_kb)
+        return cost_kinesis.kinesis_shards(inputs.kinesis, inputs.writes_per_second, record)
     wcu = inputs.writes_per_second * math.ceil(inputs.avg_item_kb)
     return max(inputs.tables, math.ceil(wcu / 1000))
 
@@ -400,7 +412,43 @@ def detector_cost(inputs: CostInputs) -> dict[str, float]:
         "contributor_insights_throttled_keys": sum(contributor_insights_throttled_cost(inputs).values())
         if inputs.insights_on
         else 0.0,
-        "stream_reads": 0.0,  # GetRecords by a Lambda trigger are free
+        **source_cost(inputs),
+    }
+
+
+def kinesis_stream(inputs: CostInputs) -> cost_kinesis.Stream:
+    """The Kinesis stream the detector reads in a month: every change of its tables, over its shards."""
+    record = cost_kinesis.record_bytes(inputs.kinesis, inputs.avg_item_kb)
+    return cost_kinesis.Stream(inputs.writes_per_second * SECONDS_PER_MONTH, record, shards(inputs))
+
+
+def source_cost(inputs: CostInputs) -> dict[str, float]:
+    """Reading the changes: DynamoDB Streams' GetRecords by a Lambda trigger are free; a Kinesis stream's
+    lines are ``cost_kinesis.kinesis_cost``'s."""
+    if inputs.source == "kinesis":
+        return cost_kinesis.kinesis_cost(inputs.kinesis, kinesis_stream(inputs))
+    return {"stream_reads": 0.0}
+
+
+def kinesis_figures(inputs: CostInputs) -> dict[str, Any] | None:
+    """What ``--json`` says of a Kinesis source besides its lines: the stream's shape, the detector's share of
+    each shard's shared read limits, DynamoDB's change data capture units (counted, not priced) and the prices."""
+    if inputs.source != "kinesis":
+        return None
+    stream, kinesis = kinesis_stream(inputs), inputs.kinesis
+    units = cost_kinesis.change_data_capture_units(inputs.writes_per_second, inputs.avg_item_kb, SECONDS_PER_MONTH)
+    return {
+        "mode": kinesis.stream_mode,
+        "enhanced_fan_out": kinesis.enhanced_fan_out,
+        "stream_made_by_stack": kinesis.stream_made_by_stack,
+        "shards": stream.shards,
+        "record_bytes": round(stream.record),
+        "billed_written_kb_per_record": cost_kinesis.billed_written_kb(stream.record),
+        "gb_read": round(stream.gb, 2),
+        "shared_read_per_shard": cost_kinesis.shared_read_use(kinesis, stream, SECONDS_PER_MONTH),
+        "change_data_capture_units": units if kinesis.stream_made_by_stack else None,
+        "change_data_capture_priced": cost_kinesis.DYNAMODB_KINESIS_CDC_UNIT is not None,
+        "prices": cost_kinesis.KINESIS_PRICES,
     }
 
 
@@ -515,6 +563,8 @@ def estimate(inputs: CostInputs) -> dict[str, Any]:
         "stats_heads_at_largest": round(sum(heads_cost(inputs, HEAD_MAX_KB).values()), 2),
         "prices": PRICES,
         "prices_dated": PRICES_DATED,
+        "source": inputs.source,
+        "kinesis": kinesis_figures(inputs),
         "detector": {k: round(v, 2) for k, v in ours.items()},
         "detector_total": round(sum(ours.values()), 2),
         # How many times the detector's total Contributor Insights' full mode costs

@@ -232,6 +232,7 @@ def cmd_redrive(args: argparse.Namespace, console: Console) -> int:
 def cmd_cost(args: argparse.Namespace, console: Console) -> int:
     from hotkeys.cli import cost_view
     from hotkeys.cli.cost import CostInputs, estimate
+    from hotkeys.cli.cost_kinesis import KinesisSource
 
     inputs = CostInputs(
         writes_per_second=args.writes_per_second,
@@ -248,6 +249,14 @@ def cmd_cost(args: argparse.Namespace, console: Console) -> int:
         judge_memory_mb=args.judge_memory_mb,
         consumer_system_log_level=args.consumer_system_log_level,
         lean=args.lean,
+        source=args.source,
+        kinesis=KinesisSource(
+            mode=args.kinesis_mode,
+            enhanced_fan_out=args.enhanced_fan_out,
+            stream_made_by_stack=args.stream_made_by_stack,
+            shards=args.kinesis_shards,
+            record_kb=args.kinesis_record_kb,
+        ),
     )
     try:
         result = estimate(inputs)

@@ -99,6 +99,8 @@ EXAMPLES_COST = """examples:
   hotkeys cost --writes-per-second 10000
   hotkeys cost --writes-per-second 100 --lean
   hotkeys cost --writes-per-second 2500 --avg-item-kb 4 --tables 3 --reads-per-second 20000 --json
+  hotkeys cost --writes-per-second 1000 --source kinesis --kinesis-shards 8
+  hotkeys cost --writes-per-second 1000 --source kinesis --stream-made-by-stack --enhanced-fan-out
 """
 EXAMPLES_DOCTOR = """examples:
   hotkeys doctor --stack HotKeyDetector
@@ -254,6 +256,46 @@ def _add_cost(commands: Any) -> None:
         help="throttled requests (events of Contributor Insights' throttled-keys mode; default 0)",
     )
     _add_cost_deployment(cost)
+    _add_cost_source(cost)
+
+
+def _add_cost_source(cost: argparse.ArgumentParser) -> None:
+    """``hotkeys cost``'s flags of the changes' source: DynamoDB Streams, or a Kinesis data stream."""
+    source = cost.add_argument_group("the source (docs/cost.md: Kinesis Data Streams for DynamoDB)")
+    source.add_argument(
+        "--source",
+        choices=("dynamodb", "kinesis"),
+        default="dynamodb",
+        help="where the detector reads the changes: DynamoDB Streams (default) or a Kinesis data stream",
+    )
+    source.add_argument(
+        "--kinesis-mode",
+        choices=("on-demand", "provisioned"),
+        default=None,
+        help="the Kinesis stream's capacity mode (default on-demand)",
+    )
+    source.add_argument(
+        "--enhanced-fan-out",
+        action="store_true",
+        help="as -c kinesisEnhancedFanOut=true: the detector reads through its own enhanced fan-out consumer",
+    )
+    source.add_argument(
+        "--stream-made-by-stack",
+        action="store_true",
+        help="as -c enableKinesis=true: the stack made the stream, so its hours and writes are priced too",
+    )
+    source.add_argument(
+        "--kinesis-shards",
+        type=at_least(1),
+        default=None,
+        help="the stream's open shards (default: what the writes need; on-demand at least 4, twice the need)",
+    )
+    source.add_argument(
+        "--kinesis-record-kb",
+        type=number(0, 1024, above=True),
+        default=None,
+        help="the stream's mean record size in KB, IncomingBytes / IncomingRecords (default: from --avg-item-kb)",
+    )
 
 
 def _add_cost_deployment(cost: argparse.ArgumentParser) -> None:

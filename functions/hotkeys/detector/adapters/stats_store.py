@@ -48,6 +48,14 @@ RETIRED_PARTITIONS = 8
 LAG_RETENTION_SECONDS = 86_400
 
 
+SEEN_SK = "SEEN"
+
+
+def seen_pk(name: str) -> str:
+    """The partition of a Kinesis shard's recent changes (``name``: its stream's ARN and shard id)."""
+    return f"SEEN#{name}"
+
+
 def lag_pk(table: str) -> str:
     """The partition of a table's lag reports (a shard's item at most once a minute, only while behind)."""
     return f"LAG#{table}"
@@ -93,6 +101,15 @@ class DynamoStatsStore:
                 "expires_at": int(report.at) + LAG_RETENTION_SECONDS,
             }
         )
+
+    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+        """A Kinesis shard's recent changes: one item per shard, written at each window's end (its own
+        partition key, so no shard's item is another's hot key)."""
+        self._table.put_item(Item={"pk": seen_pk(name), "sk": SEEN_SK, "changes": text, "expires_at": expires_at})
+
+    def load_seen(self, name: str) -> str | None:
+        item = self._table.get_item(Key={"pk": seen_pk(name), "sk": SEEN_SK}, ConsistentRead=True).get("Item")
+        return str(item["changes"]) if item is not None else None
 
     def lag_reports(self, table: str) -> list[LagReport]:
         items = self._query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": lag_pk(table)})

@@ -15,23 +15,27 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import LagReporter
 from hotkeys.detector.consumer.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
+from hotkeys.detector.consumer.reading import Reader
+from hotkeys.detector.consumer.seen import SeenChanges, SeenError
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, Written, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.health import IGNORED_FROM
 from hotkeys.detector.domain.indexes import IndexSpec
+from hotkeys.detector.domain.kinesis import KINESIS_SOURCE
 from hotkeys.detector.domain.records import (
     Change,
     ChangeKind,
     MalformedRecord,
     TtlAttributeOf,
-    parse_change,
-    sequence_of,
 )
 from hotkeys.detector.domain.summary import Counting
 from hotkeys.detector.domain.windows import parse_iso_utc, window_start
 from hotkeys.detector.observability import logger
 
 SECONDS_PER_DAY = 86_400
+_SOURCES = frozenset(("aws:dynamodb", KINESIS_SOURCE))
+# How long the stats table keeps a Kinesis shard's recent identities (the next window reads them at once).
+SEEN_RETENTION_SECONDS = 86_400
 # Without tumbling windows Lambda passes no shard id; each batch is then its own segment.
 NO_SHARD = "batch"
 # The segments a batch counted records in, by (table, window start).
@@ -85,6 +89,10 @@ class StreamBatch:
     is_final: bool = False
     # Lambda ended the window early because the state grew past 1 MB (the shard carries on).
     terminated_early: bool = False
+    # The records come from Kinesis Data Streams for DynamoDB (else from a DynamoDB stream), and from
+    # this stream (the event's eventSourceARN; None: not said).
+    kinesis: bool = False
+    source_arn: str | None = None
 
     @property
     def tumbling(self) -> bool:
@@ -116,6 +124,9 @@ class BatchOutcome:
     states_discarded: int = 0
     # Items written with a TTL value DynamoDB ignores (domain.health.IGNORED): they never expire.
     ttl_ignored: int = 0
+    # Kinesis records older than the changes their shard still remembers (consumer.seen): counted, though
+    # a copy of one already counted would be counted again (each is at most one change too many).
+    beyond_horizon: int = 0
     # Index write units counted, by (table, index) (a metric per index: names, never keys).
     index_wcu: dict[tuple[str, str], int] = field(default_factory=dict)
     # Records of each table this invocation got through (counted, or already counted): each table's
@@ -134,8 +145,15 @@ def parse_event(event: Any) -> StreamBatch:
         raise NotAStreamEvent("not a DynamoDB stream event: expected a map with a 'Records' list")
     records = event["Records"]
     sources = {r.get("eventSource") for r in records if isinstance(r, dict)}
-    if sources and "aws:dynamodb" not in sources:
+    if sources & _SOURCES == _SOURCES:
+        raise NotAStreamEvent("one event holds records of a DynamoDB stream and of a Kinesis stream")
+    if sources and not sources & _SOURCES:
         raise NotAStreamEvent(f"not a DynamoDB stream event: eventSource is {sorted(map(str, sources))}")
+    source_arn = event.get("eventSourceARN")
+    if not isinstance(source_arn, str):
+        first = next((r for r in records if isinstance(r, dict)), {})
+        source_arn = first.get("eventSourceARN") if isinstance(first.get("eventSourceARN"), str) else None
+    kinesis = KINESIS_SOURCE in sources or (not sources and str(source_arn).startswith("arn:aws:kinesis:"))
     window = event.get("window")
     bounds: tuple[int, int] | None = None
     if isinstance(window, dict) and "start" in window:
@@ -148,6 +166,8 @@ def parse_event(event: Any) -> StreamBatch:
         state=event.get("state"),
         is_final=bool(event.get("isFinalInvokeForWindow")) or bool(event.get("isWindowTerminatedEarly")),
         terminated_early=bool(event.get("isWindowTerminatedEarly")),
+        kinesis=kinesis,
+        source_arn=source_arn,
     )
 
 
@@ -157,6 +177,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     state = _carried_state(batch, shard_id, outcome) if batch.tumbling else ShardState()
     if batch.tumbling and batch.window is not None:
         state.lambda_window = batch.window[0]
+    seen_name = _remember_seen(batch, shard_id, state, ports.stats)
     final = batch.is_final or not batch.tumbling
     shard = _ShardInvocation(shard_id, state, settings, ports, outcome)
     to_archive, touched = shard.fold(batch.records, per_item=not batch.tumbling)
@@ -188,11 +209,41 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
         completed = shard.flush(final, _closed_early(batch, ports), quiet)
     for key in completed:
         state.complete(key)
+    _store_seen(seen_name if final else None, state, ports)  # (at a window's end)
     if ports.archiver is not None:
         outcome.drained = _drain(ports.archiver)
     outcome.failures.sort(key=int)
     outcome.state = state.to_json() if batch.tumbling else None
     return outcome
+
+
+def _remember_seen(batch: StreamBatch, shard_id: str, state: ShardState, stats: StatsStore) -> str | None:
+    """A Kinesis shard's recent changes in ``state.seen``; returns the name they are stored under at a
+    window's end (None: not stored: a DynamoDB stream's shard, or no tumbling window)."""
+    if not batch.kinesis:
+        return None
+    name = f"{batch.source_arn}|{shard_id}" if batch.tumbling and batch.source_arn else None
+    if state.seen is None:
+        # Lambda starts each window with a fresh state: what the shard's last window remembered is stored.
+        state.seen = _stored_seen(stats, name) if name is not None else SeenChanges()
+    return name
+
+
+def _store_seen(name: str | None, state: ShardState, ports: Ports) -> None:
+    if name is not None and state.seen is not None:
+        ports.stats.save_seen(name, state.seen.to_text(), int(ports.clock()) + SEEN_RETENTION_SECONDS)
+
+
+def _stored_seen(stats: StatsStore, name: str) -> SeenChanges:
+    """The recent changes a Kinesis shard's last window stored (none: a shard that starts)."""
+    text = stats.load_seen(name)
+    if text is None:
+        return SeenChanges()
+    try:
+        return SeenChanges.from_text(text)
+    except SeenError as error:
+        logger.warning("stored recent changes not readable: the shard remembers none", extra={"error": str(error)})
+        return SeenChanges()
 
 
 def _report_lag(lag: LagReporter, shard_id: str, touched: Touched, now: float) -> None:
@@ -236,7 +287,6 @@ class _ShardInvocation:
         state, ports, outcome = self._state, self._ports, self._outcome
         archiver = ports.archiver
         stored = _StoredCoverage(ports.stats, self._shard_id, state)
-        resolve_key = ports.resolve_key
         ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
         invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
         indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
@@ -251,9 +301,11 @@ class _ShardInvocation:
         size_ttl_images = archiver is None
         last_segment: Segment | None = None
         records_read = outcome.records_read
+        reader = Reader(ports.resolve_key, indexes, ttl_attribute, state.seen)
+        read, read_sequence = reader.read, reader.sequence_of
         for record in records:
             try:
-                sequence_text = sequence_of(record)
+                sequence_text = read_sequence(record)
             except MalformedRecord as error:
                 # Without an identifier the failure cannot be reported per item: Lambda must
                 # bisect the batch until this record is alone, then send it to the DLQ.
@@ -266,15 +318,16 @@ class _ShardInvocation:
             below = sequence <= state.high_water
             duplicate = below and state.covers(sequence)
             try:
-                change = parse_change(record, resolve_key, sequence, indexes, size_ttl_images or below, ttl_attribute)
+                change, change_record, repeated = read(record, sequence, size_ttl_images or below)
+                duplicate = duplicate or repeated
                 if below and not duplicate:
                     duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
                     if not duplicate:
                         outcome.out_of_order += 1
                 # A redelivered record was archived by the invocation that counted it: an archive failure
                 # fails the whole invocation, so "counted" implies "archived".
-                if archiver is not None and not duplicate and archiver.wanted(change, record):
-                    to_archive.append((change, archiver.line(change, record)))
+                if archiver is not None and not duplicate and archiver.wanted(change, change_record):
+                    to_archive.append((change, archiver.line(change, change_record)))
             except MalformedRecord as error:
                 self._skip_malformed(record, sequence_text, error, per_item)
                 continue
@@ -289,6 +342,7 @@ class _ShardInvocation:
             if segment is not last_segment:
                 touched[(segment.table, segment.window_start)] = last_segment = segment
             _tally(outcome, change)
+        outcome.beyond_horizon += reader.beyond_horizon
         return to_archive, touched
 
     def _skip_malformed(self, record: Any, sequence_text: str, error: MalformedRecord, per_item: bool) -> None:

@@ -47,6 +47,14 @@ class StatsStore(Protocol):
         """The stored snapshots one shard wrote for one (table, window)."""
         ...
 
+    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+        """Stores a Kinesis shard's recent changes (``seen.SeenChanges.to_text``) under ``name``."""
+        ...
+
+    def load_seen(self, name: str) -> str | None:
+        """What ``save_seen`` last stored under ``name`` (None: nothing)."""
+        ...
+
 
 class Archiver(Protocol):
     """Archives a batch's TTL deletions; raises if they could not be stored."""

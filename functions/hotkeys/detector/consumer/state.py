@@ -42,6 +42,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from hotkeys.detector.consumer.seen import SeenChanges, SeenError, max_seen_chars
 from hotkeys.detector.domain import summary
 from hotkeys.detector.domain.health import ITEM_LIMIT_BYTES, Health, TtlVerdict, size_bucket
 from hotkeys.detector.domain.items import (
@@ -53,14 +54,15 @@ from hotkeys.detector.domain.items import (
     item_digest,
     sort_key_ordinal,
 )
+from hotkeys.detector.domain.kinesis import MAX_KINESIS_SEQUENCE_DIGITS
 from hotkeys.detector.domain.records import Change, ChangeKind
 from hotkeys.detector.domain.summary import Counting, Entry, Summary
 
 STATE_VERSION = 4
-# Ranges one segment carries before it is sealed; ~82 bytes each at most (two 40-digit numbers).
+# Ranges one segment carries before it is sealed (each two sequence numbers: MAX_SEQUENCE_DIGITS).
 MAX_RANGES = 256
-# The longest sequence number DynamoDB Streams issues (21 to 40 digits).
-MAX_SEQUENCE_DIGITS = 40
+# The longest sequence number a source issues (DynamoDB Streams: 21 to 40 digits; Kinesis: up to 129).
+MAX_SEQUENCE_DIGITS = MAX_KINESIS_SEQUENCE_DIGITS
 # Lambda's limit on the tumbling-window state ("a maximum of 1 MB per shard").
 LAMBDA_STATE_LIMIT_BYTES = 1_000_000
 # zlib level for the carried summary: level 1 is the cheapest and the state is transient (docs/measurements.md).
@@ -365,6 +367,7 @@ def max_state_bytes() -> int:
     item_raw = MAX_ITEM_KEYS * MAX_ITEM_JSON + 2 * (2 * 2000)
     items_chars = 4 * (item_raw * 1001 // 1000 + 64) // 3 + 4
     fixed = summary_chars + ranges_chars + index_chars + marks_chars + reopened_chars + items_chars + health_chars
+    fixed += max_seen_chars() + 8  # a Kinesis shard's recent changes, and their name
     return fixed + 4_096
 
 
@@ -393,6 +396,8 @@ class ShardState:
     sealed: list[Segment] = field(default_factory=list)
     # Not carried: the start of Lambda's window (tumbling mode), which names new segments.
     lambda_window: int | None = None
+    # A Kinesis shard's recent changes (seen.py); None: a DynamoDB stream's shard, which needs none.
+    seen: SeenChanges | None = None
 
     def apply(
         self,
@@ -485,6 +490,7 @@ class ShardState:
             "seg": [segment.to_json() for segment in self.segments.values()],
             "ntf": self.notified,
             "ro": [[table, start, generation] for (table, start), generation in self.reopened.items()],
+            **({"dd": self.seen.to_text()} if self.seen is not None else {}),
         }
 
     @classmethod
@@ -499,4 +505,14 @@ class ShardState:
             segments={(segment.table, segment.window_start): segment for segment in segments},
             notified={key: int(value) for key, value in data["ntf"].items()},
             reopened={(str(table), int(start)): int(generation) for table, start, generation in data["ro"]},
+            seen=_seen_of(data.get("dd")),
         )
+
+
+def _seen_of(text: Any) -> SeenChanges | None:
+    if text is None:
+        return None
+    try:
+        return SeenChanges.from_text(str(text))
+    except SeenError as error:
+        raise StateError(str(error)) from None

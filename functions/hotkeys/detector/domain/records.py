@@ -111,6 +111,13 @@ def table_from_arn(arn: Any) -> str:
     return resource[1]
 
 
+def table_of(record: dict[str, Any]) -> str:
+    """A change from Kinesis Data Streams names its table (``domain.kinesis``); a DynamoDB stream's
+    record, its stream's ARN."""
+    named = record.get("tableName")
+    return named if type(named) is str else table_from_arn(record.get("eventSourceARN"))
+
+
 def is_ttl_delete(record: dict[str, Any]) -> bool:
     identity = record.get("userIdentity")
     return type(identity) is dict and identity.get("type") == "Service" and identity.get("principalId") == TTL_PRINCIPAL
@@ -182,7 +189,7 @@ def parse_change(
     event_name = record.get("eventName")
     if event_name not in _EVENT_NAMES:
         raise MalformedRecord(f"unknown eventName {event_name!r:.40}")
-    table = table_from_arn(record.get("eventSourceARN"))
+    table = table_of(record)
     keys = stream.get("Keys")
     if type(keys) is not dict or not keys:
         raise MalformedRecord("record has no dynamodb.Keys")

@@ -47,6 +47,7 @@ _SUMMED = (
     "alerts_published",
     "states_discarded",
     "ttl_ignored",
+    "beyond_horizon",
 )
 _LARGEST = ("summary_size", "keys_over_one_percent")
 # (Items whose TTL DynamoDB ignores can come in every batch of a table for good: they wait for the minute's
@@ -142,6 +143,7 @@ RARE_METRICS = (
     ("StatesDiscarded", "states_discarded"),
     ("TtlIgnoredItems", "ttl_ignored"),
     ("AlertsPublished", "alerts_published"),
+    ("ChangesBeyondDedupeHorizon", "beyond_horizon"),
 )
 # Figures of every flush that no alarm watches: properties of the same line (CloudWatch Logs Insights
 # queries them; the dashboard's log widget shows them), not metrics.
