@@ -170,3 +170,36 @@ def test_the_precision_is_that_of_approximate_creation_date_time() -> None:
 def test_options_out_of_range_are_refused(options: KinesisOptions, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         options.validate()
+
+
+def test_binary_values_are_encoded_a_second_time_and_the_function_reads_them_back() -> None:
+    from hotkeys.detector.domain.kinesis import unwrap
+    from hotkeys.emulator.events import ItemChange, stream_record
+    from hotkeys.emulator.kinesis import decoded_change, lambda_record, stream_arn
+
+    item = {"pk": b"\x00\xff", "tags": {b"a", b"b"}, "nested": {"blob": b"\x01"}}
+    record = stream_record(
+        ItemChange("INSERT", {"pk": b"\x00\xff"}, new_image=item), table="t", sequence="1", event_time=1
+    )
+    change = decoded_change(record, "t", 1_000_000, "MICROSECOND", "id")
+    once = record["dynamodb"]["NewImage"]
+    assert change["dynamodb"]["Keys"]["pk"]["B"] == base64.b64encode(once["pk"]["B"].encode()).decode()
+    assert change["dynamodb"]["NewImage"]["nested"]["M"]["blob"]["B"] != once["nested"]["M"]["blob"]["B"]
+    unwrapped = unwrap(lambda_record(change, "K", "shardId-000000000000", "1", 1000, stream_arn()))
+    assert (
+        unwrapped.record["dynamodb"]["NewImage"] == once
+        and unwrapped.record["dynamodb"]["Keys"] == record["dynamodb"]["Keys"]
+    )
+
+
+def test_the_heat_maps_stream_records_count_each_kinesis_change_once() -> None:
+    from hotkeys.detector.domain.records import parse_change
+    from hotkeys.emulator.kinesis import as_stream_record
+
+    records = _delivered(KinesisOptions(shards=2, duplicates=0.2, reorder=2))
+    seen: set[bytes] = set()
+    shaped = [as_stream_record(record.lambda_record(), seen) for record in records]
+    kept = [record for record in shaped if record is not None]
+    assert len(kept) == WORKLOAD.record_count() == len(records) - sum(r.duplicate for r in records)
+    changes = [parse_change(record, lambda _table, _keys: "pk", None) for record in kept]
+    assert sum(change.key == "event#42" for change in changes) == 600

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hotkeys.emulator.events import DEFAULT_ACCOUNT, DEFAULT_REGION, TTL_IDENTITY
-from hotkeys.emulator.events import stream_arn as table_stream_arn
 from hotkeys.emulator.generate import Generated, GenerateError, Workload, changes, stream_record_of
 from hotkeys.emulator.positions import kinesis_body
 
@@ -155,7 +154,8 @@ def decoded_change(
     body: Mapping[str, Any] = record["dynamodb"]
     stamp = created_us if precision == "MICROSECOND" else created_us // 1000
     dynamodb: dict[str, Any] = {"ApproximateCreationDateTime": stamp, "ApproximateCreationDateTimePrecision": precision}
-    dynamodb |= {name: body[name] for name in ("Keys", "NewImage", "OldImage", "SizeBytes") if name in body}
+    dynamodb |= {name: _twice(body[name]) for name in ("Keys", "NewImage", "OldImage") if name in body}
+    dynamodb["SizeBytes"] = body["SizeBytes"]
     identity = record.get("userIdentity")
     return {
         "awsRegion": record.get("awsRegion", DEFAULT_REGION),
@@ -167,6 +167,30 @@ def decoded_change(
         "dynamodb": dynamodb,
         "eventSource": "aws:dynamodb",
     }
+
+
+def _twice(value: Any) -> Any:
+    """Binary values (``B``, ``BS``, at any depth) base64-encoded a second time: "when data records are written
+    to a Kinesis data stream, these encoded binary values are encoded with base64-encoding a second time"
+    (DynamoDB developer guide, Kinesis Data Streams). A copy."""
+    if isinstance(value, dict):
+        return {
+            tag: (
+                _b64_text(inner)
+                if tag == "B" and isinstance(inner, str)
+                else [_b64_text(item) for item in inner]
+                if tag == "BS" and isinstance(inner, list)
+                else _twice(inner)
+            )
+            for tag, inner in value.items()
+        }
+    if isinstance(value, list):
+        return [_twice(item) for item in value]
+    return value
+
+
+def _b64_text(text: str) -> str:
+    return base64.b64encode(text.encode("ascii")).decode("ascii")
 
 
 def _event_id(seed: int, table: str, index: int, copy: str = "") -> str:
@@ -312,13 +336,16 @@ class DecodedList:
 
 
 def as_stream_record(record: Any, seen: set[bytes]) -> dict[str, Any] | None:
-    """A Lambda Kinesis record's change as a DynamoDB stream record (its creation second; no sequence number of
-    its own), for what reads stream records only (the replay's heat map); None for a change already in ``seen``
-    (a duplicate, by the change's identity: table, event, keys, precise creation time, size) or none readable."""
+    """A Lambda Kinesis record's change as a DynamoDB stream record (the function's own unwrapping:
+    ``domain.kinesis.unwrap``), for what reads stream records only (the replay's heat map); None for a change
+    already in ``seen`` (a duplicate, by the change's identity: table, event, keys, precise creation time,
+    size) or none readable."""
+    from hotkeys.detector.domain.kinesis import unwrap
+    from hotkeys.detector.domain.records import MalformedRecord
+
     change = decoded_of(record)
     body = change.get("dynamodb") if change is not None else None
-    created = created_milliseconds(change) if change is not None else None
-    if change is None or not isinstance(body, dict) or created is None:
+    if change is None or not isinstance(body, dict):
         return None
     named = (change.get("tableName"), change.get("eventName"), body.get("Keys"))
     identity = json.dumps([*named, body.get("ApproximateCreationDateTime"), body.get("SizeBytes")], sort_keys=True)
@@ -326,15 +353,9 @@ def as_stream_record(record: Any, seen: set[bytes]) -> dict[str, Any] | None:
     if digest in seen:
         return None
     seen.add(digest)
-    stream = {name: value for name, value in body.items() if not name.startswith("ApproximateCreationDateTime")}
-    shaped: dict[str, Any] = {
-        "eventID": str(change.get("eventID")),
-        "eventName": change.get("eventName"),
-        "eventSource": "aws:dynamodb",
-        "awsRegion": change.get("awsRegion", DEFAULT_REGION),
-        "dynamodb": {"ApproximateCreationDateTime": created // 1000, **stream, "SequenceNumber": "0"},
-        "eventSourceARN": table_stream_arn(str(change.get("tableName")), str(change.get("awsRegion", DEFAULT_REGION))),
-    }
-    if change.get("userIdentity"):
-        shaped["userIdentity"] = change["userIdentity"]
+    try:
+        shaped = unwrap(record).record
+    except (MalformedRecord, KeyError, TypeError, AttributeError):
+        return None
+    shaped["dynamodb"]["SequenceNumber"] = "0"  # (a Kinesis change has none; what reads it here needs one)
     return shaped
