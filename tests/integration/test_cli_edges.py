@@ -302,6 +302,9 @@ def test_standard_input_that_is_no_event_is_named_so_and_given_twice_refused(
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
     assert main(["replay", "-"]) == 2
-    assert _one_line_error(capsys) == "hotkeys: standard input is not a DynamoDB stream event (no 'Records' list)"
+    assert _one_line_error(capsys) == (
+        "hotkeys: standard input is not a DynamoDB stream event (no 'Records' list), nor a Kinesis one (a Lambda "
+        "Kinesis event, or a JSON list of decoded changes)"
+    )
     assert main(["replay", "-", "-"]) == 2
     assert "given more than once" in _one_line_error(capsys)

@@ -180,6 +180,7 @@ def module_path(name: str) -> Path:
 # (tests/esm_faults.py), so any other use is named here first.
 RANDOM_USERS = {
     "hotkeys.emulator.generate": "synthetic workloads, seeded",
+    "hotkeys.emulator.kinesis": "a synthetic workload's Kinesis arrival times and duplicates, seeded",
     "hotkeys.emulator.emulation": "the judge's watchdog phase and its messages' delivery, seeded by the records",
     "hotkeys.detector.consumer.layout": "spreads the layout refresh of a deploy's containers",
 }

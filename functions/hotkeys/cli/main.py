@@ -135,7 +135,7 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli import generate_view
+    from hotkeys.cli import generate_kinesis, generate_view
     from hotkeys.emulator.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
 
     if not args.out.endswith((".json", ".json.gz")):
@@ -162,16 +162,20 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
         workload.validate()
     except GenerateError as error:
         raise UserError(str(error)) from None
+    kinesis = generate_kinesis.kinesis_options(args)
     paths = [args.out if workload.shards == 1 else _shard_path(args.out, index) for index in range(workload.shards)]
     try:
-        counts = _write_shards(workload, paths)
+        if kinesis is not None:
+            counts = [generate_kinesis.write_kinesis(workload, kinesis, args.out, args.format == "decoded")]
+        else:
+            counts = _write_shards(workload, paths)
     except KeyboardInterrupt:
         # Each file is written under a temporary name and renamed when complete (``EventWriter``).
         _fail(f"interrupted: nothing was written to {', '.join(paths)} (the partial files were removed)")
         return 130
     written = [generate_view.Written(path, count) for path, count in zip(paths, counts, strict=True)]
     carried = generate_view.shard_overload(counts, workload.duration, workload.item_bytes, workload.shards)
-    if carried is not None:
+    if carried is not None and kinesis is None:  # (a Kinesis shard is not a partition: --shards is refused)
         print(f"hotkeys: warning: {carried}", file=sys.stderr)
     if args.json:
         print(generate_view.json_text(written, dict(workload.attributes)))

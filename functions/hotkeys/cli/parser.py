@@ -113,6 +113,8 @@ EXAMPLES_GENERATE = """examples:
   hotkeys generate --out load.json --shards 4 --ttl-fraction 0.05 --seed 7
   hotkeys generate --out gsi.json --attribute region=4 --attribute customer=100000
   hotkeys generate --out health.json --ttl-values seconds=0.9,milliseconds=0.1 --large-fraction 0.01
+  hotkeys generate --out kds.json.gz --source kinesis --duplicates 0.05 --reorder 10 --kinesis-shards 3
+  hotkeys generate --out changes.json --source kinesis --format decoded --precision MILLISECOND
 """
 
 
@@ -391,7 +393,55 @@ def _add_generate(commands: Any) -> None:
     gen.add_argument(
         "--start", type=iso_time, default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)"
     )
+    gen.add_argument(
+        "--source",
+        choices=("dynamodb", "kinesis"),
+        default="dynamodb",
+        help="the change stream the records come from: DynamoDB Streams (default) or Kinesis Data Streams "
+        "for DynamoDB; the same seed gives the same changes",
+    )
     gen.add_argument("--json", action="store_true", help="print what was written as JSON")
+    _add_generate_kinesis(gen.add_argument_group("with --source kinesis"))
+
+
+def _add_generate_kinesis(group: Any) -> None:
+    """``hotkeys generate``'s Kinesis flags (each refused without ``--source kinesis``: none is given a default
+    here, so a flag given with the DynamoDB source is seen)."""
+    group.add_argument(
+        "--format",
+        choices=("lambda", "decoded"),
+        help='lambda (default: a Lambda Kinesis event, {"Records": [...]}, each change base64 in kinesis.data) '
+        "or decoded (a JSON list of the decoded changes, in arrival order)",
+    )
+    group.add_argument(
+        "--duplicates",
+        type=number(0, 1),
+        metavar="FRACTION",
+        help="share of the changes sent a second time, as the producer's retry would (default 0)",
+    )
+    group.add_argument(
+        "--duplicate-event-ids",
+        choices=("new", "same"),
+        help="a duplicate's eventID: a new one (default) or the first copy's",
+    )
+    group.add_argument(
+        "--reorder",
+        type=number(0, 86_400),
+        metavar="SECONDS",
+        help="records arrive up to SECONDS after the change was made, so arrival order is shuffled (default 0)",
+    )
+    group.add_argument(
+        "--precision",
+        type=str.upper,
+        choices=("MICROSECOND", "MILLISECOND"),
+        help="of ApproximateCreationDateTime in the decoded change (default MICROSECOND)",
+    )
+    group.add_argument(
+        "--kinesis-shards",
+        type=between(1, 1024),
+        metavar="N",
+        help="Kinesis shards; a record goes to one by the MD5 of its partition key, from the item's (default 1)",
+    )
 
 
 def _command(commands: Any, name: str, summary: str, examples: str) -> argparse.ArgumentParser:

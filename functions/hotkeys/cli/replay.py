@@ -27,11 +27,13 @@ from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.records import without_images
+from hotkeys.emulator import kinesis
 from hotkeys.emulator.emulation import Containers, Deployment, Judging, emulate
 from hotkeys.emulator.esm import DeadLetter
 from hotkeys.emulator.io import BadEventFile, EventReader, NotAnEvent
 from hotkeys.emulator.lanes import EventSourceMapping, Invoke, event_second
 from hotkeys.emulator.local import LocalResources, create_stats_table
+from hotkeys.emulator.positions import sequence_of
 
 DEFAULT_SHARD = "shardId-00000000000000000000"
 
@@ -203,7 +205,7 @@ class ShardSource:
         records = (
             record
             for file, default_shard in self.files
-            for record in _read(file)
+            for record in _read(file, default_shard)
             if _shard_of(record, default_shard) == (self.arn, self.shard_id)
         )
         if self.ordered:
@@ -250,15 +252,25 @@ def plan_replay(paths: list[str]) -> ReplayPlan:
             twice = f"{path!r} twice" if earlier == path else f"{earlier!r} and {path!r} (the same file)"
             raise ReplayError(f"an event file is given more than once: {twice}; name each file once")
         found: dict[tuple[str, Any], ShardSource] = {}  # the file's default shard id is known at its end
-        reader = EventReader(file)
-        for record in _records_of(reader):
+        reader = EventReader(file, lists=True)
+        kinds: set[str | None] = set()
+        for record in _records_of(reader, position):
             arn, own_shard = _shard_of(record, None)
             group = found.get((arn, own_shard))
             if group is None:
                 group = found[(arn, own_shard)] = ShardSource(arn, own_shard or "")
                 _note_table(table_folders, arn, file)
+            kinds.add(kinesis.source_of(record))
+            if kinds >= {"dynamodb", "kinesis"}:
+                raise ReplayError(
+                    f"{path} mixes DynamoDB Streams records and Kinesis records: give each source's records "
+                    "in files of their own"
+                )
+            if "kinesis" in kinds:
+                _note_kinesis_table(table_folders, record, file)
             _note(group, record)
         default_shard = str(reader.fields.get("shardId") or f"{DEFAULT_SHARD}-{file.stem}")
+        default_shard = _list_shard(position) if reader.is_list else default_shard
         for (arn, own_shard), group in found.items():
             shard = own_shard if own_shard is not None else default_shard
             source = sources.setdefault((arn, shard), ShardSource(arn, shard))
@@ -286,19 +298,45 @@ def missing_shard_files(paths: list[str]) -> list[str]:
     return sorted(str(file) for file in missing)
 
 
-def _records_of(reader: EventReader) -> Iterator[Any]:
+def _records_of(reader: EventReader, position: int) -> Iterator[Any]:
+    """The file's records; a JSON list's decoded Kinesis changes delivered as one Kinesis shard, a stream of
+    its own (``kinesis.DecodedList``; ``position``: the file's place in the input)."""
     try:
-        yield from reader.records()
+        listed = kinesis.DecodedList(_list_shard(position), kinesis.stream_arn(f"hotkeys-decoded-{position}"))
+        known = False
+        for record in reader.records():
+            if not reader.is_list:
+                yield record
+                continue
+            source = kinesis.source_of(record)
+            known = known or source is not None
+            yield listed.record(record) if source in ("decoded", None) else record
+        if reader.is_list and reader.saw_records and not known and listed.position:
+            raise ReplayError(f"{reader.path} is a JSON list, but not of decoded DynamoDB changes (with tableName)")
     except NotAnEvent:
-        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)") from None
+        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list){_OR_KINESIS}") from None
     except (BadEventFile, UnicodeDecodeError, OSError, EOFError) as error:
         raise ReplayError(f"{reader.path} is not a readable JSON event file: {error}") from None
     if not reader.saw_records:
-        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list)")
+        raise ReplayError(f"{reader.path} is not a DynamoDB stream event (no 'Records' list){_OR_KINESIS}")
 
 
-def _read(file: Path) -> Iterator[Any]:
-    return _records_of(EventReader(file))
+_OR_KINESIS = ", nor a Kinesis one (a Lambda Kinesis event, or a JSON list of decoded changes)"
+
+
+def _read(file: Path, default_shard: str) -> Iterator[Any]:
+    return _records_of(EventReader(file, lists=True), _list_position(default_shard))
+
+
+def _list_shard(position: int) -> str:
+    """The shard a JSON list of decoded changes is delivered as: the file's place in the input."""
+    return kinesis.shard_id(position)
+
+
+def _list_position(shard: str) -> int:
+    """The place a list's shard (``_list_shard``) was numbered from (any other default shard: 0, unused)."""
+    digits = shard.removeprefix("shardId-")
+    return int(digits) if shard.startswith("shardId-") and digits.isdigit() else 0
 
 
 def _shard_of(record: Any, default_shard: str | None) -> tuple[str, Any]:
@@ -306,7 +344,8 @@ def _shard_of(record: Any, default_shard: str | None) -> tuple[str, Any]:
     or a map) still goes to the handler, which rejects it alone, instead of breaking the replay."""
     if not isinstance(record, dict):
         return "", default_shard
-    own = record.get("shardId", default_shard)
+    # A Kinesis record names its shard in its eventID ("shardId-000000000006:SEQUENCE").
+    own = kinesis.shard_of_record(record) or record.get("shardId", default_shard)
     return str(record.get("eventSourceARN", "")), (str(own) if own is not None else None)
 
 
@@ -347,10 +386,23 @@ def _follows(source: ShardSource, group: ShardSource) -> bool:
 def _note_table(table_folders: dict[str, list[Path]], arn: str, file: Path) -> None:
     from hotkeys.detector.domain.records import MalformedRecord, table_from_arn
 
+    if arn.startswith("arn:aws:kinesis:"):
+        return  # a Kinesis stream may carry several tables: each record names its own (_note_kinesis_table)
     with contextlib.suppress(MalformedRecord):
-        folders = table_folders.setdefault(table_from_arn(arn), [])
-        if file.parent not in folders:
-            folders.append(file.parent)
+        _note_folder(table_folders, table_from_arn(arn), file)
+
+
+def _note_kinesis_table(table_folders: dict[str, list[Path]], record: Any, file: Path) -> None:
+    change = kinesis.decoded_of(record)
+    table = change.get("tableName") if change is not None else None
+    if isinstance(table, str) and table:
+        _note_folder(table_folders, table, file)
+
+
+def _note_folder(table_folders: dict[str, list[Path]], table: str, file: Path) -> None:
+    folders = table_folders.setdefault(table, [])
+    if file.parent not in folders:
+        folders.append(file.parent)
 
 
 def create_resources(aws: AwsClients | None = None, prefix: str = "hotkeys-replay") -> LocalResources:
@@ -480,8 +532,8 @@ def _observed(records: Iterator[Any], observe: Callable[[Any], None]) -> Iterato
 
 def _sequence_number(record: Any) -> int | None:
     try:
-        return int(record["dynamodb"]["SequenceNumber"])
-    except (KeyError, TypeError, ValueError):
+        return int(sequence_of(record))
+    except (TypeError, ValueError):
         return None
 
 

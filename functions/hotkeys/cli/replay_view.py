@@ -41,6 +41,7 @@ from hotkeys.detector.alerts.incidents import Message
 from hotkeys.detector.alerts.messages import short_fix
 from hotkeys.detector.config import Settings
 from hotkeys.detector.domain.indexes import specs_from_description
+from hotkeys.emulator import kinesis
 
 if TYPE_CHECKING:
     from hotkeys.cli.report import HeatMap
@@ -110,7 +111,7 @@ def collect(
         "what_if_unseen": unseen_proposals(figures, report.settings, report.table_folders),
         "health": table_health(figures, report.settings.partition_wcu_limit, projections_of(aws)),
         "archived": archived_objects(report.resources.bucket, aws),
-        "dead_letters": [letter.to_message()["DDBStreamBatchInfo"] for letter in report.dead_letters],
+        "dead_letters": [letter.batch_info() for letter in report.dead_letters],
         **({"throttles": throttles} if throttles is not None else {}),
     }
 
@@ -341,10 +342,13 @@ def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | No
                 raise ReplayError(f"no stream records in {files}: nothing to judge")
             resources = create_resources(aws)
             heat = _heat_map(aws, chosen) if report_path is not None else None
+            changes: set[bytes] = set()  # the Kinesis changes the heat map has, by identity (not duplicates)
             with progress_bar("replaying", plan.records) as advance:
 
                 def observe(record: Any) -> None:
-                    if heat is not None:
+                    if heat is not None and kinesis.source_of(record) == "kinesis":
+                        record = kinesis.as_stream_record(record, changes)
+                    if heat is not None and record is not None:
                         heat.add(record)
                     advance(1)
 

@@ -1,8 +1,19 @@
-"""An emulation of Lambda's event source mapping for DynamoDB stream shards.
+"""An emulation of Lambda's event source mapping for stream shards: DynamoDB Streams' and Kinesis Data
+Streams' (a table's changes sent to Kinesis), records told apart by ``positions``.
 
 Each rule cites the Lambda developer guide ("Using AWS Lambda with Amazon DynamoDB":
 sections "Error handling", "Tumbling windows", "Reporting batch item failures"). Where
 the guide is silent the emulation takes a parameter, and the test suites run every value.
+The guide's Kinesis page ("Using AWS Lambda with Amazon Kinesis") states the same rules in the same
+words for a Kinesis shard: "Lambda processes records in each shard in order"; "Each batch contains
+records from a single shard/data stream"; the "Error handling" paragraphs quoted below (retries, "Splitting
+a batch does not count towards the retry quota", discarded batches' details sent to the destination);
+"Time windows" (state, final invocation, resharding) and "Reporting batch item failures" (the lowest
+sequence number is the checkpoint; bisect at the returned sequence number). Two differences, both from
+that page: windows follow the Kinesis record's ``approximateArrivalTimestamp`` ("All records have an
+approximate timestamp available that Lambda uses in boundary determinations": ``positions``), and the
+on-failure destination gets ``KinesisBatchInfo`` (with ``approximateArrivalOfFirstRecord`` and
+``approximateArrivalOfLastRecord``) instead of ``DDBStreamBatchInfo``.
 
 Delivery
 * Records of a shard arrive in order, in batches of at most ``batch_size``.
@@ -67,7 +78,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
-from hotkeys.detector.domain.records import stream_time
+from hotkeys.emulator.positions import arrival_of, inserted_second, kinesis_body, sequence_of
 
 Invoke = Callable[[dict[str, Any]], dict[str, Any]]
 PartialFailureState = Literal["returned", "previous"]
@@ -112,18 +123,24 @@ class DeadLetter:
     batch_size: int
     reason: str
     stream_arn: str | None = None
+    # A Kinesis batch's first and last records' arrival times (ISO 8601, milliseconds); None: DynamoDB Streams.
+    kinesis_arrivals: tuple[str, str] | None = None
+
+    def batch_info(self) -> dict[str, Any]:
+        """The batch's coordinates, as the destination's ``DDBStreamBatchInfo`` or ``KinesisBatchInfo`` holds them."""
+        info: dict[str, Any] = {
+            "shardId": self.shard_id,
+            "startSequenceNumber": self.start_sequence,
+            "endSequenceNumber": self.end_sequence,
+        }
+        if self.kinesis_arrivals is not None:
+            first, last = self.kinesis_arrivals
+            info |= {"approximateArrivalOfFirstRecord": first, "approximateArrivalOfLastRecord": last}
+        return info | {"batchSize": self.batch_size, "streamArn": self.stream_arn}
 
     def to_message(self) -> dict[str, Any]:
-        return {
-            "requestContext": {"condition": self.reason, "approximateInvokeCount": 1},
-            "DDBStreamBatchInfo": {
-                "shardId": self.shard_id,
-                "startSequenceNumber": self.start_sequence,
-                "endSequenceNumber": self.end_sequence,
-                "batchSize": self.batch_size,
-                "streamArn": self.stream_arn,
-            },
-        }
+        name = "KinesisBatchInfo" if self.kinesis_arrivals is not None else "DDBStreamBatchInfo"
+        return {"requestContext": {"condition": self.reason, "approximateInvokeCount": 1}, name: self.batch_info()}
 
 
 @dataclass
@@ -141,6 +158,11 @@ def _iso(epoch: int) -> str:
     return datetime.fromtimestamp(epoch, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _iso_milliseconds(epoch: float) -> str:
+    """An arrival time as ``KinesisBatchInfo`` writes it (``2019-11-14T00:38:04.835Z``)."""
+    return datetime.fromtimestamp(round(epoch, 3), tz=UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _window_groups(
     records: Iterable[dict[str, Any]], seconds: int, offset: int, clock: WindowClock = "insertion"
 ) -> Iterator[tuple[int, Iterator[dict[str, Any]]]]:
@@ -156,12 +178,11 @@ def _window_groups(
 
     def start_of(record: dict[str, Any]) -> int:
         nonlocal current
-        body = record.get("dynamodb") if isinstance(record, dict) else None
-        created = body.get("ApproximateCreationDateTime") if isinstance(body, dict) else None
         # A time no window can hold (not a number, or outside what a date can say) is the record's own
         # problem: the function dead-letters it; here it stays in the window before it.
-        if stream_time(created):
-            start = int(created) - (int(created) - offset) % seconds
+        created = inserted_second(record)
+        if created is not None:
+            start = created - (created - offset) % seconds
             current = start if clock == "record" else max(current, start)
         return current
 
@@ -266,11 +287,9 @@ class ShardConsumer:
         return state
 
     def _dead_letter(self, records: list[dict[str, Any]], reason: str) -> None:
-        sequences = [
-            str(r["dynamodb"]["SequenceNumber"])
-            for r in records
-            if isinstance(r, dict) and isinstance(r.get("dynamodb"), dict) and "SequenceNumber" in r["dynamodb"]
-        ]
+        sequences = [str(sequence) for r in records if (sequence := sequence_of(r)) is not None]
+        arrivals = [_iso_milliseconds(arrived) for r in records if (arrived := arrival_of(r)) is not None]
+        kinesis = any(kinesis_body(r) is not None for r in records)
         self.run.dead_letters.append(
             DeadLetter(
                 shard_id=self._shard_id,
@@ -279,6 +298,7 @@ class ShardConsumer:
                 batch_size=len(records),
                 reason=reason,
                 stream_arn=self._stream_arn,
+                kinesis_arrivals=((arrivals[0], arrivals[-1]) if arrivals else ("", "")) if kinesis else None,
             )
         )
 
@@ -337,7 +357,7 @@ def _lowest_failure(batch: list[dict[str, Any]], response: dict[str, Any]) -> in
     failures = response.get("batchItemFailures") or []
     if not failures:
         return None
-    positions = {r.get("dynamodb", {}).get("SequenceNumber"): i for i, r in enumerate(batch) if isinstance(r, dict)}
+    positions = {sequence_of(r): i for i, r in enumerate(batch) if isinstance(r, dict)}
     indexes = []
     for failure in failures:
         identifier = failure.get("itemIdentifier") if isinstance(failure, dict) else None

@@ -392,8 +392,19 @@ def _hot_traffic(workload: Workload, hot: InjectedHotKey) -> Iterator[tuple[floa
         yield workload.start + hot.start + index / hot.wcu_per_second, hot.key, "HOT"
 
 
-def stream(workload: Workload) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(shard index, record) in time order, one at a time: memory does not grow with the workload.
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """One generated write: its precise time (``when``; its stream record carries the second it falls in),
+    the DynamoDB stream shard and sequence number it gets, and what it did (``change``)."""
+
+    when: float
+    shard: int
+    sequence: str
+    change: ItemChange
+
+
+def changes(workload: Workload) -> Iterator[Generated]:
+    """The workload's writes in time order, one at a time: memory does not grow with the workload.
 
     The draws are the ones a materialised run makes (all the background's choices, then each
     record's), so a seed gives the same records however they are consumed: one generator
@@ -411,9 +422,19 @@ def stream(workload: Workload) -> Iterator[tuple[int, dict[str, Any]]]:
     for when, key, kind in events:
         shard = shard_of(key, workload.shards)
         change = _change(workload, record_rng, int(when), key, kind)
-        sequence = sequence_number(shard, positions[shard])
-        yield shard, stream_record(change, table=workload.table, sequence=sequence, event_time=int(when))
+        yield Generated(when, shard, sequence_number(shard, positions[shard]), change)
         positions[shard] += 1
+
+
+def stream_record_of(workload: Workload, made: Generated) -> dict[str, Any]:
+    """The DynamoDB stream record of one generated write (its creation time: the second it falls in)."""
+    return stream_record(made.change, table=workload.table, sequence=made.sequence, event_time=int(made.when))
+
+
+def stream(workload: Workload) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(shard index, record) in time order, one at a time (``changes``)."""
+    for made in changes(workload):
+        yield made.shard, stream_record_of(workload, made)
 
 
 def generate(workload: Workload) -> dict[int, list[dict[str, Any]]]:

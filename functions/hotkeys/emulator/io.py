@@ -65,11 +65,15 @@ class EventReader:
     any whitespace). ``fields`` is complete when ``records()`` is exhausted.
     """
 
-    def __init__(self, path: Path, chunk_characters: int = CHUNK_CHARACTERS) -> None:
+    def __init__(self, path: Path, chunk_characters: int = CHUNK_CHARACTERS, lists: bool = False) -> None:
         self.path = path
         self._chunk = chunk_characters
         self.fields: dict[str, Any] = {}
         self.saw_records = False
+        # With ``lists``, a file that is one JSON array is read too, its elements as the records (decoded
+        # Kinesis changes: ``hotkeys generate --format decoded``); ``is_list`` then says it was one.
+        self._lists = lists
+        self.is_list = False
         self._text = ""
         self._position = 0
         self._discarded = 0  # characters read and dropped from the buffer before _text
@@ -87,6 +91,13 @@ class EventReader:
 
     def _event(self) -> Iterator[Any]:
         with _open_text(self.path) as self._stream:
+            if self._lists and self._next_character() == "[":
+                self.is_list = self.saw_records = True
+                self._position += 1
+                yield from self._elements()
+                if self._next_character():
+                    raise json.JSONDecodeError("extra data after the list", self._text, self._position)
+                return
             if self._next_character() != "{":
                 self._value()  # valid JSON that is not an object, or a decoding error
                 raise NotAnEvent(f"{self.path} is not a JSON object")
@@ -175,18 +186,20 @@ def _cut_number(value: Any, following: str) -> bool:
 
 
 class EventWriter:
-    """Writes one Lambda event (``{"shardId": ..., "Records": [...]}``) record by record, gzip if the
+    """Writes one Lambda event (``{"shardId": ..., "Records": [...]}``; without a shard id,
+    ``{"Records": [...]}``; with ``plain_list``, a JSON array of the records) record by record, gzip if the
     name ends in ``.gz`` (mtime 0: the same records give the same bytes).
 
     The records go to a hidden temporary file beside ``path``, renamed to ``path`` only when the
     writer closes without an error: an interrupted run (Ctrl-C, a full disk) leaves no truncated
     event file, and a file already at ``path`` stays as it was."""
 
-    def __init__(self, path: str | Path, shard_id: str) -> None:
+    def __init__(self, path: str | Path, shard_id: str | None, plain_list: bool = False) -> None:
         self.path = Path(path)
         self.temporary = self.path.with_name(f".{self.path.name}.partial")
         self.records = 0
         self._shard_id = shard_id
+        self._plain_list = plain_list
         self._file: IO[str] | None = None
         self._raw: IO[bytes] | None = None
 
@@ -199,7 +212,12 @@ class EventWriter:
             self._file = io.TextIOWrapper(compressed, encoding="utf-8")
         else:
             self._file = self.temporary.open("w", encoding="utf-8")
-        self._file.write('{"shardId": ' + json.dumps(self._shard_id) + ', "Records": [')
+        if self._plain_list:
+            self._file.write("[")
+        elif self._shard_id is None:
+            self._file.write('{"Records": [')
+        else:
+            self._file.write('{"shardId": ' + json.dumps(self._shard_id) + ', "Records": [')
         return self
 
     def write(self, record: dict[str, Any]) -> None:
@@ -214,7 +232,7 @@ class EventWriter:
         complete = False
         try:
             if kind is None:
-                self._file.write("\n]}\n")
+                self._file.write("\n]\n" if self._plain_list else "\n]}\n")
             self._file.close()
             complete = kind is None
         finally:

@@ -10,6 +10,8 @@ invocation sees what every invocation before it in emulated time stored, and not
 
 The emulated time of an invocation (the emulation has none of its own), stated once here:
 
+* A record's time is the second it was inserted into its stream (``positions``: a DynamoDB stream record's
+  creation time, a Kinesis record's arrival time).
 * Batches are cut as the event source mapping cuts them: at ``batch_size`` records, at Lambda's
   6 MB invocation payload (the records' JSON, estimated from their strings), or when the records span
   the batching window (``EventSourceSettings.max_batching_window_seconds``, W): a batch holds the records whose event
@@ -47,8 +49,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hotkeys.deployment import EVENT_SOURCE, EventSourceSettings
-from hotkeys.detector.domain.records import stream_time
 from hotkeys.emulator.esm import Deliveries, Delivery, ShardRun, consume_lineage
+from hotkeys.emulator.positions import inserted_second, sequence_of
 
 # "6 MB each for request and response (synchronous)": an event source mapping's batch must fit.
 PAYLOAD_LIMIT = 6 * 1024 * 1024
@@ -138,17 +140,9 @@ def _json_bytes(value: Any) -> int:
     return len(str(value))
 
 
-def event_second(record: Any) -> int | None:
-    """A record's event second, or None for one that has none a stream can carry (a malformed one: the
-    function dead-letters it; the emulation keeps it with the records around it)."""
-    body = record.get("dynamodb") if isinstance(record, dict) else None
-    created = body.get("ApproximateCreationDateTime") if isinstance(body, dict) else None
-    return int(created) if stream_time(created) else None
-
-
-def _sequence(record: Any) -> Any:
-    body = record.get("dynamodb") if isinstance(record, dict) else None
-    return body.get("SequenceNumber") if isinstance(body, dict) else None
+# A record's insertion second (``positions``: DynamoDB Streams' creation time, a Kinesis record's arrival).
+event_second = inserted_second
+_sequence = sequence_of
 
 
 @dataclass
