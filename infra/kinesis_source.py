@@ -5,7 +5,7 @@ read through an enhanced fan-out consumer of the stack's (``AWS::Kinesis::Stream
 
 The detector maps the consumer function to ``event_source_arn`` (one mapping for every table: the stream's
 ARN, or the consumer's) and ``grant_read`` gives its role what Lambda needs to read it, and nothing else.
-docs/decisions.md §82.
+docs/decisions.md §83.
 """
 
 from __future__ import annotations
