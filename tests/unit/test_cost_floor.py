@@ -100,9 +100,12 @@ def test_custom_metrics_are_priced_by_the_hours_they_are_published_in() -> None:
     hour = cost.PRICES["cloudwatch_custom_metric_month"] / cost.HOURS_PER_MONTH
     # (and the table's StreamRecordsRead, in every line of its consumer)
     always = cost.CONSUMER_METRICS_ALWAYS + cost.JUDGE_METRICS_ALWAYS + 1
-    rare = cost.CONSUMER_METRICS_RARE + cost.JUDGE_METRICS_RARE
+    # (a DynamoDB stream's consumer never publishes the Kinesis source's own)
+    rare = cost.CONSUMER_METRICS_RARE - cost.CONSUMER_METRICS_KINESIS + cost.JUDGE_METRICS_RARE
     plain = cost.detector_cost(cost.CostInputs(writes_per_second=100))["custom_metrics"]
     assert plain == pytest.approx((always * cost.HOURS_PER_MONTH + rare * cost.RARE_METRIC_HOURS) * hour)
+    kinesis = cost.detector_cost(cost.CostInputs(writes_per_second=100, source="kinesis"))["custom_metrics"]
+    assert kinesis - plain == pytest.approx(cost.CONSUMER_METRICS_KINESIS * cost.RARE_METRIC_HOURS * hour)
     # TTL deletions every hour publish their pair every hour; each counted index its metric
     ttl = cost.detector_cost(cost.CostInputs(writes_per_second=100, ttl_deletes_per_second=1))["custom_metrics"]
     assert ttl - plain == pytest.approx(

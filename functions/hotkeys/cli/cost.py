@@ -107,6 +107,8 @@ CONSUMER_METRICS_ALWAYS = 1
 # (``--ttl-deletes-per-second``);
 CONSUMER_METRICS_RARE = 12
 CONSUMER_METRICS_TTL = 2
+# of which only a Kinesis source's consumer publishes one (ChangesBeyondDedupeHorizon);
+CONSUMER_METRICS_KINESIS = 1
 # plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
 # tests/unit/test_metric_count.py pins these counts to what the handler publishes.
 # The judge's (hotkeys.detector.handlers.judge_app.publish_metrics): JudgeLooks and JudgeLookSeconds every
@@ -370,7 +372,8 @@ def custom_metric_hours(inputs: CostInputs) -> float:
     ttl = CONSUMER_METRICS_TTL if inputs.ttl_deletes_per_second > 0 else 0
     # (each table's StreamRecordsRead, and each of its counted indexes' write units)
     always = CONSUMER_METRICS_ALWAYS + JUDGE_METRICS_ALWAYS + ttl + inputs.tables * (1 + inputs.counted_indexes)
-    rare = CONSUMER_METRICS_RARE - ttl + JUDGE_METRICS_RARE
+    kinesis_only = 0 if inputs.source == "kinesis" else CONSUMER_METRICS_KINESIS
+    rare = CONSUMER_METRICS_RARE - ttl - kinesis_only + JUDGE_METRICS_RARE
     return always * HOURS_PER_MONTH + rare * RARE_METRIC_HOURS
 
 
