@@ -102,13 +102,13 @@ PLATFORM_BYTES_PER_INVOCATION = sum(len(record) + 1 for record in PLATFORM_RECOR
 CONSUMER_METRICS_ALWAYS = 1
 # the rest (app.RARE_METRICS: duplicates skipped, TTL deletions, malformed records, records without images,
 # items archived, records out of order, spooled and drained archive objects, carried states discarded,
-# items whose TTL DynamoDB ignores, alerts published, Kinesis records beyond the dedupe horizon) only when not
-# zero, the TTL pair (TtlDeletions, ItemsArchived) every hour of a table that has TTL deletions
+# items whose TTL DynamoDB ignores, alerts published, Kinesis records beyond the dedupe horizon, Kinesis copies)
+# only when not zero, the TTL pair (TtlDeletions, ItemsArchived) every hour of a table that has TTL deletions
 # (``--ttl-deletes-per-second``);
-CONSUMER_METRICS_RARE = 12
+CONSUMER_METRICS_RARE = 13
 CONSUMER_METRICS_TTL = 2
-# of which only a Kinesis source's consumer publishes one (ChangesBeyondDedupeHorizon);
-CONSUMER_METRICS_KINESIS = 1
+# of which only a Kinesis source's consumer publishes two (ChangesBeyondDedupeHorizon, ChangeCopiesSkipped);
+CONSUMER_METRICS_KINESIS = 2
 # plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
 # tests/unit/test_metric_count.py pins these counts to what the handler publishes.
 # The judge's (hotkeys.detector.handlers.judge_app.publish_metrics): JudgeLooks and JudgeLookSeconds every

@@ -26,6 +26,7 @@ from hotkeys.cli.function_logs import function_logs
 from hotkeys.deployment import DEMO_TABLE_TTL_ATTRIBUTE, EVENT_SOURCE
 from hotkeys.detector.adapters.aws import AwsClients
 from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.pipeline import BatchOutcome
 from hotkeys.detector.domain.records import without_images
 from hotkeys.emulator import kinesis
 from hotkeys.emulator.emulation import Containers, Deployment, Judging, emulate
@@ -92,6 +93,8 @@ class ReplayReport:
     # they carry, so their write units are lower estimates.
     without_images: int = 0
     uncounted: Uncounted = field(default_factory=Uncounted)
+    # Kinesis records whose change the function had counted already (DynamoDB sent it again): read, not counted.
+    copies: int = 0
     # The folders of each replayed table's event files: recorded answers beside them (``tables/``,
     # ``insights/``) belong to that table.
     table_folders: dict[str, list[Path]] = field(default_factory=dict)
@@ -99,7 +102,11 @@ class ReplayReport:
 
     @property
     def counted(self) -> int:
-        return self.records - self.uncounted.records
+        return self.records - self.uncounted.records - self.copies
+
+    def add(self, outcome: BatchOutcome) -> None:
+        """A successful invocation's outcome (what its records were)."""
+        self.copies += outcome.copies
 
 
 class _MalformedReasons(logging.Handler):
@@ -488,7 +495,7 @@ def run_replay(
             Deployment(settings, aws),
             [[(source.shard_id, _observed(source.read(), seen))] for source in plan.shards],
             mapping=EventSourceMapping(mapping, stream_arns=[source.stream_arn for source in plan.shards]),
-            containers=Containers(handler=lambda ports: deployed_handler(settings, ports)),
+            containers=Containers(handler=lambda ports: deployed_handler(settings, ports, report.add)),
             judge=Judging(start=span[0] if span else None, tables=tuple(plan.table_folders)),
         )
         for source, (run,) in zip(plan.shards, emulated.runs, strict=True):
@@ -502,12 +509,20 @@ def run_replay(
     return report
 
 
-def deployed_handler(settings: Settings, ports: Any) -> Invoke:
-    """A container running the deployed Lambda handler (its Powertools decorators included) on ``ports``."""
-    from hotkeys.detector.handlers.app import Container, build_handler
+def deployed_handler(settings: Settings, ports: Any, outcomes: Callable[[BatchOutcome], None] | None = None) -> Invoke:
+    """A container running the deployed Lambda handler (its Powertools decorators included) on ``ports``;
+    ``outcomes`` sees each successful invocation's outcome, as the container's metrics do."""
+    from hotkeys.detector.handlers.app import Container, MetricsBuffer, build_handler
     from hotkeys.detector.observability import metrics
 
-    handler = build_handler(lambda: Container(settings, ports))
+    class Observed(MetricsBuffer):
+        def add(self, outcome: BatchOutcome) -> None:
+            if outcomes is not None:
+                outcomes(outcome)
+            super().add(outcome)
+
+    container = Container(settings, ports, Observed())
+    handler = build_handler(lambda: container)
 
     def invoke(event: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -86,6 +86,7 @@ def collect(
     return {
         "records": report.records,
         "counted": report.counted,
+        "copies": report.copies,
         "not_counted": report.uncounted.to_json(),
         "without_images": report.without_images,
         "missing_files": report.missing_files,
@@ -305,8 +306,9 @@ def replay_and_show(args: argparse.Namespace, console: Console, settings_names: 
             f"Created on {args.endpoint_url}: stats table {resources.stats_table}, topic {resources.topic_arn}, "
             f"bucket {resources.bucket}, DLQ {resources.dlq_url}",
         )
+    copies = f" ({result['copies']} copies of changes already counted)" if result.get("copies") else ""
     console.print(
-        f"[bold]Replayed[/] {result['records']} records from {result['shards']} shard(s) "
+        f"[bold]Replayed[/] {result['records']} records{copies} from {result['shards']} shard(s) "
         f"in {result['invocations']} invocations."
     )
     render_top(console, [TopRow.from_json(row) for row in result["top"]], chosen, "Top keys per window")

@@ -106,6 +106,8 @@ class BatchOutcome:
     counted: int = 0
     ttl_deletes: int = 0
     duplicates: int = 0
+    # Kinesis records whose change was counted already (DynamoDB sent it again: consumer.seen).
+    copies: int = 0
     # Records below the high-water mark that no carried or stored range covers: redelivered out of
     # sequence order after later records were counted. Counted like any other, and reported.
     out_of_order: int = 0
@@ -287,10 +289,8 @@ class _ShardInvocation:
         state, ports, outcome = self._state, self._ports, self._outcome
         archiver = ports.archiver
         stored = _StoredCoverage(ports.stats, self._shard_id, state)
-        ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
-        invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
-        indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
-        index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
+        reader, index_names = self._reader()
+        read, read_sequence = reader.read, reader.sequence_of
         window_seconds = self._settings.window_seconds
         counting = Counting.of(self._settings)
         to_archive: list[tuple[Change, str]] = []
@@ -301,8 +301,6 @@ class _ShardInvocation:
         size_ttl_images = archiver is None
         last_segment: Segment | None = None
         records_read = outcome.records_read
-        reader = Reader(ports.resolve_key, indexes, ttl_attribute, state.seen)
-        read, read_sequence = reader.read, reader.sequence_of
         for record in records:
             try:
                 sequence_text = read_sequence(record)
@@ -319,6 +317,7 @@ class _ShardInvocation:
             duplicate = below and state.covers(sequence)
             try:
                 change, change_record, repeated = read(record, sequence, size_ttl_images or below)
+                copy = repeated and not duplicate  # (a copy Lambda redelivers is a redelivery)
                 duplicate = duplicate or repeated
                 if below and not duplicate:
                     duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
@@ -335,7 +334,8 @@ class _ShardInvocation:
             if change.partial:
                 outcome.without_images += 1
             if duplicate:
-                outcome.duplicates += 1
+                outcome.copies += copy
+                outcome.duplicates += not copy
                 continue
             names = index_names(change.table) if index_names is not None else ()
             segment = state.apply(change, window_seconds, counting, names)
@@ -344,6 +344,16 @@ class _ShardInvocation:
             _tally(outcome, change)
         outcome.beyond_horizon += reader.beyond_horizon
         return to_archive, touched
+
+    def _reader(self) -> tuple[Reader, Callable[[str], tuple[str, ...]] | None]:
+        """This invocation's reader, and the GSIs each table's segments count: each port is asked once per
+        table and invocation (a dictionary lookup per record)."""
+        ports = self._ports
+        ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
+        invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
+        indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
+        index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
+        return Reader(ports.resolve_key, indexes, ttl_attribute, self._state.seen), index_names
 
     def _skip_malformed(self, record: Any, sequence_text: str, error: MalformedRecord, per_item: bool) -> None:
         """A record that cannot be counted: an item failure (``per_item``), else its batch fails."""

@@ -48,6 +48,7 @@ _SUMMED = (
     "states_discarded",
     "ttl_ignored",
     "beyond_horizon",
+    "copies",
 )
 _LARGEST = ("summary_size", "keys_over_one_percent")
 # (Items whose TTL DynamoDB ignores can come in every batch of a table for good: they wait for the minute's
@@ -144,6 +145,7 @@ RARE_METRICS = (
     ("TtlIgnoredItems", "ttl_ignored"),
     ("AlertsPublished", "alerts_published"),
     ("ChangesBeyondDedupeHorizon", "beyond_horizon"),
+    ("ChangeCopiesSkipped", "copies"),
 )
 # Figures of every flush that no alarm watches: properties of the same line (CloudWatch Logs Insights
 # queries them; the dashboard's log widget shows them), not metrics.
