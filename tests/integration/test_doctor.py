@@ -121,6 +121,7 @@ def mapping(deployment: Deployment, **changes: Any) -> dict[str, Any]:
         "BisectBatchOnFunctionError": True,
         "MaximumRetryAttempts": EVENT_SOURCE.retry_attempts,
         "ParallelizationFactor": 1,
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
         **changes,
     }
 

@@ -88,6 +88,8 @@ def _expected_mapping(window_seconds: int) -> dict[str, Any]:
         "BisectBatchOnFunctionError": settings.bisect_batch_on_error,
         "MaximumRetryAttempts": settings.retry_attempts,
         "ParallelizationFactor": 1,
+        # (without it Lambda ignores the consumer's batchItemFailures: the records it names count as processed)
+        "FunctionResponseTypes": ["ReportBatchItemFailures"] if settings.report_batch_item_failures else [],
     }
 
 

@@ -1,5 +1,6 @@
 """Deploy-time custom resource (``Custom::StreamMapping``): the event source mapping of one function on one
-DynamoDB stream, owned by the stack under the mapping's UUID (the physical id, which the CLI reads).
+DynamoDB stream (or, in the Kinesis modes, one Kinesis data stream or enhanced fan-out consumer), owned by the
+stack under the mapping's UUID (the physical id, which the CLI reads).
 
 Used by the CDK provider framework (``on_event`` only; a returned dict is the response, an exception FAILED).
 This handler reads the request, makes the clients and answers; what each request does, and why, is

@@ -100,8 +100,9 @@ SETTLED = ("Enabled", "Disabled")
 # Ongoing removal of new resources ... after a failed stack update", its user guide's stack status codes).
 ROLLING_BACK_AN_UPDATE = ("UPDATE_ROLLBACK_IN_PROGRESS", "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS")
 # The event sources of the Kinesis modes (-c kinesisStreamArn, -c enableKinesis): a data stream, or an enhanced
-# fan-out consumer of one (arn:aws:kinesis:REGION:ACCOUNT:stream/NAME/consumer/CONSUMER:TIMESTAMP).
-KINESIS_ARN_PREFIXES = tuple(f"arn:{partition}:kinesis:" for partition in ("aws", "aws-cn", "aws-us-gov"))
+# fan-out consumer of one (arn:PARTITION:kinesis:REGION:ACCOUNT:stream/NAME/consumer/CONSUMER:TIMESTAMP), told by
+# the ARN's service in any partition: the options take any, and the stack's own stream's ARN has the deploy's.
+KINESIS_SERVICE = "kinesis"
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -415,12 +416,18 @@ def kept_on_rollback(
     only when ``uuid`` is a mapping's. A Kinesis stream or consumer is never kept: no earlier release mapped one."""
     if (
         not _UUID.fullmatch(uuid)
-        or source.startswith(KINESIS_ARN_PREFIXES)
+        or _is_kinesis(source)
         or not _rolled_back_onto_a_displaced_mapping(cloudformation(), client, stack_id, source)
     ):
         return False
     logger.warning("rollback to an earlier release: the event source mapping is kept", extra={"uuid": uuid})
     return True
+
+
+def _is_kinesis(source: str) -> bool:
+    """A Kinesis data stream's ARN or an enhanced fan-out consumer's, in whichever partition."""
+    parts = source.split(":", 3)
+    return len(parts) == 4 and parts[0] == "arn" and parts[2] == KINESIS_SERVICE
 
 
 def _rolled_back_onto_a_displaced_mapping(
