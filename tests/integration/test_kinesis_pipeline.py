@@ -163,9 +163,15 @@ def test_an_event_mixing_both_sources_is_refused() -> None:
         parse_event({"Records": mixed})
 
 
-def test_a_final_invocation_without_records_is_a_kinesis_one_by_its_source() -> None:
-    batch = parse_event(event([], T0, final=True))
-    assert batch.kinesis and batch.source_arn == KINESIS_ARN
+@pytest.mark.parametrize("partition", ["aws", "aws-cn", "aws-us-gov", "aws-iso-b"])
+def test_a_final_invocation_without_records_is_a_kinesis_one_by_its_source(partition: str) -> None:
+    arn = KINESIS_ARN.replace("arn:aws:", f"arn:{partition}:")
+    batch = parse_event({**event([], T0, final=True), "eventSourceARN": arn})
+    assert batch.kinesis and batch.source_arn == arn
+    stream = parse_event(
+        {**event([], T0, final=True), "eventSourceARN": f"arn:{partition}:dynamodb:x:1:table/t/stream/s"}
+    )
+    assert not stream.kinesis
 
 
 def test_shuffled_copies_within_the_horizon_give_the_clean_figures(settings: Settings) -> None:

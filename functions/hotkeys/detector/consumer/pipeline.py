@@ -155,7 +155,8 @@ def parse_event(event: Any) -> StreamBatch:
     if not isinstance(source_arn, str):
         first = next((r for r in records if isinstance(r, dict)), {})
         source_arn = first.get("eventSourceARN") if isinstance(first.get("eventSourceARN"), str) else None
-    kinesis = KINESIS_SOURCE in sources or (not sources and str(source_arn).startswith("arn:aws:kinesis:"))
+    # (a final invocation may have no records: its source ARN says, in any partition)
+    kinesis = KINESIS_SOURCE in sources or (not sources and str(source_arn).split(":")[2:3] == ["kinesis"])
     window = event.get("window")
     bounds: tuple[int, int] | None = None
     if isinstance(window, dict) and "start" in window:
