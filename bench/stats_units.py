@@ -69,10 +69,10 @@ class SizedWrites:
     def shard_segments(self, table: str, start: int, shard_id: str) -> list[Any]:
         return []
 
-    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+    def save_seen(self, name: str, data: bytes, expires_at: int) -> None:
         pass  # (DynamoDB Streams' shards, which this sizes, store none)
 
-    def load_seen(self, name: str) -> str | None:
+    def load_seen(self, name: str) -> bytes | None:
         return None
 
 

@@ -26,9 +26,9 @@ class NullStats:
         self.calls += 1
         return []
 
-    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+    def save_seen(self, name: str, data: bytes, expires_at: int) -> None:
         self.calls += 1
 
-    def load_seen(self, name: str) -> str | None:
+    def load_seen(self, name: str) -> bytes | None:
         self.calls += 1
         return None

@@ -112,12 +112,12 @@ class FaultyStats:
         self._faults.maybe_fail("Query")
         return self._inner.shard_segments(table, start, shard_id)
 
-    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+    def save_seen(self, name: str, data: bytes, expires_at: int) -> None:
         self._faults.maybe_fail("PutItem")
-        self._inner.save_seen(name, text, expires_at)
+        self._inner.save_seen(name, data, expires_at)
         self._faults.maybe_fail("PutItem")
 
-    def load_seen(self, name: str) -> str | None:
+    def load_seen(self, name: str) -> bytes | None:
         self._faults.maybe_fail("GetItem")
         return self._inner.load_seen(name)
 

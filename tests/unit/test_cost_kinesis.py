@@ -181,3 +181,19 @@ def test_docs_cost_kinesis_table_is_what_cost_computes(capsys: pytest.CaptureFix
         assert main(argv) == 0
         result = json.loads(capsys.readouterr().out)
         assert (result["shards"], result["detector_total"]) == (int(shards), float(total.replace(",", ""))), flags
+
+
+def test_each_kinesis_shards_recent_changes_cost_its_own_rate_not_the_shard_count() -> None:
+    from hotkeys.detector.consumer.seen import HORIZON_SECONDS, MAX_SEEN
+
+    def per_shard(writes: float, shard_count: int) -> float:
+        kinesis = KinesisSource(mode="provisioned", shards=shard_count)
+        inputs = cost.CostInputs(writes_per_second=writes, source="kinesis", kinesis=kinesis)
+        return cost.recent_changes_cost(inputs)["stats_recent_changes"] / shard_count
+
+    # the same rate a shard costs the same at 10 shards as at 1,000 (one item per shard: no hot key of its own)
+    assert per_shard(1_000, 10) == pytest.approx(per_shard(100_000, 1_000))
+    # a busier shard remembers more, up to MAX_SEEN identities (then the cost stops growing)
+    assert per_shard(1_000, 10) < per_shard(5_000, 10)
+    capped = MAX_SEEN / HORIZON_SECONDS
+    assert per_shard(capped * 10, 10) == pytest.approx(per_shard(capped * 20, 10))

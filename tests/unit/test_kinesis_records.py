@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hotkeys.detector.consumer.seen import HORIZON_SECONDS, MAX_SEEN, Seen, SeenChanges, max_seen_chars
+from hotkeys.detector.consumer.seen import (
+    HORIZON_SECONDS,
+    MAX_SEEN,
+    Seen,
+    SeenChanges,
+    max_seen_bytes,
+    max_seen_chars,
+)
 from hotkeys.detector.consumer.state import LAMBDA_STATE_LIMIT_BYTES, max_state_bytes
 from hotkeys.detector.domain.kinesis import (
     MAX_KINESIS_SEQUENCE_DIGITS,
@@ -285,6 +292,7 @@ def test_the_memory_reads_back_as_it_was_written(changes: list[tuple[int, bytes]
     for second, digest in changes:
         seen.add(T0 + second, digest)
     again = SeenChanges.from_text(seen.to_text())
+    assert SeenChanges.from_bytes(seen.to_bytes()) == again
     assert (again.by_second, again.floor, again.newest, again.size) == (
         seen.by_second,
         seen.floor,
@@ -299,4 +307,5 @@ def test_a_full_memory_fits_its_bound_and_the_state_still_fits_lambdas_limit() -
         seen.add(T0 + index % (HORIZON_SECONDS + 1), index.to_bytes(6, "big"))
     assert seen.size == MAX_SEEN
     assert len(seen.to_text()) <= max_seen_chars()
+    assert len(seen.to_bytes()) <= max_seen_bytes() < 400 * 1024  # (one stats-table item)
     assert max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from boto3.dynamodb.types import Binary
 from botocore.exceptions import ClientError
 
 from hotkeys.detector.adapters.stats_schema import (
@@ -102,14 +103,21 @@ class DynamoStatsStore:
             }
         )
 
-    def save_seen(self, name: str, text: str, expires_at: int) -> None:
+    def save_seen(self, name: str, data: bytes, expires_at: int) -> None:
         """A Kinesis shard's recent changes: one item per shard, written at each window's end (its own
-        partition key, so no shard's item is another's hot key)."""
-        self._table.put_item(Item={"pk": seen_pk(name), "sk": SEEN_SK, "changes": text, "expires_at": expires_at})
+        partition key, so no shard's item is another's hot key), binary: a write unit per KB of them."""
+        self._table.put_item(Item={"pk": seen_pk(name), "sk": SEEN_SK, "changes": data, "expires_at": expires_at})
 
-    def load_seen(self, name: str) -> str | None:
+    def load_seen(self, name: str) -> bytes | None:
         item = self._table.get_item(Key={"pk": seen_pk(name), "sk": SEEN_SK}, ConsistentRead=True).get("Item")
-        return str(item["changes"]) if item is not None else None
+        if item is None:
+            return None
+        stored = item["changes"]
+        if isinstance(stored, Binary):
+            return bytes(stored.value)
+        if isinstance(stored, bytes | bytearray):
+            return bytes(stored)
+        raise ValueError(f"{seen_pk(name)}: its changes are not binary")
 
     def lag_reports(self, table: str) -> list[LagReport]:
         items = self._query(KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": lag_pk(table)})

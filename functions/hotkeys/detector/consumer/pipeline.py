@@ -16,7 +16,7 @@ from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import LagReporter
 from hotkeys.detector.consumer.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
 from hotkeys.detector.consumer.reading import Reader
-from hotkeys.detector.consumer.seen import SeenChanges, SeenError
+from hotkeys.detector.consumer.seen import SeenChanges
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, Written, snapshot_of
 from hotkeys.detector.consumer.state import Segment, ShardState, StateError
 from hotkeys.detector.domain.health import IGNORED_FROM
@@ -234,17 +234,17 @@ def _remember_seen(batch: StreamBatch, shard_id: str, state: ShardState, stats: 
 
 def _store_seen(name: str | None, state: ShardState, ports: Ports) -> None:
     if name is not None and state.seen is not None:
-        ports.stats.save_seen(name, state.seen.to_text(), int(ports.clock()) + SEEN_RETENTION_SECONDS)
+        ports.stats.save_seen(name, state.seen.to_bytes(), int(ports.clock()) + SEEN_RETENTION_SECONDS)
 
 
 def _stored_seen(stats: StatsStore, name: str) -> SeenChanges:
     """The recent changes a Kinesis shard's last window stored (none: a shard that starts)."""
-    text = stats.load_seen(name)
-    if text is None:
+    stored = stats.load_seen(name)
+    if stored is None:
         return SeenChanges()
     try:
-        return SeenChanges.from_text(text)
-    except SeenError as error:
+        return SeenChanges.from_bytes(stored)
+    except ValueError as error:  # (SeenError, or an item not written by this version)
         logger.warning("stored recent changes not readable: the shard remembers none", extra={"error": str(error)})
         return SeenChanges()
 

@@ -47,11 +47,11 @@ class StatsStore(Protocol):
         """The stored snapshots one shard wrote for one (table, window)."""
         ...
 
-    def save_seen(self, name: str, text: str, expires_at: int) -> None:
-        """Stores a Kinesis shard's recent changes (``seen.SeenChanges.to_text``) under ``name``."""
+    def save_seen(self, name: str, data: bytes, expires_at: int) -> None:
+        """Stores a Kinesis shard's recent changes (``seen.SeenChanges.to_bytes``) under ``name``."""
         ...
 
-    def load_seen(self, name: str) -> str | None:
+    def load_seen(self, name: str) -> bytes | None:
         """What ``save_seen`` last stored under ``name`` (None: nothing)."""
         ...
 

@@ -77,19 +77,29 @@ class SeenChanges:
             self.size -= len(self.by_second.pop(old))
         self.floor = second
 
-    def to_text(self) -> str:
-        """The set as one base64 string (``from_text`` reads it)."""
+    def to_bytes(self) -> bytes:
+        """The set's one layout: its floor, then each second held with its count and its identities."""
         parts = [_FLOOR.pack(self.floor if self.floor is not None else -1)]
         for second in sorted(self.by_second):
             held = self.by_second[second]
             parts.append(_SECOND.pack(second, len(held)))
             parts.extend(sorted(held))
-        return base64.b64encode(b"".join(parts)).decode("ascii")
+        return b"".join(parts)
+
+    def to_text(self) -> str:
+        """``to_bytes`` as base64, as the window state carries it (``from_text`` reads it)."""
+        return base64.b64encode(self.to_bytes()).decode("ascii")
 
     @classmethod
     def from_text(cls, text: str) -> SeenChanges:
         try:
-            raw = base64.b64decode(text, validate=True)
+            return cls.from_bytes(base64.b64decode(text, validate=True))
+        except binascii.Error as error:
+            raise SeenError(f"the set of seen changes is not base64: {error}") from None
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> SeenChanges:
+        try:
             (floor,) = _FLOOR.unpack_from(raw, 0)
             seen = cls(floor=floor if floor >= 0 else None)
             offset = _FLOOR.size
@@ -103,12 +113,16 @@ class SeenChanges:
                 seen.size += count
                 seen.newest = max(seen.newest, second)
                 offset = end
-        except (binascii.Error, struct.error) as error:
+        except struct.error as error:
             raise SeenError(f"the set of seen changes is not readable: {error}") from None
         return seen
 
 
+def max_seen_bytes() -> int:
+    """An upper bound of ``to_bytes``'s length: the seconds held lie within the horizon of the newest."""
+    return _FLOOR.size + (HORIZON_SECONDS + 1) * _SECOND.size + MAX_SEEN * IDENTITY_BYTES
+
+
 def max_seen_chars() -> int:
-    """An upper bound of ``to_text``'s length: the seconds held lie within the horizon of the newest."""
-    raw = _FLOOR.size + (HORIZON_SECONDS + 1) * _SECOND.size + MAX_SEEN * IDENTITY_BYTES
-    return 4 * (raw + 2) // 3 + 4
+    """An upper bound of ``to_text``'s length."""
+    return 4 * (max_seen_bytes() + 2) // 3 + 4
