@@ -253,3 +253,34 @@ def test_a_run_over_the_dlq_keeps_a_malformed_entry_and_redrives_a_kinesis_one(a
         }
     ]
     assert run.exit_status == 1
+
+
+def test_a_closed_shard_ends_the_read_where_its_records_end() -> None:
+    # moto always answers a NextShardIterator; AWS answers none once a closed shard is read to its end.
+    from datetime import UTC, datetime
+
+    from botocore.stub import Stubber
+
+    kinesis = boto3.client("kinesis", region_name="us-east-1")
+    stubber = Stubber(kinesis)
+    arn = KINESIS_ARN
+    stubber.add_response(
+        "get_shard_iterator",
+        {"ShardIterator": "AAAA"},
+        {"StreamARN": arn, "ShardId": SHARD, "ShardIteratorType": "AT_SEQUENCE_NUMBER", "StartingSequenceNumber": "7"},
+    )
+    arrived = datetime(2026, 1, 1, 0, 0, 1, 250000, tzinfo=UTC)
+    page = [{"SequenceNumber": "7", "ApproximateArrivalTimestamp": arrived, "Data": b'{"a": 1}', "PartitionKey": "p"}]
+    stubber.add_response("get_records", {"Records": page, "MillisBehindLatest": 0})
+    end = ShardEnd()
+    with stubber:
+        (record,) = read_shard(kinesis, arn, SHARD, StartAt(sequence="7"), end)
+    assert end.closed and not end.caught_up
+    assert record["kinesis"] == {
+        "kinesisSchemaVersion": "1.0",
+        "partitionKey": "p",
+        "sequenceNumber": "7",
+        "data": base64.b64encode(b'{"a": 1}').decode(),
+        "approximateArrivalTimestamp": arrived.timestamp(),
+    }
+    assert record["eventID"] == f"{SHARD}:7" and record["eventSource"] == "aws:kinesis"
