@@ -24,6 +24,7 @@ setting the flags left out is refused, naming the flags (``redrive_plan.ASKED``)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +36,10 @@ from hotkeys.detector.config import MAX_TUMBLING_WINDOW_SECONDS, Settings
 from hotkeys.detector.consumer.pipeline import BatchError, Ports, StreamBatch, process_batch
 from hotkeys.detector.consumer.ports import Archiver
 from hotkeys.detector.consumer.snapshots import RetiredWindow, SegmentSnapshot, WindowRetired
+from hotkeys.detector.domain.kinesis import MAX_KINESIS_SEQUENCE_DIGITS
 from hotkeys.detector.domain.records import MalformedRecord, parse_change, table_from_arn
 from hotkeys.detector.domain.windows import iso_utc, window_start
+from hotkeys.emulator.positions import sequence_of
 from hotkeys.emulator.streams import RangeNotRead, ShardRange, read_range
 
 if TYPE_CHECKING:
@@ -152,6 +155,8 @@ class RedriveResult:
     counted: int = 0
     archived: int = 0
     malformed: list[dict[str, str]] = field(default_factory=list)
+    # Kinesis: records of a change already counted under another sequence number, or twice in the range
+    copies: int = 0
     unreadable: str | None = None
     refused: str | None = None  # not redriven (left in the DLQ), and why
     needs: list[str] = field(default_factory=list)  # refused until these flags are given (ASKED)
@@ -163,9 +168,11 @@ class RedriveResult:
 
 
 REDRIVE_SUFFIX = "#redrive"
+# Redrives a Kinesis batch's entry (its KinesisBatchInfo), counting as ``Counting`` says, or only reporting (dry run).
+KinesisRedrive = Callable[[dict[str, Any], "Counting", bool], RedriveResult]
 
 
-def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> bool | None:
+def covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> bool | None:
     """True if a finished snapshot of the shard (or an earlier redrive) counted the record, False if none
     did, None if only a snapshot of a segment the consumer has not finished claims it: that one may be a
     failed attempt's, which the consumer overwrites with what it counted once it finishes the segment, so
@@ -179,6 +186,15 @@ def _covered(snapshots: list[SegmentSnapshot], shard_id: str, sequence: int) -> 
             return True
         claimed = claimed or snap.shard_id == shard_id
     return None if claimed else False
+
+
+def still_counting(table: str, window: int, shard_id: str) -> str:
+    """Why a range is left while a snapshot of a segment the consumer has not finished claims a record (``covered``)."""
+    return (
+        f"{table} at {iso_utc(window)} is still being counted by shard {shard_id} (its stored figures "
+        "may be a failed attempt's, which the consumer replaces when it finishes the window): run "
+        "redrive again once the consumer has passed that window"
+    )
 
 
 def retired_refusal(window: RetiredWindow) -> str:
@@ -257,14 +273,34 @@ def redrive_records(
     it is counted, when its records were counted in windows of another length or it holds a record
     that waits for a flag (``result.needs``); an archive failure refuses the rest of it (the windows
     already counted are covered, and archived, for the next run)."""
-    settings, ports = counting.settings, counting.ports
-    mode = counting.archiving or (Archiving.DEPLOYED if ports.archiver is not None else Archiving.UNKNOWN)
-    if mode is Archiving.DEPLOYED and ports.archiver is None:
-        raise ValueError("redrive with the deployment's archive needs an archiver port")
-    undecided = counting.undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
+    mode, undecided = archive_mode(counting)
     by_window = _uncounted(records, table, result, counting, undecided)
     if by_window is None:
         return result
+    return count_windows(by_window, result, counting, mode, dry_run)
+
+
+def archive_mode(counting: Counting) -> tuple[Archiving, Undecided]:
+    """What the run knows of the archive, and the flags a record's handling waits for (``redrive_records``)."""
+    mode = counting.archiving or (Archiving.DEPLOYED if counting.ports.archiver is not None else Archiving.UNKNOWN)
+    if mode is Archiving.DEPLOYED and counting.ports.archiver is None:
+        raise ValueError("redrive with the deployment's archive needs an archiver port")
+    return mode, counting.undecided or (archive_unknown if mode is Archiving.UNKNOWN else decided)
+
+
+def count_windows(
+    by_window: dict[int, list[dict[str, Any]]],
+    result: RedriveResult,
+    counting: Counting,
+    mode: Archiving,
+    dry_run: bool,
+    kinesis: bool = False,
+) -> RedriveResult:
+    """Count (and archive) each window's records through the pipeline, as a segment of their own
+    (``<shard>#redrive-<first sequence number>``) whose ranges cover them; an archive failure refuses the
+    rest. ``kinesis``: the records are Lambda's Kinesis records (their changes unwrapped, copies told apart
+    within the batch; the shard's stored identities neither read nor written: ``cli.redrive_kinesis``)."""
+    settings, ports = counting.settings, counting.ports
     window_seconds = settings.window_seconds
     shard_id = result.shard_id
     pipeline_ports = Ports(
@@ -283,10 +319,11 @@ def redrive_records(
                 outcome = process_batch(
                     StreamBatch(
                         records=batch,
-                        shard_id=f"{shard_id}{REDRIVE_SUFFIX}-{batch[0]['dynamodb']['SequenceNumber']}",
+                        shard_id=f"{shard_id}{REDRIVE_SUFFIX}-{sequence_of(batch[0])}",
                         window=(window, window + window_seconds),
                         state={},
                         is_final=True,
+                        kinesis=kinesis,
                     ),
                     settings,
                     pipeline_ports,
@@ -320,37 +357,38 @@ def _uncounted(
             continue
         window = window_start(change.event_time, window_seconds)
         if window not in snapshots:
-            refusal = _window_refusal(counting.reader, table, window, window_seconds, snapshots)
+            refusal = window_refusal(counting.reader, table, window, window_seconds, snapshots)
             if refusal is not None:
                 result.refused = refusal
                 return None
-        covered = _covered(snapshots[window], shard_id, sequence)
-        if covered is None:
-            result.refused = (
-                f"{table} at {iso_utc(window)} is still being counted by shard {shard_id} (its stored figures "
-                "may be a failed attempt's, which the consumer replaces when it finishes the window): run "
-                "redrive again once the consumer has passed that window"
-            )
+        claim = covered(snapshots[window], shard_id, sequence)
+        if claim is None:
+            result.refused = still_counting(table, window, shard_id)
             return None
-        if covered:
+        if claim:
             result.already_counted += 1
             continue
         by_window.setdefault(window, []).append(record)
         flags = undecided(change, record)
         waiting += bool(flags)
         needs.update(flags)
-    if waiting:
-        result.needs = [flag for flag in ASKED if flag in needs]
-        result.refused = (
-            f"{waiting} TTL deletion(s) to count, and without the stack redrive does not know "
-            f"{unknown_text(result.needs)}; counted now, they could never be archived as deployed: "
-            f"{give(result.needs)}"
-        )
-        return None
-    return by_window
+    return None if wait_for_flags(result, waiting, needs) else by_window
 
 
-def _window_refusal(
+def wait_for_flags(result: RedriveResult, waiting: int, needs: set[str]) -> bool:
+    """A range holding ``waiting`` records whose handling waits for ``needs`` (flags) is refused whole."""
+    if not waiting:
+        return False
+    result.needs = [flag for flag in ASKED if flag in needs]
+    result.refused = (
+        f"{waiting} TTL deletion(s) to count, and without the stack redrive does not know "
+        f"{unknown_text(result.needs)}; counted now, they could never be archived as deployed: "
+        f"{give(result.needs)}"
+    )
+    return True
+
+
+def window_refusal(
     reader: Any, table: str, window: int, window_seconds: int, snapshots: dict[int, list[SegmentSnapshot]]
 ) -> str | None:
     """Why a window's records cannot be redriven (counted in windows of another length, or stored in a
@@ -369,13 +407,53 @@ def _window_refusal(
     return None
 
 
-def batch_info(message: MessageTypeDef) -> dict[str, Any] | None:
+# The on-failure destination's record of a discarded batch: DynamoDB Streams' and Kinesis' (Lambda developer guide,
+# "Retaining discarded records"): "All of the fields shown in the KinesisBatchInfo property will always be present".
+DDB_INFO, KINESIS_INFO = "DDBStreamBatchInfo", "KinesisBatchInfo"
+_SEQUENCE_FIELDS = ("startSequenceNumber", "endSequenceNumber")
+
+
+class NotABatch(ValueError):
+    """A DLQ entry that is not a stream batch's record (its reason, one line)."""
+
+
+@dataclass(frozen=True)
+class DeadLetterInfo:
+    """A DLQ entry's batch coordinates: ``kind`` names the member that held them (``DDB_INFO`` or ``KINESIS_INFO``)."""
+
+    kind: str
+    info: dict[str, Any]
+
+
+def batch_info(message: MessageTypeDef) -> DeadLetterInfo:
+    """The batch coordinates a DLQ entry holds; raises NotABatch saying what is wrong with it."""
     try:
         body = json.loads(message["Body"])
-    except (KeyError, json.JSONDecodeError):
-        return None
-    info = body.get("DDBStreamBatchInfo") if isinstance(body, dict) else None
-    return info if isinstance(info, dict) and "shardId" in info else None
+    except (KeyError, json.JSONDecodeError) as error:
+        raise NotABatch(f"not JSON ({type(error).__name__})") from None
+    kinds = [kind for kind in (DDB_INFO, KINESIS_INFO) if isinstance(body, dict) and kind in body]
+    if len(kinds) != 1:
+        held = "both" if kinds else "neither"
+        raise NotABatch(f"holds {held} {DDB_INFO} {'and' if kinds else 'nor'} {KINESIS_INFO}")
+    kind = kinds[0]
+    info = body[kind]
+    if not isinstance(info, dict) or not isinstance(info.get("shardId"), str) or not info["shardId"]:
+        raise NotABatch(f"{kind} names no shardId")
+    if kind == KINESIS_INFO:
+        _check_kinesis_info(info)
+    return DeadLetterInfo(kind, info)
+
+
+def _check_kinesis_info(info: dict[str, Any]) -> None:
+    for name in _SEQUENCE_FIELDS:
+        value = info.get(name)
+        if not isinstance(value, str) or not value.isdigit() or len(value) > MAX_KINESIS_SEQUENCE_DIGITS:
+            raise NotABatch(f"{KINESIS_INFO}.{name} is not a Kinesis sequence number")
+    if int(info["startSequenceNumber"]) > int(info["endSequenceNumber"]):
+        raise NotABatch(f"{KINESIS_INFO}'s startSequenceNumber is past its endSequenceNumber")
+    arn = info.get("streamArn")
+    if not isinstance(arn, str) or not arn.startswith("arn:aws") or ":kinesis:" not in arn or ":stream/" not in arn:
+        raise NotABatch(f"{KINESIS_INFO}.streamArn is not a Kinesis stream ARN")
 
 
 # -- one run over the queue: receive, redrive each entry, delete or release it, drain the spool ------
@@ -410,27 +488,41 @@ class RedriveRun:
         return 1 if left or not self.spool_empty or self.drained.remaining or kept else 0
 
 
+@dataclass(frozen=True)
+class Readers:
+    """How a run reads what its DLQ's entries point at: a DynamoDB stream's range, a Kinesis batch."""
+
+    streams: DynamoDBStreamsClient
+    kinesis: KinesisRedrive | None = None
+
+
 def redrive_queue(
     dlq_url: str,
     counting: Counting,
     sqs: SQSClient,
-    streams: DynamoDBStreamsClient,
+    readers: Readers,
     *,
     dry_run: bool = False,
     keep: bool = False,
 ) -> RedriveRun:
     """Receives the DLQ's entries once each and redrives them; an entry redriven whole is deleted
-    (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run."""
+    (unless ``dry_run`` or ``keep``), any other made visible again at once, for the next run. A Kinesis
+    batch's entry is redriven by ``readers.kinesis`` (``cli.redrive_kinesis``: it reads the Kinesis stream)."""
     drained = drain(sqs, dlq_url)
     results: list[dict[str, Any]] = []
     with function_logs():
         for message in drained.messages:
-            info = batch_info(message)
-            if info is None:
-                results.append({"message_id": message.get("MessageId"), "unreadable": "not a stream batch record"})
+            try:
+                letter = batch_info(message)
+            except NotABatch as error:
+                results.append({"message_id": message.get("MessageId"), "unreadable": f"not a stream batch: {error}"})
                 _release(sqs, dlq_url, message)
                 continue
-            result = redrive_entry(info, counting, streams, dry_run)
+            if letter.kind == KINESIS_INFO:
+                kinesis = readers.kinesis
+                result = kinesis(letter.info, counting, dry_run) if kinesis is not None else _no_reader(letter.info)
+            else:
+                result = redrive_entry(letter.info, counting, readers.streams, dry_run)
             results.append(asdict(result))
             if not dry_run and not keep and not result.left:
                 sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=message["ReceiptHandle"])
@@ -439,6 +531,12 @@ def redrive_queue(
     archiver = counting.ports.archiver
     moved, empty = drain_spool(archiver) if archiver is not None and not dry_run else (0, True)
     return RedriveRun(results, drained, dry_run, keep, moved, empty)
+
+
+def _no_reader(info: dict[str, Any]) -> RedriveResult:
+    result = RedriveResult(info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"])
+    result.unreadable = "a Kinesis batch, and this run reads no Kinesis stream"
+    return result
 
 
 def _release(sqs: SQSClient, queue_url: str, message: MessageTypeDef) -> None:

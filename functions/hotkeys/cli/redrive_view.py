@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from hotkeys.cli.common import UserError, aws_clients, settings_from_args
-from hotkeys.cli.redrive import Counting, RedriveRun, redrive_queue
+from hotkeys.cli.redrive import Counting, Readers, RedriveResult, RedriveRun, redrive_queue
+from hotkeys.cli.redrive_kinesis import redrive_kinesis_entry
 from hotkeys.cli.redrive_plan import (
     RedriveFlags,
     RedrivePlan,
@@ -40,7 +43,7 @@ def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[st
         plan.dlq_url,
         counting,
         aws.client("sqs"),
-        aws.client("dynamodbstreams"),
+        Readers(aws.client("dynamodbstreams"), functools.partial(_kinesis_entry, aws.client("kinesis"))),
         dry_run=args.dry_run,
         keep=args.keep,
     )
@@ -54,6 +57,10 @@ def redrive(args: argparse.Namespace, console: Console, settings_names: tuple[st
     if run.needs:  # as a usage error: one line on stderr, whatever the output
         print(f"hotkeys: {_kept_for_flags(run)}", file=sys.stderr)
     return run.exit_status
+
+
+def _kinesis_entry(kinesis: Any, info: dict[str, Any], counting: Counting, dry_run: bool) -> RedriveResult:
+    return redrive_kinesis_entry(info, counting, kinesis, dry_run)
 
 
 def _plan(
@@ -125,6 +132,9 @@ def _show(run: RedriveRun, console: Console) -> None:
         say("The DLQ is empty.")
     for item in run.results:
         where = f"{item.get('shard_id', '')} {item.get('start', '')}..{item.get('end', '')}"
+        if item.get("message_id") is not None:  # (not a stream batch's entry: left in the DLQ)
+            say(f"[red]not redriven[/] DLQ message {escape(str(item['message_id']))}: {escape(item['unreadable'])}")
+            continue
         if item.get("unreadable"):
             say(f"[red]could no longer be read[/] {escape(where)}: {escape(item['unreadable'])}")
             continue
@@ -133,6 +143,7 @@ def _show(run: RedriveRun, console: Console) -> None:
             continue
         say(
             f"{where}: read {item['read']}, already counted {item['already_counted']}, counted now {item['counted']}"
+            + (f", copies of counted changes {item['copies']}" if item.get("copies") else "")
             + (f", archived {item['archived']}" if item["archived"] else "")
             + (" (dry run)" if run.dry_run else ""),
             markup=False,
