@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hotkeys.detector.consumer.seen import HORIZON_SECONDS, MAX_SEEN, Seen, SeenChanges, max_seen_chars
+from hotkeys.detector.consumer.seen import (
+    HORIZON_SECONDS,
+    MAX_SEEN,
+    Seen,
+    SeenChanges,
+    forget_written,
+    max_seen_chars,
+)
 from hotkeys.detector.consumer.state import LAMBDA_STATE_LIMIT_BYTES, max_state_bytes
 from hotkeys.detector.domain.kinesis import (
     MAX_KINESIS_SEQUENCE_DIGITS,
@@ -300,3 +307,40 @@ def test_a_full_memory_fits_its_bound_and_the_state_still_fits_lambdas_limit() -
     assert seen.size == MAX_SEEN
     assert len(seen.to_text()) <= max_seen_chars()
     assert max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+
+
+@given(st.lists(st.tuples(st.integers(0, 100), st.binary(min_size=6, max_size=6)), max_size=200))
+def test_a_memory_another_container_wrote_reads_back_as_it_was_written(changes: list[tuple[int, bytes]]) -> None:
+    seen = SeenChanges()
+    for second, digest in changes:
+        seen.add(T0 + second, digest)
+    text = seen.to_text()
+    forget_written()  # (what a container that did not write it holds)
+    again = SeenChanges.from_text(text)
+    assert (again.by_second, again.floor, again.newest, again.size) == (
+        seen.by_second,
+        seen.floor,
+        seen.newest,
+        seen.size,
+    )
+    # and written again, it is the same text (its seconds packed afresh or reused)
+    again.add(T0 + 101, b"\x00" * 6)
+    seen.add(T0 + 101, b"\x00" * 6)
+    assert again.to_text() == seen.to_text()
+
+
+def test_a_memory_read_back_is_the_one_written_then_whatever_happened_to_the_writer() -> None:
+    # Given a shard's memory written into a state, then changed by its writer (an invocation that went on)
+    seen = SeenChanges()
+    seen.add(T0, b"\x01" * 6)
+    text = seen.to_text()
+    seen.add(T0, b"\x02" * 6)
+    seen.add(T0 + HORIZON_SECONDS + 5, b"\x03" * 6)
+    # When the state is read back, twice (a retry of the invocation that read it first and changed it)
+    first = SeenChanges.from_text(text)
+    first.add(T0, b"\x04" * 6)
+    second = SeenChanges.from_text(text)
+    # Then each reading holds what was written, and neither is the other nor the writer
+    assert (second.by_second, second.size, second.newest) == ({T0: {b"\x01" * 6}}, 1, T0)
+    assert first is not second and first is not seen and second is not seen
+    assert first.by_second == {T0: {b"\x01" * 6, b"\x04" * 6}}

@@ -11,6 +11,10 @@ Kinesis). A change older than what is held cannot be checked: it is counted and 
 The set rides in the tumbling-window state; at a window's final invocation it is stored in the stats
 table (``StatsStore.save_seen``) and the next window's first invocation, which Lambda starts with a
 fresh state, reads it back: a change and its copy on either side of a window's edge count once.
+
+Every invocation of a busy shard returns the whole set in its state and the next reads it back, so
+``to_text`` packs again only the seconds that grew since it last ran, and ``from_text`` takes the sets
+this container wrote lately (``_WRITTEN``) rather than unpacking their text again.
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ HORIZON_SECONDS = 30
 MAX_SEEN = 20_000
 _SECOND = struct.Struct(">qI")  # a creation second and how many identities follow
 _FLOOR = struct.Struct(">q")
+# The texts this container's sets were last written as, with a copy of each set (newest last): a text
+# read back is looked up here first. Several, as one container may serve several shards in turn.
+_WRITTEN: list[tuple[str, SeenChanges]] = []
+_WRITTEN_KEPT = 4
 
 
 class Seen(Enum):
@@ -49,6 +57,9 @@ class SeenChanges:
     floor: int | None = None
     newest: int = -1
     size: int = 0
+    # Each second's packed identities as ``to_text`` last wrote them, with how many: a second's set only
+    # grows (whole seconds are forgotten), so the same count means the same bytes.
+    _packed: dict[int, tuple[int, bytes]] = field(default_factory=dict, repr=False, compare=False)
 
     def check(self, second: int, digest: bytes) -> Seen:
         if self.floor is not None and second < self.floor:
@@ -80,14 +91,33 @@ class SeenChanges:
     def to_text(self) -> str:
         """The set as one base64 string (``from_text`` reads it)."""
         parts = [_FLOOR.pack(self.floor if self.floor is not None else -1)]
+        packed: dict[int, tuple[int, bytes]] = {}
         for second in sorted(self.by_second):
             held = self.by_second[second]
-            parts.append(_SECOND.pack(second, len(held)))
-            parts.extend(sorted(held))
-        return base64.b64encode(b"".join(parts)).decode("ascii")
+            chunk = self._packed.get(second)
+            if chunk is None or chunk[0] != len(held):
+                chunk = (len(held), _SECOND.pack(second, len(held)) + b"".join(sorted(held)))
+            packed[second] = chunk
+            parts.append(chunk[1])
+        self._packed = packed
+        text = base64.b64encode(b"".join(parts)).decode("ascii")
+        _remember_written(text, self._copy())
+        return text
+
+    def _copy(self) -> SeenChanges:
+        held = {second: set(digests) for second, digests in self.by_second.items()}
+        return SeenChanges(held, self.floor, self.newest, self.size, dict(self._packed))
 
     @classmethod
     def from_text(cls, text: str) -> SeenChanges:
+        for at, (written, seen) in enumerate(_WRITTEN):
+            if len(written) == len(text) and written == text:
+                del _WRITTEN[at]  # (handed out, so never handed out twice: a retry reads the text again)
+                return seen
+        return cls._unpack(text)
+
+    @classmethod
+    def _unpack(cls, text: str) -> SeenChanges:
         try:
             raw = base64.b64decode(text, validate=True)
             (floor,) = _FLOOR.unpack_from(raw, 0)
@@ -106,6 +136,20 @@ class SeenChanges:
         except (binascii.Error, struct.error) as error:
             raise SeenError(f"the set of seen changes is not readable: {error}") from None
         return seen
+
+
+def _remember_written(text: str, seen: SeenChanges) -> None:
+    for at, (written, _) in enumerate(_WRITTEN):
+        if written == text:
+            del _WRITTEN[at]
+            break
+    _WRITTEN.append((text, seen))
+    del _WRITTEN[:-_WRITTEN_KEPT]
+
+
+def forget_written() -> None:
+    """Forgets the sets this container wrote (``from_text`` then unpacks every text)."""
+    _WRITTEN.clear()
 
 
 def max_seen_chars() -> int:

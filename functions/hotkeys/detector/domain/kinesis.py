@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import json
 import json.scanner
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -34,6 +35,9 @@ MAX_KINESIS_SEQUENCE_DIGITS = 129
 # (typeshed types the scanner's argument as a scanner: a decoder is what json itself passes)
 _scan: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(cast(Any, json.JSONDecoder()))
 _BLANK = " \t\n\r"  # JSON's whitespace
+# A binary value's tag (or an attribute so named). One regular-expression pass finds either tag for less
+# than two substring searches cost (both stop at every quote of the document).
+_BINARY_TAG = re.compile(rb'"BS?"')
 # Bytes of a change's identity digest (``identity``; docs/decisions.md §82 bounds its collisions).
 IDENTITY_BYTES = 6
 
@@ -95,7 +99,7 @@ def unwrap(record: dict[str, Any]) -> Unwrapped:
     created_us = created * unit
     # The seconds parse_change reads and validates, rounded down as DynamoDB Streams rounds them.
     stream["ApproximateCreationDateTime"] = created_us // 1_000_000
-    if b'"B"' in raw or b'"BS"' in raw:  # a binary value (or an attribute so named): encoded once more
+    if _BINARY_TAG.search(raw) is not None:  # a binary value (or an attribute so named): encoded once more
         for section in ("Keys", "NewImage", "OldImage"):
             image = stream.get(section)
             if type(image) is dict:
