@@ -344,3 +344,16 @@ def test_a_memory_read_back_is_the_one_written_then_whatever_happened_to_the_wri
     assert (second.by_second, second.size, second.newest) == ({T0: {b"\x01" * 6}}, 1, T0)
     assert first is not second and first is not seen and second is not seen
     assert first.by_second == {T0: {b"\x01" * 6, b"\x04" * 6}}
+
+
+def test_a_millisecond_identity_digests_the_documented_text_so_stored_memories_still_match() -> None:
+    # (a shard's memory is stored across windows and deploys: the digest of one change must not move)
+    import hashlib
+
+    record = _counter(5, precision="MILLISECOND", fraction=1)
+    stream = json.loads(base64.b64decode(record["kinesis"]["data"]))["dynamodb"]
+    images = json.dumps(
+        [stream["OldImage"], stream["NewImage"]], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    text = f"orders\x1fMODIFY\x1fpost\x1f\x1f{(T0 * 1_000 + 1) * 1_000}\x1f{stream['SizeBytes']}\x1f{images}"
+    assert _identity_of(record) == hashlib.blake2b(text.encode(), digest_size=6).digest()

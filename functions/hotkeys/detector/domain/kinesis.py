@@ -38,6 +38,9 @@ _BLANK = " \t\n\r"  # JSON's whitespace
 # A binary value's tag (or an attribute so named). One regular-expression pass finds either tag for less
 # than two substring searches cost (both stop at every quote of the document).
 _BINARY_TAG = re.compile(rb'"BS?"')
+# Both images by value, in one canonical text (sorted names, no spaces): one encoder for every record, as
+# json.dumps with options builds one per call. (Parsed JSON holds no cycles to check for.)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
 # Bytes of a change's identity digest (``identity``; docs/decisions.md §82 bounds its collisions).
 IDENTITY_BYTES = 6
 
@@ -153,5 +156,5 @@ def identity(change: Change, unwrapped: Unwrapped) -> bytes:
     )
     if not unwrapped.fine:
         images = [stream.get("OldImage"), stream.get("NewImage")]
-        text += "\x1f" + json.dumps(images, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text += "\x1f" + _CANONICAL(images)
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=IDENTITY_BYTES).digest()
