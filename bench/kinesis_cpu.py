@@ -296,7 +296,7 @@ def steps(shape: str, repeats: int = 30) -> dict[str, float]:
 
 def table(cells: list[dict[str, Any]]) -> list[str]:
     rows = [
-        "| shape (mixed, batch 1,000) | delivery | records / event | parse µs | of which GC µs | handler µs | "
+        "| shape (mixed, batch 1,000) | delivery | records / event | parse µs | GC µs (parse or handler) | handler µs | "
         "total µs (best round) | Kinesis / DynamoDB, median of rounds | best / best |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
