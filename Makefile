@@ -104,6 +104,7 @@ bench: install  ## speed and cost figures for docs/benchmarks.md, then what a La
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.lambda_process
 	$(BIN)/python -m bench.owned_parse
+	$(BIN)/python -m bench.kinesis_cpu
 
 soak: install  ## long runs, not in CI: 30 simulated minutes at scale, then thousands of fault schedules
 	$(BIN)/python -m bench.soak

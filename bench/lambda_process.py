@@ -91,10 +91,18 @@ class _Bill:
     records: int = 0
 
 
-def _invoke_all(handle: Any, paths: list[Path], final: bool, loads: Callable[[bytes], Any] = json.loads) -> _Bill:
+def _invoke_all(
+    handle: Any,
+    paths: list[Path],
+    final: bool,
+    loads: Callable[[bytes], Any] = json.loads,
+    fields: dict[str, Any] | None = None,
+) -> _Bill:
     """Each event as the runtime delivers it: parsed from bytes (by ``loads``: the runtime's
     ``json.loads`` unless a decoder is being compared), then the handler, then the returned state's
-    round trip; with ``final``, the window's closing invocation without records."""
+    round trip; with ``final``, the window's closing invocation without records. ``fields``: what
+    Lambda adds to each invocation of a tumbling window besides its window and state (default: a
+    shard id only)."""
     import contextlib
     import io
 
@@ -119,7 +127,15 @@ def _invoke_all(handle: Any, paths: list[Path], final: bool, loads: Callable[[by
         started = time.process_time()
         event = loads(body)
         parsed = time.process_time()
-        event.update({"shardId": "shardId-1", "window": WINDOW, "state": state, "isFinalInvokeForWindow": closing})
+        event.update(
+            {
+                "shardId": "shardId-1",
+                **(fields or {}),
+                "window": WINDOW,
+                "state": state,
+                "isFinalInvokeForWindow": closing,
+            }
+        )
         with contextlib.redirect_stdout(io.StringIO()):  # EMF metrics lines, if any
             response = handle(event, _Context())
         state = loads(json.dumps(response.get("state", {})).encode())

@@ -309,3 +309,16 @@ def test_a_full_memory_fits_its_bound_and_the_state_still_fits_lambdas_limit() -
     assert len(seen.to_text()) <= max_seen_chars()
     assert len(seen.to_bytes()) <= max_seen_bytes() < 400 * 1024  # (one stats-table item)
     assert max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+
+
+def test_a_millisecond_identity_digests_the_documented_text_so_stored_memories_still_match() -> None:
+    # (a shard's memory is stored across windows and deploys: the digest of one change must not move)
+    import hashlib
+
+    record = _counter(5, precision="MILLISECOND", fraction=1)
+    stream = json.loads(base64.b64decode(record["kinesis"]["data"]))["dynamodb"]
+    images = json.dumps(
+        [stream["OldImage"], stream["NewImage"]], sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    text = f"orders\x1fMODIFY\x1fpost\x1f\x1f{(T0 * 1_000 + 1) * 1_000}\x1f{stream['SizeBytes']}\x1f{images}"
+    assert _identity_of(record) == hashlib.blake2b(text.encode(), digest_size=6).digest()
