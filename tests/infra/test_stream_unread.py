@@ -79,6 +79,44 @@ def test_every_watched_table_has_its_own_alarm_on_writes_none_read(
         assert topic in alarm["AlarmActions"] and topic in alarm["OKActions"]
 
 
+@pytest.mark.parametrize("mode", ["kinesis", "enable-kinesis"])
+def test_each_alarm_of_a_shared_kinesis_stream_reads_what_the_consumer_counts_for_its_table(
+    synthesized: dict[str, Synthesized], mode: str, aws: None
+) -> None:
+    """The consumer's metrics of one Kinesis batch carrying both tables' changes (as ``hotkeys generate``
+    writes them, copies included) name each table's reads apart: the metric its own alarm reads, with that
+    table's records only."""
+    import boto3
+
+    from hotkeys.detector.adapters.key_schema import PartitionKeyResolver
+    from hotkeys.detector.adapters.stats_store import DynamoStatsStore
+    from hotkeys.detector.config import Settings
+    from hotkeys.detector.consumer.pipeline import Ports, parse_event, process_batch
+    from hotkeys.emulator.generate import Workload
+    from hotkeys.emulator.kinesis import KinesisOptions, deliveries
+    from hotkeys.emulator.local import create_stats_table
+
+    create_stats_table(boto3.client("dynamodb"), "stats")
+    stats = DynamoStatsStore(boto3.resource("dynamodb").Table("stats"))
+    tables = [Workload(table="orders", rate=5, duration=20, seed=1), Workload(table="users", rate=3, duration=20)]
+    records = [made.lambda_record() for made in deliveries(tables, KinesisOptions(duplicates=0.1))]
+    outcome = process_batch(
+        parse_event({"Records": records}),
+        Settings(stats_table_name="stats"),
+        Ports(stats=stats, resolve_key=PartitionKeyResolver(None, lambda name: {})),
+    )
+    # every record read, each of its own table (a copy is read, and counted once)
+    assert outcome.records_read == {"orders": 110, "users": 66} and outcome.duplicates == 16
+    app._record_metrics(outcome)
+    line = app.metrics.serialize_metric_set()
+    app.metrics.clear_metrics()
+    alarms = _unread_alarms(synthesized[mode])
+    assert sorted(alarms) == ["orders", "users"]
+    for table, alarm in alarms.items():
+        (read,) = [m["MetricStat"]["Metric"] for m in alarm["Metrics"] if m.get("Id") == "read"]
+        assert line[read["MetricName"]] == [outcome.records_read[table]]
+
+
 # -- CloudWatch's evaluation, read from its documentation -------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -45,9 +46,9 @@ def kinesis_options(args: argparse.Namespace) -> KinesisOptions | None:
     )
 
 
-def write_kinesis(workload: Workload, options: KinesisOptions, path: str, decoded: bool) -> int:
-    """Streams the workload into one file of Kinesis records (``decoded``: the decoded changes, a JSON list);
-    returns the records written."""
+def write_kinesis(workloads: Sequence[Workload], options: KinesisOptions, path: str, decoded: bool) -> int:
+    """Streams the workloads (one per table, the tables sharing the stream) into one file of Kinesis records
+    (``decoded``: the decoded changes, a JSON list); returns the records written."""
     from hotkeys.cli.progress import progress_bar
     from hotkeys.emulator.generate import GenerateError
     from hotkeys.emulator.io import EventWriter
@@ -62,8 +63,9 @@ def write_kinesis(workload: Workload, options: KinesisOptions, path: str, decode
         raise UserError(f"--out: {str(folder)!r} is not a folder (create it first)")
     try:
         writer = EventWriter(path, None, plain_list=decoded)
-        with writer, progress_bar("generating", workload.record_count() + options.duplicate_count(workload)) as advance:
-            for record in deliveries(workload, options):
+        total = sum(workload.record_count() for workload in workloads) + options.duplicate_count(workloads)
+        with writer, progress_bar("generating", total) as advance:
+            for record in deliveries(workloads, options):
                 writer.write(record.change if decoded else record.lambda_record())
                 advance(1)
     except OSError as error:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from hotkeys.emulator.generate import Workload
 
 
 @dataclass(frozen=True)
@@ -16,9 +21,17 @@ class Written:
     records: int
 
 
-def json_text(written: list[Written], attributes: dict[str, int]) -> str:
-    """A line per file: its path, its records and the ``--attribute`` cardinalities its items carry."""
-    return json.dumps([{"path": item.path, "records": item.records, "attributes": attributes} for item in written])
+def json_text(written: list[Written], workloads: Sequence[Workload]) -> str:
+    """A line per file: its path, its records and the ``--attribute`` cardinalities its items carry; with
+    several tables on one stream, each table's instead: its name, changes (copies aside) and attributes."""
+    if len(workloads) == 1:
+        shown: dict[str, Any] = {"attributes": dict(workloads[0].attributes)}
+    else:
+        tables = [
+            {"table": one.table, "changes": one.record_count(), "attributes": dict(one.attributes)} for one in workloads
+        ]
+        shown = {"tables": tables}
+    return json.dumps([{"path": item.path, "records": item.records, **shown} for item in written])
 
 
 def render(console: Console, written: list[Written]) -> None:

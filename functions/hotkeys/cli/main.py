@@ -135,38 +135,17 @@ def cmd_replay(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_generate(args: argparse.Namespace, console: Console) -> int:
-    from hotkeys.cli import generate_kinesis, generate_view
-    from hotkeys.emulator.generate import GenerateError, InjectedHotKey, Workload, parse_attribute, parse_ttl_values
+    from hotkeys.cli import generate_kinesis, generate_tables, generate_view
 
     if not args.out.endswith((".json", ".json.gz")):
         raise UserError(f"--out: name a .json or .json.gz file (the event format it writes), got {args.out!r}")
-    try:
-        workload = Workload(
-            table=args.table,
-            keys=args.keys,
-            zipf=args.zipf,
-            rate=args.rate,
-            duration=args.duration,
-            item_bytes=args.item_bytes,
-            item_spread=args.item_spread,
-            ttl_fraction=args.ttl_fraction,
-            shards=args.shards,
-            seed=args.seed,
-            start=args.start,
-            hot=tuple(InjectedHotKey.parse(spec, args.duration) for spec in args.hot),
-            attributes=tuple(parse_attribute(spec) for spec in args.attribute),
-            ttl_values=parse_ttl_values(args.ttl_values) if args.ttl_values is not None else (),
-            large_fraction=args.large_fraction,
-            large_bytes=args.large_bytes,
-        )
-        workload.validate()
-    except GenerateError as error:
-        raise UserError(str(error)) from None
+    workloads = generate_tables.workloads(args)
+    workload = workloads[0]  # (the only one, but on a Kinesis stream)
     kinesis = generate_kinesis.kinesis_options(args)
     paths = [args.out if workload.shards == 1 else _shard_path(args.out, index) for index in range(workload.shards)]
     try:
         if kinesis is not None:
-            counts = [generate_kinesis.write_kinesis(workload, kinesis, args.out, args.format == "decoded")]
+            counts = [generate_kinesis.write_kinesis(workloads, kinesis, args.out, args.format == "decoded")]
         else:
             counts = _write_shards(workload, paths)
     except KeyboardInterrupt:
@@ -178,7 +157,7 @@ def cmd_generate(args: argparse.Namespace, console: Console) -> int:
     if carried is not None and kinesis is None:  # (a Kinesis shard is not a partition: --shards is refused)
         print(f"hotkeys: warning: {carried}", file=sys.stderr)
     if args.json:
-        print(generate_view.json_text(written, dict(workload.attributes)))
+        print(generate_view.json_text(written, workloads))
     else:
         generate_view.render(console, written)
     return 0

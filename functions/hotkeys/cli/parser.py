@@ -15,6 +15,7 @@ from hotkeys.cli.common import (
     iso_time,
     number,
 )
+from hotkeys.cli.generate_tables import NewTable, TableFlag, TableFlagAppend
 from hotkeys.deployment import JUDGE_MEMORY_MB
 from hotkeys.detector.config import OPTIONS
 
@@ -115,6 +116,8 @@ EXAMPLES_GENERATE = """examples:
   hotkeys generate --out health.json --ttl-values seconds=0.9,milliseconds=0.1 --large-fraction 0.01
   hotkeys generate --out kds.json.gz --source kinesis --duplicates 0.05 --reorder 10 --kinesis-shards 3
   hotkeys generate --out changes.json --source kinesis --format decoded --precision MILLISECOND
+  hotkeys generate --out shared.json --source kinesis --table carts --hot 'cart#7:900wcu@30s' \\
+      --table orders --attribute region=2
 """
 
 
@@ -347,52 +350,8 @@ def _add_doctor(commands: Any) -> None:
 def _add_generate(commands: Any) -> None:
     gen = _command(commands, "generate", "write a synthetic stream workload as event files", EXAMPLES_GENERATE)
     gen.add_argument("--out", required=True, help="output file (.json or .json.gz); one file per shard if --shards > 1")
-    gen.add_argument("--table", default="orders", help="source table name (default orders)")
-    gen.add_argument("--keys", type=at_least(1), default=10_000, help="distinct partition keys (default 10000)")
-    gen.add_argument(
-        "--zipf",
-        type=number(0, above=True),
-        default=0.8,  # generate.DEFAULT_ZIPF (generate loads when it runs)
-        help="Zipf exponent of key popularity, above 0 (default 0.8: no key near a heavy share; 1.1: the top ~15%%)",
-    )
-    gen.add_argument("--rate", type=number(0), default=100, help="background records per second (default 100)")
-    gen.add_argument("--duration", type=at_least(1), default=120, help="seconds of traffic (default 120)")
-    gen.add_argument("--item-bytes", type=at_least(1), default=1000, help="median item size in bytes (default 1000)")
-    gen.add_argument("--item-spread", type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)")
-    gen.add_argument("--ttl-fraction", type=number(0, 1), default=0.0, help="share of records that are TTL deletions")
-    gen.add_argument("--hot", action="append", default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
-    gen.add_argument(
-        "--attribute",
-        action="append",
-        default=[],
-        metavar="NAME=N",
-        help="items carry NAME#1..NAME#N (Zipf), stable per key: 'region=4'",
-    )
-    gen.add_argument(
-        "--ttl-values",
-        metavar="FORMAT=SHARE,...",
-        help="items carry expireAt in a format per key, the shares summing to 1: 'seconds=0.9,milliseconds=0.1' "
-        "(seconds: 1 to 30 days ahead, milliseconds, microseconds, string, missing, too_old: 6 years back)",
-    )
-    gen.add_argument(
-        "--large-fraction",
-        type=float,
-        default=0.0,
-        metavar="F",
-        help="share of keys (0 to 1) whose items are --large-bytes instead of the drawn size (default 0)",
-    )
-    gen.add_argument(
-        "--large-bytes",
-        type=int,
-        default=380_000,  # generate.DEFAULT_LARGE_BYTES, MAX_LARGE_BYTES (generate loads when it runs)
-        metavar="N",
-        help="size of those items by DynamoDB's rules (default 380000, 1 to 409344: 400 KB less a margin)",
-    )
+    _add_generate_workload(gen)
     gen.add_argument("--shards", type=at_least(1), default=1, help="stream shards (keys map to shards by hash)")
-    gen.add_argument("--seed", type=int, default=1, help="random seed (same seed, same files)")
-    gen.add_argument(
-        "--start", type=iso_time, default="2026-12-01T00:00:00Z", help="time of the first record (ISO 8601)"
-    )
     gen.add_argument(
         "--source",
         choices=("dynamodb", "kinesis"),
@@ -402,6 +361,96 @@ def _add_generate(commands: Any) -> None:
     )
     gen.add_argument("--json", action="store_true", help="print what was written as JSON")
     _add_generate_kinesis(gen.add_argument_group("with --source kinesis"))
+
+
+def _add_generate_workload(gen: argparse.ArgumentParser) -> None:
+    """``hotkeys generate``'s tables and each one's workload (``generate_tables``: a flag after a ``--table``
+    is that table's)."""
+    gen.add_argument(
+        "--table",
+        dest="tables",
+        action=NewTable,
+        metavar="NAME",
+        help="source table name (default orders); again for several tables on one Kinesis stream: the workload's "
+        "flags after a --table are that table's, those before the first --table every table's",
+    )
+    gen.add_argument(
+        "--keys", action=TableFlag, type=at_least(1), default=10_000, help="distinct partition keys (default 10000)"
+    )
+    gen.add_argument(
+        "--zipf",
+        action=TableFlag,
+        type=number(0, above=True),
+        default=0.8,  # generate.DEFAULT_ZIPF (generate loads when it runs)
+        help="Zipf exponent of key popularity, above 0 (default 0.8: no key near a heavy share; 1.1: the top ~15%%)",
+    )
+    gen.add_argument(
+        "--rate", action=TableFlag, type=number(0), default=100, help="background records per second (default 100)"
+    )
+    gen.add_argument(
+        "--duration", action=TableFlag, type=at_least(1), default=120, help="seconds of traffic (default 120)"
+    )
+    gen.add_argument(
+        "--item-bytes",
+        action=TableFlag,
+        type=at_least(1),
+        default=1000,
+        help="median item size in bytes (default 1000)",
+    )
+    gen.add_argument(
+        "--item-spread", action=TableFlag, type=float, default=0.3, help="lognormal sigma of item sizes (default 0.3)"
+    )
+    gen.add_argument(
+        "--ttl-fraction",
+        action=TableFlag,
+        type=number(0, 1),
+        default=0.0,
+        help="share of records that are TTL deletions",
+    )
+    gen.add_argument("--hot", action=TableFlagAppend, default=[], help="inject a hot key: 'KEY:900wcu@30s[+20s]'")
+    _add_generate_items(gen)
+    gen.add_argument("--seed", action=TableFlag, type=int, default=1, help="random seed (same seed, same files)")
+    gen.add_argument(
+        "--start",
+        action=TableFlag,
+        type=iso_time,
+        default="2026-12-01T00:00:00Z",
+        help="time of the first record (ISO 8601)",
+    )
+
+
+def _add_generate_items(gen: argparse.ArgumentParser) -> None:
+    """``hotkeys generate``'s item flags (a table's, as the workload's: ``_add_generate_workload``)."""
+    gen.add_argument(
+        "--attribute",
+        action=TableFlagAppend,
+        default=[],
+        metavar="NAME=N",
+        help="items carry NAME#1..NAME#N (Zipf), stable per key: 'region=4'",
+    )
+    gen.add_argument(
+        "--ttl-values",
+        action=TableFlag,
+        metavar="FORMAT=SHARE,...",
+        help="items carry expireAt in a format per key, the shares summing to 1: 'seconds=0.9,milliseconds=0.1' "
+        "(seconds: 1 to 30 days ahead, milliseconds, microseconds, string, missing, too_old: 6 years back)",
+    )
+    gen.add_argument(
+        "--large-fraction",
+        action=TableFlag,
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="share of keys (0 to 1) whose items are --large-bytes instead of the drawn size (default 0)",
+    )
+    gen.add_argument(
+        "--large-bytes",
+        action=TableFlag,
+        type=int,
+        default=380_000,  # generate.DEFAULT_LARGE_BYTES, MAX_LARGE_BYTES (generate loads when it runs)
+        metavar="N",
+        help="size of those items by DynamoDB's rules (default 380000, 1 to 409344: 400 KB less a margin)",
+    )
 
 
 def _add_generate_kinesis(group: Any) -> None:

@@ -28,7 +28,7 @@ import json
 import math
 import random
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -102,8 +102,14 @@ class KinesisOptions:
         if self.precision not in PRECISIONS:
             raise GenerateError(f"--precision must be one of {', '.join(PRECISIONS)}")
 
-    def duplicate_count(self, workload: Workload) -> int:
-        return round(self.duplicates * workload.record_count())
+    def duplicate_count(self, workloads: Workload | Sequence[Workload]) -> int:
+        """The changes sent twice: each table's share of its own (``deliveries``)."""
+        return sum(round(self.duplicates * workload.record_count()) for workload in tables_of(workloads))
+
+
+def tables_of(workloads: Workload | Sequence[Workload]) -> tuple[Workload, ...]:
+    """The workloads one Kinesis stream carries: one table's, or several tables' (each its own table)."""
+    return (workloads,) if isinstance(workloads, Workload) else tuple(workloads)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,43 +217,88 @@ class _Pending:
     change: dict[str, Any] | None = None
 
 
-def deliveries(workload: Workload, options: KinesisOptions) -> Iterator[KinesisRecord]:
-    """The workload's changes as Kinesis delivers them, in arrival order over every shard (ties: the order the
-    changes were made, a duplicate after its first copy); streamed: only the last ``reorder`` seconds are held."""
+def deliveries(workloads: Workload | Sequence[Workload], options: KinesisOptions) -> Iterator[KinesisRecord]:
+    """The workloads' changes as Kinesis delivers them, in arrival order over every shard (ties: the order the
+    changes were made, a duplicate after its first copy); streamed: only the last ``reorder`` seconds are held.
+
+    Several workloads are several tables on one stream, interleaved in time on its shards. Each table's records
+    are the ones its stream would carry alone (``hotkeys generate`` of that table by itself): its workload's
+    changes, and the Kinesis draws (arrival, copies) from a generator of its own, by its seed; only the
+    sequence numbers are the shared shards'."""
     options.validate()
-    draw = random.Random(f"hotkeys-kinesis\x00{workload.seed}")
-    remaining, wanted = workload.record_count(), options.duplicate_count(workload)
+    tables = tables_of(workloads)
+    if len({workload.table for workload in tables}) < len(tables):
+        raise GenerateError("each table on a stream is named once")
+    draws = {workload.table: _Draws.of(workload, options) for workload in tables}
     pending: list[_Pending] = []
     positions = [0] * options.shards
-    late_us = int(options.reorder * MICROSECONDS)
-    for index, made in enumerate(changes(workload)):
-        created = precise_microseconds(made.when)
+    for order, made in enumerate(_interleaved(tables)):
+        created = precise_microseconds(made.generated.when)
         while pending and pending[0].arrival_ms * 1000 < created:  # nothing later can arrive before it
             yield _delivered(heapq.heappop(pending), positions)
-        first = created + draw.randint(0, late_us)
-        copy = _copy(workload, made, index, created, options, first)
-        heapq.heappush(pending, copy)
-        # Exactly ``wanted`` of the changes are sent twice (each drawn with the share of what remains).
-        if wanted and draw.random() * remaining < wanted:
-            wanted -= 1
-            again = draw.randint(first, created + late_us)
-            twin = dict(copy.change or {})
-            if options.duplicate_event_ids == "new":
-                twin["eventID"] = _event_id(workload.seed, workload.table, index, "again")
-            heapq.heappush(pending, _Pending(-(-again // 1000), index, True, copy.shard, copy.key, created, twin))
-        remaining -= 1
+        for copy in draws[made.workload.table].copies(made, order, created, options):
+            heapq.heappush(pending, copy)
     while pending:
         yield _delivered(heapq.heappop(pending), positions)
 
 
-def _copy(
-    workload: Workload, made: Generated, index: int, created: int, options: KinesisOptions, arrival_us: int
-) -> _Pending:
-    record = stream_record_of(workload, made)
-    event_id = _event_id(workload.seed, workload.table, index)
+@dataclass
+class _Draws:
+    """One table's Kinesis draws: when each change arrives, and which are sent twice (exactly ``wanted`` of
+    them, each drawn with the share of what remains)."""
+
+    draw: random.Random
+    remaining: int
+    wanted: int
+
+    @classmethod
+    def of(cls, workload: Workload, options: KinesisOptions) -> _Draws:
+        draw = random.Random(f"hotkeys-kinesis\x00{workload.seed}")
+        return cls(draw, workload.record_count(), options.duplicate_count(workload))
+
+    def copies(self, made: _Made, order: int, created: int, options: KinesisOptions) -> list[_Pending]:
+        """The change's record, and its second copy if it is sent twice."""
+        draw, late_us = self.draw, int(options.reorder * MICROSECONDS)
+        first = created + draw.randint(0, late_us)
+        copy = _copy(made, order, created, options, first)
+        sent = [copy]
+        if self.wanted and draw.random() * self.remaining < self.wanted:
+            self.wanted -= 1
+            again = draw.randint(first, created + late_us)
+            twin = dict(copy.change or {})
+            if options.duplicate_event_ids == "new":
+                twin["eventID"] = _event_id(made.workload.seed, made.workload.table, made.index, "again")
+            sent.append(_Pending(-(-again // 1000), order, True, copy.shard, copy.key, created, twin))
+        self.remaining -= 1
+        return sent
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """One table's generated write, and its place among that table's writes (``index``)."""
+
+    workload: Workload
+    index: int
+    generated: Generated
+
+
+def _interleaved(tables: tuple[Workload, ...]) -> Iterator[_Made]:
+    """Every table's writes in time order (at equal times, the tables in the order given)."""
+    return heapq.merge(*(_made(workload) for workload in tables), key=lambda made: made.generated.when)
+
+
+def _made(workload: Workload) -> Iterator[_Made]:
+    for index, made in enumerate(changes(workload)):
+        yield _Made(workload, index, made)
+
+
+def _copy(made: _Made, order: int, created: int, options: KinesisOptions, arrival_us: int) -> _Pending:
+    workload = made.workload
+    record = stream_record_of(workload, made.generated)
+    event_id = _event_id(workload.seed, workload.table, made.index)
     change = decoded_change(record, workload.table, created, options.precision, event_id)
     key = partition_key(workload.table, {"pk": change["dynamodb"]["Keys"]["pk"]})
-    return _Pending(-(-arrival_us // 1000), index, False, shard_for(key, options.shards), key, created, change)
+    return _Pending(-(-arrival_us // 1000), order, False, shard_for(key, options.shards), key, created, change)
 
 
 def _delivered(pending: _Pending, positions: list[int]) -> KinesisRecord:
