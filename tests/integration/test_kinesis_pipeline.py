@@ -203,3 +203,19 @@ def test_shuffled_copies_within_the_horizon_give_the_clean_figures(settings: Set
         key = (second // 60 * 60, "hot" if i % 3 else "cold")
         expected[key] = expected.get(key, 0) + 1
     assert {key: row.writes for key, row in rows.items()} == expected
+
+
+def test_a_shard_behind_reports_its_lag_for_every_table_it_carries(settings: Settings) -> None:
+    # Given a Kinesis shard carrying two tables, processed an hour after its newest record
+    from hotkeys.detector.consumer.lag import LagReport, LagReporter
+
+    saved: list[LagReport] = []
+    orders = change_document(write_record("k", 0, T0 + 5), event_id="o")
+    users = {**change_document(write_record("u", 1, T0 + 9), event_id="u"), "tableName": "users"}
+    records = [kinesis_record(orders, sequence(0), arrival=T0 + 6), kinesis_record(users, sequence(1), arrival=T0 + 10)]
+    ports = ports_for(settings)
+    ports.lag = LagReporter(saved.append)
+    ports.clock = lambda: T0 + 3600.0
+    process_batch(parse_event(event(records, T0)), settings, ports)
+    # Then both tables are reported behind by the shard's position (its newest record), not only the newest's
+    assert sorted((report.table, report.behind) for report in saved) == [("orders", 3591.0), ("users", 3591.0)]

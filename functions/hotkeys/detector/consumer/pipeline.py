@@ -250,9 +250,11 @@ def _stored_seen(stats: StatsStore, name: str) -> SeenChanges:
 
 
 def _report_lag(lag: LagReporter, shard_id: str, touched: Touched, now: float) -> None:
-    """The batch's newest record's age, if the shard is behind (``consumer.lag``)."""
-    newest = max(touched.values(), key=lambda segment: segment.last_event)
-    lag.observe(newest.table, shard_id, newest.last_event, now)
+    """The batch's newest record's age, if the shard is behind (``consumer.lag``), for every table the batch
+    carried: a Kinesis shard carries several tables, and where it is, each of them is."""
+    newest = max(segment.last_event for segment in touched.values())
+    for table in {table for table, _start in touched}:
+        lag.observe(table, shard_id, newest, now)
 
 
 def _carried_state(batch: StreamBatch, shard_id: str, outcome: BatchOutcome) -> ShardState:
