@@ -88,7 +88,9 @@ EXAMPLES_REDRIVE = (
   hotkeys redrive --no-stack --dlq-url URL --stats-table NAME --window-seconds 60 \\
     --archive-bucket BUCKET --archive-prefix ttl-archive/ --archive-replicated-ttl false
 the deployed function's settings (window, key attribute, archive, ...) are read from the stack;
-a flag that disagrees with them is refused. With --no-stack, a range holding TTL deletions whose
+a flag that disagrees with them is refused. An entry of a DynamoDB stream (DDBStreamBatchInfo) is
+re-read from the stream, one of a Kinesis stream (KinesisBatchInfo) from its Kinesis shard, skipping
+the copies of changes already counted (docs/kinesis.md). With --no-stack, a range holding TTL deletions whose
 handling the flags leave open (--archive-bucket or --no-archive, --archive-prefix,
 --archive-replicated-ttl) stays in the DLQ, naming the flags to give
 exit status: 0 when the DLQ is done, 1 while entries remain (run again), 2 on a usage error or
@@ -106,6 +108,9 @@ EXAMPLES_COST = """examples:
 EXAMPLES_DOCTOR = """examples:
   hotkeys doctor --stack HotKeyDetector
   hotkeys doctor --stack HotKeyDetector --region eu-west-1 --json
+it checks each table's stream (or, in a Kinesis mode, the Kinesis stream and its mapping), warns when a
+table's DynamoDB stream already has two other readers (then read Kinesis Data Streams: docs/kinesis.md),
+and checks the function, its access, the alerts and the stats table
 exit status: 0 when every check passes (warnings allowed), 1 when one fails, 2 on a usage error
 """
 EXAMPLES_GENERATE = """examples:
