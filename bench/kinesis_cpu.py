@@ -264,7 +264,7 @@ def steps(shape: str, repeats: int = 30) -> dict[str, float]:
     changes = [parse_change(u.record, resolve, 1, None, False, None) for u in unwrapped]
     full = SeenChanges()
     for index in range(MAX_SEEN):
-        full.add(index // 1000, index.to_bytes(6, "big"))
+        full.add(index // 1000, index.to_bytes(6, "big"), index)
 
     def carry() -> None:
         SeenChanges.from_text(full.to_text())

@@ -219,3 +219,18 @@ def test_a_shard_behind_reports_its_lag_for_every_table_it_carries(settings: Set
     process_batch(parse_event(event(records, T0)), settings, ports)
     # Then both tables are reported behind by the shard's position (its newest record), not only the newest's
     assert sorted((report.table, report.behind) for report in saved) == [("orders", 3591.0), ("users", 3591.0)]
+
+
+def test_a_window_read_again_with_a_fresh_state_changes_nothing(settings: Settings) -> None:
+    # Given a window counted and closed (its memory stored), then the same records read again from a fresh state
+    # (Lambda opening the window again, or a new mapping reading them once more: AWS documents neither away)
+    documents = changes(40)
+    ports = ports_for(settings)
+    records = [kinesis_record(d, sequence(i), arrival=T0 + 6 + i) for i, d in enumerate(documents)]
+    process_batch(parse_event(event(records, T0, final=True)), settings, ports)
+    before = {key: row.writes for key, row in read_top(settings).items()}
+    again = process_batch(parse_event(event(records, T0, final=True)), settings, ports)
+    # Then the stored memory does not take the records for copies of themselves: the figures stand
+    assert again.copies == 0
+    assert {key: row.writes for key, row in read_top(settings).items()} == before
+    assert sum(before.values()) == 40

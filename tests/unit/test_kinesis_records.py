@@ -17,6 +17,7 @@ from hotkeys.detector.consumer.seen import (
     SeenChanges,
     max_seen_bytes,
     max_seen_chars,
+    sequence_tag,
 )
 from hotkeys.detector.consumer.state import LAMBDA_STATE_LIMIT_BYTES, max_state_bytes
 from hotkeys.detector.domain.kinesis import (
@@ -257,40 +258,54 @@ def test_another_table_gives_another_identity() -> None:
 
 
 # -- the shard's memory of recent changes ---------------------------------------------------------------
-def test_a_change_is_new_once_then_repeated() -> None:
+def test_a_change_is_new_once_then_repeated_under_another_record_and_read_again_under_its_own() -> None:
     seen = SeenChanges()
-    assert seen.check(T0, b"abcdef") is Seen.NEW
-    seen.add(T0, b"abcdef")
-    assert seen.check(T0, b"abcdef") is Seen.REPEATED
-    assert seen.check(T0 + 1, b"abcdef") is Seen.NEW  # its second is part of the identity's place
+    assert seen.check(T0, b"abcdef", 7) is Seen.NEW
+    seen.add(T0, b"abcdef", 7)
+    assert seen.check(T0, b"abcdef", 8) is Seen.REPEATED  # a copy: another sequence number
+    assert seen.check(T0, b"abcdef", 7) is Seen.READ_AGAIN  # the record itself, read again
+    assert seen.check(T0 + 1, b"abcdef", 8) is Seen.NEW  # its second is part of the identity's place
+    assert sequence_tag(2**40 + 7) == sequence_tag(7) and sequence_tag(7) != sequence_tag(8)
 
 
 def test_changes_older_than_the_horizon_are_forgotten_and_said_to_be_beyond_it() -> None:
     seen = SeenChanges()
-    seen.add(T0, b"000001")
-    seen.add(T0 + HORIZON_SECONDS, b"000002")
+    seen.add(T0, b"000001", 1)
+    seen.add(T0 + HORIZON_SECONDS, b"000002", 2)
     # still held: the horizon reaches back exactly HORIZON_SECONDS
-    assert seen.check(T0, b"000001") is Seen.REPEATED
-    seen.add(T0 + HORIZON_SECONDS + 1, b"000003")
-    assert seen.check(T0, b"000001") is Seen.BEYOND_HORIZON
-    assert seen.check(T0 + 1, b"000009") is Seen.NEW
+    assert seen.check(T0, b"000001", 9) is Seen.REPEATED
+    seen.add(T0 + HORIZON_SECONDS + 1, b"000003", 3)
+    assert seen.check(T0, b"000001", 9) is Seen.BEYOND_HORIZON
+    assert seen.check(T0 + 1, b"000009", 9) is Seen.NEW
     assert seen.size == 2
 
 
 def test_the_memory_holds_at_most_max_seen_changes_forgetting_the_oldest_seconds() -> None:
     seen = SeenChanges()
     for index in range(MAX_SEEN + 10):
-        seen.add(T0 + index * HORIZON_SECONDS // (MAX_SEEN + 10), index.to_bytes(6, "big"))
+        seen.add(T0 + index * HORIZON_SECONDS // (MAX_SEEN + 10), index.to_bytes(6, "big"), index)
     assert seen.size <= MAX_SEEN
     assert seen.floor is not None and seen.floor > T0
-    assert seen.check(T0, (0).to_bytes(6, "big")) is Seen.BEYOND_HORIZON
+    assert seen.check(T0, (0).to_bytes(6, "big"), 0) is Seen.BEYOND_HORIZON
 
 
-@given(st.lists(st.tuples(st.integers(0, 100), st.binary(min_size=6, max_size=6)), max_size=200))
-def test_the_memory_reads_back_as_it_was_written(changes: list[tuple[int, bytes]]) -> None:
+def test_one_second_alone_over_max_seen_is_forgotten_too_and_its_later_records_are_beyond_the_horizon() -> None:
+    # (a throttled table caught up: many changes made in one second)
     seen = SeenChanges()
-    for second, digest in changes:
-        seen.add(T0 + second, digest)
+    for index in range(MAX_SEEN + 1):
+        seen.add(T0, index.to_bytes(6, "big"), index)
+    assert seen.size <= MAX_SEEN
+    assert seen.check(T0, b"zzzzzz", 1) is Seen.BEYOND_HORIZON
+    assert len(seen.to_bytes()) <= max_seen_bytes()
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 100), st.binary(min_size=6, max_size=6), st.integers(0, 2**32 - 1)), max_size=200)
+)
+def test_the_memory_reads_back_as_it_was_written(changes: list[tuple[int, bytes, int]]) -> None:
+    seen = SeenChanges()
+    for second, digest, tag in changes:
+        seen.add(T0 + second, digest, tag)
     again = SeenChanges.from_text(seen.to_text())
     assert SeenChanges.from_bytes(seen.to_bytes()) == again
     assert (again.by_second, again.floor, again.newest, again.size) == (
@@ -304,7 +319,7 @@ def test_the_memory_reads_back_as_it_was_written(changes: list[tuple[int, bytes]
 def test_a_full_memory_fits_its_bound_and_the_state_still_fits_lambdas_limit() -> None:
     seen = SeenChanges()
     for index in range(MAX_SEEN):
-        seen.add(T0 + index % (HORIZON_SECONDS + 1), index.to_bytes(6, "big"))
+        seen.add(T0 + index % (HORIZON_SECONDS + 1), index.to_bytes(6, "big"), index)
     assert seen.size == MAX_SEEN
     assert len(seen.to_text()) <= max_seen_chars()
     assert len(seen.to_bytes()) <= max_seen_bytes() < 400 * 1024  # (one stats-table item)

@@ -14,6 +14,10 @@ import zlib
 
 import pytest
 
+from bench.stubs import NullStats
+from hotkeys.detector.config import Settings
+from hotkeys.detector.consumer.pipeline import BatchOutcome, Ports, _ShardInvocation
+from hotkeys.detector.consumer.seen import HORIZON_SECONDS, MAX_SEEN, SeenChanges
 from hotkeys.detector.consumer.state import (
     LAMBDA_STATE_LIMIT_BYTES,
     MAX_COUNTED_INDEXES,
@@ -58,13 +62,16 @@ def fill(
     indexes: tuple[str, ...] = (),
     items: int = 0,
     index_keys: list[str] | None = None,
+    table: str = "t" * 255,
+    first_sequence: int = LONGEST_SEQUENCE,
+    state: ShardState | None = None,
 ) -> ShardState:
     """Every key written (a few heavy ones), spread over ``invocations`` invocations (one range each);
     with ``indexes``, every write also updates each index under a key of its own (of the same kind,
     or made from ``index_keys``, one per key); with ``items``, each key is written ``items`` times
-    more, under different 1 KB sort keys."""
-    state = ShardState(lambda_window=T0)
-    sequence = LONGEST_SEQUENCE
+    more, under different 1 KB sort keys; into ``state`` (another table's, say) if given."""
+    state = state if state is not None else ShardState(lambda_window=T0)
+    sequence = first_sequence
     per_invocation = max(1, len(keys) // invocations)
     for index, key in enumerate(keys):
         if index % per_invocation == 0:
@@ -75,14 +82,12 @@ def fill(
         index_key = key if index_keys is None else index_keys[index]
         # Two ASCII digits in place of the first two characters: a key of its own per index, of the same size
         index_writes = tuple((name, f"{number:02d}" + index_key[2:], weight) for number, name in enumerate(indexes))
-        change = Change("t" * 255, key, T0 + 1, sequence, weight, ChangeKind.WRITE, index_writes=index_writes)
+        change = Change(table, key, T0 + 1, sequence, weight, ChangeKind.WRITE, index_writes=index_writes)
         state.apply(change, 60, COUNTING, indexes)
         for item in range(items):
             sequence += 1
             sort_key = ("S", f"{item:04d}" + key[:1020])
-            state.apply(
-                Change("t" * 255, key, T0 + 1, sequence, 10**9, ChangeKind.WRITE, sort_key=sort_key), 60, COUNTING
-            )
+            state.apply(Change(table, key, T0 + 1, sequence, 10**9, ChangeKind.WRITE, sort_key=sort_key), 60, COUNTING)
         state.remember_handled(mark_of("t", f"partition_limit#{key}"), T0)  # capped at MAX_MARKS
     state.sealed.clear()  # sealed segments are flushed before the state is returned
     return state
@@ -204,3 +209,45 @@ def test_multi_attribute_index_keys_of_4_byte_characters_stay_within_the_stated_
     # and the serialized state is within the bound max_state_bytes states, far under 1 MB
     size = len(json.dumps(state.to_json()))
     assert size <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+
+
+# A Kinesis shard: sequence numbers of up to 129 digits, its memory of recent changes full, several tables.
+LONGEST_KINESIS_SEQUENCE = 10**128
+
+
+def full_memory() -> SeenChanges:
+    seen = SeenChanges()
+    for index in range(MAX_SEEN):
+        seen.add(T0 + index % (HORIZON_SECONDS + 1), index.to_bytes(6, "big"), index)
+    return seen
+
+
+def test_a_kinesis_shards_state_of_one_table_stays_within_the_bound() -> None:
+    state = fill(worst_case_keys("binary", 2000), MAX_RANGES + 40, first_sequence=LONGEST_KINESIS_SEQUENCE)
+    state.seen = full_memory()
+    assert len(json.dumps(state.to_json())) <= max_state_bytes() < LAMBDA_STATE_LIMIT_BYTES
+
+
+def test_a_kinesis_shard_carrying_several_tables_seals_its_largest_segments_to_stay_within_the_bound() -> None:
+    # Given a shard whose three tables each wrote 2,000 of the largest keys, and its memory full
+    state = ShardState(lambda_window=T0)
+    tables = [letter * 255 for letter in "abc"]
+    for number, table in enumerate(tables):
+        first = LONGEST_KINESIS_SEQUENCE + number * 10**100
+        fill(worst_case_keys("binary", 2000), MAX_RANGES + 40, table=table, first_sequence=first, state=state)
+    state.seen = full_memory()
+    assert len(json.dumps(state.to_json())) > LAMBDA_STATE_LIMIT_BYTES  # (unfitted, Lambda would end the window)
+    generations = {key: segment.generation for key, segment in state.segments.items()}
+    stats = NullStats()
+    shard = _ShardInvocation(
+        "shardId-000000000000", state, Settings(stats_table_name="s"), Ports(stats, lambda t, k: "pk"), BatchOutcome()
+    )
+    # When the state to carry is made
+    carried = shard.fitted_state()
+    # Then it is within the bound: the largest segments were written as they were and left the state, and a
+    # table's next record opens its next generation
+    assert len(json.dumps(carried)) <= max_state_bytes()
+    sealed = [key for key in ((table, T0) for table in tables) if key not in state.segments]
+    assert sealed and stats.calls == len(sealed) and state.segments
+    change = Change(sealed[0][0], "k", T0 + 2, LONGEST_KINESIS_SEQUENCE * 9, 1, ChangeKind.WRITE)
+    assert state.apply(change, 60, COUNTING).generation == generations[sealed[0]] + 1

@@ -17,9 +17,7 @@ from hotkeys.deployment import EVENT_SOURCE, JUDGE_MEMORY_MB, JUDGE_SCHEDULE_SEC
 from hotkeys.detector.alerts import judge
 from hotkeys.detector.config import default_of
 from hotkeys.detector.consumer import layout
-from hotkeys.detector.consumer.seen import HORIZON_SECONDS, MAX_SEEN, max_seen_bytes
 from hotkeys.detector.consumer.state import MAX_COUNTED_INDEXES
-from hotkeys.detector.domain.kinesis import IDENTITY_BYTES
 from hotkeys.detector.proposals import MAX_PROPOSALS
 from hotkeys.throttling import THROTTLE_METRICS
 
@@ -109,8 +107,6 @@ CONSUMER_METRICS_ALWAYS = 1
 # (``--ttl-deletes-per-second``);
 CONSUMER_METRICS_RARE = 13
 CONSUMER_METRICS_TTL = 2
-# A Kinesis shard's stored recent changes: its key (the stream's ARN and shard id) and attribute names.
-SEEN_ITEM_OVERHEAD_BYTES = 200
 # of which only a Kinesis source's consumer publishes two (ChangesBeyondDedupeHorizon, ChangeCopiesSkipped);
 CONSUMER_METRICS_KINESIS = 2
 # plus one per counted index (IndexWriteUnits/<table>/<index>), in every hour its index is written.
@@ -438,19 +434,14 @@ def source_cost(inputs: CostInputs) -> dict[str, float]:
 
 
 def recent_changes_cost(inputs: CostInputs) -> dict[str, float]:
-    """Each Kinesis shard stores the identities of its recent changes at each window's end and the next
-    window reads them back (strongly consistent): ``consumer.seen``, its size at the shard's rate."""
-    shard_count = shards(inputs)
-    held = min(MAX_SEEN, inputs.writes_per_second / shard_count * HORIZON_SECONDS)
-    item = SEEN_ITEM_OVERHEAD_BYTES + max_seen_bytes() - MAX_SEEN * IDENTITY_BYTES + held * IDENTITY_BYTES
-    windows = shard_count * SECONDS_PER_MONTH / inputs.window_seconds
-    return {
-        "stats_recent_changes": windows
-        * (
-            math.ceil(item / 1024) * PRICES["dynamodb_write_request_unit"]
-            + math.ceil(item / 4096) * PRICES["dynamodb_read_request_unit"]
-        )
-    }
+    """``cost_kinesis.recent_changes_cost`` at the detector's prices."""
+    return cost_kinesis.recent_changes_cost(
+        inputs.writes_per_second,
+        shards(inputs),
+        inputs.window_seconds,
+        PRICES["dynamodb_write_request_unit"],
+        PRICES["dynamodb_read_request_unit"],
+    )
 
 
 def kinesis_figures(inputs: CostInputs) -> dict[str, Any] | None:

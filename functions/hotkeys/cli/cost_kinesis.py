@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from hotkeys.detector.consumer.seen import ENTRY_BYTES, HORIZON_SECONDS, MAX_SEEN, max_seen_bytes
+
 MODES = ("on-demand", "provisioned")
 # The stack's own stream (-c enableKinesis=true) is on-demand (docs/deploy.md).
 STACK_STREAM_MODE = "on-demand"
 HOURS_PER_MONTH = 30 * 24
+SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600
 # The pricing page counts a KB as 1,024 bytes ("rounded up to the nearest 1 KB (1,024 bytes)"); it does not
 # define its GB, priced here as 1,024 of those KB times 1,024. A GB of 10^9 bytes would make every per-GB
 # line larger by 1,024^3 / 10^9.
@@ -209,3 +212,19 @@ def shared_read_use(kinesis: KinesisSource, stream: Stream, seconds: float) -> d
         "mib_per_second": round(per_shard / 1024**2, 3),
         "mib_limit": SHARD_READ_BYTES / 1024**2,
     }
+
+
+# A Kinesis shard's stored recent changes: its key (the stream's ARN and shard id) and attribute names.
+SEEN_ITEM_OVERHEAD_BYTES = 200
+
+
+def recent_changes_cost(
+    writes_per_second: float, shard_count: int, window_seconds: int, write_unit: float, read_unit: float
+) -> dict[str, float]:
+    """Each Kinesis shard stores the identities of its recent changes at each window's end and the next
+    window reads them back (strongly consistent): ``consumer.seen``, its size at the shard's rate."""
+    held = min(MAX_SEEN, writes_per_second / shard_count * HORIZON_SECONDS)
+    item = SEEN_ITEM_OVERHEAD_BYTES + max_seen_bytes() - MAX_SEEN * ENTRY_BYTES + held * ENTRY_BYTES
+    windows = shard_count * SECONDS_PER_MONTH / window_seconds
+    units = math.ceil(item / KB_BYTES) * write_unit + math.ceil(item / (4 * KB_BYTES)) * read_unit
+    return {"stats_recent_changes": windows * units}

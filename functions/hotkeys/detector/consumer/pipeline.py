@@ -6,6 +6,7 @@ the local replay and the benchmark run exactly the same code.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,12 +16,11 @@ from hotkeys.deployment import EVENT_SOURCE
 from hotkeys.detector.config import Settings
 from hotkeys.detector.consumer.lag import LagReporter
 from hotkeys.detector.consumer.ports import Alerting, Archiver, IndexesOf, Layouts, ResolveKey, StatsStore
-from hotkeys.detector.consumer.reading import Reader
+from hotkeys.detector.consumer.reading import invocation_reader
 from hotkeys.detector.consumer.seen import SeenChanges
 from hotkeys.detector.consumer.snapshots import IdentityTaken, SegmentSnapshot, Written, snapshot_of
-from hotkeys.detector.consumer.state import Segment, ShardState, StateError
+from hotkeys.detector.consumer.state import Segment, ShardState, StateError, max_state_bytes
 from hotkeys.detector.domain.health import IGNORED_FROM
-from hotkeys.detector.domain.indexes import IndexSpec
 from hotkeys.detector.domain.kinesis import KINESIS_SOURCE
 from hotkeys.detector.domain.records import (
     Change,
@@ -216,7 +216,7 @@ def process_batch(batch: StreamBatch, settings: Settings, ports: Ports) -> Batch
     if ports.archiver is not None:
         outcome.drained = _drain(ports.archiver)
     outcome.failures.sort(key=int)
-    outcome.state = state.to_json() if batch.tumbling else None
+    outcome.state = shard.fitted_state() if batch.tumbling else None
     return outcome
 
 
@@ -292,7 +292,7 @@ class _ShardInvocation:
         state, ports, outcome = self._state, self._ports, self._outcome
         archiver = ports.archiver
         stored = _StoredCoverage(ports.stats, self._shard_id, state)
-        reader, index_names = self._reader()
+        reader, index_names = invocation_reader(ports.resolve_key, ports.indexes, ports.ttl_attribute, state.seen)
         read, read_sequence = reader.read, reader.sequence_of
         window_seconds = self._settings.window_seconds
         counting = Counting.of(self._settings)
@@ -348,16 +348,6 @@ class _ShardInvocation:
         outcome.beyond_horizon += reader.beyond_horizon
         return to_archive, touched
 
-    def _reader(self) -> tuple[Reader, Callable[[str], tuple[str, ...]] | None]:
-        """This invocation's reader, and the GSIs each table's segments count: each port is asked once per
-        table and invocation (a dictionary lookup per record)."""
-        ports = self._ports
-        ttl_attribute = _InvocationTtl(ports.ttl_attribute).__getitem__ if ports.ttl_attribute is not None else None
-        invocation_indexes = _InvocationIndexes(ports.indexes) if ports.indexes is not None else None
-        indexes = invocation_indexes.__getitem__ if invocation_indexes is not None else None
-        index_names = invocation_indexes.names.__getitem__ if invocation_indexes is not None else None
-        return Reader(ports.resolve_key, indexes, ttl_attribute, self._state.seen), index_names
-
     def _skip_malformed(self, record: Any, sequence_text: str, error: MalformedRecord, per_item: bool) -> None:
         """A record that cannot be counted: an item failure (``per_item``), else its batch fails."""
         _log_malformed(record, sequence_text, error)
@@ -376,9 +366,7 @@ class _ShardInvocation:
         (if Lambda ever opens a closed window start again with a fresh state: not documented either way)
         must not write over it (snapshots.IdentityTaken)."""
         state, outcome = self._state, self._outcome
-        for segment in state.sealed:
-            self._save(segment, True)
-        state.sealed.clear()
+        self._save_sealed()
         completed = []
         for key, segment, done, writes in _plan(state, self._settings, final, quiet):
             if writes:
@@ -390,6 +378,27 @@ class _ShardInvocation:
             threshold = keys.wcu / 100
             outcome.keys_over_one_percent += sum(1 for entry in keys.entries.values() if entry.wcu > threshold)
         return completed
+
+    def _save_sealed(self) -> None:
+        state = self._state
+        for segment in state.sealed:
+            self._save(segment, True)
+        state.sealed.clear()
+
+    def fitted_state(self) -> dict[str, Any]:
+        """The state to carry, within ``max_state_bytes`` (which bounds one segment's): a shard that carries
+        several tables (a Kinesis shard) or windows has each one's segment, so while the state is over the
+        bound its largest segment is sealed (written as it is; the table's next record opens its next
+        generation), rather than leave Lambda a state over its 1 MB ("If it exceeds that size, Lambda
+        terminates the window early"). One segment alone always fits: it is not measured."""
+        state = self._state
+        carried = state.to_json()
+        while len(state.segments) > 1 and len(json.dumps(carried, separators=(",", ":"))) > max_state_bytes():
+            largest = max(state.segments, key=lambda key: state.segments[key].size())
+            state.seal(largest)
+            self._save_sealed()
+            carried = state.to_json()
+        return carried
 
     def _save(self, segment: Segment, done: bool = False, closed_early: bool = False) -> None:
         settings, ports, shard_id = self._settings, self._ports, self._shard_id
@@ -453,47 +462,6 @@ class _StoredCoverage:
         return any(
             self._state.finished(table, start, snapshot.origin) and snapshot.covers(sequence) for snapshot in snapshots
         )
-
-
-class _InvocationTtl(dict[str, str | None]):
-    """The tables' TTL attributes as the port said at this invocation's first record of each table: a
-    dictionary lookup per record (its ``__getitem__`` is the port the records are parsed with)."""
-
-    def __init__(self, port: TtlAttributeOf) -> None:
-        super().__init__()
-        self._port = port
-
-    def __missing__(self, table: str) -> str | None:
-        attribute = self[table] = self._port(table)
-        return attribute
-
-
-class _InvocationIndexes(dict[str, tuple[IndexSpec, ...]]):
-    """The tables' indexes as the port said at this invocation's first record of each table: one
-    lookup per table and invocation instead of one (and a clock read) per record. Its ``__getitem__``
-    is the port the records are parsed with and ``names`` gives the GSIs a segment counts: per record,
-    each is a dictionary lookup."""
-
-    def __init__(self, port: IndexesOf) -> None:
-        super().__init__()
-        self._port = port
-        self.names = _IndexNames(self)
-
-    def __missing__(self, table: str) -> tuple[IndexSpec, ...]:
-        specs = self[table] = self._port(table)
-        return specs
-
-
-class _IndexNames(dict[str, tuple[str, ...]]):
-    """A table's GSI names (the segment's own summaries are for GSIs: LSI writes count as the table key's)."""
-
-    def __init__(self, specs: _InvocationIndexes) -> None:
-        super().__init__()
-        self._specs = specs
-
-    def __missing__(self, table: str) -> tuple[str, ...]:
-        names = self[table] = tuple(spec.name for spec in self._specs[table] if not spec.local)
-        return names
 
 
 def _log_without_images(records: list[Any], count: int) -> None:

@@ -4,9 +4,13 @@ Kinesis Data Streams for DynamoDB may deliver one change more than once, each co
 sequence number, and out of order. The sequence ranges of ``state`` catch what Lambda redelivers; what
 DynamoDB's producer sent twice is caught here, by the change's identity (``domain.kinesis.identity``),
 remembered per creation second for ``HORIZON_SECONDS`` of creation time behind the newest change the
-shard has seen, and at most ``MAX_SEEN`` identities (a shard's records a second are capped at 1,000 by
-Kinesis). A change older than what is held cannot be checked: it is counted and reported
-(``BatchOutcome.beyond_horizon``), which bounds the figures' error (docs/decisions.md §82).
+shard has seen, and at most ``MAX_SEEN`` identities (the oldest seconds go first). A change older than
+what is held cannot be checked: it is counted and reported (``BatchOutcome.beyond_horizon``), which bounds
+the figures' error (docs/decisions.md §82).
+
+Each identity keeps a tag of the sequence number it was counted under: the same record read again (Lambda
+opening a window again with a fresh state, or a new mapping reading the records once more) is not a copy,
+and is left to the sequence ranges and the stored snapshots, as a DynamoDB stream's record is.
 
 The set rides in the tumbling-window state; at a window's final invocation it is stored in the stats
 table (``StatsStore.save_seen``) and the next window's first invocation, which Lambda starts with a
@@ -24,14 +28,26 @@ from enum import Enum
 from hotkeys.detector.domain.kinesis import IDENTITY_BYTES
 
 HORIZON_SECONDS = 30
-MAX_SEEN = 20_000
+MAX_SEEN = 16_000
 _SECOND = struct.Struct(">qI")  # a creation second and how many identities follow
 _FLOOR = struct.Struct(">q")
+_TAG = struct.Struct(">I")
+# An identity and the tag of the sequence number it was counted under.
+ENTRY_BYTES = IDENTITY_BYTES + _TAG.size
+
+
+def sequence_tag(sequence: int) -> int:
+    """The tag an identity keeps of its record's sequence number (its low 32 bits: a copy's sequence
+    number is another, and two of one shard share their low bits once in 2^32)."""
+    return sequence & 0xFFFFFFFF
 
 
 class Seen(Enum):
     NEW = "new"
+    # Counted already under another record: a copy.
     REPEATED = "repeated"
+    # Counted already under this very record: read again (its ranges and snapshots say what to do).
+    READ_AGAIN = "read_again"
     # Older than every change the set still holds: it cannot be told from a copy.
     BEYOND_HORIZON = "beyond_horizon"
 
@@ -42,32 +58,35 @@ class SeenError(ValueError):
 
 @dataclass
 class SeenChanges:
-    """Identities by creation second; ``floor``: the oldest second held in full (None: everything since
-    the shard began, or since this set was started)."""
+    """Identities (with their sequence tags) by creation second; ``floor``: the oldest second held in full
+    (None: everything since the shard began, or since this set was started)."""
 
-    by_second: dict[int, set[bytes]] = field(default_factory=dict)
+    by_second: dict[int, dict[bytes, int]] = field(default_factory=dict)
     floor: int | None = None
     newest: int = -1
     size: int = 0
 
-    def check(self, second: int, digest: bytes) -> Seen:
+    def check(self, second: int, digest: bytes, tag: int) -> Seen:
         if self.floor is not None and second < self.floor:
             return Seen.BEYOND_HORIZON
         held = self.by_second.get(second)
-        return Seen.REPEATED if held is not None and digest in held else Seen.NEW
+        counted = held.get(digest) if held is not None else None
+        if counted is None:
+            return Seen.NEW
+        return Seen.READ_AGAIN if counted == tag else Seen.REPEATED
 
-    def add(self, second: int, digest: bytes) -> None:
+    def add(self, second: int, digest: bytes, tag: int) -> None:
         held = self.by_second.get(second)
         if held is None:
-            held = self.by_second[second] = set()
+            held = self.by_second[second] = {}
         if digest in held:
             return
-        held.add(digest)
+        held[digest] = tag
         self.size += 1
         if second > self.newest:
             self.newest = second
             self._forget_before(second - HORIZON_SECONDS)
-        while self.size > MAX_SEEN and len(self.by_second) > 1:
+        while self.size > MAX_SEEN:  # the oldest seconds first, the newest one too if it alone is over
             self._forget_before(min(self.by_second) + 1)
 
     def _forget_before(self, second: int) -> None:
@@ -78,12 +97,12 @@ class SeenChanges:
         self.floor = second
 
     def to_bytes(self) -> bytes:
-        """The set's one layout: its floor, then each second held with its count and its identities."""
+        """The set's one layout: its floor, then each second held with its count and its entries."""
         parts = [_FLOOR.pack(self.floor if self.floor is not None else -1)]
         for second in sorted(self.by_second):
             held = self.by_second[second]
             parts.append(_SECOND.pack(second, len(held)))
-            parts.extend(sorted(held))
+            parts.extend(digest + _TAG.pack(held[digest]) for digest in sorted(held))
         return b"".join(parts)
 
     def to_text(self) -> str:
@@ -106,10 +125,13 @@ class SeenChanges:
             while offset < len(raw):
                 second, count = _SECOND.unpack_from(raw, offset)
                 offset += _SECOND.size
-                end = offset + count * IDENTITY_BYTES
+                end = offset + count * ENTRY_BYTES
                 if end > len(raw):
                     raise SeenError("the set of seen changes is cut short")
-                seen.by_second[second] = {raw[at : at + IDENTITY_BYTES] for at in range(offset, end, IDENTITY_BYTES)}
+                seen.by_second[second] = {
+                    raw[at : at + IDENTITY_BYTES]: _TAG.unpack_from(raw, at + IDENTITY_BYTES)[0]
+                    for at in range(offset, end, ENTRY_BYTES)
+                }
                 seen.size += count
                 seen.newest = max(seen.newest, second)
                 offset = end
@@ -120,7 +142,7 @@ class SeenChanges:
 
 def max_seen_bytes() -> int:
     """An upper bound of ``to_bytes``'s length: the seconds held lie within the horizon of the newest."""
-    return _FLOOR.size + (HORIZON_SECONDS + 1) * _SECOND.size + MAX_SEEN * IDENTITY_BYTES
+    return _FLOOR.size + (HORIZON_SECONDS + 1) * _SECOND.size + MAX_SEEN * ENTRY_BYTES
 
 
 def max_seen_chars() -> int:

@@ -202,6 +202,10 @@ class Segment:
         self.generation += 1
         self.origin = f"{self.origin.rsplit('.', 1)[0]}.{self.generation}"
 
+    def size(self) -> int:
+        """Its summaries' entries, the measure of what it weighs in the carried state."""
+        return len(self.summary.entries) + sum(len(index.entries) for index in self.indexes.values())
+
     @property
     def ranges_full(self) -> bool:
         return len(self.ranges) >= MAX_RANGES
@@ -342,7 +346,8 @@ def mark_of(table: str, incident_key: str) -> str:
 
 
 def max_state_bytes() -> int:
-    """An upper bound of one shard's serialized state (one segment: see ShardState).
+    """An upper bound of one shard's serialized state of one segment; a state of several (tables, or
+    windows) is kept within it by sealing (``pipeline._ShardInvocation.fitted_state``).
 
     The table's summary and one per counted index share ``MAX_SUMMARY_BYTES`` (``summary.allotment``)
     and each stays within its allotment before compression, whatever its keys: every key text is at
@@ -441,6 +446,13 @@ class ShardState:
         if not out_of_order:
             self.high_water = change.sequence
         return segment
+
+    def seal(self, key: tuple[str, int]) -> None:
+        """Seal a carried segment before its range list is full (the state would be too large): it is
+        flushed as it is, and the (table, window) goes on in its next generation."""
+        segment = self.segments.pop(key)
+        self.sealed.append(segment)
+        self.reopened[key] = segment.generation + 1
 
     def complete(self, key: tuple[str, int]) -> None:
         """Drop a flushed segment that is done; the (table, window) remembers its next generation."""
