@@ -319,9 +319,8 @@ class _ShardInvocation:
             below = sequence <= state.high_water
             duplicate = below and state.covers(sequence)
             try:
-                change, change_record, repeated = read(record, sequence, size_ttl_images or below)
-                copy = repeated and not duplicate  # (a copy Lambda redelivers is a redelivery)
-                duplicate = duplicate or repeated
+                change, change_record, copy = read(record, sequence, size_ttl_images or below, duplicate)
+                duplicate = duplicate or copy
                 if below and not duplicate:
                     duplicate = stored.covers(change.table, window_start(change.event_time, window_seconds), sequence)
                     if not duplicate:

@@ -38,9 +38,10 @@ class Reader:
         # Kinesis records older than what their shard remembers: counted (BatchOutcome.beyond_horizon).
         self.beyond_horizon = 0
 
-    def read(self, record: Any, sequence: int, sized: bool) -> tuple[Change, dict[str, Any], bool]:
-        """(the change, the record in DynamoDB Streams' shape, whether the change was counted already: a
-        Kinesis copy); raises MalformedRecord. ``sized``: a TTL deletion's images are sized too."""
+    def read(self, record: Any, sequence: int, sized: bool, redelivered: bool) -> tuple[Change, dict[str, Any], bool]:
+        """(the change, the record in DynamoDB Streams' shape, whether the change was counted already under
+        another record: a Kinesis copy); raises MalformedRecord. ``sized``: a TTL deletion's images are sized
+        too; ``redelivered``: the shard's ranges say this record was counted (its change is not looked up)."""
         seen = self._seen
         if seen is None:
             return (
@@ -51,6 +52,8 @@ class Reader:
         unwrapped = unwrap(record)
         shaped = unwrapped.record
         change = parse_change(shaped, self._resolve_key, sequence, self._indexes, sized, self._ttl_attribute)
+        if redelivered:
+            return change, shaped, False
         second = unwrapped.created_us // 1_000_000
         digest = identity(change, unwrapped)
         tag = sequence_tag(sequence)
