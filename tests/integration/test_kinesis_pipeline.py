@@ -72,7 +72,7 @@ def test_a_copy_in_the_same_batch_or_a_later_invocation_is_counted_once(settings
     outcome = process_batch(parse_event(event(first, T0)), settings, ports)
     again = [kinesis_record(documents[4], sequence(200), arrival=T0 + 20)]
     second = process_batch(parse_event(event(again, T0, state=outcome.state, final=True)), settings, ports)
-    # Then each change counted once, and the copies are reported as duplicates
+    # Then each change counted once, and the copies are reported as copies (not as duplicates: redeliveries)
     assert (outcome.counted, outcome.copies, second.counted, second.copies) == (10, 1, 0, 1)
     assert outcome.duplicates == second.duplicates == 0  # (Lambda redelivered nothing)
     rows = read_top(settings)

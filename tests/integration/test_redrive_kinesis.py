@@ -32,10 +32,16 @@ from hotkeys.cli.redrive import (
 from hotkeys.cli.redrive_kinesis import redrive_kinesis_entry
 from hotkeys.deployment import EventSourceSettings
 from hotkeys.detector.consumer.pipeline import parse_event, process_batch
+from hotkeys.detector.domain.windows import iso_utc
 from hotkeys.emulator.esm import DeadLetter, ShardConsumer
+from hotkeys.emulator.events import ItemChange
+from hotkeys.emulator.events import sequence_number as event_sequence
+from hotkeys.emulator.events import stream_record as event_record
+from hotkeys.emulator.kinesis import lambda_record
 from hotkeys.emulator.kinesis_read import ShardEnd, StartAt, read_shard
 from tests.kinesis_wire import change_document
-from tests.property.test_kinesis_exactly_once import WINDOW, archived, stored, stream_records, wiring
+from tests.property.test_exactly_once import TABLE
+from tests.property.test_kinesis_exactly_once import T0, WINDOW, archived, stored, stream_records, wiring
 
 SHARD = "shardId-000000000000"
 
@@ -155,6 +161,101 @@ def test_an_open_shard_that_has_not_moved_past_the_batch_keeps_the_entry(aws: No
     result = redrive_kinesis_entry(letter.batch_info(), Counting(config, ports, store), kinesis, dry_run=False)
     assert result.counted == 0 and result.refused is not None
     assert "copy of one of its changes may still come" in result.refused
+
+
+def made_at(index: int, second: int, fraction: int) -> dict[str, Any]:
+    """Change ``index`` of three items (a MODIFY moving its counter), made ``fraction`` µs past ``second``."""
+    item = {"pk": f"k{index % 3}", "n": index}
+    change = ItemChange("MODIFY", keys={"pk": item["pk"]}, old_image={**item, "n": index - 1}, new_image=item)
+    record = event_record(change, table=TABLE, sequence=event_sequence(0, index), event_time=second)
+    return change_document(record, fraction=fraction, event_id=f"change-{index}")
+
+
+def invoke(records: list[dict[str, Any]], arn: str, state: Any, wired: Any, final: bool = False) -> Any:
+    """One invocation of the consumer's Lambda window [T0, T0 + WINDOW) on the shard."""
+    config, ports, _, _ = wired
+    event = {
+        "Records": records,
+        "window": {"start": iso_utc(T0), "end": iso_utc(T0 + WINDOW)},
+        "state": state,
+        "shardId": SHARD,
+        "eventSourceARN": arn,
+        "isFinalInvokeForWindow": final,
+        "isWindowTerminatedEarly": False,
+    }
+    return process_batch(parse_event(event), config, ports)
+
+
+def batch_of(records: list[dict[str, Any]], arn: str) -> dict[str, Any]:
+    """The ``KinesisBatchInfo`` of a dead-lettered run of ``records``."""
+    return {
+        "shardId": SHARD,
+        "startSequenceNumber": records[0]["kinesis"]["sequenceNumber"],
+        "endSequenceNumber": records[-1]["kinesis"]["sequenceNumber"],
+        "streamArn": arn,
+    }
+
+
+def test_redrive_waits_until_the_consumer_has_stored_what_it_read_past_the_look_for_copies(aws: None) -> None:
+    # Ten changes a second apart, then two more than 30 s later; change 3 is sent again after change 5
+    documents = [made_at(index, T0 + 1 + index, 1 + index) for index in range(8)]
+    documents += [made_at(8, T0 + 40, 0), made_at(9, T0 + 45, 0)]
+    kinesis, arn, records = kinesis_stream([*documents[:6], documents[3], *documents[6:]])
+    wired = wiring(uuid.uuid4().hex[:8])
+    counting = Counting(wired[0], wired[1], wired[2])
+    info = batch_of(records[3:6], arn)  # changes 3 to 5: dead-lettered
+    first = invoke(records[:3], arn, {}, wired)
+    # While the consumer has not read past the batch (the copy of change 3 is still to come), redrive refuses
+    behind = redrive_kinesis_entry(info, counting, kinesis, dry_run=False)
+    assert behind.counted == 0 and behind.refused is not None
+    assert f"up to sequence number {records[9]['kinesis']['sequenceNumber']}" in behind.refused
+    # ... and so it does while the consumer holds the copy it counted in its window's state
+    rest = invoke(records[6:], arn, first.state, wired)
+    held = redrive_kinesis_entry(info, counting, kinesis, dry_run=False)
+    assert held.counted == 0 and held.refused is not None
+    # Once it has finished the window, redrive counts the batch's changes the consumer did not: each once
+    last = invoke([], arn, rest.state, wired, final=True)
+    result = redrive_kinesis_entry(info, counting, kinesis, dry_run=False)
+    assert (result.refused, result.counted, result.copies) == (None, 2, 1)
+    assert first.counted + rest.counted + last.counted + result.counted == len(documents)
+
+
+def test_redrive_looks_for_copies_as_long_as_the_consumer_remembers_the_change_by_whole_seconds(aws: None) -> None:
+    # Change 5 is made 0.9 s into its second, change 6 30.05 s later but only 30 whole seconds later: the
+    # consumer still remembers change 5 when its copy comes after change 6, so it counts it as new
+    documents = [made_at(index, T0 + index, 900_000) for index in range(6)]
+    documents += [made_at(6, T0 + 35, 950_000), made_at(7, T0 + 40, 0)]
+    kinesis, arn, records = kinesis_stream([*documents[:7], documents[5], documents[7]])
+    wired = wiring(uuid.uuid4().hex[:8])
+    first = invoke(records[:3], arn, {}, wired)  # changes 3 to 5 dead-lettered; the consumer goes on
+    rest = invoke(records[6:], arn, first.state, wired, final=True)
+    assert rest.counted == 3 and rest.beyond_horizon == 0
+    result = redrive_kinesis_entry(batch_of(records[3:6], arn), Counting(*wired[:3]), kinesis, dry_run=False)
+    assert (result.refused, result.counted, result.copies) == (None, 2, 1)
+    assert first.counted + rest.counted + result.counted == len(documents)
+
+
+def test_a_record_read_back_from_the_stream_is_the_record_lambda_is_handed(aws: None) -> None:
+    # (one encoder of Lambda's Kinesis records: the emulated mapping's and redrive's records are alike)
+    documents = [made_at(index, T0 + index, 7) for index in range(3)]
+    kinesis = boto3.client("kinesis")
+    kinesis.create_stream(StreamName="read-back", ShardCount=1)
+    arn = kinesis.describe_stream_summary(StreamName="read-back")["StreamDescriptionSummary"]["StreamARN"]
+    for index, document in enumerate(documents):
+        data = json.dumps(document, separators=(",", ":")).encode()
+        kinesis.put_record(StreamARN=arn, Data=data, PartitionKey=f"key-{index}")
+    read = list(read_shard(kinesis, arn, SHARD, StartAt(timestamp=0.0), ShardEnd()))
+    assert read == [
+        lambda_record(
+            document,
+            f"key-{index}",
+            SHARD,
+            record["kinesis"]["sequenceNumber"],
+            round(record["kinesis"]["approximateArrivalTimestamp"] * 1000),
+            arn,
+        )
+        for index, (document, record) in enumerate(zip(documents, read, strict=True))
+    ]
 
 
 def queue_with(bodies: list[str]) -> tuple[Any, str]:

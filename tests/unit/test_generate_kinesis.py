@@ -198,8 +198,42 @@ def test_the_heat_maps_stream_records_count_each_kinesis_change_once() -> None:
 
     records = _delivered(KinesisOptions(shards=2, duplicates=0.2, reorder=2))
     seen: set[bytes] = set()
-    shaped = [as_stream_record(record.lambda_record(), seen) for record in records]
+    shaped = [as_stream_record(record.lambda_record(), seen, lambda _table, _keys: "pk") for record in records]
     kept = [record for record in shaped if record is not None]
     assert len(kept) == WORKLOAD.record_count() == len(records) - sum(r.duplicate for r in records)
     changes = [parse_change(record, lambda _table, _keys: "pk", None) for record in kept]
     assert sum(change.key == "event#42" for change in changes) == 600
+
+
+def test_the_heat_map_tells_an_items_changes_in_one_millisecond_apart_by_their_images_as_top_does() -> None:
+    # At millisecond precision two changes of one item, of one size, in one millisecond share every field of
+    # the identity but their images (domain.kinesis.identity): the consumer counts both, so must the heat map
+    from hotkeys.cli.report import HeatMap
+    from hotkeys.emulator.events import ItemChange, stream_record
+    from hotkeys.emulator.kinesis import as_stream_record, decoded_change, lambda_record, shard_id, stream_arn
+
+    def resolve(_table: str, _keys: object) -> str:
+        return "pk"
+
+    made = []
+    for value in (1, 2):
+        item = {"pk": "hot", "n": value}
+        change = ItemChange("MODIFY", {"pk": "hot"}, old_image={**item, "n": value + 4}, new_image=item)
+        made.append(stream_record(change, table="t", sequence=str(value), event_time=1_700_000_000))
+    assert made[0]["dynamodb"]["SizeBytes"] == made[1]["dynamodb"]["SizeBytes"]
+    changes = [decoded_change(record, "t", 1_700_000_000_123_456, "MILLISECOND", "id") for record in made]
+    # (the second change sent again, under a new sequence number: a copy, counted once)
+    sent = [*changes, changes[1]]
+    arn = stream_arn()
+    records = [
+        lambda_record(change, "K", shard_id(0), str(at), 1_700_000_000_200, arn) for at, change in enumerate(sent)
+    ]
+    heat = HeatMap(resolve, 1)
+    seen: set[bytes] = set()
+    for record in records:
+        shaped = as_stream_record(record, seen, heat.resolve_key)
+        if shaped is not None:
+            heat.add(shaped)
+    (panel,) = heat.panels()
+    (row,) = panel.rows
+    assert row.key == "hot" and sum(row.wcu) == 2

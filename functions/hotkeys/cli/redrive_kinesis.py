@@ -16,13 +16,16 @@ record of its change is covered, and a change twice in the batch is counted once
 
 Its copies are looked for where they can be: from records that arrived ``HORIZON_SECONDS`` before the batch's
 oldest change was made (a copy cannot arrive before its change is made; the margin is for clocks) to the first
-record made ``HORIZON_SECONDS`` after its newest change, or the shard's end. A copy arriving later than that has
-come after the consumer's own memory moved past the change (it counts it as beyond its horizon and reports it:
+record made so late that the consumer has forgotten the batch's newest change when it reads it (``forgets``: the
+consumer's own rule, by whole seconds), or the shard's end. A copy arriving later than that has come after the
+consumer's own memory moved past the change (it counts it as beyond its horizon and reports it:
 ``ChangesBeyondDedupeHorizon``), so redrive adds no error of its own beyond what that metric bounds. An open shard
 that has not carried records that far yet may still bring a copy, which the consumer would count as new: that
-entry is left in the DLQ for a later run. The shard's stored identities (``StatsStore.save_seen``) are neither
-read (they hold the last seconds of the shard's newest window, not the batch's) nor written (the consumer has
-passed the batch's changes for good).
+entry is left in the DLQ for a later run. So is an entry whose look for copies ended where the consumer has not
+yet stored what it read (``consumer_passed``): a copy it has not read yet, or read and holds in its window state,
+is not in a stored range, and would be counted by both. The shard's stored identities (``StatsStore.save_seen``)
+are neither read (they hold the last seconds of the shard's newest window, not the batch's) nor written (the
+consumer has passed the batch's changes for good).
 """
 
 from __future__ import annotations
@@ -86,14 +89,24 @@ def read_record(record: dict[str, Any], resolve_key: ResolveKey) -> KinesisRead:
     return KinesisRead(record, sequence, change, unwrapped.record, identity(change, unwrapped), unwrapped.created_us)
 
 
+def forgets(second: int, newest_second: int) -> bool:
+    """Whether the consumer, once it has read a change made at ``second``, has forgotten the changes made at
+    ``newest_second``: ``consumer.seen.SeenChanges.add`` forgets every creation second before its newest one
+    less ``HORIZON_SECONDS``, by whole seconds (a copy of a change older than that is beyond its horizon)."""
+    return second - HORIZON_SECONDS > newest_second
+
+
 @dataclass
 class BatchRead:
     """The batch's records, and the records of the shard around it that carry one of its changes."""
 
     batch: list[KinesisRead] = field(default_factory=list)
     copies: list[KinesisRead] = field(default_factory=list)
-    # The shard has not yet carried a change made HORIZON_SECONDS after the batch's newest (open, caught up).
+    # The shard has not yet carried a change the consumer forgets the batch's newest at (open, caught up).
     unsettled: bool = False
+    # Where the look for later copies ended: the record the consumer forgets the batch's newest change at,
+    # or a closed shard's last well-formed record after the batch (None: none after it).
+    scan_end: KinesisRead | None = None
 
 
 def read_batch(kinesis: Any, info: dict[str, Any], resolve_key: ResolveKey) -> BatchRead:
@@ -125,16 +138,8 @@ def read_batch(kinesis: Any, info: dict[str, Any], resolve_key: ResolveKey) -> B
     made = [item.created_us for item in read.batch if item.identity is not None]
     if not made:
         return read
+    _read_after(read, _after(following, records, resolve_key), stop, max(made) // 1_000_000)
     wanted = {item.identity for item in read.batch}
-    horizon_us = max(made) + HORIZON_SECONDS * 1_000_000
-    passed = False
-    for item in _after(following, records, resolve_key):
-        if item.identity is not None and item.created_us > horizon_us:
-            passed = True
-            break
-        if item.identity in wanted:
-            read.copies.append(item)
-    read.unsettled = not (passed or stop.closed)
     since = StartAt(timestamp=min(made) / 1_000_000 - HORIZON_SECONDS)
     for record in read_shard(kinesis, arn, shard_id, since, ShardEnd()):
         item = read_record(record, resolve_key)
@@ -152,6 +157,21 @@ def _after(
         yield following
     for record in records:
         yield read_record(record, resolve_key)
+
+
+def _read_after(read: BatchRead, after: Iterator[KinesisRead], stop: ShardEnd, newest_second: int) -> None:
+    """The batch's changes' copies after it, up to the record the consumer forgets the newest at (``scan_end``),
+    or the shard's end (``unsettled`` if it may carry more)."""
+    wanted = {item.identity for item in read.batch}
+    for item in after:
+        if item.identity is None:
+            continue
+        read.scan_end = item
+        if forgets(item.created_us // 1_000_000, newest_second):
+            return
+        if item.identity in wanted:
+            read.copies.append(item)
+    read.unsettled = not stop.closed
 
 
 def redrive_kinesis_entry(info: dict[str, Any], counting: Counting, kinesis: Any, dry_run: bool) -> RedriveResult:
@@ -178,14 +198,48 @@ def redrive_kinesis_entry(info: dict[str, Any], counting: Counting, kinesis: Any
         return result
     if read.unsettled:
         result.refused = (
-            f"shard {result.shard_id} has carried no change made {HORIZON_SECONDS} s after this batch's newest yet: "
-            "a copy of one of its changes may still come, which the consumer would count as new; run redrive "
-            "again later"
+            f"shard {result.shard_id} has carried no change made {HORIZON_SECONDS} s past this batch's newest "
+            "second yet: a copy of one of its changes may still come, which the consumer would count as new; run "
+            "redrive again later"
+        )
+        return result
+    if not consumer_passed(read, counting, result.shard_id):
+        assert read.scan_end is not None
+        result.refused = (
+            f"the consumer has stored no finished figures of shard {result.shard_id} up to sequence number "
+            f"{read.scan_end.sequence}, where the look for copies of this batch's changes ended: a copy it has "
+            "not read yet, or holds in its window's state, would be counted by both; run redrive again once "
+            "the consumer has finished the window holding that record"
         )
         return result
     mode, undecided = archive_mode(counting)
     by_window = _uncounted(read, result, counting, undecided)
     return result if by_window is None else count_windows(by_window, result, counting, mode, dry_run, kinesis=True)
+
+
+def consumer_passed(read: BatchRead, counting: Counting, shard_id: str) -> bool:
+    """Whether the consumer has stored, as finished, what it read of the shard up to where the look for copies
+    ended (``read.scan_end``): then every copy it counted lies in a stored range ``covered`` finds.
+
+    A finished snapshot of the shard (``final``: its last write a successful invocation's) whose ranges reach
+    that record's sequence number says so: the consumer reads a shard in order. It is looked for in the
+    record's window and the next one, of each table the records read name (a record the consumer skips as a
+    copy is in no range; the shard's next records of any table then are); finding none refuses the entry, a
+    later run finds it once the consumer has finished that window."""
+    end = read.scan_end
+    if end is None:  # nothing after the batch on a closed shard: nothing more to read
+        return True
+    assert end.change is not None
+    window_seconds = counting.settings.window_seconds
+    window = window_start(end.change.event_time, window_seconds)
+    tables = sorted({item.change.table for item in (*read.batch, *read.copies, end) if item.change is not None})
+    stats = counting.ports.stats
+    return any(
+        snapshot.final and any(high >= end.sequence for _low, high in snapshot.ranges)
+        for table in tables
+        for start in (window, window + window_seconds)
+        for snapshot in stats.shard_segments(table, start, shard_id)
+    )
 
 
 def _uncounted(

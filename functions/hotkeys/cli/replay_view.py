@@ -349,7 +349,7 @@ def _replayed(args: argparse.Namespace, chosen: Settings, report_path: Path | No
 
                 def observe(record: Any) -> None:
                     if heat is not None and kinesis.source_of(record) == "kinesis":
-                        record = kinesis.as_stream_record(record, changes)
+                        record = kinesis.as_stream_record(record, changes, heat.resolve_key)
                     if heat is not None and record is not None:
                         heat.add(record)
                     advance(1)

@@ -61,6 +61,11 @@ class HeatMap:
         self._indexes = indexes
         self._cells: dict[tuple[str, str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
 
+    @property
+    def resolve_key(self) -> ResolveKey:
+        """The function's key resolution the map reads records with (a Kinesis change's identity needs it)."""
+        return self._resolve_key
+
     def add(self, record: Any) -> None:
         try:
             # The handler's own key resolution: DynamoDB does not order Keys, so the first

@@ -27,14 +27,18 @@ import heapq
 import json
 import math
 import random
+import struct
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hotkeys.emulator.events import DEFAULT_ACCOUNT, DEFAULT_REGION, TTL_IDENTITY
 from hotkeys.emulator.generate import Generated, GenerateError, Workload, changes, stream_record_of
 from hotkeys.emulator.positions import kinesis_body
+
+if TYPE_CHECKING:
+    from hotkeys.detector.domain.records import ResolveKey
 
 KINESIS_SOURCE = "aws:kinesis"
 STREAM_NAME = "hotkeys-changes"
@@ -43,6 +47,7 @@ DUPLICATE_EVENT_IDS = ("new", "same")
 FORMATS = ("lambda", "decoded")
 Precision = Literal["MICROSECOND", "MILLISECOND"]
 MICROSECONDS = 1_000_000
+_SECOND = struct.Struct(">q")  # a change's creation second, before its identity (as_stream_record)
 # Kinesis shards a stream may have, for a generated one (Kinesis' own quota is higher; a typo is not).
 MAX_SHARDS = 1024
 # How late a record may arrive, at most: a day (Kinesis keeps records a day by default).
@@ -132,9 +137,13 @@ class KinesisRecord:
 
 
 def lambda_record(
-    change: Mapping[str, Any], key: str, shard: str, sequence: str, arrival_ms: int, arn: str
+    change: Mapping[str, Any] | bytes, key: str, shard: str, sequence: str, arrival_ms: int, arn: str
 ) -> dict[str, Any]:
-    data = base64.b64encode(json.dumps(change, separators=(",", ":")).encode()).decode("ascii")
+    """A Kinesis record as a Lambda Kinesis event carries it: the one encoder of generated records and of
+    records read back from a stream (``kinesis_read``). ``change``: the decoded change, or the record's data as
+    the stream holds it."""
+    payload = change if isinstance(change, bytes) else json.dumps(change, separators=(",", ":")).encode()
+    data = base64.b64encode(payload).decode("ascii")
     return {
         "kinesis": {
             "kinesisSchemaVersion": "1.0",
@@ -386,27 +395,28 @@ class DecodedList:
         return lambda_record(change, key, self.shard, sequence, self.arrival_ms, self.arn)
 
 
-def as_stream_record(record: Any, seen: set[bytes]) -> dict[str, Any] | None:
-    """A Lambda Kinesis record's change as a DynamoDB stream record (the function's own unwrapping:
-    ``domain.kinesis.unwrap``), for what reads stream records only (the replay's heat map); None for a change
-    already in ``seen`` (a duplicate, by the change's identity: table, event, keys, precise creation time,
-    size) or none readable."""
-    from hotkeys.detector.domain.kinesis import unwrap
-    from hotkeys.detector.domain.records import MalformedRecord
+def as_stream_record(record: Any, seen: set[bytes], resolve_key: ResolveKey) -> dict[str, Any] | None:
+    """A Lambda Kinesis record's change as a DynamoDB stream record, for what reads stream records only (the
+    replay's heat map); None for a change already in ``seen`` (a copy) or none readable.
 
-    change = decoded_of(record)
-    body = change.get("dynamodb") if change is not None else None
-    if change is None or not isinstance(body, dict):
-        return None
-    named = (change.get("tableName"), change.get("eventName"), body.get("Keys"))
-    identity = json.dumps([*named, body.get("ApproximateCreationDateTime"), body.get("SizeBytes")], sort_keys=True)
-    digest = hashlib.blake2b(identity.encode(), digest_size=16).digest()
-    if digest in seen:
-        return None
-    seen.add(digest)
+    Read as the function reads it (``domain.kinesis``): ``unwrap`` (the record's precision, else its time's
+    magnitude) and ``identity`` (at millisecond precision, the images too) with the function's key resolution
+    (``resolve_key``), remembered by creation second as the consumer remembers it (``consumer.seen``): the heat
+    map counts the changes ``top`` counts. (Unlike the consumer, it never forgets: a copy later than its
+    horizon, which ``top`` counts again and reports, is left out here.)"""
+    from hotkeys.detector.domain.kinesis import identity, kinesis_sequence, unwrap
+    from hotkeys.detector.domain.records import MalformedRecord, parse_change
+
     try:
-        shaped = unwrap(record).record
-    except (MalformedRecord, KeyError, TypeError, AttributeError):
+        sequence = kinesis_sequence(record)
+        unwrapped = unwrap(record)
+        change = parse_change(unwrapped.record, resolve_key, sequence)
+    except (MalformedRecord, KeyError, TypeError, AttributeError):  # (the function fails such a record)
         return None
+    remembered = _SECOND.pack(unwrapped.created_us // MICROSECONDS) + identity(change, unwrapped)
+    if remembered in seen:
+        return None
+    seen.add(remembered)
+    shaped = unwrapped.record
     shaped["dynamodb"]["SequenceNumber"] = "0"  # (a Kinesis change has none; what reads it here needs one)
     return shaped

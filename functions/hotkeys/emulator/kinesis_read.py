@@ -4,42 +4,35 @@
 in the API's shape (``Data`` bytes, ``ApproximateArrivalTimestamp`` a datetime); Lambda's Kinesis event
 carries each record as ``kinesis.data`` (base64 of the bytes), ``sequenceNumber``, ``partitionKey`` and
 ``approximateArrivalTimestamp`` in epoch seconds, with ``eventID`` ``shardId:sequenceNumber`` (Lambda
-developer guide, "Using Lambda with Kinesis", example event): ``shape_kinesis_record`` turns one into the other,
-so the detector's pipeline reads re-read records as it reads delivered ones.
+developer guide, "Using Lambda with Kinesis", example event): ``shape_kinesis_record`` turns one into the other
+with the emulator's own encoder (``kinesis.lambda_record``), so the detector's pipeline reads re-read records as it
+reads delivered ones.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from hotkeys.emulator.kinesis import lambda_record
 from hotkeys.emulator.streams import EMPTY_PAGES_LIMIT
 
 
 def shape_kinesis_record(raw: Mapping[str, Any], arn: str, shard_id: str) -> dict[str, Any]:
-    """One record of a parsed GetRecords answer as Lambda's Kinesis event carries it."""
-    sequence = str(raw["SequenceNumber"])
+    """One record of a parsed GetRecords answer as Lambda's Kinesis event carries it (``kinesis.lambda_record``)."""
     arrived = raw["ApproximateArrivalTimestamp"]
     seconds = arrived.timestamp() if isinstance(arrived, datetime) else float(arrived)
     data = raw["Data"]
-    return {
-        "kinesis": {
-            "kinesisSchemaVersion": "1.0",
-            "partitionKey": str(raw["PartitionKey"]),
-            "sequenceNumber": sequence,
-            "data": base64.b64encode(data if isinstance(data, bytes) else str(data).encode()).decode("ascii"),
-            "approximateArrivalTimestamp": round(seconds, 3),
-        },
-        "eventSource": "aws:kinesis",
-        "eventVersion": "1.0",
-        "eventID": f"{shard_id}:{sequence}",
-        "eventName": "aws:kinesis:record",
-        "awsRegion": arn.split(":")[3] if arn.count(":") >= 5 else "",
-        "eventSourceARN": arn,
-    }
+    return lambda_record(
+        data if isinstance(data, bytes) else str(data).encode(),
+        str(raw["PartitionKey"]),
+        shard_id,
+        str(raw["SequenceNumber"]),
+        round(seconds * 1000),
+        arn,
+    )
 
 
 @dataclass
