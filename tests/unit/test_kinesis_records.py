@@ -165,6 +165,8 @@ def _with_change(**fields: Any) -> dict[str, Any]:
         (_with_change(dynamodb_ApproximateCreationDateTime=1.5e15), "integer epoch"),
         (_with_change(dynamodb_ApproximateCreationDateTime=True), "integer epoch"),
         (_with_change(dynamodb_ApproximateCreationDateTimePrecision="NANOSECOND"), "Precision"),
+        (_with_change(dynamodb_ApproximateCreationDateTimePrecision=["MICROSECOND"]), "Precision"),
+        (_with_change(dynamodb_ApproximateCreationDateTimePrecision={"M": 1}), "Precision"),
     ],
 )
 def test_a_record_that_cannot_be_read_says_why(record: dict[str, Any], reason: str) -> None:
@@ -337,3 +339,29 @@ def test_a_millisecond_identity_digests_the_documented_text_so_stored_memories_s
     )
     text = f"orders\x1fMODIFY\x1fpost\x1f\x1f{(T0 * 1_000 + 1) * 1_000}\x1f{stream['SizeBytes']}\x1f{images}"
     assert _identity_of(record) == hashlib.blake2b(text.encode(), digest_size=6).digest()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+FIELDS = ["tableName", "eventName", "userIdentity", "dynamodb"]
+SECTION = ["ApproximateCreationDateTime", "ApproximateCreationDateTimePrecision", "Keys", "NewImage", "OldImage"]
+
+
+@given(st.sampled_from(FIELDS + SECTION), JSON_VALUES)
+def test_any_value_in_any_field_is_read_or_refused_as_malformed_never_an_error(field: str, value: Any) -> None:
+    # (a record that raised anything else would fail its whole invocation, not itself)
+    document = change_document(write_record("k", 0, T0))
+    if field in SECTION:
+        document["dynamodb"][field] = value
+    else:
+        document[field] = value
+    record = kinesis_record(document, sequence(0), arrival=T0)
+    try:
+        unwrapped = unwrap(record)
+        change = parse_change(unwrapped.record, resolve, 1)
+        identity(change, unwrapped)
+    except MalformedRecord:
+        pass

@@ -94,7 +94,7 @@ def unwrap(record: dict[str, Any]) -> Unwrapped:
     if type(created) is not int or created < 0:
         raise MalformedRecord("dynamodb.ApproximateCreationDateTime must be an integer epoch time")
     precision = stream.get("ApproximateCreationDateTimePrecision")
-    unit = MICROSECONDS_PER_UNIT.get(precision) if precision is not None else None
+    unit = MICROSECONDS_PER_UNIT.get(precision) if type(precision) is str else None
     if unit is None:
         if precision is not None:
             raise MalformedRecord(f"unknown ApproximateCreationDateTimePrecision {precision!r:.40}")

@@ -187,7 +187,7 @@ def parse_change(
     if type(stream) is not dict:
         raise MalformedRecord("record has no dynamodb section")
     event_name = record.get("eventName")
-    if event_name not in _EVENT_NAMES:
+    if type(event_name) is not str or event_name not in _EVENT_NAMES:  # (a list is not even hashable)
         raise MalformedRecord(f"unknown eventName {event_name!r:.40}")
     table = table_of(record)
     keys = stream.get("Keys")
