@@ -22,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
-from dataclasses import dataclass, field
 from enum import Enum
 
 from hotkeys.detector.domain.kinesis import IDENTITY_BYTES
@@ -56,29 +55,47 @@ class SeenError(ValueError):
     """A stored or carried set this version cannot read."""
 
 
-@dataclass
 class SeenChanges:
     """Identities (with their sequence tags) by creation second; ``floor``: the oldest second held in full
-    (None: everything since the shard began, or since this set was started)."""
+    (None: everything since the shard began, or since this set was started).
 
-    by_second: dict[int, dict[bytes, int]] = field(default_factory=dict)
-    floor: int | None = None
-    newest: int = -1
-    size: int = 0
+    A busy shard's invocation reads the whole set from its state and writes it back, but looks up and adds to
+    a few seconds only: a second stays packed as it came (``_packed``, its entries' bytes) until a record of it
+    is looked up, and is packed again only if it was opened (``_opened``)."""
+
+    __slots__ = ("_opened", "_packed", "floor", "newest", "size")
+
+    def __init__(self, floor: int | None = None) -> None:
+        self._opened: dict[int, dict[bytes, int]] = {}
+        self._packed: dict[int, bytes] = {}
+        self.floor = floor
+        self.newest = -1
+        self.size = 0
+
+    def _held(self, second: int) -> dict[bytes, int] | None:
+        held = self._opened.get(second)
+        if held is None:
+            packed = self._packed.pop(second, None)
+            if packed is not None:
+                held = self._opened[second] = {
+                    packed[at : at + IDENTITY_BYTES]: _TAG.unpack_from(packed, at + IDENTITY_BYTES)[0]
+                    for at in range(0, len(packed), ENTRY_BYTES)
+                }
+        return held
 
     def check(self, second: int, digest: bytes, tag: int) -> Seen:
         if self.floor is not None and second < self.floor:
             return Seen.BEYOND_HORIZON
-        held = self.by_second.get(second)
+        held = self._held(second)
         counted = held.get(digest) if held is not None else None
         if counted is None:
             return Seen.NEW
         return Seen.READ_AGAIN if counted == tag else Seen.REPEATED
 
     def add(self, second: int, digest: bytes, tag: int) -> None:
-        held = self.by_second.get(second)
+        held = self._held(second)
         if held is None:
-            held = self.by_second[second] = {}
+            held = self._opened[second] = {}
         if digest in held:
             return
         held[digest] = tag
@@ -87,22 +104,31 @@ class SeenChanges:
             self.newest = second
             self._forget_before(second - HORIZON_SECONDS)
         while self.size > MAX_SEEN:  # the oldest seconds first, the newest one too if it alone is over
-            self._forget_before(min(self.by_second) + 1)
+            self._forget_before(min((*self._opened, *self._packed)) + 1)
 
     def _forget_before(self, second: int) -> None:
         if self.floor is not None and second <= self.floor:
             return
-        for old in [held for held in self.by_second if held < second]:
-            self.size -= len(self.by_second.pop(old))
+        for old in [held for held in self._opened if held < second]:
+            self.size -= len(self._opened.pop(old))
+        for old in [held for held in self._packed if held < second]:
+            self.size -= len(self._packed.pop(old)) // ENTRY_BYTES
         self.floor = second
+
+    def entries(self) -> dict[int, dict[bytes, int]]:
+        """Every second's identities and tags (each second opened)."""
+        return {second: dict(self._held(second) or {}) for second in sorted((*self._opened, *self._packed))}
 
     def to_bytes(self) -> bytes:
         """The set's one layout: its floor, then each second held with its count and its entries."""
         parts = [_FLOOR.pack(self.floor if self.floor is not None else -1)]
-        for second in sorted(self.by_second):
-            held = self.by_second[second]
-            parts.append(_SECOND.pack(second, len(held)))
-            parts.extend(digest + _TAG.pack(held[digest]) for digest in sorted(held))
+        for second in sorted((*self._opened, *self._packed)):
+            packed = self._packed.get(second)
+            if packed is None:
+                held = self._opened[second]
+                packed = b"".join(digest + _TAG.pack(held[digest]) for digest in sorted(held))
+            parts.append(_SECOND.pack(second, len(packed) // ENTRY_BYTES))
+            parts.append(packed)
         return b"".join(parts)
 
     def to_text(self) -> str:
@@ -128,10 +154,7 @@ class SeenChanges:
                 end = offset + count * ENTRY_BYTES
                 if end > len(raw):
                     raise SeenError("the set of seen changes is cut short")
-                seen.by_second[second] = {
-                    raw[at : at + IDENTITY_BYTES]: _TAG.unpack_from(raw, at + IDENTITY_BYTES)[0]
-                    for at in range(offset, end, ENTRY_BYTES)
-                }
+                seen._packed[second] = raw[offset:end]
                 seen.size += count
                 seen.newest = max(seen.newest, second)
                 offset = end
