@@ -348,7 +348,7 @@ def _kinesis_steps(breakdown: dict[str, dict[str, float]]) -> list[str]:
     return [
         "Where a Kinesis record's extra CPU goes: each step of reading 1,000 records timed alone in one process,",
         "the steps interleaved, the least of 30 runs each, collector off (µs per record); the carried memory of a",
-        "busy shard (20,000 identities, `seen.MAX_SEEN`) written and read back once per 1,000-record batch:",
+        "busy shard (`seen.MAX_SEEN` identities) written and read back once per 1,000-record batch:",
         "",
         *steps_table(breakdown),
         "",
@@ -359,7 +359,8 @@ def _kinesis_steps(breakdown: dict[str, dict[str, float]]) -> list[str]:
         "less those steps alone exceed 15% of the stream path; for large items the DynamoDB event's own parse",
         "(its collections over millions of objects) costs more than they do. Cut since the consumer was merged:",
         "one regular-expression pass for binary tags instead of two searches, one canonical encoder for the",
-        "millisecond identity (docs/decisions.md §85 says what is left and what it would take).",
+        "millisecond identity, a memory whose seconds stay packed until looked up (docs/decisions.md §85 says",
+        "what is left and what it would take).",
         "",
     ]
 
