@@ -21,7 +21,6 @@ DynamoDB per round, and the report gives their median and the ratio of the best 
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import json
 import subprocess
@@ -31,7 +30,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from statistics import median
-from typing import Any
+from typing import Any, cast
+
+from hotkeys.emulator.kinesis import Precision, decoded_change, lambda_record
 
 ROOT = Path(__file__).resolve().parent.parent
 OUTPUT = ROOT / "docs" / "kinesis-cpu-latest.json"
@@ -48,73 +49,22 @@ SHARD = "shardId-000000000000"
 FIRST_SEQUENCE = 49_590_338_271_490_256_608_559_692_538_361_571_095_921_575_989_136_588_898
 
 
-def _binary_twice(value: Any) -> Any:
-    """A binary value as Kinesis carries it: "encoded with base64-encoding a second time" (DynamoDB
-    developer guide); other values as they are."""
-    if type(value) is not dict or len(value) != 1:
-        return value
-    ((tag, inner),) = value.items()
-    if tag == "B":
-        return {"B": base64.b64encode(inner.encode("ascii")).decode("ascii")}
-    if tag == "BS":
-        return {"BS": [base64.b64encode(item.encode("ascii")).decode("ascii") for item in inner]}
-    if tag == "M":
-        return {"M": {name: _binary_twice(item) for name, item in inner.items()}}
-    if tag == "L":
-        return {"L": [_binary_twice(item) for item in inner]}
-    return value
-
-
-def change_document(record: dict[str, Any], precision: str, created: int) -> dict[str, Any]:
-    """The change a Lambda DynamoDB Streams ``record`` carries, as Kinesis Data Streams for DynamoDB
-    writes it (no SequenceNumber, no StreamViewType; its time ``created`` in units of ``precision``)."""
-    stream = record["dynamodb"]
-    section: dict[str, Any] = {
-        "ApproximateCreationDateTime": created,
-        "ApproximateCreationDateTimePrecision": precision,
-    }
-    for name in ("Keys", "NewImage", "OldImage"):
-        if name in stream:
-            section[name] = {key: _binary_twice(value) for key, value in stream[name].items()}
-    section["SizeBytes"] = stream["SizeBytes"]
-    event_id = record["eventID"]
-    return {
-        "awsRegion": record["awsRegion"],
-        "eventID": f"{event_id[:8]}-{event_id[8:12]}-{event_id[12:16]}-{event_id[16:20]}-{event_id[20:32]}",
-        "eventName": record["eventName"],
-        "userIdentity": record.get("userIdentity"),
-        "recordFormat": "application/json",
-        "tableName": record["eventSourceARN"].split(":", 5)[5].split("/")[1],
-        "dynamodb": section,
-        "eventSource": "aws:dynamodb",
-    }
-
-
 def kinesis_record(record: dict[str, Any], position: int, source: str) -> dict[str, Any]:
-    """One record of a Lambda Kinesis event carrying ``record``'s change; its time within its second
-    follows its position (the benchmark's records are 1 ms apart)."""
+    """One record of a Lambda Kinesis event carrying ``record``'s change (the emulator's encoders: those of
+    `hotkeys generate --source kinesis`); its time within its second follows its position (the benchmark's
+    records are 1 ms apart)."""
     precision, per_second = PRECISIONS[source]
     second = int(record["dynamodb"]["ApproximateCreationDateTime"])
     created = second * per_second + (position % 1000) * per_second // 1000 + (position * 7) % (per_second // 1000)
-    document = change_document(record, precision, created)
-    sequence = str(FIRST_SEQUENCE + position * 1_000)
+    created_us = created * (1_000_000 // per_second)
+    table = record["eventSourceARN"].split(":", 5)[5].split("/")[1]
+    event_id = record["eventID"]
+    uuid = f"{event_id[:8]}-{event_id[8:12]}-{event_id[12:16]}-{event_id[16:20]}-{event_id[20:32]}"
+    change = decoded_change(record, table, created_us, cast(Precision, precision), uuid)
     keys = json.dumps(record["dynamodb"]["Keys"], sort_keys=True).encode()
-    return {
-        "kinesis": {
-            "kinesisSchemaVersion": "1.0",
-            "partitionKey": hashlib.md5(keys, usedforsecurity=False).hexdigest().upper(),
-            "sequenceNumber": sequence,
-            "data": base64.b64encode(json.dumps(document, separators=(",", ":")).encode()).decode("ascii"),
-            "approximateArrivalTimestamp": round(created / per_second + 0.05, 3),
-        },
-        "eventSource": "aws:kinesis",
-        "eventVersion": "1.0",
-        "eventID": f"{SHARD}:{sequence}",
-        "eventName": "aws:kinesis:record",
-        "invokeIdentityArn": "arn:aws:iam::123456789012:role/detector",
-        "awsRegion": "us-east-1",
-        "eventSourceARN": KINESIS_ARN,
-    }
+    partition_key = hashlib.md5(keys, usedforsecurity=False).hexdigest().upper()
+    arrival_ms = round((created / per_second + 0.05) * 1000)
+    return lambda_record(change, partition_key, SHARD, str(FIRST_SEQUENCE + position * 1_000), arrival_ms, KINESIS_ARN)
 
 
 def write_deliveries(folder: Path, records: list[dict[str, Any]], source: str) -> list[int]:

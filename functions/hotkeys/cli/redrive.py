@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import ClientError, ParamValidationError
 
@@ -41,6 +41,9 @@ from hotkeys.detector.domain.records import MalformedRecord, parse_change, table
 from hotkeys.detector.domain.windows import iso_utc, window_start
 from hotkeys.emulator.positions import sequence_of
 from hotkeys.emulator.streams import RangeNotRead, ShardRange, read_range
+
+# What a redrive read from its stream (records of a DynamoDB stream, or a Kinesis shard's).
+Read = TypeVar("Read")
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodbstreams import DynamoDBStreamsClient
@@ -232,26 +235,34 @@ class Counting:
     undecided: Undecided | None = None
 
 
+def read_or_explain(
+    result: RedriveResult, read: Callable[[], Read], unreadable: tuple[str, ...] = UNREADABLE_CODES
+) -> Read | None:
+    """What ``read`` read from the stream, or None with ``result`` saying why it cannot be read now (the DLQ
+    entry then stays for a later run); ``unreadable``: the error codes that mean so (others are raised)."""
+    try:
+        return read()
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code not in unreadable:
+            raise
+        result.unreadable = f"{code}: {error.response.get('Error', {}).get('Message', '')}".strip()
+    except RangeNotRead as error:  # counted nothing: the DLQ entry stays, for a later run
+        result.read = error.read
+        result.unreadable = str(error)
+    except (AssertionError, KeyError, ParamValidationError) as error:  # a shard the endpoint cannot read
+        result.unreadable = f"shard {result.shard_id} cannot be read ({type(error).__name__})"
+    return None
+
+
 def redrive_entry(
     info: dict[str, Any], counting: Counting, streams: DynamoDBStreamsClient, dry_run: bool
 ) -> RedriveResult:
     shard_id, start, end = info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]
     result = RedriveResult(shard_id, start, end)
     arn = str(info.get("streamArn") or "")
-    try:
-        records = list(read_range(streams, ShardRange(arn, shard_id, start, end)))
-    except ClientError as error:
-        code = error.response.get("Error", {}).get("Code", "")
-        if code not in UNREADABLE_CODES:
-            raise
-        result.unreadable = f"{code}: {error.response.get('Error', {}).get('Message', '')}".strip()
-        return result
-    except RangeNotRead as error:  # counted nothing: the DLQ entry stays, for a later run
-        result.read = error.read
-        result.unreadable = str(error)
-        return result
-    except (AssertionError, KeyError, ParamValidationError) as error:  # a shard the endpoint cannot read
-        result.unreadable = f"shard {shard_id} cannot be read ({type(error).__name__})"
+    records = read_or_explain(result, lambda: list(read_range(streams, ShardRange(arn, shard_id, start, end))))
+    if records is None:
         return result
     result.read = len(records)
     if not records:

@@ -33,14 +33,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError, ParamValidationError
-
 from hotkeys.cli.redrive import (
     Counting,
     RedriveResult,
     archive_mode,
     count_windows,
     covered,
+    read_or_explain,
     still_counting,
     wait_for_flags,
     window_refusal,
@@ -177,20 +176,8 @@ def _read_after(read: BatchRead, after: Iterator[KinesisRead], stop: ShardEnd, n
 def redrive_kinesis_entry(info: dict[str, Any], counting: Counting, kinesis: Any, dry_run: bool) -> RedriveResult:
     """Redrive one Kinesis dead letter (its ``KinesisBatchInfo``, checked by ``redrive.batch_info``)."""
     result = RedriveResult(info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"])
-    try:
-        read = read_batch(kinesis, info, counting.ports.resolve_key)
-    except ClientError as error:
-        code = error.response.get("Error", {}).get("Code", "")
-        if code not in UNREADABLE_CODES:
-            raise
-        result.unreadable = f"{code}: {error.response.get('Error', {}).get('Message', '')}".strip()
-        return result
-    except RangeNotRead as error:  # counted nothing: the DLQ entry stays, for a later run
-        result.read = error.read
-        result.unreadable = str(error)
-        return result
-    except ParamValidationError as error:
-        result.unreadable = f"shard {result.shard_id} cannot be read ({type(error).__name__})"
+    read = read_or_explain(result, lambda: read_batch(kinesis, info, counting.ports.resolve_key), UNREADABLE_CODES)
+    if read is None:
         return result
     result.read = len(read.batch)
     if not read.batch:
