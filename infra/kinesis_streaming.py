@@ -16,9 +16,16 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from hotkeys.deployment import KINESIS_STREAMING_TYPE, REDEPLOY_PROPERTY
-from infra.detector_function import DetectorFunction, FunctionBase, FunctionProps
+from infra.detector_function import FunctionBase
 from infra.nag import acknowledge
-from infra.stream_enabler import SERVICE_TIMEOUT, control_waiter, deploy_time_provider, one_per_stack, redeploy_stamp
+from infra.stream_enabler import (
+    SERVICE_TIMEOUT,
+    control_waiter,
+    deploy_time_handlers,
+    deploy_time_provider,
+    one_per_stack,
+    redeploy_stamp,
+)
 
 PROVIDER_ID = "KinesisStreamingProvider"
 # What the caller of Enable/Describe/Update/DisableKinesisStreamingDestination needs on the table and on the
@@ -50,19 +57,12 @@ class KinesisStreamingProvider(Construct):
         self.stream_arn = stream_arn
         self.roles = []
         handlers = {}
-        for name, handler in (("OnEvent", "on_event"), ("IsComplete", "is_complete")):
-            function = DetectorFunction(
-                self,
-                name,
-                FunctionProps(
-                    FunctionBase(log_retention_days, powertools_layer_arn),
-                    environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-kinesis-streaming"},
-                    handler=f"hotkeys.detector.handlers.kinesis_streaming_app.{handler}",
-                    description=f"turns a table's Kinesis streaming on at deploy time, off at delete ({handler})",
-                    failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
-                    "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-                ),
-            )
+        for name, function in deploy_time_handlers(
+            self,
+            FunctionBase(log_retention_days, powertools_layer_arn),
+            "kinesis-streaming",
+            "turns a table's Kinesis streaming on at deploy time, off at delete",
+        ).items():
             handlers[name] = function.function
             self.roles.append(function.role)
             function.role.add_to_policy(

@@ -56,21 +56,12 @@ class StreamEnablerProvider(Construct):
         """``controlled`` (compliance mode): the waiter state machine logs its errors and is traced
         (CT.STEPFUNCTIONS.PR.1 and PR.2)."""
         super().__init__(scope, construct_id)
-        handlers = {
-            name: DetectorFunction(
-                self,
-                name,
-                FunctionProps(
-                    FunctionBase(log_retention_days, powertools_layer_arn),
-                    environment={"POWERTOOLS_SERVICE_NAME": "hotkey-detector-stream-enabler"},
-                    handler=f"hotkeys.detector.handlers.stream_enabler_app.{handler}",
-                    description=f"enables a table's NEW_AND_OLD_IMAGES stream at deploy time ({handler})",
-                    failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
-                    "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
-                ),
-            )
-            for name, handler in (("OnEvent", "on_event"), ("IsComplete", "is_complete"))
-        }
+        handlers = deploy_time_handlers(
+            self,
+            FunctionBase(log_retention_days, powertools_layer_arn),
+            "stream-enabler",
+            "enables a table's NEW_AND_OLD_IMAGES stream at deploy time",
+        )
         self.on_event_role = handlers["OnEvent"].role
         self.is_complete_role = handlers["IsComplete"].role
         for role in (self.on_event_role, self.is_complete_role):
@@ -190,6 +181,29 @@ def one_per_stack(stack: Stack, construct_id: str, kind: type[P], make: Callable
     for every table that uses it): the one made before, else ``make``'s."""
     existing = stack.node.try_find_child(construct_id)
     return existing if isinstance(existing, kind) else make()
+
+
+def deploy_time_handlers(
+    owner: Construct, base: FunctionBase, name: str, description: str
+) -> dict[str, DetectorFunction]:
+    """A deploy-time custom resource's two handlers, ``OnEvent`` and ``IsComplete``, in ``owner``: the
+    functions of ``hotkeys.detector.handlers.<name>_app`` (``name`` with dashes: its service's)."""
+    module = name.replace("-", "_")
+    return {
+        construct: DetectorFunction(
+            owner,
+            construct,
+            FunctionProps(
+                base,
+                environment={"POWERTOOLS_SERVICE_NAME": f"hotkey-detector-{name}"},
+                handler=f"hotkeys.detector.handlers.{module}_app.{handler}",
+                description=f"{description} ({handler})",
+                failure_handling="A deploy-time custom resource: the provider framework reports a failure to "
+                "CloudFormation, which rolls the deploy back; nothing is left to redrive.",
+            ),
+        )
+        for construct, handler in (("OnEvent", "on_event"), ("IsComplete", "is_complete"))
+    }
 
 
 def deploy_time_provider(
