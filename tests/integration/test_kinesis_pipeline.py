@@ -234,3 +234,20 @@ def test_a_window_read_again_with_a_fresh_state_changes_nothing(settings: Settin
     assert again.copies == 0
     assert {key: row.writes for key, row in read_top(settings).items()} == before
     assert sum(before.values()) == 40
+
+
+def real_sequence(position: int) -> int:
+    """A sequence number shaped as Kinesis issues them: the record's place in the middle bits, the low bits (the
+    shard's) those of the Lambda developer guide's example record of shardId-000000000006."""
+    return 49590338271490256608559692538361571095921575989136588898 + (position << 40)
+
+
+def test_copies_under_sequence_numbers_whose_low_bits_name_the_shard_are_still_copies(settings: Settings) -> None:
+    documents = changes(10)
+    first = [kinesis_record(d, real_sequence(i), arrival=T0 + 6 + i) for i, d in enumerate(documents)]
+    first.insert(3, kinesis_record(documents[2], real_sequence(2) + (1 << 39), arrival=T0 + 9))
+    ports = ports_for(settings)
+    outcome = process_batch(parse_event(event(first, T0)), settings, ports)
+    again = [kinesis_record(documents[4], real_sequence(20), arrival=T0 + 20)]
+    second = process_batch(parse_event(event(again, T0, state=outcome.state, final=True)), settings, ports)
+    assert (outcome.counted, outcome.copies, second.counted, second.copies) == (10, 1, 0, 1)

@@ -15,6 +15,7 @@ from hotkeys.detector.consumer.seen import (
     MAX_SEEN,
     Seen,
     SeenChanges,
+    SeenError,
     max_seen_bytes,
     max_seen_chars,
     sequence_tag,
@@ -174,7 +175,7 @@ def test_a_record_that_cannot_be_read_says_why(record: dict[str, Any], reason: s
         unwrap(record)
 
 
-@pytest.mark.parametrize("value", [None, 123, "", "12a", "1" * (MAX_KINESIS_SEQUENCE_DIGITS + 1)])
+@pytest.mark.parametrize("value", [None, 123, "", "12a", "²", "١٢٣", "1" * (MAX_KINESIS_SEQUENCE_DIGITS + 1)])
 def test_a_record_without_a_kinesis_sequence_number_has_no_identifier(value: Any) -> None:
     record = delivered(write_record("k", 0, T0))
     record["kinesis"]["sequenceNumber"] = value
@@ -267,7 +268,28 @@ def test_a_change_is_new_once_then_repeated_under_another_record_and_read_again_
     assert seen.check(T0, b"abcdef", 8) is Seen.REPEATED  # a copy: another sequence number
     assert seen.check(T0, b"abcdef", 7) is Seen.READ_AGAIN  # the record itself, read again
     assert seen.check(T0 + 1, b"abcdef", 8) is Seen.NEW  # its second is part of the identity's place
-    assert sequence_tag(2**40 + 7) == sequence_tag(7) and sequence_tag(7) != sequence_tag(8)
+    # two records of one shard in the Lambda developer guide's examples: their low bits name the shard, the same
+    first, second = (
+        49590338271490256608559692538361571095921575989136588898,
+        49590338271490256608559692540925702759324208523137515618,
+    )
+    assert first & 0xFFFFFFFF == second & 0xFFFFFFFF
+    assert sequence_tag(first) != sequence_tag(second) and sequence_tag(first) == sequence_tag(first)
+
+
+def test_a_memory_read_back_in_the_wrong_order_or_with_an_empty_second_is_refused() -> None:
+    seen = SeenChanges()
+    seen.add(T0, b"aaaaaa", 1)
+    seen.add(T0 + 1, b"bbbbbb", 2)
+    raw = seen.to_bytes()
+    floor, first, second = raw[:8], raw[8 : 8 + 12 + 10], raw[8 + 12 + 10 :]
+    for hostile in (
+        floor + second + first,
+        floor + first + first,
+        floor + raw[8:20].replace(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00"),
+    ):
+        with pytest.raises(SeenError):
+            SeenChanges.from_bytes(hostile)
 
 
 def test_changes_older_than_the_horizon_are_forgotten_and_said_to_be_beyond_it() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+import zlib
 from enum import Enum
 
 from hotkeys.detector.domain.kinesis import IDENTITY_BYTES
@@ -36,9 +37,10 @@ ENTRY_BYTES = IDENTITY_BYTES + _TAG.size
 
 
 def sequence_tag(sequence: int) -> int:
-    """The tag an identity keeps of its record's sequence number (its low 32 bits: a copy's sequence
-    number is another, and two of one shard share their low bits once in 2^32)."""
-    return sequence & 0xFFFFFFFF
+    """The tag an identity keeps of its record's sequence number: a CRC of all its digits (a Kinesis
+    sequence number's low bits name its shard, the same for every record of it; two numbers share a CRC
+    once in 2^32)."""
+    return zlib.crc32(str(sequence).encode("ascii"))
 
 
 class Seen(Enum):
@@ -93,6 +95,8 @@ class SeenChanges:
         return Seen.READ_AGAIN if counted == tag else Seen.REPEATED
 
     def add(self, second: int, digest: bytes, tag: int) -> None:
+        if self.floor is not None and second < self.floor:
+            return  # (beyond the horizon: what ``check`` said of it)
         held = self._held(second)
         if held is None:
             held = self._opened[second] = {}
@@ -103,17 +107,16 @@ class SeenChanges:
         if second > self.newest:
             self.newest = second
             self._forget_before(second - HORIZON_SECONDS)
-        while self.size > MAX_SEEN:  # the oldest seconds first, the newest one too if it alone is over
+        while self.size > MAX_SEEN and (self._opened or self._packed):  # the oldest seconds first, the newest too
             self._forget_before(min((*self._opened, *self._packed)) + 1)
 
     def _forget_before(self, second: int) -> None:
-        if self.floor is not None and second <= self.floor:
-            return
         for old in [held for held in self._opened if held < second]:
             self.size -= len(self._opened.pop(old))
         for old in [held for held in self._packed if held < second]:
             self.size -= len(self._packed.pop(old)) // ENTRY_BYTES
-        self.floor = second
+        if self.floor is None or second > self.floor:
+            self.floor = second
 
     def entries(self) -> dict[int, dict[bytes, int]]:
         """Every second's identities and tags (each second opened)."""
@@ -154,6 +157,8 @@ class SeenChanges:
                 end = offset + count * ENTRY_BYTES
                 if end > len(raw):
                     raise SeenError("the set of seen changes is cut short")
+                if count < 1 or second <= seen.newest or (seen.floor is not None and second < seen.floor):
+                    raise SeenError("the set of seen changes is not in its order")
                 seen._packed[second] = raw[offset:end]
                 seen.size += count
                 seen.newest = max(seen.newest, second)

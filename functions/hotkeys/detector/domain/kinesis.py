@@ -63,7 +63,11 @@ def kinesis_sequence(record: Any) -> str:
     """The record's Kinesis sequence number (the batch item identifier), validated."""
     section = record.get("kinesis") if type(record) is dict else None
     sequence = section.get("sequenceNumber") if type(section) is dict else None
-    if type(sequence) is not str or not sequence.isdigit() or len(sequence) > MAX_KINESIS_SEQUENCE_DIGITS:
+    if (
+        type(sequence) is not str
+        or not (sequence.isascii() and sequence.isdigit())  # ("²".isdigit() is true)
+        or len(sequence) > MAX_KINESIS_SEQUENCE_DIGITS
+    ):
         raise MalformedRecord("record has no numeric kinesis.sequenceNumber")
     return sequence
 

@@ -160,7 +160,7 @@ def sequence_of(record: Any) -> str:
     """The record's SequenceNumber (the batch item identifier), validated."""
     stream = record.get("dynamodb") if type(record) is dict else None
     sequence = stream.get("SequenceNumber") if type(stream) is dict else None
-    if type(sequence) is not str or not sequence.isdigit():
+    if type(sequence) is not str or not (sequence.isascii() and sequence.isdigit()):  # ("²".isdigit() is true)
         raise MalformedRecord("record has no numeric dynamodb.SequenceNumber")
     return sequence
 
