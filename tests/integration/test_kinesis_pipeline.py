@@ -251,3 +251,8 @@ def test_copies_under_sequence_numbers_whose_low_bits_name_the_shard_are_still_c
     again = [kinesis_record(documents[4], real_sequence(20), arrival=T0 + 20)]
     second = process_batch(parse_event(event(again, T0, state=outcome.state, final=True)), settings, ports)
     assert (outcome.counted, outcome.copies, second.counted, second.copies) == (10, 1, 0, 1)
+
+
+def test_an_event_source_that_is_not_text_is_refused_as_no_stream_event() -> None:
+    with pytest.raises(NotAStreamEvent, match="not a DynamoDB stream event"):
+        parse_event({"Records": [{"eventSource": ["aws:kinesis"]}]})

@@ -146,7 +146,10 @@ def parse_event(event: Any) -> StreamBatch:
     if not isinstance(event, dict) or not isinstance(event.get("Records"), list):
         raise NotAStreamEvent("not a DynamoDB stream event: expected a map with a 'Records' list")
     records = event["Records"]
-    sources = {r.get("eventSource") for r in records if isinstance(r, dict) and isinstance(r.get("eventSource"), str)}
+    # (a source that is not text is none: a list is not even hashable)
+    sources = {
+        source if isinstance(source := r.get("eventSource"), str) else None for r in records if isinstance(r, dict)
+    }
     if sources & _SOURCES == _SOURCES:
         raise NotAStreamEvent("one event holds records of a DynamoDB stream and of a Kinesis stream")
     if sources and not sources & _SOURCES:
