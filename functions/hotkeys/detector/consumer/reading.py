@@ -10,12 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hotkeys.detector.consumer.ports import IndexesOf
 from hotkeys.detector.consumer.seen import Seen, SeenChanges, sequence_tag
 from hotkeys.detector.domain.indexes import IndexSpec
 from hotkeys.detector.domain.kinesis import identity, kinesis_sequence, unwrap
-from hotkeys.detector.domain.records import Change, ResolveKey, TtlAttributeOf, parse_change, sequence_of
-from hotkeys.detector.domain.records import IndexesOf as RecordIndexes
+from hotkeys.detector.domain.records import Change, IndexesOf, ResolveKey, TtlAttributeOf, parse_change, sequence_of
 
 
 class Reader:
@@ -26,7 +24,7 @@ class Reader:
     def __init__(
         self,
         resolve_key: ResolveKey,
-        indexes: RecordIndexes | None,
+        indexes: IndexesOf | None,
         ttl_attribute: TtlAttributeOf | None,
         seen: SeenChanges | None,
     ) -> None:
